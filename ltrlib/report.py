@@ -1,0 +1,370 @@
+"""Saving a notebook's outputs: tables, figures and scalar metrics of one run.
+
+Layout of one run (``reports/<run_id>/``)::
+
+    notebooks/<NN_topic>.ipynb          executed notebooks (written by ltrlib.runner)
+    tables/<NN_topic>/<name>.csv + .md  every table, as data and as Markdown
+    figures/<NN_topic>/<name>.png       every figure
+    metrics.json                        {notebook: {metric: scalar}}
+    index.md, index.html                links to all of the above (write_index)
+    run.json                            the runner's manifest
+
+Notebooks create one :class:`Reporter` from their parameters, with their own name spelled
+out (papermill gives a kernel no reliable way to learn which notebook it runs)::
+
+    rep = Reporter(run_id, "01_category_analysis")
+    rep.table(stats, "category_stats", caption="Queries per category")
+    rep.figure(fig, "ndcg_by_category")
+    rep.metrics(ndcg_at_10=0.71, n_queries=250)
+
+Every file is written atomically (temporary file in the same directory, then ``os.replace``),
+so an interrupted run never leaves a half-written table, figure or metrics file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import math
+import numbers
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ltrlib import config
+
+__all__ = [
+    "Reporter",
+    "atomic_path",
+    "atomic_write_text",
+    "read_metrics",
+    "validate_name",
+    "write_index",
+]
+
+# One path component, readable in a URL and on every file system; no leading dot so that
+# nothing written here is hidden or mistaken for a temporary file.
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+METRICS_FILE = "metrics.json"
+RUN_MANIFEST = "run.json"
+
+
+def validate_name(name: str, what: str = "name") -> str:
+    """Return ``name`` if it is safe as a single file-name component, else raise ValueError.
+
+    ``what`` says which argument is checked ("table name", "run_id", ...) for the message.
+    """
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name.endswith("."):
+        raise ValueError(
+            f"invalid {what} {name!r}: use letters, digits and '._+-' only, starting with a "
+            "letter or digit (no path separators, spaces or leading dot)"
+        )
+    return name
+
+
+# --------------------------------------------------------------------------- atomic writes
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; move it onto ``path`` only if the block succeeds.
+
+    The temporary file lives in the destination directory so that ``os.replace`` is a rename
+    within one file system, which is atomic. On any exception it is removed and ``path`` is
+    left as it was. Its name keeps the destination's suffix because some writers (matplotlib's
+    ``savefig``) choose the format from it.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        # After a successful replace the temporary name no longer exists.
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _markdown_cell(value: Any) -> str:
+    if isinstance(value, float):
+        text = f"{value:.6g}"
+    else:
+        text = str(value)
+    # A pipe would end the cell and a newline the row.
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _pipe_table(df, index: bool) -> str:
+    """A GitHub pipe table; the fallback when pandas' ``to_markdown`` lacks ``tabulate``."""
+    frame = df.reset_index() if index else df
+    header = [_markdown_cell(c) for c in frame.columns]
+    numeric = [frame[c].dtype.kind in "iufb" for c in frame.columns]
+    rule = ["---:" if num else ":---" for num in numeric]
+    rows = [[_markdown_cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    lines = ["| " + " | ".join(cells) + " |" for cells in (header, rule, *rows)]
+    return "\n".join(lines)
+
+
+def table_to_markdown(df, index: bool = False, caption: str | None = None) -> str:
+    """Markdown for ``df``: an optional caption paragraph, then a pipe table."""
+    try:
+        body = df.to_markdown(index=index)
+    except ImportError:  # pandas needs the optional `tabulate` package for to_markdown
+        body = _pipe_table(df, index)
+    return (f"{caption}\n\n" if caption else "") + body + "\n"
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _json_scalar(key: str, value: Any) -> Any:
+    """Convert a metric value to a JSON scalar, or raise ValueError naming the metric."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # numpy scalar / 0-d array
+        value = value.item()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        # JSON has no NaN or infinity; null keeps the file valid and the key visible.
+        return value if math.isfinite(value) else None
+    raise ValueError(
+        f"metric {key!r} must be a scalar (number, bool, str or None), got {type(value).__name__}"
+    )
+
+
+def read_metrics(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """The contents of ``<run_dir>/metrics.json`` ({} if it does not exist yet)."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+
+
+# --------------------------------------------------------------------------- Reporter
+
+
+class Reporter:
+    """Writes the tables, figures and metrics of one notebook into ``<root>/<run_id>/``.
+
+    Parameters
+    ----------
+    run_id:
+        The run's directory name, normally the notebook's ``run_id`` parameter
+        ("interactive" when a user runs the notebook by hand).
+    notebook:
+        The notebook's name without extension, e.g. ``"00_dataset_overview"``. Given
+        explicitly because a kernel cannot reliably tell which notebook it is running.
+    root:
+        Directory holding all runs; defaults to ``ltrlib.config.REPORTS_DIR``.
+    """
+
+    def __init__(self, run_id: str, notebook: str, root: str | os.PathLike | None = None):
+        self.run_id = validate_name(run_id, "run_id")
+        self.notebook = validate_name(notebook, "notebook name")
+        self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
+
+    def __repr__(self) -> str:
+        return f"Reporter(run_id={self.run_id!r}, notebook={self.notebook!r}, root={str(self.root)!r})"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / self.run_id
+
+    @property
+    def tables_dir(self) -> Path:
+        return self.run_dir / "tables" / self.notebook
+
+    @property
+    def figures_dir(self) -> Path:
+        return self.run_dir / "figures" / self.notebook
+
+    def table(self, df, name: str, caption: str | None = None, index: bool = False) -> Path:
+        """Save ``df`` as ``<name>.csv`` and ``<name>.md``; return the CSV path.
+
+        ``index=True`` keeps the frame's index as leading column(s), for frames whose index
+        carries meaning (a pivot table); tidy frames keep their keys in columns.
+        """
+        validate_name(name, "table name")
+        csv_path = self.tables_dir / f"{name}.csv"
+        with atomic_path(csv_path) as tmp:
+            df.to_csv(tmp, index=index)
+        atomic_write_text(csv_path.with_suffix(".md"), table_to_markdown(df, index=index, caption=caption))
+        return csv_path
+
+    def figure(self, fig, name: str, dpi: int = 120, close: bool = False) -> Path:
+        """Save the matplotlib figure ``fig`` as ``<name>.png``; return its path.
+
+        The figure stays open by default so the notebook still displays it; pass
+        ``close=True`` in loops that draw many figures.
+        """
+        validate_name(name, "figure name")
+        path = self.figures_dir / f"{name}.png"
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
+        if close:
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+        return path
+
+    def metrics(self, **values: Any) -> dict[str, Any]:
+        """Merge scalar results into ``metrics.json`` under this notebook's key.
+
+        Returns the notebook's metrics after the merge. Values must be scalars; NaN and
+        infinities are stored as null. Notebooks of one run execute one after another, so a
+        read-modify-write with an atomic replace is enough (no lock).
+        """
+        converted = {validate_name(k, "metric name"): _json_scalar(k, v) for k, v in values.items()}
+        path = self.run_dir / METRICS_FILE
+        data = read_metrics(self.run_dir)
+        mine = {**data.get(self.notebook, {}), **converted}
+        data[self.notebook] = mine
+        atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+        return mine
+
+
+# --------------------------------------------------------------------------- index
+
+
+def _href(path: Path, run_dir: Path) -> str:
+    return quote(path.relative_to(run_dir).as_posix())
+
+
+def _collect(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """Per notebook: status from run.json, executed notebook, tables and figures on disk."""
+    manifest: dict[str, Any] = {}
+    manifest_path = run_dir / RUN_MANIFEST
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    statuses = {name: entry.get("status") for name, entry in manifest.get("notebooks", {}).items()}
+
+    names = set(statuses)
+    for sub in ("tables", "figures"):
+        if (run_dir / sub).is_dir():
+            names.update(p.name for p in (run_dir / sub).iterdir() if p.is_dir())
+    nb_dir = run_dir / "notebooks"
+    if nb_dir.is_dir():
+        names.update(p.name.split(".")[0] for p in nb_dir.glob("*.ipynb") if not p.name.startswith("."))
+
+    entries = {}
+    for name in sorted(names):
+        executed = nb_dir / f"{name}.ipynb"
+        failed = nb_dir / f"{name}.failed.ipynb"
+        tables_dir = run_dir / "tables" / name
+        figures_dir = run_dir / "figures" / name
+        entries[name] = {
+            "status": statuses.get(name),
+            "notebook": executed if executed.exists() else None,
+            "failed_notebook": failed if failed.exists() else None,
+            "tables": sorted(tables_dir.glob("[!.]*.csv")) if tables_dir.is_dir() else [],
+            "figures": sorted(figures_dir.glob("[!.]*.png")) if figures_dir.is_dir() else [],
+        }
+    return entries
+
+
+def _index_markdown(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: bool) -> str:
+    lines = [f"# Report {run_dir.name}", ""]
+    if has_metrics:
+        lines += [f"Metrics: [{METRICS_FILE}]({METRICS_FILE})", ""]
+    if (run_dir / RUN_MANIFEST).exists():
+        lines += [f"Run manifest: [{RUN_MANIFEST}]({RUN_MANIFEST})", ""]
+    for name, e in entries.items():
+        status = f" ({e['status']})" if e["status"] else ""
+        lines += [f"## {name}{status}", ""]
+        if e["notebook"]:
+            lines.append(f"- Executed notebook: [{e['notebook'].name}]({_href(e['notebook'], run_dir)})")
+        if e["failed_notebook"]:
+            fn = e["failed_notebook"]
+            lines.append(f"- Failed notebook (partial): [{fn.name}]({_href(fn, run_dir)})")
+        for csv in e["tables"]:
+            md = csv.with_suffix(".md")
+            md_link = f", [md]({_href(md, run_dir)})" if md.exists() else ""
+            lines.append(f"- Table `{csv.stem}`: [csv]({_href(csv, run_dir)}){md_link}")
+        for png in e["figures"]:
+            lines.append(f"- Figure `{png.stem}`: ![{png.stem}]({_href(png, run_dir)})")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: bool) -> str:
+    esc = html.escape
+    title = esc(f"Report {run_dir.name}")
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{title}</title>",
+        "<style>body{font-family:sans-serif;max-width:70em;margin:auto}"
+        "img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0}</style>",
+        "</head><body>",
+        f"<h1>{title}</h1>",
+    ]
+    links = []
+    if has_metrics:
+        links.append(f'<a href="{METRICS_FILE}">{METRICS_FILE}</a>')
+    if (run_dir / RUN_MANIFEST).exists():
+        links.append(f'<a href="{RUN_MANIFEST}">{RUN_MANIFEST}</a>')
+    if links:
+        out.append(f"<p>{' &middot; '.join(links)}</p>")
+    for name, e in entries.items():
+        status = f" <small>({esc(e['status'])})</small>" if e["status"] else ""
+        out.append(f'<h2 id="{esc(name)}">{esc(name)}{status}</h2>')
+        items = []
+        if e["notebook"]:
+            items.append(f'Executed notebook: <a href="{_href(e["notebook"], run_dir)}">{esc(e["notebook"].name)}</a>')
+        if e["failed_notebook"]:
+            fn = e["failed_notebook"]
+            items.append(f'Failed notebook (partial): <a href="{_href(fn, run_dir)}">{esc(fn.name)}</a>')
+        for csv in e["tables"]:
+            md = csv.with_suffix(".md")
+            md_link = f' <a href="{_href(md, run_dir)}">md</a>' if md.exists() else ""
+            items.append(f'Table <code>{esc(csv.stem)}</code>: <a href="{_href(csv, run_dir)}">csv</a>{md_link}')
+        if items:
+            out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+        for png in e["figures"]:
+            out.append(
+                f'<figure><img src="{_href(png, run_dir)}" alt="{esc(png.stem)}">'
+                f"<figcaption>{esc(png.stem)}</figcaption></figure>"
+            )
+    out.append("</body></html>\n")
+    return "\n".join(out)
+
+
+def write_index(run_dir: str | os.PathLike) -> Path:
+    """Write ``index.md`` and ``index.html`` for a run directory; return the HTML path.
+
+    Built from what is on disk (plus statuses from ``run.json``), so it also describes a
+    partial or failed run. All links are relative: the directory can be moved or zipped.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ValueError(f"run directory {run_dir} does not exist")
+    entries = _collect(run_dir)
+    has_metrics = (run_dir / METRICS_FILE).exists()
+    atomic_write_text(run_dir / "index.md", _index_markdown(run_dir, entries, has_metrics))
+    return atomic_write_text(run_dir / "index.html", _index_html(run_dir, entries, has_metrics))
