@@ -1,0 +1,41 @@
+"""Ranking metrics (NDCG, MAP, MRR) over flat query-offset arrays, and significance tests.
+
+Conventions (gain, ties, queries without relevant documents) are documented in
+`ltrlib.metrics.ranking`.
+"""
+
+from ltrlib.metrics.ranking import (
+    DEFAULT_METRICS,
+    NO_RELEVANT_OPTIONS,
+    MetricSpec,
+    average_precision,
+    evaluate,
+    ideal_dcg,
+    ndcg,
+    parse_metric,
+    reciprocal_rank,
+)
+from ltrlib.metrics.significance import (
+    PairedTTest,
+    compare,
+    mark_significance,
+    paired_ttest,
+    significance_table,
+)
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "NO_RELEVANT_OPTIONS",
+    "MetricSpec",
+    "PairedTTest",
+    "average_precision",
+    "compare",
+    "evaluate",
+    "ideal_dcg",
+    "mark_significance",
+    "ndcg",
+    "paired_ttest",
+    "parse_metric",
+    "reciprocal_rank",
+    "significance_table",
+]
