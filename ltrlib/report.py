@@ -42,6 +42,7 @@ __all__ = [
     "Reporter",
     "atomic_path",
     "atomic_write_text",
+    "clear_notebook_outputs",
     "read_metrics",
     "validate_name",
     "write_index",
@@ -164,6 +165,20 @@ def read_metrics(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+
+
+def clear_notebook_outputs(run_dir: str | os.PathLike, notebook: str) -> None:
+    """Remove one notebook's tables, figures and metrics from a run (before it is rerun)."""
+    import shutil
+
+    run_dir = Path(run_dir)
+    validate_name(notebook, "notebook name")
+    for sub in ("tables", "figures"):
+        shutil.rmtree(run_dir / sub / notebook, ignore_errors=True)
+    data = read_metrics(run_dir)
+    if notebook in data:
+        del data[notebook]
+        atomic_write_text(run_dir / METRICS_FILE, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 # --------------------------------------------------------------------------- Reporter

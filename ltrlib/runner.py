@@ -1,0 +1,585 @@
+"""Batch runner: execute the numbered notebooks with papermill into ``reports/<run_id>/``.
+
+The notebooks are stored as jupytext percent scripts (``notebooks/NN_topic.py``). The runner
+converts each one in memory with ``jupytext.read`` - the same conversion JupyterLab applies
+when a user opens the script - and hands the result to papermill, so a batch run executes
+exactly what a user sees.
+
+One run directory stands for one set of parameters. Its manifest ``run.json`` records the
+parameters, and per notebook its status, timings and injected parameters; a second call with
+the same run_id resumes: notebooks recorded as completed (and whose executed notebook exists)
+are skipped unless ``force=True``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ltrlib import __version__, config
+from ltrlib.report import (
+    RUN_MANIFEST,
+    atomic_write_text,
+    clear_notebook_outputs,
+    validate_name,
+    write_index,
+)
+
+__all__ = [
+    "STANDARD_PARAMETERS",
+    "NotebookError",
+    "dataset_label",
+    "declared_parameters",
+    "default_run_id",
+    "discover",
+    "load_notebook",
+    "run_all",
+    "select_notebooks",
+]
+
+# Parameters every notebook declares and the runner always injects. User parameters may not
+# override them: each has its own argument (and CLI option), recorded in the run manifest.
+STANDARD_PARAMETERS = ("dataset", "data_dir", "scale", "seed", "run_id", "interactive")
+
+_NOTEBOOK_RE = re.compile(r"^(\d+)_[A-Za-z0-9_\-]+\.py$")
+
+# papermill needs a kernelspec to pick its parameter translator; jupytext scripts carry none
+# (the project's jupytext.toml strips notebook metadata to keep diffs clean).
+_KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+class NotebookError(RuntimeError):
+    """A notebook failed during a batch run.
+
+    Attributes name what failed: ``notebook`` (e.g. "01_category_analysis"), ``cell`` (1-based
+    position among the notebook's own cells, as in JupyterLab; None if unknown),
+    ``exec_count``, ``source_line`` (first line of the cell), ``ename``/``evalue`` (the
+    exception), and ``saved`` (the partially executed notebook kept for inspection).
+    """
+
+    def __init__(
+        self,
+        notebook: str,
+        *,
+        ename: str,
+        evalue: str,
+        cell: int | None = None,
+        exec_count: int | None = None,
+        source_line: str | None = None,
+        saved: Path | None = None,
+    ):
+        self.notebook = notebook
+        self.cell = cell
+        self.exec_count = exec_count
+        self.source_line = source_line
+        self.ename = ename
+        self.evalue = evalue
+        self.saved = saved
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = f"notebook {self.notebook}"
+        if self.cell is not None:
+            count = f", In [{self.exec_count}]" if self.exec_count is not None else ""
+            where += f", cell {self.cell}{count}: {self.source_line!r}"
+        message = f"{where}\n  {self.ename}: {self.evalue}"
+        if self.saved is not None:
+            message += f"\n  partially executed notebook saved to {self.saved}"
+        return message
+
+
+# --------------------------------------------------------------------------- notebooks
+
+
+def discover(notebooks_dir: str | os.PathLike | None = None) -> list[Path]:
+    """The ``NN_topic.py`` notebooks of a directory, ordered by number then name.
+
+    Other files (helpers, paired ``.ipynb``, checkpoints) are ignored.
+    """
+    root = Path(notebooks_dir) if notebooks_dir is not None else config.NOTEBOOKS_DIR
+    if not root.is_dir():
+        raise ValueError(f"notebooks directory {root} does not exist")
+    found = [p for p in root.iterdir() if p.is_file() and _NOTEBOOK_RE.fullmatch(p.name)]
+    return sorted(found, key=lambda p: (int(_NOTEBOOK_RE.fullmatch(p.name).group(1)), p.name))
+
+
+def select_notebooks(notebooks: Sequence[Path], only: str | Iterable[str] | None) -> list[Path]:
+    """Keep the notebooks chosen by ``only``: numbers ("00", "3") or names ("01_topic[.py]").
+
+    ``only`` may be a comma-separated string or an iterable of selectors. Each selector must
+    match at least one notebook, so a typo fails loudly instead of silently running nothing.
+    """
+    if only is None:
+        return list(notebooks)
+    selectors = [only] if isinstance(only, str) else list(only)
+    selectors = [s.strip() for item in selectors for s in str(item).split(",") if s.strip()]
+    chosen: set[Path] = set()
+    for sel in selectors:
+        stem = sel[:-3] if sel.endswith(".py") else sel
+        if stem.isdigit():
+            hits = [p for p in notebooks if int(p.name.split("_", 1)[0]) == int(stem)]
+        else:
+            hits = [p for p in notebooks if p.stem == stem]
+        if not hits:
+            available = ", ".join(p.stem for p in notebooks) or "none"
+            raise ValueError(f"--only {sel!r} matches no notebook; available: {available}")
+        chosen.update(hits)
+    return [p for p in notebooks if p in chosen]
+
+
+def load_notebook(path: str | os.PathLike):
+    """Convert a jupytext script to a notebook node ready for papermill.
+
+    Adds a Python kernelspec (papermill looks it up to translate parameters) and the
+    ``tags`` list papermill expects on every cell.
+    """
+    import jupytext
+
+    path = Path(path)
+    try:
+        nb = jupytext.read(path)
+    except Exception as exc:  # jupytext raises assorted errors on malformed scripts
+        raise ValueError(f"cannot read notebook {path}: {exc}") from exc
+    nb.metadata.setdefault("kernelspec", dict(_KERNELSPEC))
+    for cell in nb.cells:
+        cell.metadata.setdefault("tags", [])
+    return nb
+
+
+def declared_parameters(nb) -> dict[str, dict[str, Any]]:
+    """Parameters declared in the notebook's ``parameters`` cell, as papermill infers them.
+
+    Maps each name to ``{"name", "inferred_type_name", "default", "help"}``; empty if the
+    notebook has no parameters cell.
+    """
+    import papermill
+
+    return papermill.inspect_notebook(nb)
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def dataset_label(dataset: str) -> str:
+    """The dataset part of a default run_id: "synthetic", or the basename of a user path."""
+    if dataset == "synthetic":
+        return dataset
+    name = Path(str(dataset).rstrip("/\\")).expanduser().name or "dataset"
+    # A run_id is one path component; keep only characters that are safe everywhere.
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", name).lstrip(".") or "dataset"
+
+
+def default_run_id(dataset: str, scale: str, seed: int) -> str:
+    """``<dataset_label>-<scale>-seed<seed>``: deterministic, so a repeated run resumes."""
+    return f"{dataset_label(dataset)}-{scale}-seed{seed}"
+
+
+def _absolute_if_exists(value: str) -> str:
+    # Notebooks execute with cwd = the project root, so a path the user typed relative to
+    # their own working directory must be made absolute here.
+    if value and value != "synthetic" and Path(value).expanduser().exists():
+        return str(Path(value).expanduser().resolve())
+    return value
+
+
+_TYPE_CHECKS = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+}
+
+
+def _check_type(name: str, value: Any, declared: dict[str, Any], notebook: str) -> None:
+    """Reject a value whose type contradicts the parameter's annotation (when it has one)."""
+    type_name = declared.get("inferred_type_name")
+    check = _TYPE_CHECKS.get(type_name)
+    if check is not None and not check(value):
+        raise ValueError(
+            f"parameter {name!r} of notebook {notebook} is declared {type_name}, "
+            f"got {value!r} ({type(value).__name__})"
+        )
+
+
+def _plan_parameters(
+    declared: dict[str, dict[str, dict[str, Any]]],
+    standard: dict[str, Any],
+    user: dict[str, Any],
+) -> dict[str, dict[str, Any]]:
+    """Per notebook, the parameters to inject; ValueError on anything it cannot honour.
+
+    Every notebook must declare all standard parameters. A user parameter must be declared by
+    at least one selected notebook and is injected only into the notebooks that declare it,
+    so one ``-p`` can tune one notebook without breaking the others.
+    """
+    for name in user:
+        if name in STANDARD_PARAMETERS:
+            option = "--" + name.replace("_", "-")
+            raise ValueError(f"parameter {name!r} is set by the runner; use {option} instead of -p")
+
+    for notebook, params in declared.items():
+        missing = [p for p in STANDARD_PARAMETERS if p not in params]
+        if missing:
+            raise ValueError(
+                f"notebook {notebook} does not declare the standard parameter(s) {', '.join(missing)} "
+                f"in its parameters cell (declared: {', '.join(params) or 'none'}); every notebook "
+                f"must declare {', '.join(STANDARD_PARAMETERS)}"
+            )
+
+    for name in user:
+        if not any(name in params for params in declared.values()):
+            listing = "; ".join(
+                f"{nb} declares {', '.join(p for p in params if p not in STANDARD_PARAMETERS) or 'only the standard ones'}"
+                for nb, params in declared.items()
+            )
+            raise ValueError(f"unknown parameter {name!r}: no selected notebook declares it ({listing})")
+
+    plan = {}
+    for notebook, params in declared.items():
+        values = dict(standard)
+        values.update({k: v for k, v in user.items() if k in params})
+        for key, value in values.items():
+            _check_type(key, value, params[key], notebook)
+        plan[notebook] = values
+    return plan
+
+
+# --------------------------------------------------------------------------- manifest
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _read_manifest(run_dir: Path) -> dict[str, Any] | None:
+    path = run_dir / RUN_MANIFEST
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+
+
+def _write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    manifest["updated"] = _now()
+    atomic_write_text(run_dir / RUN_MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+def _is_completed(run_dir: Path, manifest: dict[str, Any], notebook: str) -> bool:
+    entry = manifest.get("notebooks", {}).get(notebook, {})
+    return entry.get("status") == "completed" and (run_dir / "notebooks" / f"{notebook}.ipynb").exists()
+
+
+def _check_resume(
+    run_dir: Path,
+    manifest: dict[str, Any],
+    run_params: dict[str, Any],
+    plan: dict[str, dict[str, Any]],
+) -> None:
+    """Refuse to mix parameter sets in one run directory."""
+    run_id = run_dir.name
+    hint = "pass --force (force=True) to rerun with the new parameters, or choose another --run-id"
+    old = manifest.get("params", {})
+    if old != run_params:
+        diffs = ", ".join(
+            f"{k}: {old.get(k)!r} -> {run_params.get(k)!r}"
+            for k in sorted(set(old) | set(run_params))
+            if old.get(k) != run_params.get(k)
+        )
+        raise ValueError(f"run {run_id!r} in {run_dir} was made with different parameters ({diffs}); {hint}")
+    for notebook, params in plan.items():
+        entry = manifest.get("notebooks", {}).get(notebook)
+        if entry and _is_completed(run_dir, manifest, notebook) and entry.get("parameters") != params:
+            raise ValueError(
+                f"notebook {notebook} of run {run_id!r} completed with parameters {entry.get('parameters')}, "
+                f"now {params}; {hint}"
+            )
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def _this_interpreter_kernel_manager():
+    """A kernel manager class that always starts ipykernel with ``sys.executable``.
+
+    jupyter_client resolves a kernel *name* through kernelspec directories, where a user-level
+    "python3" spec can point at another interpreter. Building the spec from ipykernel for the
+    running interpreter needs no installed kernelspec and no set-up step, and guarantees the
+    notebooks see the same environment (and ltrlib) as the runner.
+    """
+    from ipykernel.kernelspec import RESOURCES, get_kernel_dict
+    from jupyter_client.kernelspec import KernelSpec
+    from jupyter_client.manager import AsyncKernelManager
+
+    class ThisInterpreterKernelManager(AsyncKernelManager):
+        @property
+        def kernel_spec(self):
+            if self._kernel_spec is None:
+                self._kernel_spec = KernelSpec(resource_dir=RESOURCES, **get_kernel_dict())
+            return self._kernel_spec
+
+    return ThisInterpreterKernelManager
+
+
+@contextlib.contextmanager
+def _kernel_environment(reports_dir: Path) -> Iterator[None]:
+    """Make kernels started inside the block write reports where this run expects them.
+
+    Kernels inherit the runner's environment; ``ltrlib.config`` reads LTRLIB_REPORTS_DIR.
+    """
+    previous = os.environ.get("LTRLIB_REPORTS_DIR")
+    os.environ["LTRLIB_REPORTS_DIR"] = str(reports_dir)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("LTRLIB_REPORTS_DIR", None)
+        else:
+            os.environ["LTRLIB_REPORTS_DIR"] = previous
+
+
+def _source_cell_number(executed_nb, cell_index: int) -> int:
+    """1-based position of a cell in the notebook as the user sees it (without the injected cell)."""
+    injected = sum(
+        1
+        for cell in executed_nb.cells[:cell_index]
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", [])
+    )
+    return cell_index - injected + 1
+
+
+def _execute(
+    nb,
+    notebook: str,
+    parameters: dict[str, Any],
+    out_dir: Path,
+    kernel_name: str | None,
+    log_output: bool,
+) -> Path:
+    """Execute one notebook; return the executed notebook's path or raise NotebookError.
+
+    papermill saves after every cell, so it writes to a hidden temporary name that is renamed
+    to ``NN_topic.ipynb`` only on success; on failure it becomes ``NN_topic.failed.ipynb``.
+    """
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    final = out_dir / f"{notebook}.ipynb"
+    failed = out_dir / f"{notebook}.failed.ipynb"
+    partial = out_dir / f".{notebook}.running.ipynb"
+    engine_kwargs: dict[str, Any] = {}
+    if kernel_name is None:
+        engine_kwargs["kernel_manager_class"] = _this_interpreter_kernel_manager()
+    try:
+        papermill.execute_notebook(
+            nb,
+            str(partial),
+            parameters=parameters,
+            kernel_name=kernel_name or _KERNELSPEC["name"],
+            language="python",
+            progress_bar=False,
+            stdout_file=sys.stdout if log_output else None,
+            stderr_file=sys.stderr if log_output else None,
+            cwd=str(config.PROJ_ROOT),
+            **engine_kwargs,
+        )
+    except PapermillExecutionError as exc:
+        saved = _keep_partial(partial, failed)
+        cell = source_line = None
+        if saved is not None:
+            executed = nbformat.read(saved, as_version=4)
+            cell = _source_cell_number(executed, exc.cell_index)
+        lines = (exc.source or "").strip().splitlines()
+        source_line = lines[0] if lines else ""
+        raise NotebookError(
+            notebook,
+            cell=cell if cell is not None else exc.cell_index + 1,
+            exec_count=exc.exec_count,
+            source_line=source_line,
+            ename=exc.ename,
+            evalue=exc.evalue,
+            saved=saved,
+        ) from None  # the kernel's traceback is in the saved notebook; a second one is noise
+    except Exception as exc:  # kernel died, failed to start, timed out ...
+        saved = _keep_partial(partial, failed)
+        raise NotebookError(notebook, ename=type(exc).__name__, evalue=str(exc), saved=saved) from exc
+    except BaseException:  # KeyboardInterrupt: keep what ran, then let it propagate
+        _keep_partial(partial, failed)
+        raise
+    os.replace(partial, final)
+    failed.unlink(missing_ok=True)
+    return final
+
+
+def _keep_partial(partial: Path, failed: Path) -> Path | None:
+    if partial.exists():
+        os.replace(partial, failed)
+        return failed
+    return None
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="notebook", desc="ltrlib run", disable=not enabled, file=sys.stderr)
+
+
+def run_all(
+    dataset: str = "synthetic",
+    data_dir: str = "",
+    scale: str = "small",
+    seed: int = 0,
+    run_id: str | None = None,
+    only: str | Iterable[str] | None = None,
+    force: bool = False,
+    parameters: dict[str, Any] | None = None,
+    reports_dir: str | os.PathLike | None = None,
+    notebooks_dir: str | os.PathLike | None = None,
+    kernel_name: str | None = None,
+    progress: bool = True,
+    log_output: bool = False,
+) -> Path:
+    """Execute the numbered notebooks into ``<reports_dir>/<run_id>/`` and return that directory.
+
+    Parameters
+    ----------
+    dataset, data_dir, scale, seed:
+        Standard parameters injected into every notebook (with ``run_id`` and
+        ``interactive=False``). An existing ``dataset``/``data_dir`` path is made absolute.
+    run_id:
+        Run directory name; default ``<dataset_label>-<scale>-seed<seed>``.
+    only:
+        Notebook numbers or names ("00,01", ["00_overview"]); default all.
+    force:
+        Rerun notebooks already completed for this run_id, and allow new parameters for it.
+    parameters:
+        Extra notebook parameters. Each must be declared by at least one selected notebook
+        and is injected only into the notebooks that declare it.
+    reports_dir, notebooks_dir:
+        Default ``config.REPORTS_DIR`` and ``config.NOTEBOOKS_DIR``.
+    kernel_name:
+        A kernelspec name; default: ipykernel on the running interpreter (no kernelspec needed).
+    progress:
+        Show a progress bar across notebooks.
+    log_output:
+        Echo the notebooks' stdout/stderr while they run.
+
+    Raises
+    ------
+    ValueError
+        Before anything runs: bad selection, unknown or mistyped parameter, a notebook without
+        the standard parameters, or a run_id that exists with other parameters.
+    NotebookError
+        A notebook failed; the run manifest and index are still written.
+    """
+    config.get_scale(scale)  # fail on an unknown scale before starting any kernel
+    user = dict(parameters or {})
+    reports_dir = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
+    reports_dir = reports_dir.expanduser().resolve()
+    dataset = _absolute_if_exists(dataset)
+    data_dir = _absolute_if_exists(data_dir)
+    run_id = validate_name(run_id if run_id is not None else default_run_id(dataset, scale, seed), "run_id")
+    run_dir = reports_dir / run_id
+
+    selected = select_notebooks(discover(notebooks_dir), only)
+    if not selected:
+        raise ValueError(f"no NN_topic.py notebooks found in {notebooks_dir or config.NOTEBOOKS_DIR}")
+    loaded = {path.stem: load_notebook(path) for path in selected}
+    declared = {name: declared_parameters(nb) for name, nb in loaded.items()}
+    standard = {
+        "dataset": dataset,
+        "data_dir": data_dir,
+        "scale": scale,
+        "seed": seed,
+        "run_id": run_id,
+        "interactive": False,
+    }
+    plan = _plan_parameters(declared, standard, user)
+
+    # Run-level parameters: what makes two runs comparable. User parameters are recorded
+    # per notebook, since each goes only to the notebooks that declare it.
+    run_params = {"dataset": dataset, "data_dir": data_dir, "scale": scale, "seed": seed}
+    manifest = _read_manifest(run_dir)
+    if manifest is not None and not force:
+        _check_resume(run_dir, manifest, run_params, plan)
+    manifest = _start_manifest(manifest, run_id, run_params)
+
+    (run_dir / "notebooks").mkdir(parents=True, exist_ok=True)
+    _write_manifest(run_dir, manifest)
+    try:
+        with _kernel_environment(reports_dir), _progress(len(plan), progress) as bar:
+            for notebook, params in plan.items():
+                bar.set_postfix_str(notebook)
+                if not force and _is_completed(run_dir, manifest, notebook):
+                    bar.update(1)
+                    continue
+                _run_one(loaded[notebook], notebook, params, run_dir, manifest, kernel_name, log_output)
+                bar.update(1)
+    finally:
+        # Also after a failure or an interrupt: the index then shows what did run.
+        write_index(run_dir)
+    return run_dir
+
+
+def _start_manifest(manifest: dict[str, Any] | None, run_id: str, run_params: dict[str, Any]) -> dict[str, Any]:
+    """The manifest to continue with; entries made under other parameters become "stale"."""
+    if manifest is None:
+        return {
+            "run_id": run_id,
+            "created": _now(),
+            "params": run_params,
+            "ltrlib_version": __version__,
+            "notebooks": {},
+        }
+    if manifest.get("params") != run_params:
+        # Only reachable with force: notebooks not rerun now no longer match the run's parameters.
+        for entry in manifest.get("notebooks", {}).values():
+            if entry.get("status") == "completed":
+                entry["status"] = "stale"
+    manifest["params"] = run_params
+    manifest.setdefault("notebooks", {})
+    manifest["ltrlib_version"] = __version__
+    return manifest
+
+
+def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -> None:
+    """Execute one notebook and record its outcome in the manifest."""
+    out_dir = run_dir / "notebooks"
+    # A rerun replaces the notebook's previous outputs entirely, so stale tables or figures
+    # from an earlier version of the notebook cannot pass for results of this run.
+    (out_dir / f"{notebook}.ipynb").unlink(missing_ok=True)
+    clear_notebook_outputs(run_dir, notebook)
+    entry = {
+        "status": "running",
+        "parameters": params,
+        "started": _now(),
+        "ltrlib_version": __version__,
+        "kernel": kernel_name or f"ipykernel on {sys.executable}",
+    }
+    manifest["notebooks"][notebook] = entry
+    _write_manifest(run_dir, manifest)
+    start = time.perf_counter()
+    try:
+        _execute(nb, notebook, params, out_dir, kernel_name, log_output)
+    except NotebookError as exc:
+        entry.update(status="failed", error=str(exc))
+        raise
+    except BaseException:
+        entry.update(status="interrupted")
+        raise
+    else:
+        entry["status"] = "completed"
+    finally:
+        entry["finished"] = _now()
+        entry["seconds"] = round(time.perf_counter() - start, 3)
+        _write_manifest(run_dir, manifest)
