@@ -1,0 +1,225 @@
+"""ltrlib.report: tables, figures, metrics, atomic writes and the run index (no kernels)."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from ltrlib import config
+from ltrlib.report import (
+    Reporter,
+    atomic_write_text,
+    clear_notebook_outputs,
+    read_metrics,
+    validate_name,
+    write_index,
+)
+
+
+@pytest.fixture
+def rep(tmp_path):
+    return Reporter("run1", "00_overview", root=tmp_path)
+
+
+@pytest.fixture
+def frame():
+    return pd.DataFrame({"model": ["lgbm", "linear"], "ndcg": [0.712345678, 0.5]})
+
+
+def _leftovers(directory):
+    """Temporary files an atomic write may have left behind (it must leave none)."""
+    return [p.name for p in directory.rglob(".*") if p.is_file()]
+
+
+# --------------------------------------------------------------------------- names
+
+
+@pytest.mark.parametrize("bad", ["a/b", "../x", "a\\b", "", ".hidden", "with space", "x.", None])
+def test_invalid_names_are_rejected_with_the_argument_named(bad):
+    with pytest.raises(ValueError, match="invalid table name"):
+        validate_name(bad, "table name")
+
+
+def test_reporter_rejects_bad_run_id_and_table_name(tmp_path, frame):
+    with pytest.raises(ValueError, match="run_id"):
+        Reporter("../escape", "00_x", root=tmp_path)
+    with pytest.raises(ValueError, match="table name 'sub/t'"):
+        Reporter("r", "00_x", root=tmp_path).table(frame, "sub/t")
+    assert not (tmp_path / "r").exists()
+
+
+def test_root_defaults_to_config_reports_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "REPORTS_DIR", tmp_path / "elsewhere")
+    assert Reporter("r", "00_x").run_dir == tmp_path / "elsewhere" / "r"
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def test_table_writes_csv_and_markdown(rep, frame):
+    path = rep.table(frame, "scores", caption="Mean nDCG@10")
+    assert path == rep.run_dir / "tables" / "00_overview" / "scores.csv"
+    pd.testing.assert_frame_equal(pd.read_csv(path), frame)
+    md = path.with_suffix(".md").read_text()
+    assert md.startswith("Mean nDCG@10\n\n|")
+    assert "lgbm" in md and "0.712346" in md
+    assert _leftovers(rep.run_dir) == []
+
+
+def test_table_index_option_keeps_the_index(rep, frame):
+    path = rep.table(frame.set_index("model"), "by_model", index=True)
+    assert pd.read_csv(path).columns.tolist() == ["model", "ndcg"]
+
+
+def test_markdown_fallback_without_tabulate(rep, monkeypatch):
+    def no_tabulate(self, *args, **kwargs):
+        raise ImportError("Missing optional dependency 'tabulate'")
+
+    monkeypatch.setattr(pd.DataFrame, "to_markdown", no_tabulate)
+    df = pd.DataFrame({"name": ["a|b", "c"], "value": [1.0, 2.5]})
+    md = rep.table(df, "fallback").with_suffix(".md").read_text().splitlines()
+    assert md == [
+        "| name | value |",
+        "| :--- | ---: |",
+        "| a\\|b | 1 |",
+        "| c | 2.5 |",
+    ]
+
+
+def test_rewriting_a_table_replaces_it(rep, frame):
+    rep.table(frame, "t")
+    path = rep.table(frame.head(1), "t")
+    assert len(pd.read_csv(path)) == 1
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def test_figure_writes_png_and_keeps_figure_open(rep):
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    path = rep.figure(fig, "curve")
+    assert path == rep.run_dir / "figures" / "00_overview" / "curve.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plt.fignum_exists(fig.number)
+    rep.figure(fig, "curve2", close=True)
+    assert not plt.fignum_exists(fig.number)
+
+
+def test_failing_savefig_leaves_no_file(rep, monkeypatch):
+    fig, _ = plt.subplots()
+    rep.figure(fig, "kept")
+    before = (rep.figures_dir / "kept.png").read_bytes()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(fig, "savefig", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        rep.figure(fig, "new")
+    with pytest.raises(RuntimeError, match="disk full"):
+        rep.figure(fig, "kept")
+    plt.close(fig)
+    assert not (rep.figures_dir / "new.png").exists()
+    assert (rep.figures_dir / "kept.png").read_bytes() == before  # the old version survives
+    assert _leftovers(rep.run_dir) == []
+
+
+def test_atomic_write_text_keeps_old_content_on_failure(tmp_path):
+    path = atomic_write_text(tmp_path / "a.txt", "old")
+
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate has no UTF-8 encoding
+        atomic_write_text(path, "new \ud800")
+    assert path.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def test_metrics_merge_per_notebook(tmp_path):
+    a = Reporter("run1", "00_a", root=tmp_path)
+    b = Reporter("run1", "01_b", root=tmp_path)
+    a.metrics(ndcg=0.5, n_queries=np.int64(250))
+    b.metrics(flag=True)
+    merged = a.metrics(ndcg=np.float32(0.75), missing=float("nan"), note="ok")
+    assert merged == {"ndcg": 0.75, "n_queries": 250, "missing": None, "note": "ok"}
+    data = json.loads((tmp_path / "run1" / "metrics.json").read_text())
+    assert data == {"00_a": merged, "01_b": {"flag": True}}
+    assert isinstance(data["00_a"]["n_queries"], int)
+    assert read_metrics(tmp_path / "run1") == data
+
+
+def test_metrics_reject_non_scalars_and_leave_file_unchanged(rep):
+    rep.metrics(x=1)
+    with pytest.raises(ValueError, match="metric 'curve' must be a scalar"):
+        rep.metrics(y=2, curve=[1, 2, 3])
+    assert read_metrics(rep.run_dir) == {"00_overview": {"x": 1}}
+
+
+def test_corrupt_metrics_file_is_named(rep):
+    rep.run_dir.mkdir(parents=True)
+    (rep.run_dir / "metrics.json").write_text("{not json")
+    with pytest.raises(ValueError, match="metrics.json is not valid JSON"):
+        rep.metrics(x=1)
+
+
+def test_clear_notebook_outputs(tmp_path, frame):
+    a = Reporter("run1", "00_a", root=tmp_path)
+    b = Reporter("run1", "01_b", root=tmp_path)
+    a.table(frame, "t")
+    a.metrics(x=1)
+    b.metrics(y=2)
+    clear_notebook_outputs(a.run_dir, "00_a")
+    assert not a.tables_dir.exists()
+    assert read_metrics(a.run_dir) == {"01_b": {"y": 2}}
+
+
+# --------------------------------------------------------------------------- index
+
+
+def test_index_links_everything_relatively(tmp_path, frame):
+    rep = Reporter("run1", "00_a", root=tmp_path)
+    rep.table(frame, "scores")
+    fig, _ = plt.subplots()
+    rep.figure(fig, "curve", close=True)
+    rep.metrics(x=1)
+    nb_dir = rep.run_dir / "notebooks"
+    nb_dir.mkdir()
+    (nb_dir / "00_a.ipynb").write_text("{}")
+    (nb_dir / "01_b.failed.ipynb").write_text("{}")
+    (nb_dir / ".01_b.running.ipynb").write_text("{}")  # a temp file is never listed
+    manifest = {"notebooks": {"00_a": {"status": "completed"}, "01_b": {"status": "failed"}}}
+    (rep.run_dir / "run.json").write_text(json.dumps(manifest))
+
+    html_path = write_index(rep.run_dir)
+    md = (rep.run_dir / "index.md").read_text()
+    html = html_path.read_text()
+
+    assert "## 00_a (completed)" in md and "## 01_b (failed)" in md
+    for link in [
+        "(notebooks/00_a.ipynb)",
+        "(tables/00_a/scores.csv)",
+        "(tables/00_a/scores.md)",
+        "(figures/00_a/curve.png)",
+        "(notebooks/01_b.failed.ipynb)",
+        "(metrics.json)",
+        "(run.json)",
+    ]:
+        assert link in md
+    assert '<img src="figures/00_a/curve.png"' in html
+    assert 'href="tables/00_a/scores.csv"' in html and 'href="metrics.json"' in html
+    assert "running" not in md and str(tmp_path) not in md + html
+
+
+def test_index_of_missing_run_dir_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        write_index(tmp_path / "nope")
