@@ -1,0 +1,342 @@
+"""ltrlib.runner and ltrlib.cli on tiny throw-away notebooks (never the real notebooks/).
+
+Kernel start-up costs ~1-3 s per notebook, so one module-scoped run is shared by the tests
+that only inspect its outputs; the checks that must fail early start no kernel at all.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ltrlib import cli, config
+from ltrlib.runner import (
+    NotebookError,
+    dataset_label,
+    default_run_id,
+    discover,
+    run_all,
+    select_notebooks,
+)
+
+STANDARD_CELL = '''# %% tags=["parameters"]
+dataset: str = "synthetic"  # dataset name or path
+data_dir: str = ""  # directory of the dataset files
+scale: str = "small"  # tiny | small | paper
+seed: int = 0  # random seed
+run_id: str = "interactive"  # report directory name
+interactive: bool = True  # widgets when True
+counter: str = ""  # file the test appends to on every execution
+'''
+
+TABLES_NOTEBOOK = (
+    "# %% [markdown]\n# # Tables\n# Writes a table, a figure and metrics.\n\n"
+    + STANDARD_CELL
+    + 'n_rows: int = 3  # rows of the table\n\n'
+    + '''# %%
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from ltrlib.report import Reporter
+
+Path(counter).open("a").write("00\\n")
+rep = Reporter(run_id, "00_tables")
+
+# %%
+df = pd.DataFrame({"row": range(n_rows), "seed": seed})
+rep.table(df, "rows", caption="One row per n_rows")
+
+# %%
+fig, ax = plt.subplots()
+ax.plot(range(n_rows))
+rep.figure(fig, "line")
+
+# %%
+rep.metrics(n_rows=n_rows, interactive=interactive, kernel_python=sys.executable, scale=scale)
+'''
+)
+
+PLAIN_NOTEBOOK = (
+    STANDARD_CELL
+    + '''
+# %%
+from pathlib import Path
+
+from ltrlib.report import Reporter
+
+Path(counter).open("a").write("01\\n")
+Reporter(run_id, "01_plain").metrics(seed=seed)
+'''
+)
+
+FAILING_NOTEBOOK = (
+    STANDARD_CELL
+    + '''
+# %%
+x = 1
+
+# %%
+ratio = x / 0  # the failing line
+'''
+)
+
+
+def _write(directory: Path, files: dict[str, str]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    return directory
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """Two notebooks, run once with a decoy 'python3' kernelspec on JUPYTER_PATH."""
+    root = tmp_path_factory.mktemp("project")
+    nbs = _write(
+        root / "notebooks",
+        {
+            "00_tables.py": TABLES_NOTEBOOK,
+            "01_plain.py": PLAIN_NOTEBOOK,
+            "helper.py": "raise RuntimeError('not a notebook')\n",
+        },
+    )
+    # A user-level kernelspec pointing at another interpreter must not capture the run.
+    decoy = root / "jupyter" / "kernels" / "python3"
+    decoy.mkdir(parents=True)
+    argv = ["/nonexistent/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (decoy / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "decoy", "language": "python"}))
+    counter = root / "counter.txt"
+    kwargs = dict(
+        notebooks_dir=nbs,
+        reports_dir=root / "reports",
+        scale="tiny",
+        parameters={"n_rows": 4, "counter": str(counter)},
+        progress=False,
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", str(root / "jupyter"))
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        assert KernelSpecManager().get_kernel_spec("python3").argv[0] == "/nonexistent/python"
+        run_dir = run_all(**kwargs)
+    return {"root": root, "run_dir": run_dir, "counter": counter, "kwargs": kwargs}
+
+
+# --------------------------------------------------------------------------- a full run
+
+
+def test_run_writes_notebooks_tables_figures_metrics_and_index(project):
+    run_dir = project["run_dir"]
+    assert run_dir == project["root"] / "reports" / "synthetic-tiny-seed0"
+    assert sorted(p.name for p in (run_dir / "notebooks").iterdir()) == ["00_tables.ipynb", "01_plain.ipynb"]
+    assert (run_dir / "tables" / "00_tables" / "rows.csv").read_text().count("\n") == 5  # header + 4 rows
+    assert (run_dir / "tables" / "00_tables" / "rows.md").exists()
+    assert (run_dir / "figures" / "00_tables" / "line.png").read_bytes()[:4] == b"\x89PNG"
+    index = (run_dir / "index.md").read_text()
+    for link in ["notebooks/00_tables.ipynb", "notebooks/01_plain.ipynb", "tables/00_tables/rows.csv"]:
+        assert link in index
+    assert '<img src="figures/00_tables/line.png"' in (run_dir / "index.html").read_text()
+
+
+def test_parameters_are_injected_where_declared(project):
+    metrics = json.loads((project["run_dir"] / "metrics.json").read_text())
+    assert metrics["00_tables"]["n_rows"] == 4
+    assert metrics["00_tables"]["interactive"] is False
+    assert metrics["00_tables"]["scale"] == "tiny"
+    manifest = json.loads((project["run_dir"] / "run.json").read_text())
+    assert "n_rows" in manifest["notebooks"]["00_tables"]["parameters"]
+    assert "n_rows" not in manifest["notebooks"]["01_plain"]["parameters"]  # 01 doesn't declare it
+
+
+def test_kernel_runs_on_this_interpreter(project):
+    metrics = json.loads((project["run_dir"] / "metrics.json").read_text())
+    assert metrics["00_tables"]["kernel_python"] == sys.executable
+
+
+def test_manifest_records_params_status_and_timings(project):
+    manifest = json.loads((project["run_dir"] / "run.json").read_text())
+    assert manifest["params"] == {"dataset": "synthetic", "data_dir": "", "scale": "tiny", "seed": 0}
+    assert manifest["ltrlib_version"]
+    for name in ("00_tables", "01_plain"):
+        entry = manifest["notebooks"][name]
+        assert entry["status"] == "completed"
+        assert entry["seconds"] > 0 and entry["started"] and entry["finished"]
+
+
+def test_resume_skips_completed_and_force_reruns(project):
+    counter = project["counter"]
+    assert _lines(counter) == ["00", "01"]
+    run_all(**project["kwargs"])  # everything completed: no kernel starts
+    assert _lines(counter) == ["00", "01"]
+    # n_rows is declared by 00 only, so running 01 alone must not pass it.
+    only_01 = dict(project["kwargs"], parameters={"counter": str(counter)})
+    run_all(**only_01, only="01", force=True)
+    assert _lines(counter) == ["00", "01", "01"]
+    manifest = json.loads((project["run_dir"] / "run.json").read_text())
+    assert {e["status"] for e in manifest["notebooks"].values()} == {"completed"}
+
+
+def test_existing_run_id_with_other_parameters_is_refused(project):
+    kwargs = dict(project["kwargs"], run_id="synthetic-tiny-seed0", seed=1)
+    with pytest.raises(ValueError, match=r"different parameters \(seed: 0 -> 1\).*--force.*--run-id"):
+        run_all(**kwargs)
+    changed = dict(project["kwargs"], parameters={**project["kwargs"]["parameters"], "n_rows": 9})
+    with pytest.raises(ValueError, match="notebook 00_tables .* completed with parameters"):
+        run_all(**changed)
+    assert _lines(project["counter"]).count("00") == 1  # nothing was rerun
+
+
+def test_cli_resumes_the_run_and_prints_its_dir(project, monkeypatch, capsys):
+    monkeypatch.setattr(config, "NOTEBOOKS_DIR", project["root"] / "notebooks")
+    monkeypatch.setattr(config, "REPORTS_DIR", project["root"] / "reports")
+    argv = ["run", "--scale", "tiny", "--no-progress", "-p", "n_rows", "4", "-p", "counter", str(project["counter"])]
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out.strip() == str(project["run_dir"])
+
+
+# --------------------------------------------------------------------------- early errors
+
+
+@pytest.fixture
+def two_notebooks(tmp_path):
+    return _write(tmp_path / "nbs", {"00_tables.py": TABLES_NOTEBOOK, "01_plain.py": PLAIN_NOTEBOOK})
+
+
+def test_unknown_parameter_is_rejected_before_anything_runs(two_notebooks, tmp_path):
+    with pytest.raises(ValueError) as err:
+        run_all(notebooks_dir=two_notebooks, reports_dir=tmp_path / "reports", parameters={"n_rowz": 1})
+    message = str(err.value)
+    assert "'n_rowz'" in message and "00_tables declares counter, n_rows" in message and "01_plain" in message
+    assert not (tmp_path / "reports").exists()
+
+
+def test_mistyped_and_reserved_parameters_are_rejected(two_notebooks, tmp_path):
+    with pytest.raises(ValueError, match="'n_rows' of notebook 00_tables is declared int, got 'four'"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=tmp_path / "r", parameters={"n_rows": "four"})
+    with pytest.raises(ValueError, match="use --seed instead of -p"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=tmp_path / "r", parameters={"seed": 3})
+    assert not (tmp_path / "r").exists()
+
+
+def test_notebook_missing_a_standard_parameter_is_named(tmp_path):
+    text = PLAIN_NOTEBOOK.replace('seed: int = 0  # random seed\n', "")
+    nbs = _write(tmp_path / "nbs", {"00_tables.py": TABLES_NOTEBOOK, "03_noseed.py": text})
+    with pytest.raises(ValueError, match="notebook 03_noseed does not declare the standard parameter.s. seed"):
+        run_all(notebooks_dir=nbs, reports_dir=tmp_path / "reports")
+    assert not (tmp_path / "reports").exists()
+
+
+def test_unknown_scale_and_bad_run_id_are_rejected(two_notebooks, tmp_path):
+    with pytest.raises(ValueError, match="unknown scale 'huge'"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=tmp_path, scale="huge")
+    with pytest.raises(ValueError, match="invalid run_id"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=tmp_path, run_id="a/b")
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def test_failing_cell_raises_notebook_error_and_keeps_partial(tmp_path):
+    nbs = _write(tmp_path / "nbs", {"05_failing.py": FAILING_NOTEBOOK})
+    with pytest.raises(NotebookError) as err:
+        run_all(notebooks_dir=nbs, reports_dir=tmp_path / "reports", run_id="fail", progress=False)
+    exc = err.value
+    assert (exc.notebook, exc.cell, exc.ename) == ("05_failing", 3, "ZeroDivisionError")
+    assert exc.source_line == "ratio = x / 0  # the failing line"
+    assert "notebook 05_failing, cell 3" in str(exc) and "ZeroDivisionError: division by zero" in str(exc)
+
+    run_dir = tmp_path / "reports" / "fail"
+    assert exc.saved == run_dir / "notebooks" / "05_failing.failed.ipynb" and exc.saved.exists()
+    assert not (run_dir / "notebooks" / "05_failing.ipynb").exists()  # never looks complete
+    assert [p.name for p in (run_dir / "notebooks").iterdir()] == ["05_failing.failed.ipynb"]
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["notebooks"]["05_failing"]["status"] == "failed"
+    assert "ZeroDivisionError" in manifest["notebooks"]["05_failing"]["error"]
+    assert "## 05_failing (failed)" in (run_dir / "index.md").read_text()
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def test_discover_orders_by_number_and_ignores_other_files(tmp_path):
+    names = ["10_late.py", "02_b.py", "00_a.py", "02_a.py", "helper.py", "00_a.ipynb", "README.md", "1x_bad.py"]
+    nbs = _write(tmp_path, {n: "" for n in names})
+    (nbs / ".ipynb_checkpoints").mkdir()
+    assert [p.name for p in discover(nbs)] == ["00_a.py", "02_a.py", "02_b.py", "10_late.py"]
+
+
+def test_select_by_number_name_and_commas(tmp_path):
+    nbs = discover(_write(tmp_path, {n: "" for n in ["00_a.py", "01_b.py", "02_c.py"]}))
+    assert [p.stem for p in select_notebooks(nbs, "02,00")] == ["00_a", "02_c"]
+    assert [p.stem for p in select_notebooks(nbs, ["01_b.py", "2"])] == ["01_b", "02_c"]
+    with pytest.raises(ValueError, match="--only '07' matches no notebook; available: 00_a, 01_b, 02_c"):
+        select_notebooks(nbs, "00,07")
+
+
+def test_default_run_id():
+    assert default_run_id("synthetic", "small", 0) == "synthetic-small-seed0"
+    assert default_run_id("/data/MSLR-WEB10K/", "paper", 3) == "MSLR-WEB10K-paper-seed3"
+    assert dataset_label("~/my data/Fold 1") == "Fold_1"
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("3", 3),
+        ("0.5", 0.5),
+        ("1e-3", 0.001),
+        ("true", True),
+        ("False", False),
+        ("null", None),
+        ("[1, 2]", [1, 2]),
+        ('"123"', "123"),
+        ("lgbm", "lgbm"),
+        ("data/raw/x.txt", "data/raw/x.txt"),
+    ],
+)
+def test_cli_parses_parameter_values(text, value):
+    assert cli.parse_value(text) == value and type(cli.parse_value(text)) is type(value)
+
+
+def test_cli_collects_options():
+    args = cli.build_parser().parse_args(
+        ["run", "--scale", "tiny", "--seed", "2", "--only", "00,01", "--only", "03", "-p", "a", "1", "-p", "b", "x"]
+    )
+    assert (args.scale, args.seed, args.only, args.parameters) == ("tiny", 2, ["00,01", "03"], [["a", "1"], ["b", "x"]])
+    assert cli._parameters(args.parameters) == {"a": 1, "b": "x"}
+    with pytest.raises(ValueError, match="'a' given twice"):
+        cli._parameters([["a", "1"], ["a", "2"]])
+
+
+def test_cli_error_exits_nonzero_without_traceback(tmp_path):
+    """`python -m ltrlib run` on an unknown parameter: exit 1 and a one-line reason."""
+    _write(tmp_path / "notebooks", {"00_plain.py": PLAIN_NOTEBOOK})
+    env = {"LTRLIB_ROOT": str(tmp_path), "LTRLIB_REPORTS_DIR": str(tmp_path / "reports"), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ltrlib", "run", "--scale", "tiny", "-p", "bogus", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "unknown parameter 'bogus'" in proc.stderr and "00_plain" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "reports").exists()
