@@ -395,15 +395,14 @@ def _execute(
         )
     except PapermillExecutionError as exc:
         saved = _keep_partial(partial, failed)
-        cell = source_line = None
+        cell = exc.cell_index + 1
         if saved is not None:
-            executed = nbformat.read(saved, as_version=4)
-            cell = _source_cell_number(executed, exc.cell_index)
+            cell = _source_cell_number(nbformat.read(saved, as_version=4), exc.cell_index)
         lines = (exc.source or "").strip().splitlines()
         source_line = lines[0] if lines else ""
         raise NotebookError(
             notebook,
-            cell=cell if cell is not None else exc.cell_index + 1,
+            cell=cell,
             exec_count=exc.exec_count,
             source_line=source_line,
             ename=exc.ename,
