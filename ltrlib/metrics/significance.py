@@ -29,6 +29,9 @@ _SUPERSCRIPT = dict(zip(
     "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻",
 ))
 _STYLES = ("unicode", "latex", "plain")
+# Per-query metric values are O(1); differences this small are floating-point noise
+# from computing the same ranking two ways, not a difference between models.
+_TIE = 1e-12
 
 
 class PairedTTest(NamedTuple):
@@ -43,9 +46,10 @@ class PairedTTest(NamedTuple):
 def paired_ttest(a, b) -> PairedTTest:
     """Two-sided paired t-test of per-query values ``a`` vs ``b``.
 
-    Pairs with NaN on either side are dropped. Identical inputs (every difference 0)
-    give ``t = 0, p = 1`` rather than scipy's NaN: no evidence of a difference. A
-    constant non-zero difference has zero variance and gives ``t = ±inf, p = 0``.
+    Pairs with NaN on either side are dropped. Identical inputs (every difference 0,
+    or below 1e-12 in absolute value) give ``t = 0, p = 1`` rather than scipy's NaN: no
+    evidence of a difference. A constant non-zero difference has zero variance and gives
+    ``t = ±inf, p = 0``. Raises ``ValueError`` for different lengths or fewer than 2 pairs.
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -61,10 +65,11 @@ def paired_ttest(a, b) -> PairedTTest:
     if n < 2:
         raise ValueError(f"a paired t-test needs at least 2 queries with values, got {n}")
     mean_diff = float(diff.mean())
-    if np.all(diff == 0):
-        return PairedTTest(0.0, 0.0, 1.0, n)
-    if np.all(diff == diff[0]):
-        # Zero variance: scipy warns and may return NaN; the difference is certain.
+    if np.all(np.abs(diff) <= _TIE):
+        return PairedTTest(mean_diff, 0.0, 1.0, n)
+    if np.ptp(diff) <= 1e-12 * np.abs(diff).max():
+        # Zero variance (up to rounding, e.g. (a + c) - a): scipy warns about precision
+        # loss and returns noise or NaN; the difference is certain.
         return PairedTTest(mean_diff, float(np.copysign(np.inf, mean_diff)), 0.0, n)
     res = stats.ttest_rel(a[keep], b[keep])
     return PairedTTest(mean_diff, float(res.statistic), float(res.pvalue), n)
@@ -183,8 +188,8 @@ def significance_table(tidy: pd.DataFrame,
 
     ``tidy`` has columns ``model, metric, qid, value`` (names configurable), e.g. the
     concatenated ``evaluate(..., per_query=True)`` frames of several models with a
-    ``model`` column added. Returns a models x metrics frame of marked strings, metrics
-    in their order of appearance.
+    ``model`` column added. Returns a models x metrics frame of marked strings, models
+    and metrics in their order of appearance.
     """
     missing = [c for c in (model, metric, qid, value) if c not in tidy.columns]
     if missing:
@@ -194,7 +199,8 @@ def significance_table(tidy: pd.DataFrame,
         part = tidy[tidy[metric] == name]
         if part.duplicated([model, qid]).any():
             raise ValueError(f"tidy has several values for one (model, qid) in metric {name!r}")
-        wide = part.pivot(index=qid, columns=model, values=value)
+        # pivot sorts models by name; tables list them in the order they were given.
+        wide = part.pivot(index=qid, columns=model, values=value)[pd.unique(part[model])]
         if wide.isna().any().any() and not part[value].isna().any():
             raise ValueError(
                 f"models were not evaluated on the same queries for metric {name!r}"

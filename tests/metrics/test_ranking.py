@@ -117,8 +117,12 @@ def test_average_precision_divides_by_all_relevant():
     s = np.array([0.3, 0.2, 0.1])
     off = offsets_of(3)
     assert average_precision(y, s, off)[0] == pytest.approx((1 / 2 + 2 / 3) / 2, abs=1e-15)
-    # trec_eval/ranx map_cut: R=2 relevant overall, even though only one is in the top 2.
     assert average_precision(y, s, off, k=2)[0] == pytest.approx(0.25, abs=1e-15)
+    # trec_eval/ranx map_cut: divide by R=3 relevant overall, not by min(R, k)=2 as
+    # LightGBM's map@k does.
+    y = np.array([1, 0, 1, 1])
+    s = np.array([0.4, 0.3, 0.2, 0.1])
+    assert average_precision(y, s, offsets_of(4), k=2)[0] == pytest.approx(1 / 3, abs=1e-15)
 
 
 def test_rel_threshold():
