@@ -1,0 +1,112 @@
+# %% [markdown]
+# # 00 · Dataset overview
+#
+# **What it shows.** The shape of the collection every later notebook works on: partition
+# sizes (the "DS" column of Table 2 of the non-IID paper), the label distribution, documents
+# and relevant documents per query, the category distribution of all and of relevant
+# documents (compare Figure 2 of the non-IID paper), and how sparse and how few-valued the
+# features are.
+#
+# **Inputs.** `dataset` is `"synthetic"` (the Istella-like default, sized by `scale` and
+# drawn from `seed`), `"lightgbm-rank"` (the small real example), or the path or name under
+# `data_dir` of a LETOR folder or file. `category_feature` names the feature holding the
+# topic category in a real collection (e.g. Istella-S); `category_bins > 0` bins it by
+# quantiles instead (MSLR: PageRank).
+#
+# **Outputs** under `reports/<run_id>/`: tables `split_statistics`, `label_distribution`,
+# `category_distribution`, `feature_sparsity`; figures `label_distribution`,
+# `per_query_counts`, `category_distribution`, `feature_sparsity`; metrics in `metrics.json`.
+
+# %% tags=["parameters"]
+dataset: str = "synthetic"  # "synthetic", "lightgbm-rank", or a LETOR path / name under data_dir
+data_dir: str = ""  # folder of user collections; empty means data/raw
+scale: str = "small"  # synthetic size: "tiny", "small" or "paper"
+seed: int = 0  # seed of the synthetic data and of every sample drawn here
+run_id: str = "interactive"  # reports/<run_id>/ receives tables and figures
+interactive: bool = True  # widgets when True; plain figures in batch runs
+category_feature: str = ""  # real data: feature with the topic category (f220 for example); empty means none
+category_bins: int = 0  # > 0: quantile-bin category_feature into this many categories
+
+# %%
+from ltrlib.data import overview
+from ltrlib.data.loading import load_dataset
+from ltrlib import plots
+from ltrlib.report import Reporter
+
+report = Reporter(run_id, "00_dataset_overview")
+splits = load_dataset(dataset, data_dir, scale, seed,
+                      category_feature=category_feature or None, category_bins=category_bins)
+splits
+
+# %% [markdown]
+# ## Partitions
+# Queries, relevant documents (label > 0) and query-document pairs per partition.
+
+# %%
+stats = overview.split_statistics(splits)
+report.table(stats, "split_statistics", caption="Partition sizes")
+stats
+
+# %% [markdown]
+# ## Labels
+# Relevance grades are heavily skewed towards 0: a handful of relevant documents per query.
+
+# %%
+labels = overview.label_distribution(splits)
+report.table(labels, "label_distribution")
+report.figure(plots.label_distribution(labels), "label_distribution")
+
+# %% [markdown]
+# ## Documents and relevant documents per query
+
+# %%
+per_query = overview.per_query_counts(splits)
+report.figure(plots.per_query_counts(per_query), "per_query_counts")
+per_query.groupby("split")[["n_docs", "n_relevant"]].describe().T
+
+# %% [markdown]
+# ## Categories
+# The share of each topic category among all documents and among relevant documents of the
+# training partition. On Istella-S (and the synthetic default) categories 11 and 14 lead.
+
+# %%
+categories = overview.category_distribution(splits)
+report.table(categories, "category_distribution")
+report.figure(plots.category_distribution(categories, "train"), "category_distribution")
+
+# %% [markdown]
+# ## Feature sparsity
+# LETOR features are a mix of continuous scores, sparse counts that are zero for most
+# documents, flags and small integers. Tree ensembles bin them all; a linear ranker
+# (notebook 07) needs the within-query normalisation because of this mix.
+
+# %%
+sparsity = overview.feature_sparsity(splits.train, seed=seed)
+report.table(sparsity, "feature_sparsity")
+report.figure(plots.feature_sparsity(sparsity), "feature_sparsity")
+sparsity.kind.value_counts()
+
+# %% [markdown]
+# ## One feature against the labels
+# Interactively, pick any feature; in batch runs the most label-correlated feature is shown.
+
+# %%
+if interactive:
+    from ltrlib.widgets import feature_explorer
+
+    feature_explorer(splits.train)
+else:
+    best = overview.most_label_correlated(splits.train)
+    report.figure(plots.feature_by_label(overview.feature_by_label(splits.train, best), best),
+                  "feature_by_label")
+
+# %%
+train = stats.set_index("split").loc["train"]
+report.metrics(
+    train_queries=int(train.queries),
+    train_relevant_share=float(train.relevant_share),
+    train_docs_per_query=float(train.docs_per_query),
+    n_features=int(train.features),
+    sparse_features=int((sparsity.kind == "sparse").sum()),
+    n_categories=int(categories.category.nunique()) if not categories.empty else 0,
+)
