@@ -1,0 +1,53 @@
+# ltrlib workbench. `make help` lists the targets; every target sets itself up.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+SCALE ?= small
+SEED ?= 0
+DATASET ?= synthetic
+RUN_ID ?=
+ARGS ?=
+
+.PHONY: help install reproduce test test-fast bench lab clean-cache clean-reports
+
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@echo ""
+	@echo "  Variables: SCALE=$(SCALE) SEED=$(SEED) DATASET=$(DATASET) RUN_ID=<default from the others> ARGS=<extra 'ltrlib run' flags>"
+
+# The virtual environment is rebuilt whenever pyproject.toml changes.
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install ltrlib with its dependencies
+
+reproduce: $(STAMP) ## Run every notebook on the synthetic default; writes reports/<run_id>/
+	$(PY) -m ltrlib run --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
+
+test: $(STAMP) ## Run the whole test suite
+	$(PY) -m pytest
+
+test-fast: $(STAMP) ## Run the tests without the notebook smoke tests
+	$(PY) -m pytest -m "not slow"
+
+bench: $(STAMP) ## Print the speed figures (parse, cached reload, metrics, synthetic generation)
+	$(PY) bench/bench_parse.py
+	$(PY) bench/bench_metrics.py
+	$(PY) bench/bench_synthetic.py
+
+lab: $(STAMP) ## Open JupyterLab on the notebooks
+	$(VENV)/bin/jupyter lab notebooks/
+
+clean-cache: ## Remove the parsed-data cache (data/cache/)
+	rm -rf data/cache
+
+clean-reports: ## Remove every report under reports/
+	find reports -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
