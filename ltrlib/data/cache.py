@@ -55,6 +55,7 @@ from ltrlib.data.svmlight import _fingerprint_blocks
 __all__ = [
     "FORMAT_VERSION",
     "CacheHit",
+    "PendingEntry",
     "fingerprint",
     "full_hash",
     "source_signature",
@@ -211,43 +212,96 @@ def index_range(sources: list[dict], cache_dir=None) -> tuple[int, int] | None:
 
 
 # --------------------------------------------------------------------------- store
+class PendingEntry:
+    """An entry being written in a ``.tmp-*`` directory; `commit` renames it into place.
+
+    `array` hands out a zero-filled, writable memory map inside the temp directory, so the
+    parser can write X straight into the cache file: that saves a second 100+ MB copy
+    (np.save) on the first parse. Used as a context manager, an exception aborts the entry.
+    """
+
+    def __init__(self, cache_dir=None):
+        self.root = cache_root(cache_dir)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.cache_dir = cache_dir
+        cleanup_temp(cache_dir)
+        self.tmp: Path | None = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-",
+                                                      dir=self.root))
+        self._maps: dict[str, np.ndarray] = {}
+
+    def array(self, name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+        """A zero-filled writable memmap that becomes ``<name>.npy`` of the entry."""
+        f = self.tmp / f"{name}.npy"
+        if f.exists():
+            f.unlink()  # an earlier map of it (another layout) stays valid until dropped
+        m = np.lib.format.open_memmap(f, mode="w+", dtype=dtype, shape=tuple(shape))
+        self._maps[name] = m
+        return m
+
+    def commit(self, sources: list[dict], options: dict, arrays: dict[str, np.ndarray],
+               meta: dict) -> Path:
+        """Write the other arrays and meta.json, rename into place, purge stale entries."""
+        if self.tmp is None:
+            raise RuntimeError("entry already committed or aborted")
+        tmp = self.tmp
+        try:
+            for k, a in arrays.items():
+                if a is self._maps.get(k):
+                    a.flush()
+                    continue
+                f = tmp / f"{k}.npy"
+                if f.exists():
+                    f.unlink()
+                np.save(f, np.ascontiguousarray(a), allow_pickle=False)
+            for k in set(self._maps) - set(arrays):
+                (tmp / f"{k}.npy").unlink(missing_ok=True)
+            full = dict(meta)
+            full.update(
+                format_version=FORMAT_VERSION,
+                key=_key(sources, options),
+                created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                sources=sources,
+                options=options,
+                arrays={k: {"shape": list(a.shape), "dtype": str(a.dtype)} for k, a in arrays.items()},
+            )
+            with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
+                json.dump(full, fh, indent=1, sort_keys=True)
+            final = self.root / _entry_name(sources, options)
+            try:
+                os.rename(tmp, final)
+            except OSError as exc:
+                # A concurrent reader of the same file won the race: its entry is equivalent.
+                if exc.errno in (errno.ENOTEMPTY, errno.EEXIST) and final.is_dir():
+                    shutil.rmtree(tmp, ignore_errors=True)
+                else:
+                    raise
+        except BaseException:
+            self.abort()
+            raise
+        self.tmp = None
+        purge_stale(sources, self.cache_dir)
+        return final
+
+    def abort(self) -> None:
+        """Delete the temp directory (memmaps handed out stay readable until dropped)."""
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+    def __enter__(self) -> "PendingEntry":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self.abort()
+
+
 def store(sources: list[dict], options: dict, arrays: dict[str, np.ndarray], meta: dict,
           cache_dir=None) -> Path:
     """Write an entry atomically and remove stale entries of the same source path.
     Returns the entry directory. Raises OSError when the cache cannot be written."""
-    root = cache_root(cache_dir)
-    root.mkdir(parents=True, exist_ok=True)
-    cleanup_temp(cache_dir)
-    name = _entry_name(sources, options)
-    final = root / name
-    tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", dir=root))
-    try:
-        for k, a in arrays.items():
-            np.save(tmp / f"{k}.npy", np.ascontiguousarray(a), allow_pickle=False)
-        full = dict(meta)
-        full.update(
-            format_version=FORMAT_VERSION,
-            key=_key(sources, options),
-            created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            sources=sources,
-            options=options,
-            arrays={k: {"shape": list(a.shape), "dtype": str(a.dtype)} for k, a in arrays.items()},
-        )
-        with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
-            json.dump(full, fh, indent=1, sort_keys=True)
-        try:
-            os.rename(tmp, final)
-        except OSError as exc:
-            # A concurrent reader of the same file won the race: its entry is equivalent.
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST) and final.is_dir():
-                shutil.rmtree(tmp, ignore_errors=True)
-            else:
-                raise
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    purge_stale(sources, cache_dir)
-    return final
+    with PendingEntry(cache_dir) as pending:
+        return pending.commit(sources, options, arrays, meta)
 
 
 def purge_stale(sources: list[dict], cache_dir=None) -> int:

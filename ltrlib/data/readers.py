@@ -44,10 +44,12 @@ from ltrlib.data import cache as _cache
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.data.svmlight import (
     LetorFormatError,
-    parse_scan,
+    finish_parse,
+    open_source,
     read_group_file,
     resolve_layout,
-    scan_file,
+    run_parse,
+    sample_index_range,
 )
 
 __all__ = ["read_letor", "read_lightgbm", "read_letor_folder", "LetorFormatError"]
@@ -201,11 +203,11 @@ def _signatures(unit: _Unit) -> list[dict]:
     return sigs
 
 
-def _scan_signatures(unit: _Unit, scan) -> list[dict]:
-    # The signature of the bytes actually parsed (stat taken before the read), so a file that
-    # changes while it is read is keyed by what was read, and the re-stat below catches it.
-    sigs = [{"path": str(unit.path.resolve()), "size": scan.size, "mtime_ns": scan.mtime_ns,
-             "fingerprint": scan.fingerprint}]
+def _scan_signatures(unit: _Unit, src) -> list[dict]:
+    # The signature of the bytes actually parsed (stat taken when the file was opened), so a
+    # file that changes while it is read is keyed by what was read; _store's re-stat sees it.
+    sigs = [{"path": str(unit.path.resolve()), "size": src.size, "mtime_ns": src.mtime_ns,
+             "fingerprint": src.fingerprint}]
     if unit.query_file is not None:
         sigs.append(_cache.source_signature(unit.query_file))
     return sigs
@@ -217,62 +219,105 @@ def _read_units(units, zero_based, n_features, label_range, category_feature, ca
         raise ValueError("give category_feature or category_bins, not both")
     if label_range is not None:
         label_range = (int(label_range[0]), int(label_range[1]))
-    if cache:
-        sigs = [_signatures(u) for u in units]
+    sigs = [_signatures(u) for u in units] if cache else [None] * len(units)
 
-    # 1. The common layout needs each file's index range: from a cache entry of the same
-    #    content if there is one, else from pass A (kept, so the parse below reuses it).
-    scans: dict[int, object] = {}
-    ranges = []
-    if zero_based == "auto" or n_features is None:
-        for i, u in enumerate(units):
-            r = _cache.index_range(sigs[i], cache_dir) if cache else None
-            if r is None:
-                scans[i] = scan_file(u.path, hash_content=cache)
-                r = (scans[i].min_index, scans[i].max_index)
-            ranges.append(r)
-    zb, width = resolve_layout(ranges, zero_based, n_features)
-    base = 0 if zb else 1
-    cat_col = bins = None
-    if category_feature is not None:
-        cat_col = _category_column(category_feature, "category_feature", base, width, units[0].path)
-    if category_bins is not None:
-        feat, bins = category_bins
-        cat_col = _category_column(feat, "category_bins", base, width, units[0].path)
-        if int(bins) < 2:
-            raise ValueError(f"category_bins: n_bins must be >= 2, got {bins}")
-    options = {"zero_based": zb, "n_features": width,
-               "label_range": None if label_range is None else list(label_range)}
+    # 1. The common layout needs every file's true feature index range. A cache entry of the
+    #    same content records it; otherwise the file is parsed in full with a layout guessed
+    #    from sampled lines, which gives the true range and, when the guess was right (the
+    #    usual case), already the final result.
+    raws: dict[int, object] = {}
+    srcs: dict[int, object] = {}
+    pending: dict[int, _cache.PendingEntry] = {}
 
-    # 2. Each file from the cache, or parsed (and then stored).
-    out = []
-    names = tuple(f"f{c + base}" for c in range(width))
-    for i, u in enumerate(units):
-        opts = dict(options, format=u.fmt)
-        hit = _cache.load(sigs[i], opts, cache_dir, verify) if cache else None
-        meta = {"source": str(u.path), "format": u.fmt, "index_base": base}
-        if hit is not None:
-            a = hit.arrays
-            X, y, qids, offsets = a["X"], a["y"], a["query_ids"], a["offsets"]
-            meta.update(cache="hit", cache_entry=str(hit.path),
-                        content_sha256=hit.meta["sources"][0].get("sha256"))
+    def parse(i, zb_, width_):
+        # With the cache on, X is parsed straight into the new entry's X.npy (a memmap).
+        src = srcs.get(i)
+        if src is None:
+            src = srcs[i] = open_source(units[i].path, hash_content=cache)
+        out = None
+        if cache and src.n_lines * width_ > 0:
+            try:
+                if i not in pending:
+                    pending[i] = _cache.PendingEntry(cache_dir)
+                out = pending[i].array("X", (src.n_lines, width_), np.float32)
+            except OSError as exc:
+                warnings.warn(f"cannot write the cache under {_cache.cache_root(cache_dir)}: "
+                              f"{exc}", RuntimeWarning, stacklevel=4)
+        return run_parse(src, zb_, width_, out=out)
+
+    try:
+        if isinstance(zero_based, str) and zero_based == "auto" or n_features is None:
+            known = {}
+            for i in range(len(units)):
+                r = _cache.index_range(sigs[i], cache_dir) if cache else None
+                if r is not None:
+                    known[i] = r
+            if len(known) < len(units):
+                for i, u in enumerate(units):
+                    if i not in known:
+                        srcs[i] = open_source(u.path, hash_content=cache)
+                guess = [known[i] if i in known else sample_index_range(srcs[i])
+                         for i in range(len(units))]
+                g_zb, g_width = resolve_layout(guess, zero_based, n_features)
+                for i in list(srcs):
+                    raws[i] = parse(i, g_zb, g_width)
+            ranges = [known[i] if i in known else raws[i].index_range for i in range(len(units))]
         else:
-            scan = scans.pop(i, None) or scan_file(u.path, hash_content=cache)
-            parsed = parse_scan(scan, zero_based=zb, n_features=width, label_range=label_range,
-                                require_qid=u.query_file is None)
-            X, y, qids, offsets = parsed.X, parsed.y, parsed.query_ids, parsed.offsets
-            if u.query_file is not None:
-                sizes = read_group_file(u.query_file, y.size, u.path)
-                offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-                qids = np.arange(sizes.size, dtype=np.int64)
-            X.flags.writeable = False
-            meta["cache"] = "off"
-            if cache:
-                meta.update(_store(u, scan, opts, X, y, qids, offsets, cache_dir))
-            del scan
-        ds = Dataset(X=X, y=y, query_ids=qids, offsets=offsets, feature_names=names,
-                     name=u.name, meta=meta)
-        out.append(ds)
+            ranges = []
+        zb, width = resolve_layout(ranges, zero_based, n_features)
+        base = 0 if zb else 1
+        cat_col = bins = None
+        if category_feature is not None:
+            cat_col = _category_column(category_feature, "category_feature", base, width,
+                                       units[0].path)
+        if category_bins is not None:
+            feat, bins = category_bins
+            cat_col = _category_column(feat, "category_bins", base, width, units[0].path)
+            if int(bins) < 2:
+                raise ValueError(f"category_bins: n_bins must be >= 2, got {bins}")
+        options = {"zero_based": zb, "n_features": width,
+                   "label_range": None if label_range is None else list(label_range)}
+
+        # 2. Each file: the parse from step 1 if its layout is the final one, else the cache,
+        #    else a (new) full parse, which is then stored.
+        out = []
+        names = tuple(f"f{c + base}" for c in range(width))
+        for i, u in enumerate(units):
+            opts = dict(options, format=u.fmt)
+            raw = raws.pop(i, None)
+            if raw is not None and (raw.zero_based, raw.width) != (zb, width):
+                raw = parse(i, zb, width)  # the sampled guess missed: parse again
+            hit = None
+            if raw is None and cache:
+                hit = _cache.load(sigs[i], opts, cache_dir, verify)
+            meta = {"source": str(u.path), "format": u.fmt, "index_base": base}
+            if hit is not None:
+                a = hit.arrays
+                X, y, qids, offsets = a["X"], a["y"], a["query_ids"], a["offsets"]
+                meta.update(cache="hit", cache_entry=str(hit.path),
+                            content_sha256=hit.meta["sources"][0].get("sha256"))
+            else:
+                if raw is None:
+                    raw = parse(i, zb, width)
+                parsed = finish_parse(raw, label_range=label_range,
+                                      require_qid=u.query_file is None)
+                X, y, qids, offsets = parsed.X, parsed.y, parsed.query_ids, parsed.offsets
+                if u.query_file is not None:
+                    sizes = read_group_file(u.query_file, y.size, u.path)
+                    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+                    qids = np.arange(sizes.size, dtype=np.int64)
+                X.flags.writeable = False
+                meta["cache"] = "off"
+                if cache:
+                    meta.update(_store(u, srcs[i], pending.pop(i, None), opts, parsed, X, y,
+                                       qids, offsets, cache_dir))
+                srcs.pop(i, None)
+                del raw  # release the file mapping
+            out.append(Dataset(X=X, y=y, query_ids=qids, offsets=offsets, feature_names=names,
+                               name=u.name, meta=meta))
+    finally:
+        for p in pending.values():  # entries not committed (an error, or a cache hit)
+            p.abort()
 
     # 3. Categories (bin edges from the first file: the training split of a folder).
     if cat_col is not None:
@@ -286,20 +331,25 @@ def _read_units(units, zero_based, n_features, label_range, category_feature, ca
     return out
 
 
-def _store(u: _Unit, scan, opts, X, y, qids, offsets, cache_dir) -> dict:
-    sigs = _scan_signatures(u, scan)
-    sigs[0]["sha256"] = scan.content_hash()
+def _store(u: _Unit, src, pending, opts, parsed, X, y, qids, offsets, cache_dir) -> dict:
+    sigs = _scan_signatures(u, src)
+    sigs[0]["sha256"] = src.content_hash()
     st = os.stat(u.path)
-    if (st.st_size, st.st_mtime_ns) != (scan.size, scan.mtime_ns):
+    if (st.st_size, st.st_mtime_ns) != (src.size, src.mtime_ns):
         warnings.warn(f"{u.path} changed while it was read; the result is not cached",
                       RuntimeWarning, stacklevel=4)
+        if pending is not None:
+            pending.abort()
         return {"cache": "miss"}
     if u.query_file is not None:
         sigs[1]["sha256"] = _cache.full_hash(u.query_file)
-    meta = {"min_index": scan.min_index, "max_index": scan.max_index, "n_docs": int(y.size)}
+    meta = {"min_index": parsed.min_index, "max_index": parsed.max_index, "n_docs": int(y.size)}
+    arrays = {"X": X, "y": y, "query_ids": qids, "offsets": offsets}
     try:
-        entry = _cache.store(sigs, opts, {"X": X, "y": y, "query_ids": qids, "offsets": offsets},
-                             meta, cache_dir)
+        if pending is None:
+            entry = _cache.store(sigs, opts, arrays, meta, cache_dir)
+        else:
+            entry = pending.commit(sigs, opts, arrays, meta)
     except OSError as exc:
         # A full disk or read-only cache must not stop the research: the data are fine.
         warnings.warn(f"could not cache {u.path}: {exc}", RuntimeWarning, stacklevel=4)
