@@ -147,6 +147,14 @@ def _discard(d: Path) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
+def _meta_key(d: Path) -> str | None:
+    try:
+        with open(d / "meta.json", encoding="utf-8") as fh:
+            return json.load(fh).get("key")
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def _read_entry(d: Path, key: str, sources: list[dict]) -> CacheHit:
     """Load an entry or raise (any exception = corrupt)."""
     with open(d / "meta.json", encoding="utf-8") as fh:
@@ -270,11 +278,16 @@ class PendingEntry:
             try:
                 os.rename(tmp, final)
             except OSError as exc:
-                # A concurrent reader of the same file won the race: its entry is equivalent.
-                if exc.errno in (errno.ENOTEMPTY, errno.EEXIST) and final.is_dir():
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not final.is_dir():
+                    raise
+                if _meta_key(final) == full["key"]:
+                    # A concurrent reader of the same file won the race: its entry is
+                    # equivalent, keep it.
                     shutil.rmtree(tmp, ignore_errors=True)
                 else:
-                    raise
+                    # A corrupt entry under our name (its meta.json is unreadable): replace.
+                    _discard(final)
+                    os.rename(tmp, final)
         except BaseException:
             self.abort()
             raise
