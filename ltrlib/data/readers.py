@@ -23,9 +23,12 @@ Conventions (see `ltrlib.data.svmlight` for the text format)
 * Cache: ``cache=True`` stores each parsed file under ``cache_dir`` (default
   ``ltrlib.config.CACHE_DIR``) and reloads it memory-mapped; see `ltrlib.data.cache` for what
   the staleness check does and does not catch, and ``verify="full"`` for a full-content check.
-  ``X`` is read-only in every case (a cache hit is a read-only memory map; a fresh parse is
-  made read-only too, so code that would write into a cached matrix fails on the first run
-  already). Use ``np.array(ds.X)`` for a private writable copy.
+  ``X`` is read-only in every case: with the cache on it is a memory map of the entry's
+  ``X.npy`` (on a hit, and also after a first parse, which writes X straight into the new
+  entry); without it, an in-memory array made read-only too, so code that would write into a
+  cached matrix fails on the first run already. Use ``np.array(ds.X)`` for a private writable
+  copy. Remove cache entries by deleting them (``rm``, `ltrlib.data.cache.clear`), never by
+  truncating files in place: a live memory map of a truncated file crashes the process.
 * ``Dataset.meta`` records ``source``, ``index_base``, ``cache`` (``"hit"``, ``"miss"`` or
   ``"off"``), ``cache_entry`` and, after a first parse with the cache on, the file's SHA-256.
 """

@@ -93,7 +93,7 @@ class LetorFormatError(ValueError):
 # --------------------------------------------------------------------------- constants
 # Error codes the kernels return (0 = fine). Python maps them to messages in _ERROR_TEXT.
 E_TOKEN, E_LABEL, E_LABEL_NONINT, E_QID, E_INDEX, E_VALUE = 1, 2, 3, 4, 5, 6
-E_NONFINITE, E_ORDER, E_QID_POS, E_RANGE, E_OVERFLOW = 7, 8, 9, 10, 11
+E_NONFINITE, E_ORDER, E_QID_POS, E_OVERFLOW = 7, 8, 9, 11
 
 _ERROR_TEXT = {
     E_TOKEN: "malformed token: expected 'index:value' or 'qid:N'",
@@ -106,7 +106,6 @@ _ERROR_TEXT = {
     E_ORDER: "feature indices must be strictly increasing along a line "
     "(this one repeats or goes back)",
     E_QID_POS: "qid must appear once, right after the label and before the features",
-    E_RANGE: "feature index outside the matrix",
     E_OVERFLOW: "feature value does not fit in float32 (|x| > 3.4e38)",
 }
 
@@ -274,9 +273,6 @@ def _parse_number(buf, i, e):
         dexp += -k if eneg else k
     v = _to_float64(m, dexp, inexact)
     return (-v if neg else v), i, 0
-
-
-_NO_LINE = (0, 0, 0, 0.0, np.int64(0), np.int64(-1), np.int64(-1))
 
 
 @njit(cache=True, nogil=True)
@@ -456,6 +452,11 @@ def _parse_all(buf, starts, ends, nchunks, X, base, flags, labels, qids, mins, m
             maxs[li] = mx
 
 
+# numba's default threading layer (workqueue) aborts the process when two Python threads
+# launch parallel kernels at once; readers may be called from thread pools, so serialise.
+_KERNEL_LOCK = threading.Lock()
+
+
 def _nchunks(n: int) -> int:
     # Several chunks per thread balance uneven line lengths; each chunk is still long.
     return int(max(1, min(n, 8 * numba.get_num_threads())))
@@ -559,14 +560,16 @@ def open_source(path, *, hash_content: bool = False) -> Source:
     fp = fingerprint_bytes(buf)
     start0 = 3 if buf[:3].tobytes() == b"\xef\xbb\xbf" else 0  # UTF-8 byte-order mark
     nb = _nchunks(max(1, buf.size >> 20))
-    counts = _count_newlines(buf, nb) if buf.size else np.zeros(1, np.int64)
+    with _KERNEL_LOCK:
+        counts = _count_newlines(buf, nb) if buf.size else np.zeros(1, np.int64)
     n_nl = int(counts.sum())
     n_lines = n_nl + int(buf.size > 0 and buf[-1] != _NL)
     starts = np.empty(n_nl + 1, dtype=np.int64)
     ends = np.empty(n_lines, dtype=np.int64)
     if buf.size:
         first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        _line_bounds(buf, nb, first, starts, ends, start0)
+        with _KERNEL_LOCK:
+            _line_bounds(buf, nb, first, starts, ends, start0)
     starts = starts[:n_lines]  # no line starts after the final newline
     return Source(path, buf, starts, ends, st.st_size, st.st_mtime_ns, fp, hasher)
 
@@ -651,8 +654,9 @@ def run_parse(src: Source, zero_based: bool, width: int, out: np.ndarray | None 
     err_code = np.zeros(nc, dtype=np.int64)
     err_pos = np.zeros(nc, dtype=np.int64)
     if n:
-        _parse_all(src.buf, src.starts, src.ends, nc, X, base, flags, labels, qids, mins, maxs,
-                   err_code, err_pos)
+        with _KERNEL_LOCK:
+            _parse_all(src.buf, src.starts, src.ends, nc, X, base, flags, labels, qids, mins,
+                       maxs, err_code, err_pos)
         _raise_kernel_error(src.path, src.buf, src.starts, err_code, err_pos)
     data_lines = np.flatnonzero(flags & 1).astype(np.int64)
     if data_lines.size == 0:
@@ -1006,7 +1010,8 @@ def _write_rows(ds, fh, with_qid: bool, base: int) -> None:
         bounds = np.array([csum[cuts[c]] for c in range(nc)], dtype=np.int64)
         out = np.empty(int(csum[-1]), dtype=np.uint8)
         used = np.zeros(nc, dtype=np.int64)
-        _format_rows(X[r0:r1], y[r0:r1], qid[r0:r1], with_qid, base, bounds, out, used)
+        with _KERNEL_LOCK:
+            _format_rows(X[r0:r1], y[r0:r1], qid[r0:r1], with_qid, base, bounds, out, used)
         for c in range(nc):
             fh.write(memoryview(out[bounds[c]:bounds[c] + used[c]]))
 
