@@ -23,6 +23,10 @@ in a background thread and stores in ``meta.json`` (``sources[i].sha256``) for p
 
 Atomicity and recovery
 ----------------------
+Protects against killed and interrupted runs, not against power loss: nothing is fsync'ed
+(that would cost a synchronous disk write of X on every first parse). After a crash of the
+machine itself, clear the cache (`clear`) to be safe.
+
 An entry is written into ``.tmp-*`` inside the cache directory and renamed into place, so
 the real name only ever holds a complete entry. A killed run leaves at most a ``.tmp-*``
 directory, which lookups ignore and which `cleanup_temp` removes once it is an hour old (a
@@ -255,7 +259,8 @@ class PendingEntry:
         try:
             for k, a in arrays.items():
                 if a is self._maps.get(k):
-                    a.flush()
+                    # Already in the page cache, which every process sees; no msync: a flush
+                    # would force a synchronous 100+ MB disk write on the first parse.
                     continue
                 f = tmp / f"{k}.npy"
                 if f.exists():
