@@ -1,0 +1,32 @@
+"""Non-IID learning to rank data (the non-IID paper, §3 and §5.2).
+
+* :mod:`ltrlib.noniid.categories`: query categories from relevant documents (§3.1), the
+  Figure 2 distributions and the dominance statistics of §5.2.
+* :mod:`ltrlib.noniid.splits`: the DS1 / DS2' strategies, the paper's Split1-3 with their
+  D_merge sets, Table 2, and the n-client generalisation.
+"""
+
+from ltrlib.noniid.categories import (
+    NO_CATEGORY,
+    STRATEGIES,
+    assign_all,
+    assign_query_categories,
+    category_counts,
+    dominance_statistics,
+    relevant_vs_query_categories,
+)
+from ltrlib.noniid.splits import (
+    Client,
+    NonIIDSplit,
+    make_clients,
+    make_split,
+    paper_splits,
+    table2,
+    table2_wide,
+)
+
+__all__ = [
+    "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_counts",
+    "dominance_statistics", "relevant_vs_query_categories",
+    "Client", "NonIIDSplit", "make_clients", "make_split", "paper_splits", "table2", "table2_wide",
+]

@@ -1,0 +1,499 @@
+"""Type 1 non-IID splits (§3.2, §5.2 of the non-IID paper), D_merge, and Table 2.
+
+The paper's reading, implemented here
+-------------------------------------
+For a category ``c`` the partition DS1 holds, by strategy (§5.2):
+
+* ``"tie_breaking"``: queries whose §3.1 category (with the tie-breaking chain) is ``c``;
+* ``"no_tie_breaking"``: queries where ``c`` has strictly more relevant documents than
+  every other category;
+* ``"exclusive"``: queries whose relevant documents all have category ``c``.
+
+DS2' holds the queries with *no relevant document* of category ``c``: the paper removes
+from DS2 every query "containing" a category-``c`` query-document pair and says DS2' is
+the same for every strategy because the DS2 versions differ only in queries with at least
+one relevant ``c`` document. Only relevant documents carry a category in §3.1, and the
+Split1 description ("only if they did not contain any relevant documents of category 11")
+confirms it. Queries without any relevant document therefore fall in DS2'. The same rules
+apply to training, validation and test.
+
+D_merge (§5.2): the validation queries in neither DS1 nor DS2' form a pool, sorted by
+their number of relevant documents of ``c`` (ties by query id, so the order is
+deterministic). Client 1, whose model saw many ``c`` documents, takes the ``|Q1|/2``
+queries with the fewest; client 2 the ``|Q2|/2`` with the most. ``|Qi|`` defaults to
+client i's number of *training* queries ("M_1 was trained on |Q_1| queries"), halved and
+rounded down (``merge_size="train_queries_half"``). When the pool is too small for both,
+both sizes shrink in proportion (``merge_overflow="shrink"``, recorded in ``notes``), so the
+two D_merge sets stay disjoint as the two ends of one sorted list.
+
+Generalisation to n clients (:func:`make_clients`)
+--------------------------------------------------
+Client i is given a set of categories ``S_i`` (pairwise disjoint) and a strategy:
+``tie_breaking`` (the §3.1 category is in ``S_i``), ``no_tie_breaking`` (one category has
+strictly the most relevant documents and it is in ``S_i``) or ``exclusive`` (every relevant
+document is in ``S_i``). For a singleton set these are the DS1 rules above. At most one
+client may take "the rest" (``None``): the categories of no other client, with the
+``exclusive`` rule by default, which is exactly DS2' — no relevant document of any other
+client's categories — and it also receives the queries without relevant documents, as DS2'
+does. The paper's split is therefore ``make_clients(splits, [{c}, None], strategy)``.
+Disjoint sets make the clients' queries disjoint whatever the strategies (a query has one
+strictly dominant / assigned category, and "all relevant documents in S_i" implies it).
+Validation queries in no client form the D_merge pool; a client with a set takes the
+pool queries with the fewest relevant documents in its set, the rest client those with the
+most relevant documents in the other clients' sets (both: stable order by query id). With
+more than two clients two D_merge sets may share queries (different clients sort by
+different keys); with two they are the two ends of one list and never do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.data.dataset import Dataset, Splits
+from ltrlib.noniid.categories import (
+    STRATEGIES,
+    CategoryCounts,
+    assign_query_categories,
+    category_counts,
+    category_universe,
+)
+
+#: What ``|Q_i|`` means for the D_merge size ``|Q_i| / 2``.
+MERGE_SIZES = ("train_queries_half", "vali_queries_half")
+#: What to do when the D_merge pool is smaller than the sizes asked for.
+MERGE_OVERFLOWS = ("shrink", "overlap", "error")
+#: The paper's three splits (§5.2): name -> strategy; categories are parameters.
+PAPER_SPLITS = {"Split1": "exclusive", "Split2": "no_tie_breaking", "Split3": "no_tie_breaking"}
+STRATEGY_LABELS = {
+    "tie_breaking": "Partitioning with tie-breaking",
+    "no_tie_breaking": "Partitioning without tie-breaking",
+    "exclusive": "Exclusive partitioning",
+}
+
+
+def _check_strategy(strategy: str, parameter: str = "strategy") -> str:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"{parameter}={strategy!r} is not a strategy; use one of {STRATEGIES}")
+    return strategy
+
+
+# --------------------------------------------------------------------------- masks
+
+
+def set_mask(cc: CategoryCounts, assigned: np.ndarray, categories, strategy: str,
+             parameter: str = "category") -> np.ndarray:
+    """Queries whose category, by ``strategy``, lies in the set ``categories``."""
+    _check_strategy(strategy)
+    cols = cc.columns(categories, parameter)
+    C = cc.count
+    n_rel = C.sum(axis=1)
+    if strategy == "tie_breaking":
+        return np.isin(assigned, cc.categories[cols])
+    if strategy == "no_tie_breaking":
+        top = C.max(axis=1, initial=0)
+        unique_top = ((C == top[:, None]).sum(axis=1) == 1) & (top > 0)
+        return unique_top & cols[np.argmax(C, axis=1)]
+    return (n_rel > 0) & (C[:, cols].sum(axis=1) == n_rel)  # exclusive
+
+
+def ds1_mask(cc: CategoryCounts, assigned: np.ndarray, category: int, strategy: str) -> np.ndarray:
+    """DS1 of ``category`` under ``strategy`` (see the module docstring)."""
+    return set_mask(cc, assigned, [category], strategy)
+
+
+def ds2_prime_mask(cc: CategoryCounts, category: int) -> np.ndarray:
+    """DS2': queries with no relevant document of ``category`` (the same for every strategy)."""
+    return cc.count[:, cc.column(category)] == 0
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(eq=False)
+class Client:
+    """One client of a non-IID split: its local data and its private D_merge.
+
+    ``categories`` is the client's category set, or None for the client holding the rest
+    (DS2' in the paper's splits). ``merge_requested`` is the D_merge size asked for before
+    any shrinking.
+    """
+
+    name: str
+    train: Dataset
+    vali: Dataset | None
+    test: Dataset | None
+    merge: Dataset
+    categories: frozenset[int] | None
+    strategy: str
+    merge_requested: int = 0
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}={getattr(self, k).n_queries}q" for k in ("train", "vali", "test", "merge")
+                          if getattr(self, k) is not None)
+        cats = "rest" if self.categories is None else sorted(self.categories)
+        return f"Client({self.name!r}, categories={cats}, {self.strategy}: {parts})"
+
+
+@dataclass(eq=False)
+class NonIIDSplit:
+    """A Type 1 non-IID split of a collection into clients.
+
+    ``category`` and ``strategy`` describe client 1 (the paper's DS1); ``full`` is the whole
+    collection (DS). ``notes`` records any adjustment made (a shrunk D_merge).
+    """
+
+    name: str
+    category: int | None
+    strategy: str
+    full: Splits
+    clients: list[Client]
+    seed: int = 0
+    merge_size: str | int = "train_queries_half"
+    merge_pool: Dataset | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return (f"NonIIDSplit({self.name!r}, category={self.category}, strategy={self.strategy!r}, "
+                f"clients={self.clients})")
+
+    def statistics(self) -> pd.DataFrame:
+        """Tidy sizes: split, client, part (train/vali/test/merge), queries, relevant_documents,
+        query_document_pairs, own_category_share (share of the relevant documents in the
+        client's categories; for the rest client, outside every other client's categories)."""
+        explicit = set().union(*(c.categories for c in self.clients if c.categories is not None))
+        rows = []
+        for cl in self.clients:
+            for part in ("train", "vali", "test", "merge"):
+                ds = getattr(cl, part)
+                if ds is None:
+                    continue
+                st = ds.stats()
+                rel = ds.y > 0
+                own = (np.isin(ds.category[rel], list(cl.categories)) if cl.categories is not None
+                       else ~np.isin(ds.category[rel], list(explicit)))
+                rows.append({"split": self.name, "client": cl.name, "part": part, **st,
+                             "own_category_share": float(own.mean()) if rel.any() else np.nan})
+        return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- construction
+
+
+def _normalise_sets(category_sets, universe: np.ndarray) -> list[frozenset[int] | None]:
+    if len(category_sets) < 2:
+        raise ValueError(f"category_sets needs at least 2 clients, got {len(category_sets)}")
+    out: list[frozenset[int] | None] = []
+    seen: dict[int, int] = {}
+    known = set(universe.tolist())
+    for i, s in enumerate(category_sets):
+        if s is None or (isinstance(s, str) and s == "rest"):
+            if None in out:
+                raise ValueError("category_sets: at most one client may take the rest (None)")
+            out.append(None)
+            continue
+        fs = frozenset(int(c) for c in ([s] if np.isscalar(s) else s))
+        if not fs:
+            raise ValueError(f"category_sets[{i}] is empty")
+        missing = sorted(fs - known)
+        if missing:
+            raise ValueError(f"category_sets[{i}] has categories {missing} that no document of "
+                             f"the data carries (categories: {sorted(known)})")
+        for c in fs:
+            if c in seen:
+                raise ValueError(f"category {c} is in category_sets[{seen[c]}] and "
+                                 f"category_sets[{i}]; the sets must be disjoint")
+            seen[c] = i
+        out.append(fs)
+    return out
+
+
+def _merge_sizes(requested: list[int], pool: int, overflow: str) -> tuple[list[int], str | None]:
+    total = sum(requested)
+    if total <= pool:
+        return requested, None
+    if overflow == "error":
+        raise ValueError(f"D_merge sizes {requested} exceed the pool of {pool} validation "
+                         "queries; pass merge_overflow='shrink' or 'overlap', or a smaller merge_size")
+    if overflow == "overlap":
+        sizes = [min(k, pool) for k in requested]
+        return sizes, f"D_merge sizes {requested} exceed the pool ({pool}); capped at the pool, sets may overlap"
+    sizes = [k * pool // total for k in requested]
+    return sizes, f"D_merge sizes {requested} exceed the pool ({pool}); shrunk in proportion to {sizes}"
+
+
+def make_clients(
+    splits: Splits,
+    category_sets,
+    strategy: str | list[str] = "no_tie_breaking",
+    *,
+    rest_strategy: str = "exclusive",
+    name: str = "clients",
+    seed: int = 0,
+    merge_size: str | int = "train_queries_half",
+    merge_overflow: str = "shrink",
+) -> NonIIDSplit:
+    """A non-IID split into ``len(category_sets)`` clients (see the module docstring).
+
+    ``category_sets``: one set of category ids per client (an int is a singleton), or None
+    for the one client taking the rest. ``strategy``: one strategy for every client with a
+    set, or a list with one per client; ``rest_strategy`` is the rest client's rule when
+    ``strategy`` is a single string (``"exclusive"`` gives the paper's DS2').
+    ``seed`` drives the §3.1 random tie-break (``tie_breaking`` strategy only).
+    ``merge_size``: ``"train_queries_half"`` (``|Q_i|/2`` with ``Q_i`` the client's training
+    queries), ``"vali_queries_half"`` (its validation queries), or an int per client.
+    ``merge_overflow``: ``"shrink"`` both sizes in proportion when the pool is too small,
+    ``"overlap"`` cap each at the pool, or ``"error"``.
+    """
+    if splits.vali is None:
+        raise ValueError("make_clients needs a validation partition: D_merge is drawn from it")
+    if merge_overflow not in MERGE_OVERFLOWS:
+        raise ValueError(f"merge_overflow={merge_overflow!r}; use one of {MERGE_OVERFLOWS}")
+    if not (merge_size in MERGE_SIZES or (isinstance(merge_size, (int, np.integer))
+                                          and not isinstance(merge_size, bool) and merge_size >= 0)):
+        raise ValueError(f"merge_size={merge_size!r}; use one of {MERGE_SIZES} or a non-negative int")
+    universe = category_universe(splits)
+    sets = _normalise_sets(list(category_sets), universe)
+    if isinstance(strategy, str):
+        strategies = [rest_strategy if s is None else strategy for s in sets]
+    else:
+        strategies = list(strategy)
+        if len(strategies) != len(sets):
+            raise ValueError(f"strategy has {len(strategies)} entries for {len(sets)} category_sets")
+    for i, s in enumerate(strategies):
+        _check_strategy(s, f"strategy[{i}]" if not isinstance(strategy, str) else
+                        ("rest_strategy" if sets[i] is None else "strategy"))
+    explicit = frozenset().union(*(s for s in sets if s is not None))
+    rest = frozenset(universe.tolist()) - explicit
+    n = len(sets)
+    names = [f"client{i + 1}" for i in range(n)]
+
+    parts: dict[str, list[Dataset | None]] = {}
+    pool = None
+    for part, ds in splits.items():
+        cc = category_counts(ds, universe)
+        assigned = assign_query_categories(ds, seed, cc).category.to_numpy()
+        has_rel = cc.n_relevant > 0
+        masks = []
+        for s, strat in zip(sets, strategies):
+            if s is None:
+                m = set_mask(cc, assigned, rest, strat) if rest else np.zeros(ds.n_queries, bool)
+                m = m | ~has_rel  # as in DS2': no relevant document of any client's category
+            else:
+                m = set_mask(cc, assigned, s, strat)
+            masks.append(m)
+        owned = np.sum(masks, axis=0)
+        if np.any(owned > 1):  # cannot happen with disjoint sets; guard the invariant
+            raise RuntimeError(f"{part}: {int((owned > 1).sum())} queries fall in two clients")
+        parts[part] = [ds.take(np.flatnonzero(m), name=f"{name}/{nm}/{part}") for m, nm in zip(masks, names)]
+        if part == "vali":
+            # Queries without relevant documents carry no ranking signal (NDCG is 1 whatever
+            # the scores); without a rest client they are dropped rather than pooled.
+            in_pool = (owned == 0) & has_rel
+            pool = (ds, cc, np.flatnonzero(in_pool))
+
+    # ---- D_merge
+    vds, vcc, pool_idx = pool
+    if merge_size == "train_queries_half":
+        requested = [p.n_queries // 2 for p in parts["train"]]
+    elif merge_size == "vali_queries_half":
+        requested = [p.n_queries // 2 for p in parts["vali"]]
+    else:
+        requested = [int(merge_size)] * n
+    sizes, note = _merge_sizes(requested, pool_idx.size, merge_overflow)
+    pool_qids = vcc.query_ids[pool_idx]
+    merges = []
+    for s, k in zip(sets, sizes):
+        key = vcc.in_set(explicit if s is None else s)[pool_idx]
+        order = pool_idx[np.lexsort((pool_qids, key))]  # by key, then query id
+        # The rest client takes the tail of the same sorted list: the paper's "most".
+        merges.append(order[order.size - k:] if s is None else order[:k])
+    clients = []
+    for i in range(n):
+        m = vds.take(np.sort(merges[i]), name=f"{name}/{names[i]}/merge")
+        clients.append(Client(
+            name=names[i], train=parts["train"][i], vali=parts.get("vali", [None] * n)[i],
+            test=parts.get("test", [None] * n)[i], merge=m, categories=sets[i],
+            strategy=strategies[i], merge_requested=requested[i],
+        ))
+    first = sets[0]
+    return NonIIDSplit(
+        name=name,
+        category=next(iter(first)) if first is not None and len(first) == 1 else None,
+        strategy=strategies[0], full=splits, clients=clients, seed=seed, merge_size=merge_size,
+        merge_pool=vds.take(pool_idx, name=f"{name}/merge_pool"), notes=[note] if note else [],
+    )
+
+
+def make_split(
+    splits: Splits,
+    category: int = 11,
+    strategy: str = "no_tie_breaking",
+    name: str | None = None,
+    seed: int = 0,
+    merge_size: str | int = "train_queries_half",
+    merge_overflow: str = "shrink",
+) -> NonIIDSplit:
+    """The paper's two-client split: client 1 = DS1 of ``category`` by ``strategy``,
+    client 2 = DS2'; each with its D_merge from the validation pool (module docstring)."""
+    _check_strategy(strategy)
+    universe = category_universe(splits)
+    if int(category) not in set(universe.tolist()):
+        raise ValueError(f"category={category!r} is not a document category of this data "
+                         f"(categories: {universe.tolist()})")
+    return make_clients(splits, [{int(category)}, None], [strategy, "exclusive"],
+                        name=name or f"{strategy}-c{category}", seed=seed,
+                        merge_size=merge_size, merge_overflow=merge_overflow)
+
+
+def paper_splits(
+    splits: Splits,
+    categories: tuple[int, int, int] = (11, 11, 14),
+    seed: int = 0,
+    merge_size: str | int = "train_queries_half",
+    merge_overflow: str = "shrink",
+) -> dict[str, NonIIDSplit]:
+    """Split1 (exclusive, categories[0]), Split2 and Split3 (without tie-breaking,
+    categories[1] and categories[2]), as chosen in §5.2."""
+    if len(categories) != 3:
+        raise ValueError(f"categories needs 3 entries (Split1, Split2, Split3), got {categories!r}")
+    return {
+        nm: make_split(splits, c, strat, nm, seed, merge_size, merge_overflow)
+        for (nm, strat), c in zip(PAPER_SPLITS.items(), categories)
+    }
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+def merge_summary(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]) -> pd.DataFrame:
+    """D_merge per split and client: split, client, train_queries, requested, merge_queries,
+    pool_queries, shrunk, and the mean number of relevant documents of client 1's
+    categories in the client's D_merge and training queries (the sorting key)."""
+    items = nsplits.values() if isinstance(nsplits, dict) else nsplits
+    rows = []
+    for ns in items:
+        key_cats = list(ns.clients[0].categories or [])
+        for cl in ns.clients:
+            def mean_key(ds):
+                if ds is None or ds.n_queries == 0:
+                    return np.nan
+                hit = (ds.y > 0) & np.isin(ds.category, key_cats)
+                return float(hit.sum() / ds.n_queries)
+            rows.append({
+                "split": ns.name, "client": cl.name, "train_queries": cl.train.n_queries,
+                "requested": cl.merge_requested, "merge_queries": cl.merge.n_queries,
+                "pool_queries": ns.merge_pool.n_queries if ns.merge_pool is not None else np.nan,
+                "shrunk": cl.merge.n_queries < cl.merge_requested,
+                "key_relevant_per_query_merge": mean_key(cl.merge),
+                "key_relevant_per_query_train": mean_key(cl.train),
+            })
+    return pd.DataFrame(rows)
+
+
+def merge_pool_frame(ns: NonIIDSplit) -> pd.DataFrame:
+    """The D_merge pool, one row per query: qid, key (relevant documents of client 1's
+    categories), client (which client's D_merge holds it; "unused" otherwise)."""
+    pool = ns.merge_pool
+    cats = list(ns.clients[0].categories or [])
+    rel = (pool.y > 0) & np.isin(pool.category, cats)
+    key = np.add.reduceat(rel.astype(np.int64), pool.offsets[:-1]) if pool.n_queries else np.zeros(0, int)
+    frame = pd.DataFrame({"qid": pool.query_ids, "key": key, "client": "unused"})
+    for cl in ns.clients:
+        frame.loc[frame.qid.isin(cl.merge.query_ids), "client"] = cl.name
+    frame["split"] = ns.name
+    return frame
+
+
+def _part_stats(ds: Dataset, n_rel: np.ndarray, mask: np.ndarray) -> dict[str, int]:
+    return {"queries": int(mask.sum()), "relevant_documents": int(n_rel[mask].sum()),
+            "query_document_pairs": int(ds.group_sizes[mask].sum())}
+
+
+def table2(
+    splits: Splits,
+    categories=(11, 14),
+    strategies=("no_tie_breaking", "exclusive"),
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Table 2 as a tidy frame: partition, statistic, strategy, category, part, value.
+
+    ``part`` is "DS" (the whole partition; strategy and category empty), "DS1" or "DS2'".
+    Statistics: queries, relevant_documents, query_document_pairs.
+    """
+    for s in strategies:
+        _check_strategy(s, "strategies")
+    universe = category_universe(splits)
+    for c in categories:
+        if int(c) not in set(universe.tolist()):
+            raise ValueError(f"categories contains {c!r}, not a document category of this data "
+                             f"(categories: {universe.tolist()})")
+    rows = []
+
+    def add(partition, stats, strategy, category, part):
+        for stat, value in stats.items():
+            rows.append((partition, stat, strategy, category, part, value))
+
+    for partition, ds in splits.items():
+        cc = category_counts(ds, universe)
+        assigned = assign_query_categories(ds, seed, cc).category.to_numpy()
+        n_rel = cc.n_relevant
+        add(partition, _part_stats(ds, n_rel, np.ones(ds.n_queries, bool)), "", -1, "DS")
+        for s in strategies:
+            for c in categories:
+                add(partition, _part_stats(ds, n_rel, ds1_mask(cc, assigned, int(c), s)), s, int(c), "DS1")
+                add(partition, _part_stats(ds, n_rel, ds2_prime_mask(cc, int(c))), s, int(c), "DS2'")
+    return pd.DataFrame(rows, columns=["partition", "statistic", "strategy", "category", "part", "value"])
+
+
+def table2_wide(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 in the paper's layout: rows partition x statistic; columns DS, then per
+    strategy and category DS1 and DS2' (flat column names "<strategy> / category c / part")."""
+    ds = tidy[tidy.part == "DS"].set_index(["partition", "statistic"]).value.rename("DS")
+    rest = tidy[tidy.part != "DS"].copy()
+    rest["column"] = [f"{STRATEGY_LABELS.get(s, s)} / category {c} / {p}"
+                      for s, c, p in zip(rest.strategy, rest.category, rest.part)]
+    order = list(dict.fromkeys(rest.column))
+    wide = rest.pivot_table(index=["partition", "statistic"], columns="column", values="value",
+                            aggfunc="first")[order]
+    out = pd.concat([ds, wide], axis=1)
+    part_order = {p: i for i, p in enumerate(dict.fromkeys(tidy.partition))}
+    stat_order = {s: i for i, s in enumerate(("queries", "relevant_documents", "query_document_pairs"))}
+    out = out.reset_index()
+    out = out.sort_values(["partition", "statistic"],
+                          key=lambda s: s.map(part_order if s.name == "partition" else stat_order))
+    return out.reset_index(drop=True)
+
+
+#: Table 2 of the paper (Istella-S), as printed. Note: the paper says DS2' is the same for
+#: every strategy; its category-14 test columns disagree (201 vs 205 queries).
+_PAPER_T2 = {
+    # partition: statistic: [DS, ntb-11 DS1, DS2', ntb-14 DS1, DS2', exc-11 DS1, DS2', exc-14 DS1, DS2']
+    "train": {
+        "queries": [19245, 3385, 1351, 3243, 1148, 270, 1351, 239, 1148],
+        "relevant_documents": [230676, 44547, 13723, 40655, 11600, 3287, 13723, 3002, 11600],
+        "query_document_pairs": [2043304, 399487, 88169, 333947, 78025, 28166, 88169, 23642, 78025],
+    },
+    "vali": {
+        "queries": [7211, 1031, 589, 1307, 555, 65, 589, 64, 555],
+        "relevant_documents": [80592, 13063, 5219, 14592, 5120, 756, 5219, 732, 5120],
+        "query_document_pairs": [684076, 116642, 32649, 115036, 34234, 6742, 32649, 5591, 34234],
+    },
+    "test": {
+        "queries": [6562, 531, 211, 612, 201, 25, 211, 26, 205],
+        "relevant_documents": [76956, 6831, 2098, 8141, 1981, 176, 2098, 248, 2022],
+        "query_document_pairs": [681250, 59632, 15961, 64816, 16722, 2057, 15961, 2594, 17043],
+    },
+}
+
+
+def paper_table2() -> pd.DataFrame:
+    """The paper's Table 2 (Istella-S) in the tidy layout of :func:`table2`."""
+    cols = [("", -1, "DS")] + [(s, c, p) for s in ("no_tie_breaking", "exclusive")
+                               for c in (11, 14) for p in ("DS1", "DS2'")]
+    rows = [(part, stat, s, c, p, v)
+            for part, stats in _PAPER_T2.items() for stat, values in stats.items()
+            for (s, c, p), v in zip(cols, values)]
+    return pd.DataFrame(rows, columns=["partition", "statistic", "strategy", "category", "part", "value"])
