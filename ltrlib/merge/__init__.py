@@ -1,0 +1,85 @@
+"""Merging independently trained local rankers (§4 of the non-IID paper) and beyond.
+
+One module per algorithm, each with its optimiser beside it (ranx-style):
+
+* `ltrlib.merge.linear`: the linear combination ``sum_i alpha_i s_i`` (`linear_merge`)
+  and `optimize_linear` (grid over the simplex, or coordinate ascent), `alpha_sweep`,
+  and `linear_experiment`, the paper's §5.3 protocol on one split (Table 4).
+* `ltrlib.merge.stacking`: the score-augmented meta-model (`stack_features`,
+  `optimize_stacking` = Optuna tuning by k-fold CV over D_merge's queries,
+  `train_stacking`, `feature_importance`) and `stacking_experiment` (Table 5, Figure 3).
+* `ltrlib.merge.selection`: beyond the paper, per-query ranker selection by a classifier
+  on query-level feature aggregates (`query_aggregates`, `RankerSelector`).
+* `ltrlib.merge.analysis`: per-query results, the Table 4/5 layout with significance
+  markers (`results_table`) and per-category gains and losses (`category_deltas`).
+"""
+
+from ltrlib.merge.analysis import (
+    category_deltas,
+    merged_model_name,
+    per_query_frame,
+    query_categories,
+    results_table,
+    score_models,
+)
+from ltrlib.merge.linear import (
+    NORMALISATIONS,
+    LinearExperiment,
+    LinearMerge,
+    alpha_grid,
+    alpha_sweep,
+    linear_experiment,
+    linear_merge,
+    normalise_scores,
+    optimize_linear,
+    simplex_grid,
+)
+from ltrlib.merge.selection import (
+    RankerSelector,
+    fit_selector,
+    oracle_choice,
+    query_aggregates,
+    select_scores,
+    selection_experiment,
+)
+from ltrlib.merge.stacking import (
+    SCORE_PREFIX,
+    StackingModel,
+    feature_importance,
+    optimize_stacking,
+    stack_features,
+    stacking_experiment,
+    train_stacking,
+)
+
+__all__ = [
+    "NORMALISATIONS",
+    "RankerSelector",
+    "SCORE_PREFIX",
+    "StackingModel",
+    "feature_importance",
+    "fit_selector",
+    "optimize_stacking",
+    "oracle_choice",
+    "query_aggregates",
+    "select_scores",
+    "selection_experiment",
+    "stack_features",
+    "stacking_experiment",
+    "train_stacking",
+    "LinearExperiment",
+    "LinearMerge",
+    "alpha_grid",
+    "alpha_sweep",
+    "category_deltas",
+    "linear_experiment",
+    "linear_merge",
+    "merged_model_name",
+    "normalise_scores",
+    "optimize_linear",
+    "per_query_frame",
+    "query_categories",
+    "results_table",
+    "score_models",
+    "simplex_grid",
+]

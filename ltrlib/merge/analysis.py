@@ -1,0 +1,173 @@
+"""Evaluating merged models per query: the paper's result tables and where merging helps.
+
+`score_models` and `per_query_frame` give the tidy per-query results every merging
+method is judged by (the full test set, as in Tables 4 and 5); `results_table` turns
+them into a Table 4/5 layout with the paper's significance superscripts (two-sided
+paired t-tests against M1 = a and M2 = b). `query_categories` and `category_deltas`
+go beyond the paper: for which query categories does a merged model gain over a local
+model, and where does it lose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.metrics.ranking import evaluate
+from ltrlib.metrics.significance import significance_table
+
+__all__ = [
+    "category_deltas",
+    "merged_model_name",
+    "per_query_frame",
+    "query_categories",
+    "results_table",
+    "score_models",
+]
+
+NO_RELEVANT = -1  # query category of a query without relevant documents (fallback rule)
+
+
+def score_models(models: Mapping[str, object], ds) -> dict[str, np.ndarray]:
+    """``{name: model.predict(ds.X)}`` as float64; a clear error if a model cannot score ``ds``."""
+    out = {}
+    for name, model in models.items():
+        if not hasattr(model, "predict"):
+            raise TypeError(f"model {name!r} ({type(model).__name__}) has no predict(X) method")
+        s = np.asarray(model.predict(ds.X), dtype=np.float64).ravel()
+        if s.size != ds.n_docs:
+            raise ValueError(
+                f"model {name!r} returned {s.size} scores for {ds.n_docs} documents of {ds.name!r}"
+            )
+        out[str(name)] = s
+    return out
+
+
+def merged_model_name(client: int, n_clients: int, suffix: str) -> str:
+    """The paper's names: client 1 merging with client 2 gives ``M12α`` / ``M12S``.
+
+    The own model's index comes first, then the others in order (``M21α`` for client 2).
+    """
+    order = [client + 1] + [j + 1 for j in range(n_clients) if j != client]
+    return "M" + "".join(map(str, order)) + suffix
+
+
+def per_query_frame(ds, scores: Mapping[str, np.ndarray],
+                    metrics: Sequence[str] = ("ndcg@10", "map", "mrr@10")) -> pd.DataFrame:
+    """Tidy per-query results ``model, qid, metric, value`` of several score arrays on ``ds``."""
+    frames = [evaluate(ds, s, metrics=tuple(metrics), per_query=True).assign(model=name)
+              for name, s in scores.items()]
+    return pd.concat(frames, ignore_index=True)[["model", "qid", "metric", "value"]]
+
+
+def results_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
+                  models: Sequence[str] | None = None, alpha: float = 0.05,
+                  fmt: str = "{:.4f}", style: str = "unicode") -> pd.DataFrame:
+    """Tables 4 and 5: models as rows, (split, metric) as columns, marked means.
+
+    ``per_query``: tidy ``split, model, qid, metric, value`` (several splits). Each cell
+    is the mean over the split's test queries with a superscript for every baseline the
+    model differs from significantly (paired t-test, ``p < alpha``). Baselines default to
+    the paper's ``{"M1": "a", "M2": "b"}``; their rows are labelled ``M1 (a)``, ``M2 (b)``.
+    ``models`` picks and orders the rows (default: order of appearance).
+    """
+    baselines = dict(baselines or {"M1": "a", "M2": "b"})
+    need = {"split", "model", "qid", "metric", "value"}
+    if not need <= set(per_query.columns):
+        raise KeyError(f"per_query needs columns {sorted(need)}, has {list(per_query.columns)}")
+    if models is not None:
+        unknown = set(models) - set(per_query.model)
+        if unknown:
+            raise KeyError(f"models {sorted(unknown)} not in per_query (has {sorted(set(per_query.model))})")
+        per_query = per_query[per_query.model.isin(models)]
+    parts = {}
+    for split in pd.unique(per_query.split):
+        part = per_query[per_query.split == split]
+        parts[split] = significance_table(part, baselines, alpha=alpha, fmt=fmt, style=style)
+    table = pd.concat(parts, axis=1, names=["split", "metric"])
+    order = list(models) if models is not None else list(pd.unique(per_query.model))
+    table = table.reindex(order)
+    table.index = [f"{m} ({baselines[m]})" if m in baselines else m for m in table.index]
+    table.index.name = "model"
+    return table
+
+
+def query_categories(ds, seed: int = 0) -> pd.DataFrame:
+    """One category per query: ``qid, category, rule``.
+
+    Uses the project's definition, `ltrlib.noniid.categories.assign_query_categories`
+    (§3.1: the most frequent category among the relevant documents, with its tie-breaking
+    rules; ``seed`` drives its last, random rule) when that module is importable.
+    Otherwise the *dominant category of the relevant documents* with ties to the smaller
+    category number. Queries without relevant documents get ``-1`` either way. Needs
+    document categories (``ds.category``).
+    """
+    if ds.category is None:
+        raise ValueError(
+            f"dataset {ds.name!r} has no document categories; load it with a category feature"
+        )
+    try:  # the non-IID package's own definition wins when it exists
+        from ltrlib.noniid.categories import assign_query_categories
+    except ImportError:
+        assign_query_categories = None
+    if assign_query_categories is not None:
+        q = assign_query_categories(ds, seed)
+        return pd.DataFrame({"qid": q.qid.to_numpy(), "category": q.category.to_numpy(),
+                             "rule": "noniid.categories (paper section 3.1)"})
+    cats = ds.category.astype(np.int64)
+    lo = int(cats.min())
+    n_cat = int(cats.max()) - lo + 1
+    qpos = ds.doc_query_index
+    rel = ds.y > 0
+    # (query, category) counts of relevant documents in one scatter-add, no per-query loop.
+    counts = np.zeros((ds.n_queries, n_cat), dtype=np.int64)
+    np.add.at(counts, (qpos[rel], cats[rel] - lo), 1)
+    dominant = counts.argmax(axis=1) + lo
+    dominant[counts.sum(axis=1) == 0] = NO_RELEVANT
+    return pd.DataFrame({"qid": ds.query_ids, "category": dominant,
+                         "rule": "dominant category of relevant documents"})
+
+
+def category_deltas(per_query: pd.DataFrame, categories: pd.DataFrame, *,
+                    baselines: Sequence[str] = ("M1", "M2"), models: Sequence[str] | None = None,
+                    metric: str = "ndcg@10", min_queries: int = 1) -> pd.DataFrame:
+    """Per query category, how much each merged model gains over each local model.
+
+    ``per_query``: tidy ``[split,] model, qid, metric, value``; ``categories``: ``qid,
+    category`` (from `query_categories`). Returns one row per (split, model, baseline,
+    category): ``n_queries, mean_delta`` (model minus baseline, ``metric``),
+    ``share_better, share_worse`` (queries where it is strictly higher / lower).
+    Categories with fewer than ``min_queries`` queries are dropped.
+    """
+    pq = per_query[per_query.metric == metric]
+    if pq.empty:
+        raise ValueError(f"per_query has no rows for metric {metric!r}")
+    if "split" not in pq.columns:
+        pq = pq.assign(split="")
+    models = list(models) if models is not None else [m for m in pd.unique(pq.model) if m not in baselines]
+    wide = pq.pivot_table(index=["split", "qid"], columns="model", values="value", aggfunc="first")
+    missing = [m for m in [*baselines, *models] if m not in wide.columns]
+    if missing:
+        raise KeyError(f"models {missing} not in per_query (has {list(wide.columns)})")
+    cat = categories.drop_duplicates("qid").set_index("qid").category
+    qids = wide.index.get_level_values("qid")
+    if not np.all(np.isin(qids, cat.index)):
+        raise KeyError("categories lacks some query ids of per_query")
+    rows = []
+    for model in models:
+        for base in baselines:
+            d = (wide[model] - wide[base]).rename("delta").reset_index()
+            d["category"] = cat.reindex(d.qid).to_numpy()
+            g = d.groupby(["split", "category"]).delta
+            agg = pd.DataFrame({
+                "n_queries": g.size(), "mean_delta": g.mean(),
+                "share_better": g.apply(lambda s: float((s > 1e-12).mean())),
+                "share_worse": g.apply(lambda s: float((s < -1e-12).mean())),
+            }).reset_index()
+            rows.append(agg.assign(model=model, baseline=base))
+    out = pd.concat(rows, ignore_index=True)
+    out = out[out.n_queries >= min_queries]
+    return out[["split", "model", "baseline", "category", "n_queries", "mean_delta",
+                "share_better", "share_worse"]].reset_index(drop=True)
