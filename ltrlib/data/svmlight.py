@@ -30,9 +30,10 @@ factors are exact float64 numbers, so the one multiplication or division is corr
 the float64 equals what C's ``strtod`` returns. It is then cast to float32, which is exactly
 what scikit-learn's ``load_svmlight_file(..., dtype=np.float32)`` does, so the two agree bit for
 bit. Every LETOR collection stays on this path. Longer mantissas (e.g. 17-digit float64 reprs)
-or extreme exponents take a path that is within ~1 float64 ulp; after the cast to float32 the
-result can differ from strtod's only if the decimal lies within 1e-16 (relative) of a float32
-rounding midpoint, which a float32 result cannot tell apart anyway.
+or extreme exponents take a path that is within ~2.5 float64 ulps; that only matters when the
+value lies within a few ulps of a float32 rounding midpoint, so such values are flagged and
+their line is re-converted in Python with ``float()`` (correctly rounded). The result is thus
+identical to strtod-then-cast for every input.
 
 Speed
 -----
@@ -122,32 +123,41 @@ _TWO53 = 2**53
 # --------------------------------------------------------------------------- numba kernels
 @njit(cache=True, nogil=True)
 def _to_float64(m, e, inexact):
-    """m * 10**e as float64: correctly rounded when m <= 2**53, |e| <= 22 and not inexact."""
+    """``(m * 10**e as float64, exact)``. ``exact``: the result is the correctly rounded
+    float64 (Clinger's fast path: m <= 2**53, |e| <= 22, both factors exact, one IEEE
+    operation). Otherwise it is within ~2.5 float64 ulps."""
     if m == 0:
-        return 0.0
+        return 0.0, True
     if not inexact and m <= _TWO53:
         if 0 <= e <= 22:
-            return m * _P10[e]
+            return m * _P10[e], True
         if -22 <= e < 0:
-            return m / _P10[-e]
+            return m / _P10[-e], True
         if 22 < e <= 22 + 15:
             # Clinger's extension: move surplus powers into the mantissa while it stays exact.
             mm = m * _I10[e - 22]
             if mm <= _TWO53 and mm // _I10[e - 22] == m:
-                return mm * _P10[22]
+                return mm * _P10[22], True
     fm = float(m)
     if e >= 0:
         if e > 308:
-            return np.inf
-        return fm * _P10[e]
+            return np.inf, False
+        return fm * _P10[e], False
     k = -e
     if k <= 308:
-        return fm / _P10[k]
+        return fm / _P10[k], False
     fm = fm / _P10[308]
     k -= 308
     if k > 308:
-        return 0.0
-    return fm / _P10[k]
+        return 0.0, False
+    return fm / _P10[k], False
+
+
+@njit(cache=True, nogil=True)
+def _near_float32_midpoint(v):
+    """True when an error of a few float64 ulps in v could change its float32 rounding:
+    1e-15 relative is ~4.5 ulps, above the slow path's worst case."""
+    return np.float32(v * (1.0 + 1e-15)) != np.float32(v * (1.0 - 1e-15))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -215,8 +225,9 @@ def _nonfinite_word(buf, i, e):
 
 @njit(cache=True, nogil=True, inline="always")
 def _parse_number(buf, i, e):
-    """Parse a decimal number at buf[i:e]. Returns (value, end, status):
-    status 0 ok, 1 not a number, 2 nan/inf literal."""
+    """Parse a decimal number at buf[i:e]. Returns (value, end, status): status 0 ok (the
+    correctly rounded float64), 3 ok but only within a few ulps (long mantissa or extreme
+    exponent), 1 not a number, 2 nan/inf literal."""
     neg = False
     if i < e and (buf[i] == _MINUS or buf[i] == _PLUS):
         neg = buf[i] == _MINUS
@@ -271,14 +282,15 @@ def _parse_number(buf, i, e):
         if nexp == 0:
             return 0.0, i, 1
         dexp += -k if eneg else k
-    v = _to_float64(m, dexp, inexact)
-    return (-v if neg else v), i, 0
+    v, exact = _to_float64(m, dexp, inexact)
+    return (-v if neg else v), i, (0 if exact else 3)
 
 
 @njit(cache=True, nogil=True)
 def _parse_line(buf, s, e, X, row, base, write):
     """Parse one line buf[s:e] (no line end). Returns
-    (code, pos, flags, label, qid, min_index, max_index); flags bit 0: data line, bit 1: has qid.
+    (code, pos, flags, label, qid, min_index, max_index); flags bit 0: data line, bit 1: has qid,
+    bit 2: a value's float32 is uncertain (see `_near_float32_midpoint`).
     With write=True values are converted; those whose column ``index - base`` lies inside X
     are stored in X[row]. Others are validated but not stored: the caller compares the true
     index range (returned) with the layout it guessed, and re-parses if they differ. With
@@ -290,7 +302,7 @@ def _parse_line(buf, s, e, X, row, base, write):
         return 0, 0, 0, 0.0, np.int64(0), np.int64(-1), np.int64(-1)
     t = i
     label, j, st = _parse_number(buf, i, e)
-    if st != 0 or not _is_delim(buf, j, e):
+    if (st != 0 and st != 3) or not _is_delim(buf, j, e):
         return E_LABEL, t, 0, 0.0, np.int64(0), np.int64(-1), np.int64(-1)
     if label != math.floor(label) or abs(label) > _MAX_LABEL:
         return E_LABEL_NONINT, t, 0, 0.0, np.int64(0), np.int64(-1), np.int64(-1)
@@ -347,11 +359,13 @@ def _parse_line(buf, s, e, X, row, base, write):
             v, j, st = _parse_number(buf, i, e)
             if st == 2:
                 return E_NONFINITE, t, 0, 0.0, np.int64(0), np.int64(-1), np.int64(-1)
-            if st != 0 or not _is_delim(buf, j, e):
+            if (st != 0 and st != 3) or not _is_delim(buf, j, e):
                 return E_VALUE, t, 0, 0.0, np.int64(0), np.int64(-1), np.int64(-1)
             f = np.float32(v)
             if np.isinf(f):
                 return E_OVERFLOW, t, 0, 0.0, np.int64(0), np.int64(-1), np.int64(-1)
+            if st == 3 and _near_float32_midpoint(v):
+                flags |= 4  # the caller redoes this line with Python's correctly rounded float()
             col = idx - base
             if col >= 0 and col < ncols:
                 X[row, col] = f
@@ -632,6 +646,21 @@ class RawParse:
         return self.min_index, self.max_index
 
 
+def _redo_line_exactly(src: Source, li: int, X: np.ndarray, base: int) -> None:
+    """Re-convert a line's values with Python's float() (correctly rounded, like strtod).
+    Only reached for values with more than ~16 significant digits or extreme exponents that
+    land within a few float64 ulps of a float32 rounding midpoint: essentially never in real
+    collections, but it keeps the result identical to strtod-then-cast in every case. The
+    kernel has validated the line already."""
+    for tok in src.line_text(li).split("#", 1)[0].split()[1:]:
+        if tok.startswith("qid:"):
+            continue
+        idx, val = tok.split(":", 1)
+        col = int(idx) - base
+        if 0 <= col < X.shape[1]:
+            X[li, col] = np.float32(float(val))
+
+
 def run_parse(src: Source, zero_based: bool, width: int, out: np.ndarray | None = None) -> RawParse:
     """The full parse. Raises `LetorFormatError` on a malformed line (the first in the file)
     and on a file without data lines. Layout problems are left to `finish_parse`.
@@ -658,6 +687,8 @@ def run_parse(src: Source, zero_based: bool, width: int, out: np.ndarray | None 
             _parse_all(src.buf, src.starts, src.ends, nc, X, base, flags, labels, qids, mins,
                        maxs, err_code, err_pos)
         _raise_kernel_error(src.path, src.buf, src.starts, err_code, err_pos)
+        for li in np.flatnonzero(flags & 4):
+            _redo_line_exactly(src, int(li), X, base)
     data_lines = np.flatnonzero(flags & 1).astype(np.int64)
     if data_lines.size == 0:
         raise LetorFormatError(
@@ -875,8 +906,12 @@ def _put_float32(out, pos, x):
         if m >= _I10[p]:  # rounding carried into a new digit: 9.99 -> 10.0
             m //= 10
             k -= 1
-        if m > 0 and np.float32(_to_float64(m, -k, False)) == ax:
-            break
+        if m > 0:
+            back, exact = _to_float64(m, -k, False)
+            # Not near a float32 midpoint unless exact: the reader then takes its fast path
+            # or, if not, gets the same float32 without needing the line redone.
+            if np.float32(back) == ax and (exact or not _near_float32_midpoint(back)):
+                break
     while m > 0 and m % 10 == 0:
         m //= 10
         k -= 1

@@ -102,6 +102,13 @@ def test_number_forms_are_parsed_like_strtod(tmp_path):
         m = rng.integers(10 ** (d - 1), 10**d)
         forms.append(f"{m}e{rng.integers(-40, 30)}")
         forms.append(f"{rng.random() * 10.0 ** rng.integers(-6, 7):.{rng.integers(1, 10)}f}")
+    # Decimals within a few float64 ulps of a float32 rounding midpoint: only a correctly
+    # rounded float64 (then cast) lands on the right side, so these catch a sloppy conversion
+    # that plain random values would not.
+    x = (rng.random(3000) * 10.0 ** rng.integers(-8, 9, 3000)).astype(np.float32)
+    mid = (x.astype(np.float64) + np.nextafter(x, np.float32(np.inf)).astype(np.float64)) / 2
+    for v, d in zip(mid, rng.integers(14, 17, mid.size)):
+        forms.append(f"{v:.{d}g}")
     forms = [f for f in forms if abs(float(f)) < 3.4e38]
     lines = [f"1 qid:1 {k + 1}:{v}" for k, v in enumerate(forms)]
     path = _write(tmp_path / "n.txt", "\n".join(lines) + "\n")
