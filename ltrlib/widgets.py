@@ -21,3 +21,80 @@ def feature_explorer(ds: Dataset):
         plt.show(fig)
 
     return w.interact(show, feature=w.Dropdown(options=list(ds.feature_names), description="feature"))
+
+
+# ---- merging (notebooks 04-05)
+
+
+def alpha_explorer(sweep, selected_alpha, metric: str = "ndcg@10"):
+    """A slider over alpha (the weight of M2) for one client's linear merge.
+
+    Shows `plots.alpha_sweep` (``metric`` on D_merge and on the test set against alpha,
+    the selected and the current alpha marked) and the metric table of the current alpha
+    (`ltrlib.merge.linear.sweep_at`). ``sweep``: one client's `alpha_sweep` frame; when it
+    holds several (split, client) pairs, a dropdown picks one and ``selected_alpha`` is
+    the choices frame (``split, client, alpha``).
+
+    Returns the widget box; ``box.slider``, ``box.pair`` (dropdown or None) and
+    ``box.state`` (``alpha``, ``figure``, ``table`` of the last redraw) let tests drive it.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from IPython.display import clear_output, display
+
+    from ltrlib.merge.linear import sweep_at
+
+    has_pairs = {"split", "client"} <= set(sweep.columns)
+    pairs = list(dict.fromkeys(zip(sweep.split, sweep.client))) if has_pairs else [None]
+    pair_box = None
+    if len(pairs) > 1:
+        pair_box = w.Dropdown(options=[(f"{s} · {c}", (s, c)) for s, c in pairs], value=pairs[0],
+                              description="merge")
+    grid = np.sort(sweep.alpha.unique())
+    step = float(np.min(np.diff(grid))) if grid.size > 1 else 0.01
+
+    def current_frame():
+        if pairs[0] is None:
+            return sweep, selected_alpha
+        s, c = pair_box.value if pair_box is not None else pairs[0]
+        part = sweep[(sweep.split == s) & (sweep.client == c)]
+        return part, plots._alpha_lookup(selected_alpha, s, c)
+
+    _, sel0 = current_frame()
+    slider = w.FloatSlider(value=float(sel0 if sel0 is not None else 0.5), min=float(grid[0]),
+                           max=float(grid[-1]), step=step, readout_format=".2f",
+                           description="α (M2)", continuous_update=False)
+    fig_out, table_out = w.Output(), w.Output()
+    state: dict = {}
+
+    def update(change=None):
+        part, sel = current_frame()
+        alpha = float(grid[np.argmin(np.abs(grid - slider.value))])
+        fig = plots.alpha_sweep(part, current_alpha=alpha, selected_alpha=sel, metric=metric)
+        table = sweep_at(part, alpha)
+        state.update(alpha=alpha, selected=sel, figure=fig, table=table)
+        with fig_out:
+            clear_output(wait=True)
+            display(fig)
+        plt.close(fig)  # displayed as an image; keep pyplot's figure list from growing
+        with table_out:
+            clear_output(wait=True)
+            display(table)
+
+    def jump_to_selected(change=None):
+        _, sel = current_frame()
+        if sel is not None and not np.isclose(slider.value, sel):
+            slider.value = float(sel)  # fires update through the slider's observer
+        else:
+            update()
+
+    slider.observe(update, names="value")
+    controls = [slider]
+    if pair_box is not None:
+        pair_box.observe(jump_to_selected, names="value")
+        controls.insert(0, pair_box)
+    update()
+    box = w.VBox([w.HBox(controls), fig_out, table_out])
+    box.slider, box.pair, box.state, box.update = slider, pair_box, state, update
+    return box

@@ -33,6 +33,7 @@ from ltrlib.merge.linear import (
     normalise_scores,
     optimize_linear,
     simplex_grid,
+    sweep_at,
 )
 from ltrlib.merge.selection import (
     RankerSelector,
@@ -82,4 +83,5 @@ __all__ = [
     "results_table",
     "score_models",
     "simplex_grid",
+    "sweep_at",
 ]

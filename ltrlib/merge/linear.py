@@ -52,6 +52,7 @@ __all__ = [
     "normalise_scores",
     "optimize_linear",
     "simplex_grid",
+    "sweep_at",
 ]
 
 NORMALISATIONS = ("none", "zscore", "minmax")
@@ -448,3 +449,16 @@ def linear_experiment(split, models: Mapping[str, object], *, step: float = 0.01
 
 def _client_name(client, i: int) -> str:
     return str(getattr(client, "name", None) or f"client{i + 1}")
+
+
+def sweep_at(sweep: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """The metric table of one alpha: rows ``dataset``, columns ``metric`` (the nearest grid
+    alpha is used, so a slider value with float drift still hits the grid)."""
+    if sweep.empty:
+        raise ValueError("sweep is empty")
+    grid = np.sort(sweep.alpha.unique())
+    a = float(grid[np.argmin(np.abs(grid - float(alpha)))])
+    part = sweep[np.isclose(sweep.alpha, a)]
+    table = part.pivot_table(index="dataset", columns="metric", values="value", aggfunc="first")
+    table.columns.name = f"alpha = {a:.2f}"
+    return table

@@ -51,6 +51,11 @@ __all__ = [
 SCORE_PREFIX = "score_"
 STACKING_MAX_TREES = 500
 STACKING_EARLY_STOPPING = 50
+# Used only when D_merge has fewer than 2 queries (no cross-validation possible, e.g. the
+# tiny smoke-test scale): the most common values in the paper's reported meta-models.
+UNTUNED_PARAMS = {"learning_rate": 0.1, "num_leaves": 63, "min_data_in_leaf": 10,
+                  "min_sum_hessian_in_leaf": 1}
+UNTUNED_TREES = 100
 
 
 def score_feature_names(models: Sequence[str]) -> tuple[str, ...]:
@@ -194,6 +199,10 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
 
     ``split`` as in `ltrlib.merge.linear.linear_experiment`; ``storage`` an Optuna journal
     file (studies named ``<split>.<M12S|M21S>``) so that reruns reuse finished studies.
+    A D_merge with fewer queries than ``n_folds`` is cross-validated with one fold per
+    query; one with a single query is not tuned (``UNTUNED_PARAMS``, ``cv_folds = 0`` in
+    ``params``). ``params["splits_in_model"] == 0`` flags a meta-model that learnt no
+    split at all (a constant ranker: its tuned leaf minimums exceed what D_merge holds).
     """
     test = split.full.test
     test_scores = dict(test_scores) if test_scores is not None else score_models(models, test)
@@ -202,18 +211,28 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
     for i, client in enumerate(split.clients):
         name = merged_model_name(i, len(split.clients), "S")
         merge_scores = score_models(models, client.merge)
-        res = optimize_stacking(client.merge, merge_scores, n_trials=n_trials, n_folds=n_folds,
-                                seed=seed, storage=storage, study_name=f"{split.name}.{name}",
-                                max_trees=max_trees, progress=progress)
-        m = train_stacking(client.merge, merge_scores, params=res.best_params,
-                           n_trees=res.best_iteration, seed=seed, tuning=res)
+        nq = client.merge.n_queries
+        # A D_merge smaller than n_folds (tiny data) gets as many folds as it has queries;
+        # one query cannot be cross-validated, so it gets the untuned configuration.
+        folds = min(int(n_folds), nq)
+        if folds >= 2:
+            res = optimize_stacking(client.merge, merge_scores, n_trials=n_trials, n_folds=folds,
+                                    seed=seed, storage=storage, study_name=f"{split.name}.{name}",
+                                    max_trees=max_trees, progress=progress)
+            params, n_trees, cv_value, n_done = res.best_params, res.best_iteration, res.best_value, res.n_trials
+            trials.append(res.trials.assign(split=split.name, model=name))
+        else:
+            res, params, n_trees, cv_value, n_done = None, dict(UNTUNED_PARAMS), UNTUNED_TREES, np.nan, 0
+        m = train_stacking(client.merge, merge_scores, params=params, n_trees=n_trees, seed=seed,
+                           tuning=res)
         meta[name] = m
         out[name] = m.predict(test, local)
         rows.append({"split": split.name, "client": str(getattr(client, "name", f"client{i + 1}")),
-                     "model": name, "merge_queries": client.merge.n_queries, "trees": res.best_iteration,
-                     **res.best_params, f"cv{n_folds}_ndcg@10": res.best_value,
-                     "trials": res.n_trials})
-        trials.append(res.trials.assign(split=split.name, model=name))
+                     "model": name, "merge_queries": nq, "cv_folds": folds if folds >= 2 else 0,
+                     "trees": n_trees, **params, "cv_ndcg@10": cv_value, "trials": n_done,
+                     "splits_in_model": int(m.ranker.feature_importance("split").sum())})
     pq = per_query_frame(test, out, metrics).assign(split=split.name)
     return StackingExperiment(split.name, pq[["split", "model", "qid", "metric", "value"]],
-                              pd.DataFrame(rows), pd.concat(trials, ignore_index=True), meta)
+                              pd.DataFrame(rows),
+                              pd.concat(trials, ignore_index=True) if trials else pd.DataFrame(),
+                              meta)

@@ -1,0 +1,77 @@
+"""ltrlib.merge.stacking: the score-feature layout, the meta-model, its importance frame."""
+
+import numpy as np
+import pytest
+
+from ltrlib.data.dataset import Dataset
+from ltrlib.merge import stacking
+
+
+def make_ds(nq=30, docs=12, n_features=4, seed=0):
+    rng = np.random.default_rng(seed)
+    n = nq * docs
+    y = rng.integers(0, 3, n) * (rng.random(n) < 0.5)
+    return Dataset(X=rng.normal(size=(n, n_features)), y=y, query_ids=np.arange(nq),
+                   offsets=np.arange(nq + 1) * docs, feature_names=tuple(f"f{i}" for i in range(n_features)),
+                   name="dm")
+
+
+def test_score_features_are_columns_x_plus_1_to_x_plus_n():
+    ds = make_ds()
+    rng = np.random.default_rng(1)
+    s1, s2 = rng.normal(size=ds.n_docs), rng.normal(size=ds.n_docs)
+    aug = stacking.stack_features(ds, {"M1": s1, "M2": s2})
+    d = ds.n_features
+    assert aug.n_features == d + 2
+    assert aug.feature_names[:d] == ds.feature_names
+    assert aug.feature_names[d:] == ("score_M1", "score_M2")
+    np.testing.assert_array_equal(aug.X[:, :d], ds.X)
+    np.testing.assert_array_equal(aug.X[:, d], s1.astype(np.float32))
+    np.testing.assert_array_equal(aug.X[:, d + 1], s2.astype(np.float32))
+    np.testing.assert_array_equal(aug.offsets, ds.offsets)
+    np.testing.assert_array_equal(aug.y, ds.y)
+
+
+def test_stack_features_rejects_bad_scores():
+    ds = make_ds()
+    with pytest.raises(ValueError, match="M1"):
+        stacking.stack_features(ds, {"M1": np.zeros(ds.n_docs - 1)})
+    with pytest.raises(ValueError, match="NaN"):
+        stacking.stack_features(ds, {"M1": np.full(ds.n_docs, np.nan)})
+    aug = stacking.stack_features(ds, {"M1": np.zeros(ds.n_docs)})
+    with pytest.raises(ValueError, match="already has"):
+        stacking.stack_features(aug, {"M1": np.zeros(ds.n_docs)})
+
+
+def test_meta_model_relies_on_the_informative_score_feature():
+    ds = make_ds(nq=40)
+    rng = np.random.default_rng(2)
+    scores = {"M1": rng.normal(size=ds.n_docs), "M2": ds.y + 0.1 * rng.normal(size=ds.n_docs)}
+    params = {"learning_rate": 0.1, "num_leaves": 7, "min_data_in_leaf": 10,
+              "min_sum_hessian_in_leaf": 1}
+    meta = stacking.train_stacking(ds, scores, params=params, n_trees=20)
+    imp = stacking.feature_importance({"M12S": meta}, top_k=2)
+    gain = imp[imp.kind == "gain"].set_index("feature")
+    assert gain.loc["score_M2", "rank"] == 1
+    assert gain.loc["score_M2", "is_score"] and not gain.drop(["score_M1", "score_M2"]).is_score.any()
+    assert "score_M1" in gain.index  # score features are kept outside the top k
+    assert set(imp.kind) == {"gain", "split"}
+    np.testing.assert_allclose(imp.groupby("kind").share.sum() <= 1 + 1e-9, True)
+    # predict reads the scores by model name, whatever the mapping order
+    p1 = meta.predict(ds, scores)
+    p2 = meta.predict(ds, {"M2": scores["M2"], "M1": scores["M1"]})
+    np.testing.assert_array_equal(p1, p2)
+    with pytest.raises(KeyError, match="M2"):
+        meta.predict(ds, {"M1": scores["M1"]})
+
+
+def test_optimize_stacking_cross_validates_over_queries():
+    ds = make_ds(nq=12, docs=20)
+    rng = np.random.default_rng(3)
+    scores = {"M1": rng.normal(size=ds.n_docs), "M2": ds.y + 0.5 * rng.normal(size=ds.n_docs)}
+    res = stacking.optimize_stacking(ds, scores, n_trials=2, n_folds=2, max_trees=20)
+    assert res.n_trials == 2 and 1 <= res.best_iteration <= 20
+    assert set(res.best_params) == {"learning_rate", "num_leaves", "min_data_in_leaf",
+                                    "min_sum_hessian_in_leaf"}
+    with pytest.raises(ValueError, match="n_folds"):
+        stacking.optimize_stacking(ds, scores, n_folds=13)
