@@ -1,0 +1,39 @@
+"""Training: LambdaMART rankers behind a backend-agnostic `Ranker`, Optuna tuning over the
+non-IID paper's search space, and a per-run model store that later notebooks reload.
+
+    from ltrlib.train import train_ranker, tune, fit_tuned, ModelStore
+"""
+
+from ltrlib.train.ranker import (
+    BACKENDS,
+    DEFAULT_EARLY_STOPPING,
+    DEFAULT_EVAL_AT,
+    DEFAULT_MAX_TREES,
+    Ranker,
+    evaluate_rankers,
+    results_table,
+    train_ranker,
+    validation_curves,
+)
+from ltrlib.train.store import ModelStore
+from ltrlib.train.tuning import (
+    LEARNING_RATES,
+    SEARCH_SPACE,
+    TUNED_PARAMS,
+    TuningResult,
+    fit_tuned,
+    study_storage,
+    suggest_params,
+    tune,
+    tune_cv,
+    tuned_parameters,
+    tuning_history,
+)
+
+__all__ = [
+    "BACKENDS", "DEFAULT_EARLY_STOPPING", "DEFAULT_EVAL_AT", "DEFAULT_MAX_TREES",
+    "LEARNING_RATES", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TuningResult",
+    "evaluate_rankers", "fit_tuned", "results_table", "study_storage", "suggest_params",
+    "train_ranker", "tune", "tune_cv", "tuned_parameters", "tuning_history",
+    "validation_curves",
+]

@@ -1,0 +1,423 @@
+"""Rankers behind one interface, whatever library trains them.
+
+The non-IID paper (§5.1) trains every model with LightGBM's LambdaMART ("lambdarank"),
+at most 3000 trees, stopping early once NDCG@10 on the validation set has not improved for
+100 consecutive trees. `train_ranker` does exactly that by default::
+
+    ranker = train_ranker(client.train, client.vali, {"learning_rate": 0.05}, seed=0)
+    scores = ranker.predict(client.test)          # or a feature matrix
+    ranker.best_iteration, ranker.feature_importance("gain"), ranker.save(path)
+
+A `Ranker` is a plain record (backend name, full training parameters, best iteration,
+feature names, validation curve) around the backend's model object. Everything that
+depends on the library goes through a `_Backend` entry in `BACKENDS`, so adding XGBoost
+later means adding one entry; notebooks and the merging code keep calling the same methods.
+
+Determinism: the same data, parameters and ``seed`` give the same model, bit for bit
+(LightGBM's ``deterministic=True`` with ``force_row_wise=True``; see the LightGBM docs:
+without them the row/column-wise choice and multithreaded histogram sums can vary).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.data.dataset import Dataset
+from ltrlib.metrics import evaluate
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_EARLY_STOPPING",
+    "DEFAULT_EVAL_AT",
+    "DEFAULT_MAX_TREES",
+    "DEFAULT_NUM_THREADS",
+    "Ranker",
+    "evaluate_rankers",
+    "results_table",
+    "train_ranker",
+    "validation_curves",
+]
+
+# The paper's training limits (§5.1).
+DEFAULT_MAX_TREES = 3000
+DEFAULT_EARLY_STOPPING = 100
+DEFAULT_EVAL_AT = 10
+# The project's machines have 2 cores; LightGBM's default (all cores, OpenMP) oversubscribes
+# when tests run in parallel. LTRLIB_NUM_THREADS overrides it without touching code.
+DEFAULT_NUM_THREADS = int(os.environ.get("LTRLIB_NUM_THREADS", "2"))
+
+# Parameters `train_ranker` sets from its own arguments; passing them in ``params`` as well
+# would make two sources of truth for one setting.
+_RESERVED = {
+    "num_iterations": "max_trees", "num_iteration": "max_trees", "n_iter": "max_trees",
+    "num_tree": "max_trees", "num_trees": "max_trees", "num_round": "max_trees",
+    "num_rounds": "max_trees", "num_boost_round": "max_trees", "n_estimators": "max_trees",
+    "max_iter": "max_trees", "early_stopping_round": "early_stopping",
+    "early_stopping_rounds": "early_stopping", "early_stopping": "early_stopping",
+    "n_iter_no_change": "early_stopping", "eval_at": "eval_at", "ndcg_eval_at": "eval_at",
+    "ndcg_at": "eval_at", "map_eval_at": "eval_at", "map_at": "eval_at",
+}
+
+
+# --------------------------------------------------------------------------- backends
+
+
+@dataclass(frozen=True)
+class _Backend:
+    """What a ranking library must provide. ``fit`` returns (model, best_iteration, curve)."""
+
+    defaults: Callable[[int, int, int], dict]  # (seed, eval_at, num_threads) -> params
+    fit: Callable[..., tuple[Any, int, list[float]]]
+    predict: Callable[[Any, np.ndarray, int], np.ndarray]
+    importance: Callable[[Any, str, int], np.ndarray]
+    n_trees: Callable[[Any], int]
+    dumps: Callable[[Any, int], str]
+    loads: Callable[[str], Any]
+    model_suffix: str
+
+
+def _lgb_defaults(seed: int, eval_at: int, num_threads: int) -> dict:
+    return {
+        "objective": "lambdarank",
+        "metric": "ndcg",
+        "eval_at": [eval_at],
+        "seed": seed,
+        "deterministic": True,
+        "force_row_wise": True,
+        "num_threads": num_threads,
+        "verbosity": -1,
+        # Tuning varies min_data_in_leaf; with pre-filtering on, LightGBM would drop features
+        # at Dataset construction according to the first value it saw.
+        "feature_pre_filter": False,
+    }
+
+
+def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
+             early_stopping: int) -> tuple[Any, int, list[float]]:
+    import lightgbm as lgb
+
+    dtrain = train.to_lightgbm(feature_pre_filter=False)
+    callbacks = []
+    valid_sets, curve = [], {}
+    if vali is not None:
+        dvali = vali.to_lightgbm(reference=dtrain)
+        valid_sets = [dvali]
+        callbacks = [
+            # first_metric_only: stop on NDCG@eval_at alone even if a user adds metrics.
+            lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
+            lgb.record_evaluation(curve),
+        ]
+    booster = lgb.train(params, dtrain, num_boost_round=max_trees, valid_sets=valid_sets,
+                        valid_names=["vali"] if valid_sets else None, callbacks=callbacks)
+    if vali is None:
+        return booster, booster.current_iteration(), []
+    key = f"ndcg@{params['eval_at'][0]}"
+    return booster, int(booster.best_iteration), [float(v) for v in curve["vali"][key]]
+
+
+def _lgb_loads(text: str):
+    import lightgbm as lgb
+
+    return lgb.Booster(model_str=text)
+
+
+BACKENDS: dict[str, _Backend] = {
+    "lightgbm": _Backend(
+        defaults=_lgb_defaults,
+        fit=_lgb_fit,
+        predict=lambda m, X, it: m.predict(X, num_iteration=it),
+        importance=lambda m, kind, it: m.feature_importance(importance_type=kind, iteration=it),
+        n_trees=lambda m: m.current_iteration(),
+        # Only the trees up to the best iteration: the saved model predicts what the
+        # early-stopped model predicted, and is smaller.
+        dumps=lambda m, it: m.model_to_string(num_iteration=it),
+        loads=_lgb_loads,
+        model_suffix=".txt",
+    ),
+}
+
+
+def _backend(name: str) -> _Backend:
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown backend {name!r}; supported backends: {', '.join(sorted(BACKENDS))}"
+        ) from None
+
+
+# --------------------------------------------------------------------------- Ranker
+
+
+@dataclass(eq=False)
+class Ranker:
+    """A trained ranking model.
+
+    Attributes
+    ----------
+    backend : ``"lightgbm"`` (later also ``"xgboost"``)
+    model : the backend's model object (a ``lightgbm.Booster``)
+    params : every training parameter passed to the backend (defaults included)
+    best_iteration : number of trees used for prediction (the early-stopping optimum)
+    feature_names : the training data's feature names, in column order
+    curve : validation NDCG@eval_at after each tree (empty without validation data)
+    info : free-form record: training sizes, tuning study, ...; saved in the sidecar
+    """
+
+    backend: str
+    model: Any
+    params: dict
+    best_iteration: int
+    feature_names: tuple[str, ...]
+    curve: list[float] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        lr = self.params.get("learning_rate", "?")
+        return (f"Ranker({self.backend}, {self.best_iteration} trees, learning_rate={lr}, "
+                f"{len(self.feature_names)} features)")
+
+    @property
+    def n_trees(self) -> int:
+        """Trees used for prediction (= ``best_iteration``)."""
+        return self.best_iteration
+
+    @property
+    def best_score(self) -> float:
+        """Validation NDCG@eval_at at the best iteration (NaN without validation data)."""
+        if not self.curve:
+            return float("nan")
+        return self.curve[self.best_iteration - 1]
+
+    def predict(self, X: np.ndarray | Dataset) -> np.ndarray:
+        """Scores (float64, one per row) using the first ``best_iteration`` trees."""
+        if isinstance(X, Dataset):
+            X = X.X
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != len(self.feature_names):
+            raise ValueError(
+                f"predict: X must have shape (n, {len(self.feature_names)}) like the training "
+                f"data, got {X.shape}"
+            )
+        return np.asarray(_backend(self.backend).predict(self.model, X, self.best_iteration),
+                          dtype=np.float64)
+
+    def feature_importance(self, kind: str = "gain") -> pd.Series:
+        """Total gain or number of splits per feature (by name), over the used trees."""
+        if kind not in ("gain", "split"):
+            raise ValueError(f"kind must be 'gain' or 'split', got {kind!r}")
+        values = _backend(self.backend).importance(self.model, kind, self.best_iteration)
+        return pd.Series(np.asarray(values, dtype=np.float64), index=list(self.feature_names),
+                         name=kind).rename_axis("feature")
+
+    # ---------------------------------------------------------------- persistence
+    def sidecar(self) -> dict:
+        """The JSON-able description saved next to the model file."""
+        return {
+            "backend": self.backend,
+            "best_iteration": self.best_iteration,
+            "params": self.params,
+            "feature_names": list(self.feature_names),
+            "curve": self.curve,
+            "info": self.info,
+        }
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the model (LightGBM text format) to ``path`` and its sidecar to
+        ``path`` with suffix ``.json``; both atomically, the model first, so a sidecar
+        present means a complete model beside it. Returns the model path."""
+        from ltrlib.report import atomic_write_text
+
+        path = Path(path)
+        if path.suffix == ".json":
+            raise ValueError(f"model path {path} would collide with its .json sidecar")
+        atomic_write_text(path, _backend(self.backend).dumps(self.model, self.best_iteration))
+        atomic_write_text(path.with_suffix(".json"),
+                          json.dumps(self.sidecar(), indent=1, default=_json_default) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Ranker":
+        """Read a model written by `save` (model file plus its ``.json`` sidecar)."""
+        path = Path(path)
+        side_path = path.with_suffix(".json")
+        if not path.exists() or not side_path.exists():
+            missing = [str(p) for p in (path, side_path) if not p.exists()]
+            raise FileNotFoundError(f"cannot load ranker: missing {', '.join(missing)}")
+        try:
+            side = json.loads(side_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{side_path}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+        for key in ("backend", "best_iteration", "params", "feature_names"):
+            if key not in side:
+                raise ValueError(f"{side_path}: sidecar lacks the key {key!r}")
+        model = _backend(side["backend"]).loads(path.read_text(encoding="utf-8"))
+        return cls(backend=side["backend"], model=model, params=side["params"],
+                   best_iteration=int(side["best_iteration"]),
+                   feature_names=tuple(side["feature_names"]), curve=side.get("curve", []),
+                   info=side.get("info", {}))
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {type(value).__name__} in a model sidecar")
+
+
+# --------------------------------------------------------------------------- training
+
+
+def _check_positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def train_ranker(
+    train: Dataset,
+    vali: Dataset | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    backend: str = "lightgbm",
+    max_trees: int = DEFAULT_MAX_TREES,
+    early_stopping: int = DEFAULT_EARLY_STOPPING,
+    eval_at: int = DEFAULT_EVAL_AT,
+    seed: int = 0,
+    num_threads: int | None = None,
+) -> Ranker:
+    """Train a LambdaMART ranker as the paper does (§5.1).
+
+    ``params`` override the backend defaults (for LightGBM: ``objective="lambdarank"``,
+    ``metric="ndcg"``, ``eval_at=[eval_at]``, ``seed``, ``deterministic=True``,
+    ``force_row_wise=True``, ``num_threads``, quiet). Tree count, patience and cutoff are
+    arguments, not params: at most ``max_trees`` trees; with ``vali`` given, training stops
+    once NDCG@``eval_at`` on ``vali`` has not improved for ``early_stopping`` trees and
+    the model keeps the best iteration. Without ``vali`` exactly ``max_trees`` trees are
+    grown (e.g. a final model retrained with a tuned tree count).
+    """
+    be = _backend(backend)
+    max_trees = _check_positive_int(max_trees, "max_trees")
+    early_stopping = _check_positive_int(early_stopping, "early_stopping")
+    eval_at = _check_positive_int(eval_at, "eval_at")
+    num_threads = _check_positive_int(DEFAULT_NUM_THREADS if num_threads is None else num_threads,
+                                      "num_threads")
+    if not isinstance(train, Dataset):
+        raise TypeError(f"train must be a ltrlib Dataset, got {type(train).__name__}")
+    if vali is not None:
+        if not isinstance(vali, Dataset):
+            raise TypeError(f"vali must be a ltrlib Dataset or None, got {type(vali).__name__}")
+        if vali.feature_names != train.feature_names:
+            raise ValueError(
+                f"vali {vali.name!r} has other features than train {train.name!r} "
+                f"({vali.n_features} vs {train.n_features})"
+            )
+    user = dict(params or {})
+    clash = sorted(k for k in user if k in _RESERVED)
+    if clash:
+        raise ValueError(
+            f"params {clash} are set through train_ranker's arguments "
+            f"({', '.join(sorted({_RESERVED[k] for k in clash}))}); remove them from params"
+        )
+    full = {**be.defaults(int(seed), eval_at, num_threads), **user}
+    model, best, curve = be.fit(full, train, vali, max_trees, early_stopping)
+    info = {
+        "train": {"name": train.name, "queries": train.n_queries, "documents": train.n_docs},
+        "vali": None if vali is None else {"name": vali.name, "queries": vali.n_queries,
+                                           "documents": vali.n_docs},
+        "max_trees": max_trees,
+        "early_stopping": early_stopping if vali is not None else None,
+        "eval_at": eval_at,
+        # With early stopping LightGBM keeps only the best trees in the returned booster;
+        # the curve still tells how many were grown.
+        "trees_grown": len(curve) if curve else be.n_trees(model),
+    }
+    return Ranker(backend=backend, model=model, params=full, best_iteration=int(best),
+                  feature_names=tuple(train.feature_names), curve=curve, info=info)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def evaluate_rankers(
+    rankers: Mapping[str, Ranker],
+    tests: Mapping[str, Dataset],
+    metrics=("ndcg@10",),
+) -> pd.DataFrame:
+    """Every ranker on every test set, per query.
+
+    Returns a tidy frame ``model, test_set, qid, metric, value`` (models and test sets in
+    the order given), ready for `results_table` and `ltrlib.metrics.significance_table`.
+    """
+    if not rankers or not tests:
+        raise ValueError("evaluate_rankers needs at least one ranker and one test set")
+    parts = []
+    for test_name, ds in tests.items():
+        for model_name, ranker in rankers.items():
+            pq = evaluate(ds, ranker.predict(ds), metrics=metrics, per_query=True)
+            pq.insert(0, "test_set", test_name)
+            pq.insert(0, "model", model_name)
+            parts.append(pq)
+    return pd.concat(parts, ignore_index=True)
+
+
+def results_table(
+    per_query: pd.DataFrame,
+    metric: str = "ndcg@10",
+    baseline: str | None = None,
+    alpha: float = 0.05,
+    fmt: str = "{:.4f}",
+) -> pd.DataFrame:
+    """The paper's layout (Tables 1 and 3): one row per model, one column per test set.
+
+    Cells are mean ``metric`` values. With ``baseline`` (e.g. ``"M_full"``) they are
+    strings with a superscript ᵃ where a two-sided paired t-test over the test set's
+    queries finds the model different from the baseline at ``alpha``.
+    """
+    from ltrlib.metrics import mark_significance
+
+    part = per_query[per_query.metric == metric]
+    if part.empty:
+        raise ValueError(f"no rows for metric {metric!r}; metrics present: "
+                         f"{sorted(per_query.metric.unique())}")
+    models = list(pd.unique(part.model))
+    tests = list(pd.unique(part.test_set))
+    if baseline is not None and baseline not in models:
+        raise KeyError(f"baseline {baseline!r} is not among the models {models}")
+    columns = {}
+    for test in tests:
+        wide = part[part.test_set == test].pivot(index="qid", columns="model", values="value")[models]
+        if baseline is None:
+            columns[test] = wide.mean()
+        else:
+            columns[test] = mark_significance(wide, {baseline: "a"}, alpha=alpha, fmt=fmt)
+    return pd.DataFrame(columns).rename_axis(index="model", columns="test_set")
+
+
+def validation_curves(rankers: Mapping[Any, Ranker]) -> pd.DataFrame:
+    """Validation NDCG@eval_at after each tree, tidy: the key's parts, ``tree, ndcg, best``.
+
+    Keys are model names or ``(split, model)`` tuples (columns ``split, model``); ``best``
+    marks the early-stopping optimum. Rankers trained without validation data are skipped.
+    """
+    parts = []
+    for key, r in rankers.items():
+        if not r.curve:
+            continue
+        split, model = key if isinstance(key, tuple) else ("", key)
+        trees = np.arange(1, len(r.curve) + 1)
+        parts.append(pd.DataFrame({"split": split, "model": model, "tree": trees,
+                                   "ndcg": np.asarray(r.curve, dtype=np.float64),
+                                   "best": trees == r.best_iteration}))
+    if not parts:
+        return pd.DataFrame(columns=["split", "model", "tree", "ndcg", "best"])
+    return pd.concat(parts, ignore_index=True)

@@ -1,0 +1,107 @@
+"""Trained models of a run, on disk, so later notebooks reload instead of retraining.
+
+Layout (inside the run's report folder)::
+
+    reports/<run_id>/models/<split>/<name>.txt    the model, LightGBM text format
+    reports/<run_id>/models/<split>/<name>.json   sidecar: backend, params, best_iteration,
+                                                  feature names, validation curve, info
+                                                  (train/vali sizes, tuning study, best value)
+
+``split`` is ``"Split1"``..``"Split3"`` or ``"full"`` (M_full is shared by every split);
+``name`` is the model, e.g. ``"M1"``, ``"M2"``, ``"M_full"``. Both files are written
+atomically, the sidecar last, so `exists` (which needs both) never sees half a model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from ltrlib import config
+from ltrlib.report import validate_name
+from ltrlib.train.ranker import Ranker
+
+__all__ = ["ModelStore"]
+
+
+class ModelStore:
+    """The models of one run.
+
+    Parameters
+    ----------
+    run_id : the run's folder name under ``root`` (a notebook's ``run_id`` parameter)
+    root : folder holding all runs; defaults to ``ltrlib.config.REPORTS_DIR``
+    """
+
+    def __init__(self, run_id: str, root: str | os.PathLike | None = None):
+        self.run_id = validate_name(run_id, "run_id")
+        self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
+
+    def __repr__(self) -> str:
+        return f"ModelStore({str(self.dir)!r})"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / self.run_id
+
+    @property
+    def dir(self) -> Path:
+        return self.run_dir / "models"
+
+    def path(self, split: str, name: str) -> Path:
+        """Where the model file of ``(split, name)`` lives (whether or not it exists)."""
+        validate_name(split, "split")
+        validate_name(name, "model name")
+        return self.dir / split / f"{name}.txt"
+
+    def exists(self, split: str, name: str) -> bool:
+        path = self.path(split, name)
+        return path.exists() and path.with_suffix(".json").exists()
+
+    def save(self, ranker: Ranker, split: str, name: str) -> Path:
+        """Save ``ranker`` as ``(split, name)``, replacing what was there; return its path."""
+        if not isinstance(ranker, Ranker):
+            raise TypeError(f"ModelStore.save expects a Ranker, got {type(ranker).__name__}")
+        return ranker.save(self.path(split, name))
+
+    def load(self, split: str, name: str) -> Ranker:
+        """The model saved as ``(split, name)``; FileNotFoundError listing what is stored."""
+        if not self.exists(split, name):
+            stored = ", ".join(f"{s}/{n}" for s, n in self.keys()) or "nothing"
+            raise FileNotFoundError(
+                f"no model {split}/{name} in {self.dir} (stored: {stored}); "
+                "run notebook 03_client_models for this run_id first"
+            )
+        return Ranker.load(self.path(split, name))
+
+    def info(self, split: str, name: str) -> dict:
+        """The sidecar of ``(split, name)`` without loading the model."""
+        side = self.path(split, name).with_suffix(".json")
+        if not side.exists():
+            raise FileNotFoundError(f"no model {split}/{name} in {self.dir}")
+        return json.loads(side.read_text(encoding="utf-8"))
+
+    def keys(self) -> list[tuple[str, str]]:
+        """``(split, name)`` of every complete stored model, sorted."""
+        if not self.dir.is_dir():
+            return []
+        return sorted((p.parent.name, p.stem) for p in self.dir.glob("*/[!.]*.json")
+                      if p.with_suffix(".txt").exists())
+
+    def list(self) -> pd.DataFrame:
+        """One row per stored model: split, model, backend, trees and tuning summary."""
+        rows = []
+        for split, name in self.keys():
+            side = self.info(split, name)
+            tuning = side.get("info", {}).get("tuning") or {}
+            rows.append({
+                "split": split, "model": name, "backend": side["backend"],
+                "trees": side["best_iteration"],
+                "train_queries": (side.get("info", {}).get("train") or {}).get("queries"),
+                "study": tuning.get("study"), "best_value": tuning.get("best_value"),
+            })
+        return pd.DataFrame(rows, columns=["split", "model", "backend", "trees", "train_queries",
+                                           "study", "best_value"])

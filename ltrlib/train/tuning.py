@@ -1,0 +1,443 @@
+"""Hyper-parameter tuning with Optuna's TPE, over exactly the non-IID paper's space (§5.1).
+
+The paper: "Hyper-parameter tuning is performed using the Optuna library, which uses the
+Tree-structured Parzen Estimator (TPE) algorithm. We optimized four learning parameters:
+learning_rate in [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3], num_leaves in
+15,255, min_data_in_leaf in 10,500, with a step size of 5, and min_sum_hessian_in_leaf in
+1,100. The hyper-parameters of the models are tuned on the validation set based on the
+NDCG@10 metric." Our reading, in `SEARCH_SPACE`:
+
+* ``learning_rate``: categorical over the nine listed values (a list, not a range).
+* ``num_leaves``: integer, 15..255 inclusive.
+* ``min_data_in_leaf``: integer, 10..500 inclusive, step 5.
+* ``min_sum_hessian_in_leaf``: integer, 1..100 inclusive. The paper gives no type, but every
+  value it reports (Table 6: 1, 1, 1, 1, 1, 5; §5.2 stacking: 21, 3, 66, 90, 26) is an
+  integer, so the study was almost certainly an integer search (``suggest_int``).
+
+Every trial trains with the paper's limits (at most 3000 trees, early stopping after 100
+trees without improvement of validation NDCG@10) and scores the early-stopped model's
+NDCG@10 on the validation set, computed with `ltrlib.metrics` (equal to LightGBM's own).
+
+Persistence and resumption
+--------------------------
+Studies live in an Optuna journal file (``reports/<run_id>/optuna.journal`` when tuned via
+`fit_tuned`), one study per ``"<split>.<model>"`` name. We use ``JournalStorage`` with a
+``JournalFileBackend`` rather than SQLite: the journal is an append-only log in which each
+record is one line written and fsynced at once, so an interrupted run loses at most the
+trial that was running; it needs no database schema (an RDB study can require
+``optuna storage upgrade`` after an Optuna upgrade) and is plain text one can inspect.
+
+Asking for ``n_trials`` counts the study's *completed* trials and runs only the missing
+ones; a study that already has them runs nothing. Trials left RUNNING by an interrupted
+process are marked FAIL first (one process per study is assumed).
+
+Reproducibility across interruptions: the TPE sampler is re-seeded before each trial from
+``(seed, number of completed trials)``. TPE's proposal depends only on the completed
+trials and its random state, so the k-th completed trial gets the same parameters whether
+the study ran in one go or was interrupted and resumed, and asking for fewer trials than
+are stored uses the first ``n_trials`` completed trials, exactly as a fresh study would.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.data.dataset import Dataset
+from ltrlib.metrics import evaluate
+from ltrlib.train.ranker import (
+    DEFAULT_EARLY_STOPPING,
+    DEFAULT_EVAL_AT,
+    DEFAULT_MAX_TREES,
+    Ranker,
+    train_ranker,
+)
+
+__all__ = [
+    "LEARNING_RATES",
+    "SEARCH_SPACE",
+    "TuningResult",
+    "fit_tuned",
+    "study_storage",
+    "suggest_params",
+    "tune",
+    "tune_cv",
+    "tuned_parameters",
+]
+
+LEARNING_RATES = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3)
+JOURNAL_FILE = "optuna.journal"
+
+
+def _search_space() -> dict:
+    from optuna.distributions import CategoricalDistribution, IntDistribution
+
+    return {
+        "learning_rate": CategoricalDistribution(LEARNING_RATES),
+        "num_leaves": IntDistribution(15, 255),
+        "min_data_in_leaf": IntDistribution(10, 500, step=5),
+        "min_sum_hessian_in_leaf": IntDistribution(1, 100),
+    }
+
+
+SEARCH_SPACE: dict = _search_space()
+TUNED_PARAMS = tuple(SEARCH_SPACE)
+
+
+def suggest_params(trial) -> dict[str, Any]:
+    """One point of `SEARCH_SPACE`, drawn through ``trial`` (an ``optuna.Trial``)."""
+    return {
+        "learning_rate": trial.suggest_categorical("learning_rate", LEARNING_RATES),
+        "num_leaves": trial.suggest_int("num_leaves", 15, 255),
+        "min_data_in_leaf": trial.suggest_int("min_data_in_leaf", 10, 500, step=5),
+        "min_sum_hessian_in_leaf": trial.suggest_int("min_sum_hessian_in_leaf", 1, 100),
+    }
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def study_storage(storage: str | os.PathLike | Any | None):
+    """An Optuna storage: ``None`` (in memory), an Optuna storage object or URL string
+    (``"sqlite:///..."``), or a path to a journal file (created with its folder)."""
+    import optuna
+
+    if storage is None or isinstance(storage, optuna.storages.BaseStorage):
+        return storage
+    if isinstance(storage, str) and "://" in storage:
+        return storage
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+
+    path = Path(storage)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # The open()-based lock works on every local file system; the default symlink lock
+    # needs symlink support, which some mounted volumes lack.
+    return JournalStorage(JournalFileBackend(str(path), lock_obj=JournalFileOpenLock(str(path))))
+
+
+def _quiet_optuna() -> None:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _trial_seed(seed: int, n_complete: int) -> int:
+    return int(np.random.SeedSequence([int(seed), int(n_complete)]).generate_state(1)[0])
+
+
+def _data_key(ds: Dataset) -> dict:
+    # Cheap but telling: a study tuned on other data (another scale, seed or split
+    # definition) must not be silently resumed.
+    return {"name": ds.name, "queries": ds.n_queries, "documents": ds.n_docs,
+            "features": ds.n_features, "label_sum": int(ds.y.sum(dtype=np.int64))}
+
+
+# --------------------------------------------------------------------------- result
+
+
+@dataclass
+class TuningResult:
+    """The outcome of a study, over its first ``n_trials`` completed trials.
+
+    ``best_params`` holds the four tuned parameters; ``best_iteration`` the early-stopped
+    tree count of the best trial (for `tune_cv`: the mean over folds, rounded);
+    ``n_new`` how many trials this call ran; ``ranker`` the best trial's model when it was
+    trained in this call (`tune` only), else None; ``trials`` one row per used trial.
+    """
+
+    study_name: str
+    n_trials: int
+    n_new: int
+    best_trial: int
+    best_value: float
+    best_params: dict[str, Any]
+    best_iteration: int
+    trials: pd.DataFrame
+    ranker: Ranker | None = field(default=None, repr=False)
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-able record for a model sidecar."""
+        return {"study": self.study_name, "n_trials": self.n_trials, "best_trial": self.best_trial,
+                "best_value": self.best_value, "best_params": self.best_params,
+                "best_iteration": self.best_iteration}
+
+
+def _run_study(
+    objective: Callable,
+    *,
+    n_trials: int,
+    study_name: str,
+    storage,
+    seed: int,
+    setup: dict,
+    progress: bool,
+) -> TuningResult:
+    import optuna
+    from optuna.trial import TrialState
+
+    if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or n_trials < 1:
+        raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
+    if not isinstance(study_name, str) or not study_name:
+        raise ValueError(f"study_name must be a non-empty string, got {study_name!r}")
+    _quiet_optuna()
+    setup = json.loads(json.dumps(setup))  # compare in the form the storage returns
+    study = optuna.create_study(study_name=study_name, storage=study_storage(storage),
+                                direction="maximize", load_if_exists=True)
+    stored = study.user_attrs.get("setup")
+    if stored is None:
+        study.set_user_attr("setup", setup)
+    elif stored != setup:
+        diff = sorted(k for k in set(stored) | set(setup) if stored.get(k) != setup.get(k))
+        raise ValueError(
+            f"study {study_name!r} in {storage} was run with another setup (differs in {diff}: "
+            f"stored {[stored.get(k) for k in diff]}, now {[setup.get(k) for k in diff]}); "
+            "use another run_id or study name, or delete the study"
+        )
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)):
+        study.tell(t.number, state=TrialState.FAIL)  # left behind by an interrupted run
+
+    def complete():
+        return [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
+
+    done = len(complete())
+    missing = max(0, int(n_trials) - done)
+    bar = None
+    if missing and progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=missing, desc=f"tuning {study_name}", leave=False)
+    try:
+        for i in range(missing):
+            study.sampler = optuna.samplers.TPESampler(seed=_trial_seed(seed, done + i))
+            study.optimize(objective, n_trials=1, gc_after_trial=False)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(best=f"{study.best_value:.4f}")
+    finally:
+        if bar is not None:
+            bar.close()
+
+    used = sorted(complete(), key=lambda t: t.number)[: int(n_trials)]
+    best = max(used, key=lambda t: (t.value, -t.number))  # earliest of equal values
+    rows = []
+    for rank, t in enumerate(used):
+        rows.append({"trial": rank, "number": t.number, "value": t.value, **t.params,
+                     "best_iteration": t.user_attrs.get("best_iteration"),
+                     "seconds": (t.duration.total_seconds() if t.duration else math.nan)})
+    trials = pd.DataFrame(rows)
+    trials["best_so_far"] = trials["value"].cummax()
+    return TuningResult(study_name=study_name, n_trials=len(used), n_new=missing,
+                        best_trial=best.number, best_value=float(best.value),
+                        best_params={k: best.params[k] for k in TUNED_PARAMS},
+                        best_iteration=int(best.user_attrs.get("best_iteration", 0)),
+                        trials=trials)
+
+
+# --------------------------------------------------------------------------- tuning
+
+
+def tune(
+    train: Dataset,
+    vali: Dataset,
+    *,
+    n_trials: int = 20,
+    study_name: str = "tuning",
+    storage=None,
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    backend: str = "lightgbm",
+    max_trees: int = DEFAULT_MAX_TREES,
+    early_stopping: int = DEFAULT_EARLY_STOPPING,
+    eval_at: int = DEFAULT_EVAL_AT,
+    num_threads: int | None = None,
+    progress: bool = True,
+) -> TuningResult:
+    """Tune on ``vali`` by NDCG@``eval_at`` (the paper's procedure).
+
+    Each trial trains `train_ranker` on ``train`` with early stopping on ``vali`` and the
+    trial's point of `SEARCH_SPACE` on top of the fixed ``params``; the trial's value is the
+    early-stopped model's NDCG@``eval_at`` on ``vali``. ``storage``: None (in memory), a
+    journal file path or an Optuna storage; with a persistent storage an interrupted study
+    resumes and a finished one is reused (see the module docstring). ``seed`` seeds both the
+    sampler and LightGBM.
+    """
+    if vali is None:
+        raise ValueError("tune needs a validation set (vali): the paper tunes on it")
+    fixed = dict(params or {})
+    overlap = sorted(set(fixed) & set(TUNED_PARAMS))
+    if overlap:
+        raise ValueError(f"params {overlap} are tuned; remove them from the fixed params")
+    metric = f"ndcg@{eval_at}"
+    best: dict[str, Any] = {"value": -math.inf, "number": None, "ranker": None}
+
+    def objective(trial):
+        ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial)}, backend=backend,
+                              max_trees=max_trees, early_stopping=early_stopping,
+                              eval_at=eval_at, seed=seed, num_threads=num_threads)
+        value = float(evaluate(vali, ranker.predict(vali), metrics=metric)[metric])
+        trial.set_user_attr("best_iteration", ranker.best_iteration)
+        if value > best["value"]:
+            # Keep the best model of this call: no retraining when it is the study's best.
+            best.update(value=value, number=trial.number, ranker=ranker)
+        return value
+
+    setup = {"kind": "holdout", "backend": backend, "train": _data_key(train),
+             "vali": _data_key(vali), "params": fixed, "max_trees": max_trees,
+             "early_stopping": early_stopping, "eval_at": eval_at, "seed": seed}
+    result = _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
+                        seed=seed, setup=setup, progress=progress)
+    if best["number"] == result.best_trial:
+        result.ranker = best["ranker"]
+    return result
+
+
+def tune_cv(
+    data: Dataset,
+    n_folds: int = 5,
+    *,
+    n_trials: int = 20,
+    study_name: str = "tuning-cv",
+    storage=None,
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    backend: str = "lightgbm",
+    max_trees: int = DEFAULT_MAX_TREES,
+    early_stopping: int = DEFAULT_EARLY_STOPPING,
+    eval_at: int = DEFAULT_EVAL_AT,
+    num_threads: int | None = None,
+    progress: bool = True,
+) -> TuningResult:
+    """Tune by ``n_folds``-fold cross-validation over the queries of ``data``.
+
+    For a small set with no separate validation part (the stacking meta-model is tuned on
+    D_merge). Folds come from ``data.fold_ids(n_folds, seed)``. Per trial and fold, a model
+    is trained on the other folds with early stopping on the held-out fold, which is then
+    scored; the trial's value is the mean NDCG@``eval_at`` over folds (as ``lgb.cv``, the
+    held-out fold also decides early stopping, a small optimistic bias shared by all
+    trials). ``best_iteration`` is the best trial's mean early-stopped tree count, the
+    tree count to use when refitting on all of ``data`` (``train_ranker(data, None, ...,
+    max_trees=result.best_iteration)``).
+    """
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) \
+            or not 2 <= n_folds <= data.n_queries:
+        raise ValueError(f"n_folds must be an integer in 2..{data.n_queries} (the number of "
+                         f"queries), got {n_folds!r}")
+    fixed = dict(params or {})
+    overlap = sorted(set(fixed) & set(TUNED_PARAMS))
+    if overlap:
+        raise ValueError(f"params {overlap} are tuned; remove them from the fixed params")
+    metric = f"ndcg@{eval_at}"
+    folds = data.fold_ids(int(n_folds), seed)
+    parts = [(data.take(np.flatnonzero(folds != f), name=f"{data.name}-cvtrain{f}"),
+              data.take(np.flatnonzero(folds == f), name=f"{data.name}-cvfold{f}"))
+             for f in range(int(n_folds))]
+
+    def objective(trial):
+        point = {**fixed, **suggest_params(trial)}
+        values, iters = [], []
+        for train, held_out in parts:
+            ranker = train_ranker(train, held_out, point, backend=backend, max_trees=max_trees,
+                                  early_stopping=early_stopping, eval_at=eval_at, seed=seed,
+                                  num_threads=num_threads)
+            values.append(float(evaluate(held_out, ranker.predict(held_out), metrics=metric)[metric]))
+            iters.append(ranker.best_iteration)
+        trial.set_user_attr("fold_values", values)
+        trial.set_user_attr("fold_iterations", iters)
+        trial.set_user_attr("best_iteration", max(1, int(round(float(np.mean(iters))))))
+        return float(np.mean(values))
+
+    setup = {"kind": f"cv{int(n_folds)}", "backend": backend, "data": _data_key(data),
+             "params": fixed, "max_trees": max_trees, "early_stopping": early_stopping,
+             "eval_at": eval_at, "seed": seed}
+    return _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
+                      seed=seed, setup=setup, progress=progress)
+
+
+def fit_tuned(
+    train: Dataset,
+    vali: Dataset,
+    *,
+    store,
+    split: str,
+    name: str,
+    n_trials: int = 20,
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    backend: str = "lightgbm",
+    max_trees: int = DEFAULT_MAX_TREES,
+    early_stopping: int = DEFAULT_EARLY_STOPPING,
+    eval_at: int = DEFAULT_EVAL_AT,
+    num_threads: int | None = None,
+    progress: bool = True,
+) -> tuple[Ranker, TuningResult]:
+    """Tune (or resume, or reuse) the study ``"<split>.<name>"`` and return its best model.
+
+    The study lives in ``<store.run_dir>/optuna.journal``; the model in ``store`` as
+    ``(split, name)``. The model is loaded from the store when its sidecar records the
+    same study and best trial; otherwise it is the best trial's model from this call, or
+    (after a resumed or reused study) retrained with the best parameters, which gives the
+    same model since training is deterministic. The stored sidecar's ``info["tuning"]``
+    holds the study name, trial count, best trial, value and parameters.
+    """
+    study = f"{split}.{name}"
+    result = tune(train, vali, n_trials=n_trials, study_name=study,
+                  storage=Path(store.run_dir) / JOURNAL_FILE, seed=seed, params=params,
+                  backend=backend, max_trees=max_trees, early_stopping=early_stopping,
+                  eval_at=eval_at, num_threads=num_threads, progress=progress)
+    summary = result.summary()
+    if store.exists(split, name):
+        stored = (store.info(split, name).get("info") or {}).get("tuning") or {}
+        if all(stored.get(k) == summary[k] for k in ("study", "best_trial", "best_value")):
+            return store.load(split, name), result
+    ranker = result.ranker
+    if ranker is None:
+        ranker = train_ranker(train, vali, {**dict(params or {}), **result.best_params},
+                              backend=backend, max_trees=max_trees,
+                              early_stopping=early_stopping, eval_at=eval_at, seed=seed,
+                              num_threads=num_threads)
+    ranker.info["tuning"] = summary
+    store.save(ranker, split, name)
+    return ranker, result
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def tuned_parameters(rankers: Mapping[tuple[str, str], Ranker]) -> pd.DataFrame:
+    """Table 6: the tuned parameters and tree count of each ``(split, model)`` ranker.
+
+    Tidy, one row per ranker: ``split, model`` + the four tuned parameters + ``trees``
+    (the early-stopped tree count) + ``vali_ndcg`` (the tuning objective).
+    """
+    rows = []
+    for (split, model), r in rankers.items():
+        tuning = r.info.get("tuning") or {}
+        rows.append({"split": split, "model": model,
+                     **{k: r.params.get(k) for k in TUNED_PARAMS},
+                     "trees": r.best_iteration, "vali_ndcg": tuning.get("best_value", r.best_score),
+                     "trials": tuning.get("n_trials")})
+    return pd.DataFrame(rows)
+
+
+def tuning_history(results: Mapping[tuple[str, str], TuningResult]) -> pd.DataFrame:
+    """Trials of several studies as one tidy frame: ``split, model, trial, value, best_so_far``
+    plus the trial's parameters and early-stopped tree count."""
+    parts = []
+    for (split, model), res in results.items():
+        df = res.trials.copy()
+        df.insert(0, "model", model)
+        df.insert(0, "split", split)
+        parts.append(df)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+__all__ += ["tuning_history", "JOURNAL_FILE", "TUNED_PARAMS"]

@@ -1,0 +1,143 @@
+"""ltrlib.train.ranker: LambdaMART training with the paper's limits, the Ranker interface."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ltrlib.data import load_dataset
+from ltrlib.metrics import evaluate
+from ltrlib.train import (
+    Ranker, evaluate_rankers, results_table, train_ranker, validation_curves,
+)
+
+FAST = dict(max_trees=60, early_stopping=10, num_threads=1)
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return load_dataset("synthetic", scale="tiny", seed=0)
+
+
+@pytest.fixture(scope="module")
+def ranker(splits):
+    return train_ranker(splits.train, splits.vali, {"learning_rate": 0.2}, seed=0, **FAST)
+
+
+def test_paper_defaults_are_the_signature_defaults():
+    import inspect
+
+    sig = inspect.signature(train_ranker).parameters
+    assert sig["max_trees"].default == 3000
+    assert sig["early_stopping"].default == 100
+    assert sig["eval_at"].default == 10
+    assert sig["backend"].default == "lightgbm"
+
+
+def test_lambdarank_params_and_determinism_flags(ranker):
+    p = ranker.params
+    assert p["objective"] == "lambdarank" and p["metric"] == "ndcg" and p["eval_at"] == [10]
+    assert p["deterministic"] is True and p["force_row_wise"] is True
+    assert p["seed"] == 0 and p["num_threads"] == 1 and p["learning_rate"] == 0.2
+    assert ranker.backend == "lightgbm"
+
+
+def test_early_stopping_keeps_best_and_respects_patience(ranker):
+    grown = ranker.info["trees_grown"]
+    assert len(ranker.curve) == grown <= 60
+    assert 1 <= ranker.best_iteration <= grown
+    # best_iteration is the argmax of the validation curve (first maximum)
+    assert ranker.best_iteration == int(np.argmax(ranker.curve)) + 1
+    if grown < 60:  # it stopped early: exactly `patience` trees after the best one
+        assert grown == ranker.best_iteration + 10
+        assert max(ranker.curve[ranker.best_iteration:]) <= ranker.best_score
+
+
+def test_stops_early_with_small_patience(splits):
+    r = train_ranker(splits.train, splits.vali, {"learning_rate": 0.3}, max_trees=500,
+                     early_stopping=3, num_threads=1)
+    assert r.info["trees_grown"] == r.best_iteration + 3 < 500
+
+
+def test_max_trees_is_a_hard_limit_without_vali(splits):
+    r = train_ranker(splits.train, None, {"learning_rate": 0.1}, max_trees=7, num_threads=1)
+    assert r.best_iteration == 7 and r.curve == [] and np.isnan(r.best_score)
+
+
+def test_best_score_is_our_ndcg_at_10(splits, ranker):
+    ours = evaluate(splits.vali, ranker.predict(splits.vali), metrics="ndcg@10")["ndcg@10"]
+    assert ours == pytest.approx(ranker.best_score, abs=1e-9)
+
+
+def test_predict_shape_and_determinism(splits, ranker):
+    scores = ranker.predict(splits.test)
+    assert scores.shape == (splits.test.n_docs,) and scores.dtype == np.float64
+    assert np.array_equal(scores, ranker.predict(splits.test.X))
+    again = train_ranker(splits.train, splits.vali, {"learning_rate": 0.2}, seed=0, **FAST)
+    assert again.best_iteration == ranker.best_iteration
+    assert np.array_equal(again.predict(splits.test), scores)
+    other = train_ranker(splits.train, splits.vali,
+                         {"learning_rate": 0.2, "bagging_fraction": 0.7, "bagging_freq": 1},
+                         seed=1, **FAST)
+    assert not np.array_equal(other.predict(splits.test), scores)
+
+
+def test_predict_rejects_wrong_width(ranker):
+    with pytest.raises(ValueError, match=r"shape \(n, 220\)"):
+        ranker.predict(np.zeros((3, 5), dtype=np.float32))
+
+
+def test_feature_importance_by_name(splits, ranker):
+    gain = ranker.feature_importance("gain")
+    split = ranker.feature_importance("split")
+    assert list(gain.index) == list(splits.train.feature_names)
+    assert gain.sum() > 0 and (split >= 0).all() and split.sum() >= ranker.best_iteration
+    with pytest.raises(ValueError, match="kind"):
+        ranker.feature_importance("cover")
+
+
+def test_save_load_round_trip(tmp_path, splits, ranker):
+    path = ranker.save(tmp_path / "m.txt")
+    assert path.exists() and path.with_suffix(".json").exists()
+    back = Ranker.load(path)
+    assert np.array_equal(back.predict(splits.test), ranker.predict(splits.test))
+    assert back.best_iteration == ranker.best_iteration and back.params == ranker.params
+    assert back.feature_names == ranker.feature_names and back.curve == ranker.curve
+    assert not list(tmp_path.glob(".*"))  # no temporary files left behind
+
+
+def test_unknown_backend_lists_supported(splits):
+    with pytest.raises(ValueError, match=r"unknown backend 'catboost'.*lightgbm"):
+        train_ranker(splits.train, splits.vali, backend="catboost")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(max_trees=0), "max_trees"),
+    (dict(early_stopping=-1), "early_stopping"),
+    (dict(eval_at=2.5), "eval_at"),
+    (dict(params={"num_iterations": 10}), "max_trees"),
+    (dict(params={"eval_at": [5]}), "eval_at"),
+])
+def test_bad_arguments_are_named(splits, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        train_ranker(splits.train, splits.vali, **kwargs)
+
+
+def test_results_table_paper_layout(splits, ranker):
+    weak = train_ranker(splits.train, splits.vali, {"learning_rate": 0.2}, max_trees=1,
+                        num_threads=1)
+    tests = {"DS1": splits.test.take(np.arange(25)), "DS": splits.test}
+    pq = evaluate_rankers({"M1": weak, "M_full": ranker}, tests)
+    assert list(pq.columns) == ["model", "test_set", "qid", "metric", "value"]
+    assert len(pq) == 2 * (25 + 50)
+    table = results_table(pq)
+    assert list(table.index) == ["M1", "M_full"] and list(table.columns) == ["DS1", "DS"]
+    expect = pq[(pq.model == "M_full") & (pq.test_set == "DS")].value.mean()
+    assert table.loc["M_full", "DS"] == pytest.approx(expect)
+    marked = results_table(pq, baseline="M_full")
+    assert marked.loc["M_full", "DS"] == f"{expect:.4f}"  # the baseline carries no marker
+
+
+def test_validation_curves(ranker):
+    df = validation_curves({("Split1", "M1"): ranker})
+    assert len(df) == len(ranker.curve) and df.best.sum() == 1
+    assert df.loc[df.best, "tree"].item() == ranker.best_iteration
