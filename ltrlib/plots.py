@@ -246,3 +246,44 @@ def merge_category_deltas(deltas: pd.DataFrame, baseline: str | None = None) -> 
         ax.legend(fontsize=7, ncol=4)
     fig.tight_layout()
     return fig
+
+
+# ---- training (notebook 03)
+
+
+def validation_curves(df: pd.DataFrame) -> plt.Figure:
+    """Validation NDCG@10 after each tree (`ltrlib.train.validation_curves`), one panel per
+    split, one line per model; a dot marks the early-stopping optimum."""
+    splits = list(pd.unique(df.split)) or [""]
+    fig, axes = plt.subplots(1, len(splits), figsize=(4.2 * len(splits), 3.4), squeeze=False,
+                             sharey=True)
+    for ax, split in zip(axes[0], splits):
+        part = df[df.split == split]
+        for i, (model, g) in enumerate(part.groupby("model", sort=False)):
+            color = sns.color_palette()[i % 10]
+            ax.plot(g.tree, g.ndcg, color=color, label=model, lw=1.2)
+            best = g[g.best]
+            ax.scatter(best.tree, best.ndcg, color=color, s=18, zorder=3)
+        ax.set(title=split or "validation", xlabel="trees", xscale="log")
+        ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("validation NDCG@10")
+    fig.tight_layout()
+    return fig
+
+
+def tuning_history(df: pd.DataFrame) -> plt.Figure:
+    """Optuna trials (`ltrlib.train.tuning_history`): each trial's validation NDCG@10 (dots)
+    and the best so far (line), one panel per split, one colour per model."""
+    splits = list(pd.unique(df.split))
+    fig, axes = plt.subplots(1, len(splits), figsize=(4.2 * len(splits), 3.4), squeeze=False)
+    for ax, split in zip(axes[0], splits):
+        part = df[df.split == split]
+        for i, (model, g) in enumerate(part.groupby("model", sort=False)):
+            color = sns.color_palette()[i % 10]
+            ax.scatter(g.trial + 1, g.value, color=color, s=14, alpha=0.6)
+            ax.step(g.trial + 1, g.best_so_far, where="post", color=color, label=model)
+        ax.set(title=split, xlabel="trial")
+        ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("validation NDCG@10")
+    fig.tight_layout()
+    return fig
