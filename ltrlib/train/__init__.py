@@ -18,9 +18,15 @@ from ltrlib.train.ranker import (
 from ltrlib.train.store import ModelStore
 from ltrlib.train.tuning import (
     LEARNING_RATES,
+    PAPER_TABLE6_MEDIAN,
     SEARCH_SPACE,
     TUNED_PARAMS,
+    ClientModels,
     TuningResult,
+    client_metrics,
+    client_results,
+    client_table,
+    fit_client_models,
     fit_tuned,
     study_storage,
     suggest_params,
@@ -32,7 +38,8 @@ from ltrlib.train.tuning import (
 
 __all__ = [
     "BACKENDS", "DEFAULT_EARLY_STOPPING", "DEFAULT_EVAL_AT", "DEFAULT_MAX_TREES",
-    "LEARNING_RATES", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TuningResult",
+    "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TuningResult",
+    "ClientModels", "client_metrics", "client_results", "client_table", "fit_client_models",
     "evaluate_rankers", "fit_tuned", "results_table", "study_storage", "suggest_params",
     "train_ranker", "tune", "tune_cv", "tuned_parameters", "tuning_history",
     "validation_curves",

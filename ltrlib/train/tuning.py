@@ -89,6 +89,13 @@ def _search_space() -> dict:
 
 
 SEARCH_SPACE: dict = _search_space()
+# The per-parameter medians of the six local models of the paper's Table 6 (learning rate
+# 0.05 everywhere; leaves 77..237; min data 20..375; min hessian 1..5), on the search grid.
+# `tune(first_params=PAPER_TABLE6_MEDIAN)` evaluates it as trial 0: with the few trials
+# a quick run can afford, the study then starts from a known good region instead of
+# depending on TPE's random start-up draws alone. Not in the paper; off by default.
+PAPER_TABLE6_MEDIAN = {"learning_rate": 0.05, "num_leaves": 180, "min_data_in_leaf": 60,
+                       "min_sum_hessian_in_leaf": 1}
 TUNED_PARAMS = tuple(SEARCH_SPACE)
 
 
@@ -132,6 +139,25 @@ def _quiet_optuna() -> None:
 
 def _trial_seed(seed: int, n_complete: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(n_complete)]).generate_state(1)[0])
+
+
+def _check_first_params(first_params) -> dict | None:
+    if first_params is None:
+        return None
+    first = dict(first_params)
+    if set(first) != set(TUNED_PARAMS):
+        raise ValueError(f"first_params must set exactly {list(TUNED_PARAMS)}, got {sorted(first)}")
+    from optuna.distributions import CategoricalDistribution
+
+    for k, v in first.items():
+        dist = SEARCH_SPACE[k]
+        if isinstance(dist, CategoricalDistribution):
+            ok = v in dist.choices
+        else:
+            ok = float(v).is_integer() and dist.low <= v <= dist.high and (v - dist.low) % dist.step == 0
+        if not ok:
+            raise ValueError(f"first_params[{k!r}] = {v!r} is outside the search space {SEARCH_SPACE[k]}")
+    return first
 
 
 def _data_key(ds: Dataset) -> dict:
@@ -180,6 +206,7 @@ def _run_study(
     seed: int,
     setup: dict,
     progress: bool,
+    first_params: Mapping[str, Any] | None = None,
 ) -> TuningResult:
     import optuna
     from optuna.trial import TrialState
@@ -202,13 +229,18 @@ def _run_study(
             f"stored {[stored.get(k) for k in diff]}, now {[setup.get(k) for k in diff]}); "
             "use another run_id or study name, or delete the study"
         )
-    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)):
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         study.tell(t.number, state=TrialState.FAIL)  # left behind by an interrupted run
 
     def complete():
         return [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
 
     done = len(complete())
+    if first_params is not None and done == 0 \
+            and not study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
+        # Also after an interruption of the first trial: the first completed trial is
+        # always this point, as in an uninterrupted study.
+        study.enqueue_trial(dict(first_params))
     missing = max(0, int(n_trials) - done)
     bar = None
     if missing and progress:
@@ -254,6 +286,7 @@ def tune(
     storage=None,
     seed: int = 0,
     params: Mapping[str, Any] | None = None,
+    first_params: Mapping[str, Any] | None = None,
     backend: str = "lightgbm",
     max_trees: int = DEFAULT_MAX_TREES,
     early_stopping: int = DEFAULT_EARLY_STOPPING,
@@ -268,7 +301,8 @@ def tune(
     early-stopped model's NDCG@``eval_at`` on ``vali``. ``storage``: None (in memory), a
     journal file path or an Optuna storage; with a persistent storage an interrupted study
     resumes and a finished one is reused (see the module docstring). ``seed`` seeds both the
-    sampler and LightGBM.
+    sampler and LightGBM. ``first_params`` (e.g. `PAPER_TABLE6_MEDIAN`): a point of the
+    search space evaluated as the first trial before TPE takes over (not in the paper).
     """
     if vali is None:
         raise ValueError("tune needs a validation set (vali): the paper tunes on it")
@@ -290,11 +324,12 @@ def tune(
             best.update(value=value, number=trial.number, ranker=ranker)
         return value
 
-    setup = {"kind": "holdout", "backend": backend, "train": _data_key(train),
+    first = _check_first_params(first_params)
+    setup = {"kind": "holdout", "first_params": first, "backend": backend, "train": _data_key(train),
              "vali": _data_key(vali), "params": fixed, "max_trees": max_trees,
              "early_stopping": early_stopping, "eval_at": eval_at, "seed": seed}
     result = _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
-                        seed=seed, setup=setup, progress=progress)
+                        seed=seed, setup=setup, progress=progress, first_params=first)
     if best["number"] == result.best_trial:
         result.ranker = best["ranker"]
     return result
@@ -309,6 +344,7 @@ def tune_cv(
     storage=None,
     seed: int = 0,
     params: Mapping[str, Any] | None = None,
+    first_params: Mapping[str, Any] | None = None,
     backend: str = "lightgbm",
     max_trees: int = DEFAULT_MAX_TREES,
     early_stopping: int = DEFAULT_EARLY_STOPPING,
@@ -355,11 +391,12 @@ def tune_cv(
         trial.set_user_attr("best_iteration", max(1, int(round(float(np.mean(iters))))))
         return float(np.mean(values))
 
-    setup = {"kind": f"cv{int(n_folds)}", "backend": backend, "data": _data_key(data),
+    first = _check_first_params(first_params)
+    setup = {"kind": f"cv{int(n_folds)}", "first_params": first, "backend": backend, "data": _data_key(data),
              "params": fixed, "max_trees": max_trees, "early_stopping": early_stopping,
              "eval_at": eval_at, "seed": seed}
     return _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
-                      seed=seed, setup=setup, progress=progress)
+                      seed=seed, setup=setup, progress=progress, first_params=first)
 
 
 def fit_tuned(
@@ -372,6 +409,7 @@ def fit_tuned(
     n_trials: int = 20,
     seed: int = 0,
     params: Mapping[str, Any] | None = None,
+    first_params: Mapping[str, Any] | None = None,
     backend: str = "lightgbm",
     max_trees: int = DEFAULT_MAX_TREES,
     early_stopping: int = DEFAULT_EARLY_STOPPING,
@@ -391,6 +429,7 @@ def fit_tuned(
     study = f"{split}.{name}"
     result = tune(train, vali, n_trials=n_trials, study_name=study,
                   storage=Path(store.run_dir) / JOURNAL_FILE, seed=seed, params=params,
+                  first_params=first_params,
                   backend=backend, max_trees=max_trees, early_stopping=early_stopping,
                   eval_at=eval_at, num_threads=num_threads, progress=progress)
     summary = result.summary()
@@ -440,4 +479,144 @@ def tuning_history(results: Mapping[tuple[str, str], TuningResult]) -> pd.DataFr
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-__all__ += ["tuning_history", "JOURNAL_FILE", "TUNED_PARAMS"]
+__all__ += ["tuning_history", "JOURNAL_FILE", "PAPER_TABLE6_MEDIAN", "TUNED_PARAMS"]
+
+
+# --------------------------------------------------------------------------- client models
+
+MODEL_NAMES = ("M1", "M2", "M_full")
+# Table columns. The paper's §5.2 trains the second client on DS2' (DS2 without the queries
+# holding documents of client 1's category) and from there on writes DS2 for DS2'.
+TEST_SETS = ("DS1", "DS2'", "DS")
+
+
+@dataclass
+class ClientModels:
+    """The tuned models of notebook 03: ``rankers`` and ``results`` keyed by ``(split,
+    model)`` with model in ``M1, M2, M_full`` (M2 is the paper's M2', trained on DS2');
+    ``tests`` maps each split to its test sets ``DS1, DS2', DS``; ``reused`` lists the keys
+    whose data were identical to an earlier key's, mapped to it (then no training)."""
+
+    rankers: dict[tuple[str, str], Ranker]
+    results: dict[tuple[str, str], TuningResult]
+    tests: dict[str, dict[str, Dataset]]
+    reused: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+
+
+def _same_data(a: Dataset, b: Dataset) -> bool:
+    return (a.n_queries == b.n_queries and a.n_docs == b.n_docs
+            and np.array_equal(a.query_ids, b.query_ids))
+
+
+def fit_client_models(
+    nsplits: Mapping[str, Any],
+    store,
+    *,
+    splits: str | list[str] | None = None,
+    n_trials: int = 20,
+    seed: int = 0,
+    first_params: Mapping[str, Any] | None = None,
+    max_trees: int = DEFAULT_MAX_TREES,
+    early_stopping: int = DEFAULT_EARLY_STOPPING,
+    eval_at: int = DEFAULT_EVAL_AT,
+    num_threads: int | None = None,
+    progress: bool = True,
+) -> ClientModels:
+    """Tune and train M1 (on DS1), M2' (on DS2') per split, and M_full (on DS) once.
+
+    ``nsplits``: ``ltrlib.noniid.splits.paper_splits(...)``; ``splits``: the names to run
+    (a comma-separated string or a list; default all). Each model is tuned on its own
+    validation part with `fit_tuned` (study ``"<split>.<model>"``, model stored as
+    ``(split, model)``); M_full is tuned and stored once under split ``"full"``, since DS is
+    the same for every split. A client whose train and validation data equal those of an
+    already fitted model (DS2' is identical in Split1 and Split2, both category 11) reuses
+    that model: it is stored again under its own split, with the original study recorded.
+    """
+    names = list(nsplits) if splits is None else (
+        [s.strip() for s in splits.split(",") if s.strip()] if isinstance(splits, str) else list(splits))
+    unknown = [s for s in names if s not in nsplits]
+    if unknown or not names:
+        raise ValueError(f"splits {unknown or names!r} not available; choose from {list(nsplits)}")
+    common = dict(n_trials=n_trials, seed=seed, first_params=first_params, max_trees=max_trees,
+                  early_stopping=early_stopping, eval_at=eval_at, num_threads=num_threads,
+                  progress=progress)
+    full = nsplits[names[0]].full
+    for s in names[1:]:
+        other = nsplits[s].full
+        if not (_same_data(full.train, other.train) and _same_data(full.vali, other.vali)):
+            raise ValueError(f"{names[0]} and {s} have different full collections DS; "
+                             "M_full is trained once for all splits")
+    out = ClientModels({}, {}, {})
+    r_full, res_full = fit_tuned(full.train, full.vali, store=store, split="full",
+                                 name="M_full", **common)
+    fitted: list[tuple[tuple[str, str], Dataset, Dataset]] = []
+    for s in names:
+        ns = nsplits[s]
+        if len(ns.clients) != 2:
+            raise ValueError(f"{s} has {len(ns.clients)} clients; notebook 03 expects 2")
+        out.tests[s] = {"DS1": ns.clients[0].test, "DS2'": ns.clients[1].test, "DS": ns.full.test}
+        for model, client in zip(("M1", "M2"), ns.clients):
+            key = (s, model)
+            twin = next((k for k, tr, va in fitted
+                         if _same_data(tr, client.train) and _same_data(va, client.vali)), None)
+            if twin is not None:
+                ranker, result = out.rankers[twin], out.results[twin]
+                out.reused[key] = twin
+                if not store.exists(s, model) or \
+                        (store.info(s, model).get("info") or {}).get("tuning") != ranker.info.get("tuning"):
+                    store.save(ranker, s, model)
+            else:
+                ranker, result = fit_tuned(client.train, client.vali, store=store, split=s,
+                                           name=model, **common)
+                fitted.append((key, client.train, client.vali))
+            out.rankers[key], out.results[key] = ranker, result
+        out.rankers[(s, "M_full")], out.results[(s, "M_full")] = r_full, res_full
+    return out
+
+
+def client_results(models: ClientModels, metrics=("ndcg@10",)) -> pd.DataFrame:
+    """Every split's M1, M2, M_full on its DS1, DS2', DS test sets, per query.
+
+    Tidy: ``split, model, test_set, qid, metric, value``.
+    """
+    from ltrlib.train.ranker import evaluate_rankers
+
+    parts = []
+    for s, tests in models.tests.items():
+        rankers = {m: models.rankers[(s, m)] for m in MODEL_NAMES}
+        df = evaluate_rankers(rankers, tests, metrics=metrics)
+        df.insert(0, "split", s)
+        parts.append(df)
+    return pd.concat(parts, ignore_index=True)
+
+
+def client_table(per_query: pd.DataFrame, metric: str = "ndcg@10", baseline: str | None = "M_full",
+                 alpha: float = 0.05, fmt: str = "{:.4f}") -> pd.DataFrame:
+    """Tables 1 and 3 of the paper: rows ``(split, model)``, columns ``DS1, DS2', DS``.
+
+    With ``baseline`` the cells are strings marked ᵃ where a paired t-test over the test
+    set's queries differs from the baseline at ``alpha``; with ``baseline=None`` numbers.
+    """
+    from ltrlib.train.ranker import results_table
+
+    parts = {s: results_table(g, metric=metric, baseline=baseline, alpha=alpha, fmt=fmt)
+             for s, g in per_query.groupby("split", sort=False)}
+    return pd.concat(parts, names=["split", "model"])
+
+
+def client_metrics(models: ClientModels, per_query: pd.DataFrame,
+                   metric: str = "ndcg@10") -> dict[str, float | int]:
+    """Flat scalars for ``metrics.json``: ``<split>_<model>_<test>_ndcg10`` (DS2' written
+    ``DS2p``) and ``<split>_<model>_trees``."""
+    tag = metric.replace("@", "")
+    means = (per_query[per_query.metric == metric]
+             .groupby(["split", "model", "test_set"], sort=False).value.mean())
+    out: dict[str, float | int] = {
+        f"{s}_{m}_{t.replace(chr(39), 'p')}_{tag}": float(v) for (s, m, t), v in means.items()}
+    for (s, m), r in models.rankers.items():
+        out[f"{s}_{m}_trees"] = int(r.best_iteration)
+    return out
+
+
+__all__ += ["ClientModels", "MODEL_NAMES", "TEST_SETS", "client_metrics", "client_results",
+            "client_table", "fit_client_models"]

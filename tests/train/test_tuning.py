@@ -146,3 +146,20 @@ def test_tune_cv_runs_k_folds(tmp_path, splits):
 def test_bad_arguments(splits, kwargs, match):
     with pytest.raises(ValueError, match=match):
         tune(splits.train, splits.vali, **{**FAST, "n_trials": 1, **kwargs})
+
+
+def test_first_params_is_trial_zero_even_after_a_crash(tmp_path, splits):
+    from ltrlib.train import PAPER_TABLE6_MEDIAN
+
+    path = tmp_path / "optuna.journal"
+    study = optuna.create_study(study_name="s", storage=tuning_mod.study_storage(path),
+                                direction="maximize")
+    study.ask()  # the first trial was interrupted
+    res = tune(splits.train, splits.vali, n_trials=2, study_name="s", storage=path,
+               first_params=PAPER_TABLE6_MEDIAN, **FAST)
+    first = res.trials.iloc[0]
+    assert {k: first[k] for k in PAPER_TABLE6_MEDIAN} == PAPER_TABLE6_MEDIAN
+    assert res.trials.iloc[1]["num_leaves"] != 180 or res.trials.iloc[1]["learning_rate"] != 0.05
+    with pytest.raises(ValueError, match="min_data_in_leaf"):
+        tune(splits.train, splits.vali, n_trials=1,
+             first_params={**PAPER_TABLE6_MEDIAN, "min_data_in_leaf": 62}, **FAST)
