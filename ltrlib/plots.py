@@ -215,6 +215,9 @@ def stacking_importance(importance: pd.DataFrame, top_k: int | None = None) -> p
             d = d.sort_values("rank")
             labels = [f"{f} (#{k})" for f, k in zip(d.feature, d["rank"])]
             ax.barh(labels, d.share, color=[hi if s else base for s in d.is_score])
+            if not (d.value > 0).any():
+                ax.text(0.5, 0.5, "no splits: a constant model", transform=ax.transAxes,
+                        ha="center", va="center", color="tab:red")
             ax.invert_yaxis()
             ax.tick_params(axis="y", labelsize=7)
             ax.set(title=f"{model}: {kind}", xlabel=f"share of total {kind}")
@@ -228,7 +231,11 @@ def merge_category_deltas(deltas: pd.DataFrame, baseline: str | None = None) -> 
     queries per category is printed under the axis."""
     d = deltas if baseline is None else deltas[deltas.baseline == baseline]
     if d.empty:
-        raise ValueError(f"no deltas for baseline {baseline!r}")
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.text(0.5, 0.5, f"no query category with enough queries (baseline {baseline})",
+                ha="center", va="center")
+        ax.set_axis_off()
+        return fig
     splits = list(pd.unique(d.split))
     fig, axes = plt.subplots(len(splits), 1, squeeze=False, figsize=(10, 2.9 * len(splits) + 0.4))
     for ax, split in zip(axes[:, 0], splits):

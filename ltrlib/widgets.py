@@ -98,3 +98,16 @@ def alpha_explorer(sweep, selected_alpha, metric: str = "ndcg@10"):
     box = w.VBox([w.HBox(controls), fig_out, table_out])
     box.slider, box.pair, box.state, box.update = slider, pair_box, state, update
     return box
+
+
+def importance_explorer(importance):
+    """Figure 3 for one meta-model at a time: a dropdown over the meta-models of
+    `ltrlib.merge.feature_importance` output and a slider over the number of features."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    def show(model: str, top_k: int):
+        plt.show(plots.stacking_importance(importance[importance.model == model], top_k=top_k))
+
+    return w.interact(show, model=w.Dropdown(options=list(importance.model.unique()), description="model"),
+                      top_k=w.IntSlider(value=15, min=3, max=40, step=1, description="features"))

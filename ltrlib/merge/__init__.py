@@ -15,7 +15,13 @@ One module per algorithm, each with its optimiser beside it (ranx-style):
 """
 
 from ltrlib.merge.analysis import (
+    LOCAL_MODELS,
     category_deltas,
+    collect,
+    flatten_columns,
+    headline_metrics,
+    load_local_models,
+    parse_split_names,
     merged_model_name,
     per_query_frame,
     query_categories,
@@ -54,6 +60,12 @@ from ltrlib.merge.stacking import (
 )
 
 __all__ = [
+    "LOCAL_MODELS",
+    "collect",
+    "flatten_columns",
+    "headline_metrics",
+    "load_local_models",
+    "parse_split_names",
     "NORMALISATIONS",
     "RankerSelector",
     "SCORE_PREFIX",

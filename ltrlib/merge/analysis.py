@@ -19,7 +19,13 @@ from ltrlib.metrics.ranking import evaluate
 from ltrlib.metrics.significance import significance_table
 
 __all__ = [
+    "LOCAL_MODELS",
     "category_deltas",
+    "collect",
+    "flatten_columns",
+    "headline_metrics",
+    "load_local_models",
+    "parse_split_names",
     "merged_model_name",
     "per_query_frame",
     "query_categories",
@@ -171,3 +177,72 @@ def category_deltas(per_query: pd.DataFrame, categories: pd.DataFrame, *,
     out = out[out.n_queries >= min_queries]
     return out[["split", "model", "baseline", "category", "n_queries", "mean_delta",
                 "share_better", "share_worse"]].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- notebook glue
+
+#: The local models notebook 03 stores per split (`ltrlib.train.ModelStore`), in client order.
+LOCAL_MODELS = ("M1", "M2")
+
+
+def parse_split_names(splits_to_run: str, available) -> list[str]:
+    """``"Split1,Split3"`` -> ``["Split1", "Split3"]``; ValueError naming the parameter."""
+    names = [s.strip() for s in str(splits_to_run).split(",") if s.strip()]
+    known = list(available)
+    bad = [s for s in names if s not in known]
+    if not names or bad:
+        raise ValueError(f"splits_to_run={splits_to_run!r}: unknown or no split names {bad}; "
+                         f"choose from {known}, comma-separated")
+    return names
+
+
+def load_local_models(store, splits: Sequence[str], names: Sequence[str] = LOCAL_MODELS) -> dict:
+    """``{split: {name: Ranker}}`` from notebook 03's model store, never retrained.
+
+    Raises FileNotFoundError listing every missing model and telling the user to run
+    notebook 03_client_models for this run_id first.
+    """
+    missing = [f"{s}/{n}" for s in splits for n in names if not store.exists(s, n)]
+    if missing:
+        raise FileNotFoundError(
+            f"models {', '.join(missing)} are not in {store.dir}: run notebook 03_client_models "
+            f"for run_id={store.run_id!r} first (e.g. `ltrlib run --run-id {store.run_id} --only 03` "
+            "with the same dataset, scale and seed)"
+        )
+    return {s: {n: store.load(s, n) for n in names} for s in splits}
+
+
+def collect(experiments: Mapping[str, object], attr: str) -> pd.DataFrame:
+    """Concatenate one frame attribute (``per_query``, ``choices``, ``sweep``, ...) of several
+    experiments (one per split); a model present in several (M1, M2) is kept once per split."""
+    frames = [getattr(e, attr) for e in experiments.values()]
+    out = pd.concat([f for f in frames if len(f)], ignore_index=True)
+    keys = [c for c in ("split", "model", "qid", "metric") if c in out.columns]
+    if attr == "per_query" and len(keys) == 4:
+        out = out.drop_duplicates(keys, ignore_index=True)
+    return out
+
+
+def headline_metrics(per_query: pd.DataFrame, metric: str = "ndcg@10",
+                     choices: pd.DataFrame | None = None) -> dict[str, float]:
+    """Scalars for ``metrics.json``: mean ``metric`` per split and model, and the chosen
+    alphas. Names are file-name safe: ``Split1.M12a.ndcg10``, ``alpha.Split1.client1``."""
+    def safe(s: str) -> str:
+        return str(s).replace("α", "a").replace("@", "").replace(" ", "_")
+
+    pq = per_query[per_query.metric == metric]
+    out = {f"{safe(s)}.{safe(m)}.{safe(metric)}": float(v)
+           for (s, m), v in pq.groupby(["split", "model"], sort=False).value.mean().items()}
+    if choices is not None and "alpha" in choices:
+        out.update({f"alpha.{safe(r.split)}.{safe(r.client)}": float(r.alpha)
+                    for r in choices.itertuples()})
+    return out
+
+
+def flatten_columns(table: pd.DataFrame, sep: str = " ") -> pd.DataFrame:
+    """A copy with (split, metric) column pairs joined (``"Split1 ndcg@10"``), for CSV and
+    Markdown files; the notebook keeps the two-level header for display."""
+    out = table.copy()
+    if isinstance(out.columns, pd.MultiIndex):
+        out.columns = [sep.join(map(str, c)) for c in out.columns]
+    return out

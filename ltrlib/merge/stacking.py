@@ -151,8 +151,9 @@ def feature_importance(meta: Mapping[str, StackingModel], top_k: int = 15,
 
     Tidy: ``model, kind ("gain"/"split"), feature, value, share`` (of the model's total),
     ``rank`` (1 = most important) and ``is_score`` (a local model's score feature), keeping
-    the ``top_k`` features per model and kind; with ``always_scores`` the score features
-    are kept even outside the top k, so the figure always shows where they stand.
+    the ``top_k`` used features per model and kind; with ``always_scores`` the score
+    features are kept even outside the top k (or unused), so the figure always shows where
+    they stand.
     """
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
@@ -167,7 +168,8 @@ def feature_importance(meta: Mapping[str, StackingModel], top_k: int = 15,
             df = df.sort_values(["value", "feature"], ascending=[False, True], kind="stable")
             df["rank"] = np.arange(1, len(df) + 1)
             df["is_score"] = df.feature.isin(scores)
-            keep = (df["rank"] <= top_k) | (df.is_score & always_scores)
+            # Unused features (value 0) are never "top": a model with few splits shows few bars.
+            keep = ((df["rank"] <= top_k) & (df.value > 0)) | (df.is_score & always_scores)
             frames.append(df[keep].assign(model=name, kind=kind))
     out = pd.concat(frames, ignore_index=True)
     return out[["model", "kind", "feature", "value", "share", "rank", "is_score"]]

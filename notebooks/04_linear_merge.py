@@ -1,0 +1,123 @@
+# %% [markdown]
+# # 04 · Merging by a linear combination of scores (Table 4)
+#
+# **What it shows.** §4 and §5.3 of the non-IID paper: on each client, the scores of the two
+# local models are merged as `s = (1 − α)·s₁ + α·s₂` (α is the weight of M2), with α swept
+# from 0 to 1 and chosen by NDCG@10 on that client's private D_merge. The merged models
+# M12α (client 1) and M21α (client 2) are compared with M1 (a) and M2 (b) on the full test
+# set (Table 4; superscripts: two-sided paired t-test, p < 0.05). Ties between α values are
+# broken towards α = 0.5 (see `ltrlib.merge.linear`). Beyond the paper: per query category,
+# where merging helps and where it hurts.
+#
+# **Inputs.** The local models M1 and M2 of every split, trained and stored by notebook
+# `03_client_models` for the same `run_id` (reloaded here, never retrained), and the same
+# data and split parameters as notebooks 02-03.
+#
+# **Outputs** under `reports/<run_id>/`: tables `alpha_choices`, `table4_linear`,
+# `category_deltas`; figures `alpha_sweep`, `alpha_explorer_batch`, `category_deltas_vs_M1`,
+# `category_deltas_vs_M2`; chosen α and mean NDCG@10 per model in `metrics.json`.
+
+# %% tags=["parameters"]
+dataset: str = "synthetic"  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
+data_dir: str = ""  # folder of user collections; empty means data/raw
+scale: str = "small"  # synthetic size: tiny, small or paper
+seed: int = 0  # seed of the data, of the splits random tie-break and of the models
+run_id: str = "interactive"  # reports/run_id/ holds the models of notebook 03 and receives the results
+interactive: bool = True  # widgets when True; plain figures in batch runs
+category_feature: str = ""  # real data: feature with the topic category (f220 on Istella-S); empty means none
+category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
+split1_category: int = 11  # Split1: exclusive partitioning on this category
+split2_category: int = 11  # Split2: partitioning without tie-breaking on this category
+split3_category: int = 14  # Split3: partitioning without tie-breaking on this category
+merge_size: str = "train_queries_half"  # D_merge size Q/2 counts the train_queries_half or vali_queries_half of a client
+merge_overflow: str = "shrink"  # pool too small: shrink, overlap or error
+alpha_step: float = 0.01  # grid step of alpha on 0..1; the paper uses 0.01
+normalisation: str = "none"  # per-query score normalisation before merging: none (paper), zscore or minmax
+splits_to_run: str = "Split1,Split2,Split3"  # comma-separated subset of Split1, Split2, Split3
+
+# %%
+from ltrlib import merge, plots
+from ltrlib.data.loading import load_dataset
+from ltrlib.merge import linear
+from ltrlib.noniid.splits import paper_splits
+from ltrlib.report import Reporter
+from ltrlib.train import ModelStore
+
+report = Reporter(run_id, "04_linear_merge")
+splits = load_dataset(dataset, data_dir, scale, seed,
+                      category_feature=category_feature or None, category_bins=category_bins)
+nsplits = paper_splits(splits, categories=(split1_category, split2_category, split3_category),
+                       seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
+split_names = merge.parse_split_names(splits_to_run, nsplits)
+models = merge.load_local_models(ModelStore(run_id), split_names)
+{name: nsplits[name] for name in split_names}
+
+# %% [markdown]
+# ## Choosing α on each client's D_merge
+# For every split and client: α sweeps 0, 0.01, …, 1 and the value with the highest NDCG@10
+# on the client's D_merge is kept. A small D_merge makes this choice noisy; `merge_queries`
+# says how many queries it rests on.
+
+# %%
+experiments = {name: linear.linear_experiment(nsplits[name], models[name], step=alpha_step,
+                                              normalisation=normalisation)
+               for name in split_names}
+choices = merge.collect(experiments, "choices")
+report.table(choices, "alpha_choices", caption="Chosen alpha (weight of M2) per split and client")
+choices
+
+# %% [markdown]
+# ## Table 4: M1 (a), M2 (b), M12α and M21α on the full test set
+
+# %%
+per_query = merge.collect(experiments, "per_query")
+table4 = merge.results_table(per_query, models=["M1", "M2", "M12α", "M21α"])
+report.table(merge.flatten_columns(table4), "table4_linear", index=True,
+             caption="Linear combination; superscripts a, b: paired t-test p < 0.05 against M1, M2")
+table4
+
+# %% [markdown]
+# ## NDCG@10 against α
+# D_merge (where α is chosen) and the full test set (where it is judged). When the two
+# curves peak at different α, D_merge's category mix differs from the test set's: the
+# paper's explanation of M21α on Split1.
+
+# %%
+sweep = merge.collect(experiments, "sweep")
+report.figure(plots.alpha_sweep(sweep, selected_alpha=choices), "alpha_sweep")
+
+# %% [markdown]
+# ## Exploring α
+# Interactively, a slider over α redraws the curves and the table of every metric at that
+# α for one split and client. In batch runs the first split and client is drawn at its
+# chosen α.
+
+# %%
+if interactive:
+    from ltrlib.widgets import alpha_explorer
+
+    display(alpha_explorer(sweep, choices))
+else:
+    first = choices.iloc[0]
+    one = sweep[(sweep.split == first.split) & (sweep.client == first.client)]
+    report.figure(plots.alpha_sweep(one, current_alpha=first.alpha, selected_alpha=first.alpha),
+                  "alpha_explorer_batch")
+    display(linear.sweep_at(one, first.alpha))
+
+# %% [markdown]
+# ## Where merging helps and where it hurts
+# Per query category of the test queries (the §3.1 category of its relevant documents;
+# `none` = no relevant document), the mean per-query change of NDCG@10 of each merged
+# model against each local model.
+
+# %%
+categories = merge.query_categories(splits.test, seed=seed)
+deltas = merge.category_deltas(per_query, categories, models=["M12α", "M21α"], min_queries=3)
+report.table(deltas, "category_deltas")
+report.figure(plots.merge_category_deltas(deltas, baseline="M1"), "category_deltas_vs_M1")
+
+# %%
+report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_deltas_vs_M2")
+
+# %%
+report.metrics(**merge.headline_metrics(per_query, choices=choices))

@@ -1,0 +1,161 @@
+# %% [markdown]
+# # 05 · Merging by stacking (Table 5, Figure 3) and per-query ranker selection
+#
+# **What it shows.** §4 and §5.3 of the non-IID paper: on each client, the scores of M1 and
+# M2 are appended to the features of D_merge as features |x|+1 and |x|+2 (named `score_M1`,
+# `score_M2`), and a LambdaMART meta-model is trained on it: M12S on client 1, M21S on
+# client 2. D_merge is small and is the only labelled data a client may use for merging,
+# so the meta-model is tuned with Optuna by `n_folds`-fold cross-validation over D_merge's
+# queries (the paper does not say on which data it tuned), then refitted on all of D_merge.
+# Table 5 compares M12S and M21S with M1 (a) and M2 (b) on the full test set; Figure 3
+# shows the meta-models' feature importance by gain and by split count, the score features
+# in red. Beyond the paper: per-query *selection* of one local model by a classifier on
+# query-level feature aggregates (M12sel, M21sel), compared with α-merging and stacking in
+# one table, with the oracle choice (by the test labels) as an upper bound.
+#
+# **Inputs.** The local models M1 and M2 of every split from notebook `03_client_models`
+# (same `run_id`; reloaded, not retrained) and the same data and split parameters.
+#
+# On the `tiny` scale at most 2 trials are run (see the cell after the parameters).
+#
+# **Outputs** under `reports/<run_id>/`: tables `table5_stacking`, `stacking_params`,
+# `comparison`, `selection_choices`, `category_deltas`; figures `figure3_importance`,
+# `category_deltas_vs_M2`; Optuna studies `<split>.M12S`/`.M21S` in `optuna.journal`.
+
+# %% tags=["parameters"]
+dataset: str = "synthetic"  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
+data_dir: str = ""  # folder of user collections; empty means data/raw
+scale: str = "small"  # synthetic size: tiny, small or paper
+seed: int = 0  # seed of the data, of the splits random tie-break, of tuning and of the models
+run_id: str = "interactive"  # reports/run_id/ holds the models of notebook 03 and receives the results
+interactive: bool = True  # widgets when True; plain figures in batch runs
+category_feature: str = ""  # real data: feature with the topic category (f220 on Istella-S); empty means none
+category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
+split1_category: int = 11  # Split1: exclusive partitioning on this category
+split2_category: int = 11  # Split2: partitioning without tie-breaking on this category
+split3_category: int = 14  # Split3: partitioning without tie-breaking on this category
+merge_size: str = "train_queries_half"  # D_merge size Q/2 counts the train_queries_half or vali_queries_half of a client
+merge_overflow: str = "shrink"  # pool too small: shrink, overlap or error
+n_trials: int = 6  # Optuna trials per meta-model; each trains n_folds models
+n_folds: int = 3  # cross-validation folds over the queries of D_merge for tuning
+alpha_step: float = 0.01  # grid step of alpha for the linear merge in the comparison table
+normalisation: str = "none"  # score normalisation of that linear merge: none (paper), zscore or minmax
+top_k: int = 15  # features per panel of Figure 3 (score features are always shown)
+splits_to_run: str = "Split1,Split2,Split3"  # comma-separated subset of Split1, Split2, Split3
+
+# %%
+# The tiny scale exists for tests: two trials per meta-model keep the notebook to seconds.
+trials = min(n_trials, 2) if scale == "tiny" else n_trials
+trials
+
+# %%
+from ltrlib import merge, plots
+from ltrlib.data.loading import load_dataset
+from ltrlib.merge import linear, selection, stacking
+from ltrlib.noniid.splits import paper_splits
+from ltrlib.report import Reporter
+from ltrlib.train import ModelStore
+from ltrlib.train.tuning import JOURNAL_FILE
+
+report = Reporter(run_id, "05_stacking")
+store = ModelStore(run_id)
+splits = load_dataset(dataset, data_dir, scale, seed,
+                      category_feature=category_feature or None, category_bins=category_bins)
+nsplits = paper_splits(splits, categories=(split1_category, split2_category, split3_category),
+                       seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
+split_names = merge.parse_split_names(splits_to_run, nsplits)
+models = merge.load_local_models(store, split_names)
+{name: nsplits[name] for name in split_names}
+
+# %% [markdown]
+# ## Stacking: tuning and training the meta-models
+# Each study is stored in the run's Optuna journal, so a rerun with the same parameters
+# reuses it. `cv_ndcg@10` is the mean held-out NDCG@10 over the folds of D_merge;
+# `splits_in_model = 0` would flag a meta-model that learnt nothing (a constant ranker).
+
+# %%
+stacked = {name: stacking.stacking_experiment(nsplits[name], models[name], n_trials=trials,
+                                              n_folds=n_folds, seed=seed,
+                                              storage=store.run_dir / JOURNAL_FILE)
+           for name in split_names}
+params = merge.collect(stacked, "params")
+report.table(params, "stacking_params", caption="Tuned meta-models (cf. the text after Table 5)")
+params
+
+# %% [markdown]
+# ## Table 5: M1 (a), M2 (b), M12S and M21S on the full test set
+
+# %%
+linear_runs = {name: linear.linear_experiment(nsplits[name], models[name], step=alpha_step,
+                                              normalisation=normalisation, sweep=False)
+               for name in split_names}
+per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()}}, "per_query")
+table5 = merge.results_table(per_query, models=["M1", "M2", "M12S", "M21S"])
+report.table(merge.flatten_columns(table5), "table5_stacking", index=True,
+             caption="Model stacking; superscripts a, b: paired t-test p < 0.05 against M1, M2")
+table5
+
+# %% [markdown]
+# ## Figure 3: feature importance of the meta-models
+# By total gain and by number of splits; red bars are the local models' scores.
+
+# %%
+importance = stacking.feature_importance(
+    {f"{name} {m}": meta for name in split_names for m, meta in stacked[name].meta.items()},
+    top_k=top_k)
+report.table(importance, "figure3_importance")
+report.figure(plots.stacking_importance(importance), "figure3_importance")
+
+# %% [markdown]
+# ## Beyond the paper: per-query ranker selection
+# A classifier trained on D_merge (query-level mean, std and max of every feature and of the
+# two models' scores, and their within-query correlation) picks M1 or M2 for each query.
+# The share of test queries routed to each model:
+
+# %%
+selected = {name: selection.selection_experiment(nsplits[name], models[name], seed=seed)
+            for name in split_names}
+routing = merge.collect(selected, "choices")
+report.table(routing, "selection_choices")
+routing
+
+# %% [markdown]
+# ## All merging methods side by side
+# `oracle` picks, per test query, the better local model by the test labels: an upper
+# bound for selection, not a method.
+
+# %%
+all_per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()},
+                               **{f"{k}.sel": v for k, v in selected.items()}}, "per_query")
+comparison = merge.results_table(all_per_query, models=["M1", "M2", "M12α", "M21α", "M12S",
+                                                        "M21S", "M12sel", "M21sel", "oracle"])
+report.table(merge.flatten_columns(comparison), "comparison", index=True,
+             caption="Linear merge, stacking and per-query selection against M1 (a) and M2 (b)")
+comparison
+
+# %% [markdown]
+# ## Where each method helps and hurts, by query category (against M2)
+
+# %%
+categories = merge.query_categories(splits.test, seed=seed)
+deltas = merge.category_deltas(all_per_query, categories,
+                               models=["M12α", "M21α", "M12S", "M21S", "M12sel", "M21sel"],
+                               min_queries=3)
+report.table(deltas, "category_deltas")
+report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_deltas_vs_M2")
+
+# %% [markdown]
+# ## Exploring the meta-models
+# Interactively, pick a meta-model and a number of features; in batch runs Figure 3 above
+# is the output.
+
+# %%
+if interactive:
+    from ltrlib.widgets import importance_explorer
+
+    importance_explorer(importance)
+else:
+    display(importance[importance.is_score])
+
+# %%
+report.metrics(**merge.headline_metrics(all_per_query))
