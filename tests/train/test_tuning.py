@@ -163,3 +163,37 @@ def test_first_params_is_trial_zero_even_after_a_crash(tmp_path, splits):
     with pytest.raises(ValueError, match="min_data_in_leaf"):
         tune(splits.train, splits.vali, n_trials=1,
              first_params={**PAPER_TABLE6_MEDIAN, "min_data_in_leaf": 62}, **FAST)
+
+
+def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, monkeypatch):
+    from ltrlib.noniid.splits import paper_splits
+    from ltrlib.train import client_metrics, client_results, client_table, fit_client_models
+
+    nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
+    store = ModelStore("run", root=tmp_path)
+    fast = dict(n_trials=1, max_trees=10, early_stopping=5, num_threads=1, progress=False)
+    models = fit_client_models(nsplits, store, **fast)
+    assert set(models.rankers) == {(s, m) for s in ("Split1", "Split2", "Split3")
+                                   for m in ("M1", "M2", "M_full")}
+    # DS2' of Split2 equals Split1's (both category 11): reused, still stored per split.
+    assert models.reused == {("Split2", "M2"): ("Split1", "M2")}
+    assert {k for k in store.keys()} == {("full", "M_full")} | {
+        (s, m) for s in ("Split1", "Split2", "Split3") for m in ("M1", "M2")}
+    assert models.rankers[("Split1", "M_full")] is models.rankers[("Split3", "M_full")]
+
+    def no_training(*a, **k):
+        raise AssertionError("everything is stored: nothing may train")
+
+    monkeypatch.setattr(tuning_mod, "train_ranker", no_training)
+    again = fit_client_models(nsplits, store, splits="Split3,Split1", **fast)
+    assert list(again.tests) == ["Split3", "Split1"]
+
+    per_query = client_results(again)
+    table = client_table(per_query, baseline=None)
+    assert list(table.columns) == ["DS1", "DS2'", "DS"]
+    assert list(table.index)[:3] == [("Split3", "M1"), ("Split3", "M2"), ("Split3", "M_full")]
+    flat = client_metrics(again, per_query)
+    assert flat["Split1_M_full_DS_ndcg10"] == pytest.approx(table.loc[("Split1", "M_full"), "DS"])
+    assert "Split1_M2_DS2p_ndcg10" in flat and flat["Split3_M1_trees"] >= 1
+    with pytest.raises(ValueError, match="Split9"):
+        fit_client_models(nsplits, store, splits="Split9", **fast)
