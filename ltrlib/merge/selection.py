@@ -62,7 +62,7 @@ DEFAULT_SELECTOR_PARAMS = {
     "verbosity": -1,
     "deterministic": True,
     "force_row_wise": True,
-    "num_threads": 2,
+    "num_threads": 1,  # see ltrlib.merge.stacking.STACKING_NUM_THREADS
 }
 
 

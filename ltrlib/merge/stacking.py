@@ -17,9 +17,11 @@ Our choices where the paper is silent
       by ``n_folds``-fold cross-validation over D_merge's queries (`ltrlib.train.tune_cv`:
       mean held-out NDCG@10, early stopping on the held-out fold), then refit on all of
       D_merge with the best parameters and the mean early-stopped tree count.
-    * Search space: the local models' (`ltrlib.train.SEARCH_SPACE`). Tree limit: at most
-      ``max_trees=500`` with patience 50 instead of 3000/100, because the reported
-      meta-models have 60-473 trees and the tuning budget is per client and split.
+    * Search space: the local models' (`ltrlib.train.SEARCH_SPACE`), with trial 0 fixed to
+      `STACKING_FIRST_PARAMS` (much of the space cannot split on a small D_merge: large
+      ``min_sum_hessian_in_leaf`` with LambdaMART's small Hessians gives a constant model).
+      Tree limit: at most ``max_trees=200`` with patience 20 instead of 3000/100, to fit
+      the run's time budget (the paper's meta-models have 60-473 trees).
     * The local models' scores on D_merge are out-of-sample for both models (D_merge comes
       from validation data neither was trained on), so no cross-fitting is needed.
 """
@@ -49,8 +51,16 @@ __all__ = [
 ]
 
 SCORE_PREFIX = "score_"
-STACKING_MAX_TREES = 500
-STACKING_EARLY_STOPPING = 50
+STACKING_MAX_TREES = 200
+STACKING_EARLY_STOPPING = 20
+# One LightGBM thread: on the project's shared 2-core machines OpenMP threads spin-wait
+# when the cores are oversubscribed, and 2 threads were measured 10x slower than 1.
+STACKING_NUM_THREADS = 1
+# Trial 0 of every study: a point of the search space that can split on a few hundred
+# queries (most random draws of min_sum_hessian_in_leaf >= 20 cannot: the meta-model
+# would be a constant ranker), so tuning always has one working candidate.
+STACKING_FIRST_PARAMS = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20,
+                         "min_sum_hessian_in_leaf": 1}
 # Used only when D_merge has fewer than 2 queries (no cross-validation possible, e.g. the
 # tiny smoke-test scale): the most common values in the paper's reported meta-models.
 UNTUNED_PARAMS = {"learning_rate": 0.1, "num_leaves": 63, "min_data_in_leaf": 10,
@@ -92,7 +102,9 @@ def stack_features(ds: Dataset, scores: Mapping[str, np.ndarray], name: str | No
 def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials: int = 10,
                       n_folds: int = 3, seed: int = 0, storage=None,
                       study_name: str = "stacking", max_trees: int = STACKING_MAX_TREES,
-                      early_stopping: int = STACKING_EARLY_STOPPING, progress: bool = False):
+                      early_stopping: int = STACKING_EARLY_STOPPING,
+                      num_threads: int = STACKING_NUM_THREADS,
+                      first_params: Mapping | None = STACKING_FIRST_PARAMS, progress: bool = False):
     """Tune the meta-model on the score-augmented ``ds`` by k-fold CV over its queries.
 
     Returns `ltrlib.train.TuningResult` (``best_params``, ``best_iteration`` = mean
@@ -108,7 +120,8 @@ def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials
     aug = stack_features(ds, scores)
     return tune_cv(aug, int(n_folds), n_trials=int(n_trials), study_name=study_name,
                    storage=storage, seed=seed, max_trees=max_trees,
-                   early_stopping=early_stopping, progress=progress)
+                   early_stopping=early_stopping, num_threads=num_threads,
+                   first_params=first_params, progress=progress)
 
 
 @dataclass
@@ -132,7 +145,8 @@ class StackingModel:
 
 
 def train_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, params: Mapping | None = None,
-                   n_trees: int = 100, seed: int = 0, tuning=None) -> StackingModel:
+                   n_trees: int = 100, seed: int = 0, tuning=None,
+                   num_threads: int = STACKING_NUM_THREADS) -> StackingModel:
     """Fit the meta-ranker (LambdaMART) on all of the score-augmented ``ds``, ``n_trees`` trees.
 
     ``params``: e.g. ``tuning.best_params`` from `optimize_stacking`, with
@@ -141,7 +155,8 @@ def train_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, params: Map
     from ltrlib.train import train_ranker
 
     aug = stack_features(ds, scores)
-    ranker = train_ranker(aug, None, dict(params or {}), max_trees=int(n_trees), seed=seed)
+    ranker = train_ranker(aug, None, dict(params or {}), max_trees=int(n_trees), seed=seed,
+                          num_threads=num_threads)
     return StackingModel(ranker, tuple(str(k) for k in scores), tuning)
 
 
