@@ -23,20 +23,18 @@ so an interrupted run never leaves a half-written table, figure or metrics file 
 
 from __future__ import annotations
 
-import contextlib
 import html
 import json
 import math
 import numbers
 import os
 import re
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from ltrlib import config
+from ltrlib.atomic import atomic_path, atomic_write_text
 
 __all__ = [
     "Reporter",
@@ -67,39 +65,6 @@ def validate_name(name: str, what: str = "name") -> str:
             "letter or digit (no path separators, spaces or leading dot)"
         )
     return name
-
-
-# --------------------------------------------------------------------------- atomic writes
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; move it onto ``path`` only if the block succeeds.
-
-    The temporary file lives in the destination directory so that ``os.replace`` is a rename
-    within one file system, which is atomic. On any exception it is removed and ``path`` is
-    left as it was. Its name keeps the destination's suffix because some writers (matplotlib's
-    ``savefig``) choose the format from it.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        # After a successful replace the temporary name no longer exists.
-        tmp.unlink(missing_ok=True)
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
-    path = Path(path)
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    return path
 
 
 # --------------------------------------------------------------------------- tables

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 import matplotlib
 
@@ -140,6 +142,16 @@ def test_atomic_write_text_keeps_old_content_on_failure(tmp_path):
         atomic_write_text(path, "new \ud800")
     assert path.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+def test_atomic_writes_get_the_umask_permissions_not_owner_only(tmp_path):
+    # mkstemp creates 0600 files; reports and exported data must stay readable by the lab.
+    old = os.umask(0o022)
+    try:
+        path = atomic_write_text(tmp_path / "b.txt", "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
 
 
 # --------------------------------------------------------------------------- metrics

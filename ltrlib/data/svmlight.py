@@ -55,7 +55,6 @@ import hashlib
 import math
 import mmap
 import os
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +62,8 @@ from pathlib import Path
 import numba
 import numpy as np
 from numba import njit, prange
+
+from ltrlib.atomic import atomic_path
 
 __all__ = [
     "LetorFormatError",
@@ -1009,19 +1010,8 @@ def _format_rows(X, y, qid, with_qid, base, bounds, out, used):
 
 
 def _atomic_write(path: Path, write) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        write(fh)
 
 
 def _write_rows(ds, fh, with_qid: bool, base: int) -> None:

@@ -223,10 +223,14 @@ def _run_study(
     if stored is None:
         study.set_user_attr("setup", setup)
     elif stored != setup:
-        diff = sorted(k for k in set(stored) | set(setup) if stored.get(k) != setup.get(k))
+        # A key on one side only differs even when the other side's value is None.
+        diff = sorted(k for k in set(stored) | set(setup)
+                      if k not in stored or k not in setup or stored[k] != setup[k])
+        missing = "<absent>"
         raise ValueError(
             f"study {study_name!r} in {storage} was run with another setup (differs in {diff}: "
-            f"stored {[stored.get(k) for k in diff]}, now {[setup.get(k) for k in diff]}); "
+            f"stored {[stored.get(k, missing) for k in diff]}, "
+            f"now {[setup.get(k, missing) for k in diff]}); "
             "use another run_id or study name, or delete the study"
         )
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):

@@ -197,3 +197,14 @@ def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, mon
     assert "Split1_M2_DS2p_ndcg10" in flat and flat["Split3_M1_trees"] >= 1
     with pytest.raises(ValueError, match="Split9"):
         fit_client_models(nsplits, store, splits="Split9", **fast)
+
+
+def test_setup_key_missing_on_one_side_is_named(tmp_path):
+    # A key stored as None and absent now is still a different setup, and the message says
+    # which key it is.
+    path = tmp_path / "optuna.journal"
+    run = dict(n_trials=1, study_name="s", storage=path, seed=0, progress=False)
+    study = optuna.create_study(study_name="s", storage=tuning_mod.study_storage(path))
+    study.set_user_attr("setup", {"a": None, "b": 1})
+    with pytest.raises(ValueError, match=r"differs in \['a'\].*<absent>"):
+        tuning_mod._run_study(lambda trial: 0.0, setup={"b": 1}, **run)
