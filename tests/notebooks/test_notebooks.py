@@ -44,3 +44,83 @@ def test_dataset_overview_results(run_dir):
                 "feature_sparsity", "feature_by_label"):
         png = run_dir / "figures" / "00_dataset_overview" / f"{fig}.png"
         assert png.stat().st_size > 5_000, fig
+
+
+def _metrics(run_dir, notebook):
+    return json.loads((run_dir / "metrics.json").read_text())[notebook]
+
+
+def _assert_outputs(run_dir, notebook, tables=(), figures=()):
+    for name in tables:
+        assert (run_dir / "tables" / notebook / f"{name}.csv").exists(), (notebook, name)
+        assert (run_dir / "tables" / notebook / f"{name}.md").exists(), (notebook, name)
+    for name in figures:
+        png = run_dir / "figures" / notebook / f"{name}.png"
+        assert png.stat().st_size > 5_000, (notebook, name)
+
+
+def test_category_analysis_results(run_dir):
+    m = _metrics(run_dir, "01_category_analysis")
+    _assert_outputs(run_dir, "01_category_analysis",
+                    ("query_categories", "decided_by", "figure2_distributions",
+                     "dominance_statistics", "strategy_query_counts"),
+                    ("figure2_category_distributions", "dominance_statistics"))
+    assert m["top_query_category"] == 11 and m["second_query_category"] == 14
+    # The strategies nest: exclusive ⊂ without tie-breaking ⊂ with tie-breaking.
+    assert 0 < m["category_train_exclusive"] <= m["category_train_no_tie_breaking"] \
+        <= m["category_train_tie_breaking"]
+    shares = m["share_lead_1_to_3"] + m["share_lead_over_3"] + m["share_tie"] + m["share_no_relevant"]
+    assert shares == pytest.approx(1.0)
+    cats = pd.read_csv(run_dir / "tables" / "01_category_analysis" / "query_categories.csv")
+    assert cats.groupby("split").size().to_dict() == {"train": 150, "vali": 50, "test": 50}
+
+
+def test_split_stats_results(run_dir):
+    m = _metrics(run_dir, "02_split_stats")
+    _assert_outputs(run_dir, "02_split_stats",
+                    ("table2", "table2_tidy", "table2_paper", "split_statistics", "merge_summary",
+                     "three_clients"), ("merge_pools", "three_clients"))
+    assert m["train_queries"] == 150
+    # DS1 and DS2' are disjoint parts of the training queries.
+    for split in ("split1", "split3"):
+        assert m[f"{split}_train_ds1"] + m[f"{split}_train_ds2_prime"] <= 150
+    assert m["split1_client1_own_share_train"] == 1.0  # exclusive: every relevant doc in c
+
+
+def test_client_models_results(run_dir):
+    m = _metrics(run_dir, "03_client_models")
+    _assert_outputs(run_dir, "03_client_models",
+                    ("client_models", "client_models_numeric", "hyperparameters", "tuning_trials"),
+                    ("validation_curves", "tuning_history"))
+    table = pd.read_csv(run_dir / "tables" / "03_client_models" / "client_models_numeric.csv")
+    assert set(table.model) == {"M1", "M2", "M_full"} and len(table) == 9
+    assert table[["DS1", "DS2'", "DS"]].stack().between(0, 1).all()
+    # M_full is trained once on the whole collection, so its row is the same in every split.
+    full = table[table.model == "M_full"]
+    assert full["DS"].nunique() == 1
+    for split in ("Split1", "Split2", "Split3"):
+        assert m[f"{split}_M1_trees"] >= 1 and m[f"{split}_M2_trees"] >= 1
+    assert (run_dir / "optuna.journal").stat().st_size > 0
+
+
+def test_merges_reload_the_stored_models(run_dir):
+    m03 = _metrics(run_dir, "03_client_models")
+    m04 = _metrics(run_dir, "04_linear_merge")
+    m05 = _metrics(run_dir, "05_stacking")
+    _assert_outputs(run_dir, "04_linear_merge", ("alpha_choices", "table4_linear", "category_deltas"),
+                    ("alpha_sweep", "category_deltas_vs_M1"))
+    _assert_outputs(run_dir, "05_stacking",
+                    ("stacking_params", "table5_stacking", "figure3_importance", "comparison"),
+                    ("figure3_importance",))
+    for split in ("Split1", "Split2", "Split3"):
+        # Notebooks 04 and 05 score the models notebook 03 stored, not retrained ones.
+        for model in ("M1", "M2"):
+            assert m04[f"{split}.{model}.ndcg10"] == pytest.approx(m03[f"{split}_{model}_DS_ndcg10"])
+            assert m05[f"{split}.{model}.ndcg10"] == pytest.approx(m04[f"{split}.{model}.ndcg10"])
+        for client in ("client1", "client2"):
+            assert 0.0 <= m04[f"alpha.{split}.{client}"] <= 1.0
+        # The oracle picks the better of M1 and M2 per query, so it beats both on average.
+        assert m05[f"{split}.oracle.ndcg10"] >= max(m05[f"{split}.M1.ndcg10"],
+                                                     m05[f"{split}.M2.ndcg10"]) - 1e-12
+        for model in ("M12a", "M21a", "M12S", "M21S"):
+            assert 0.0 < m05[f"{split}.{model}.ndcg10"] <= 1.0
