@@ -1,12 +1,25 @@
-"""Federated online learning to rank (FPDGD) under non-IID data: click models, rankers,
-PDGD, the federated loop, non-IID partitions and parallel simulation."""
+"""Federated online learning to rank (FPDGD) under non-IID data.
+
+- ``clicks``: click models (SDBN presets of Table 4, PBM) and the compiled click kernel;
+- ``rankers``: linear and one-hidden-layer neural rankers on flat parameter vectors;
+- ``pdgd``: Plackett-Luce sampling, preference inference, rho weights and the update, compiled;
+- ``views`` / ``partition``: client views and the non-IID Types 1-4 with IID baselines, data sharing;
+- ``federated``: Algorithm 1 (FedAvg by interactions), FedProx, FedPer, offline/online metrics;
+- ``simulate``: settings x seeds grids in parallel (joblib, or Dask given a scheduler) as frames.
+"""
 
 from ltrlib.foltr.clicks import (
     PBM, PBM_ETAS, SDBN, SDBN_PRESET_NAMES, ClickModel, LabelError, check_labels, click_model, pbm,
     sdbn, simulate_clicks, stack_click_models,
 )
+from ltrlib.foltr.federated import Federation, RunResult, fedavg, run_federated
+from ltrlib.foltr.partition import FoltrData, prepare_data
+from ltrlib.foltr.rankers import RankerSpec, make_ranker
+from ltrlib.foltr.simulate import Job, grid, online_table, run_jobs, summarise_offline
 
 __all__ = [
     "ClickModel", "LabelError", "SDBN", "PBM", "PBM_ETAS", "SDBN_PRESET_NAMES", "sdbn", "pbm",
     "click_model", "check_labels", "stack_click_models", "simulate_clicks",
+    "Federation", "RunResult", "fedavg", "run_federated", "FoltrData", "prepare_data",
+    "RankerSpec", "make_ranker", "Job", "grid", "run_jobs", "online_table", "summarise_offline",
 ]

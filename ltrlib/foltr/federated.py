@@ -1,0 +1,213 @@
+"""Federated PDGD (FPDGD, Algorithm 1 of the paper) with FedAvg, FedProx, FedPer and data sharing.
+
+Per round ``t`` (``n_rounds`` = T): every client copies the global weights, performs its
+``n_updates`` (B) PDGD interactions on its own view, and the server averages the client
+models with weights ``n_c / n``, ``n_c`` being the interactions the client actually
+performed (a client with no query performs none and gets weight 0; if nobody performed
+any, the global model stays). Clients run one after another in a fixed order, so a run is
+a deterministic function of its seed.
+
+Randomness: ``seed`` feeds a ``SeedSequence`` spawning one Generator for the initial
+weights, one for the list sampling, and one per client for its queries, its click-model
+choice and its clicks. The same seed gives identical curves.
+
+Remedies:
+
+- **FedProx** (``mu > 0``): the local step is ``g - mu (w_local - w_global)``.
+- **FedPer** (``fedper=True``, neural ranker): the output layer ``w2`` stays on the client.
+  Each client owns its output layer (a copy of the initial one, never aliased with another
+  client's); only ``W1, b1`` are averaged. Offline NDCG is then the mean over clients of
+  the NDCG of each personalised model (global ``W1, b1`` + the client's ``w2``).
+- **Data sharing**: see ``ltrlib.foltr.partition.with_data_sharing``; the warm-up is
+  ``warmup_interactions`` centralised PDGD interactions on the shared view before round 1.
+
+Metrics:
+
+- *offline*: NDCG@10 of the global model on the test queries ranked by score, every
+  ``eval_every`` rounds (and before round 1, round 0). Queries with no relevant document
+  are skipped (the reference's convention), via ``ltrlib.metrics.ndcg(no_relevant="exclude")``.
+- *online*: each interaction's NDCG@10 of the shown list on the client's own labels (no
+  relevant document counts 0); per round, the mean over clients of each client's mean over
+  its interactions; the cumulative discounted online NDCG is ``sum_t gamma^t ndcg_t`` over
+  rounds ``t = 0..T-1`` with ``gamma = 0.9995``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.foltr.clicks import ClickModel, stack_click_models
+from ltrlib.foltr.pdgd import client_update, normalise_queries
+from ltrlib.foltr.rankers import RankerSpec, make_ranker
+from ltrlib.foltr.views import ClientView
+from ltrlib.metrics import ndcg
+
+GAMMA = 0.9995
+
+
+@dataclass(frozen=True, eq=False)
+class Federation:
+    """Everything a run needs besides the algorithm settings."""
+
+    X: np.ndarray                 # float32 training features (normalised if asked)
+    clients: tuple[ClientView, ...]
+    click_models: tuple[ClickModel, ...]
+    X_test: np.ndarray
+    y_test: np.ndarray
+    offsets_test: np.ndarray
+    shared: ClientView | None = None   # data sharing: the global shared view (warm-up data)
+    name: str = "federation"
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.clients:
+            raise ValueError(f"federation {self.name!r}: needs at least one client")
+        n_models = len(self.click_models)
+        for c in self.clients + ((self.shared,) if self.shared is not None else ()):
+            if c.model_choices.max() >= n_models or c.model_choices.min() < 0:
+                raise ValueError(f"federation {self.name!r}: client {c.name!r} uses click model "
+                                 f"{c.model_choices.tolist()} but there are {n_models}")
+            if len(c.rows) and (c.rows.max() >= len(self.X) or c.rows.min() < 0):
+                raise ValueError(f"federation {self.name!r}: client {c.name!r} has rows outside the "
+                                 f"training matrix of {len(self.X)} rows")
+            levels = self.click_models[0].n_levels
+            if len(c.labels) and (c.labels.max() >= levels or c.labels.min() < 0):
+                raise ValueError(f"federation {self.name!r}: client {c.name!r} has labels outside "
+                                 f"0..{levels - 1} (the click models' scale)")
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+
+def prepare_features(X, offsets, normalise: bool = True) -> np.ndarray:
+    """Float32 C-contiguous features, min-max scaled per query when ``normalise``."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if not normalise:
+        return X
+    return normalise_queries(X, np.asarray(offsets, dtype=np.int64))
+
+
+@dataclass
+class RunResult:
+    offline: pd.DataFrame   # round, offline_ndcg
+    online: pd.DataFrame    # round, online_ndcg (mean over clients)
+    cumulative_online: float
+    weights: np.ndarray
+    interactions: int
+    client_weights: list | None = None  # FedPer: each client's personalised vector
+
+
+def fedavg(models: np.ndarray, counts: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Weighted mean of client vectors (rows) with weights n_c / n; ``fallback`` if n = 0."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n = counts.sum()
+    if n <= 0:
+        return fallback.copy()
+    return (counts / n) @ models
+
+
+def _offline(spec: RankerSpec, vectors, fed: Federation) -> float:
+    vals = []
+    for w in vectors:
+        s = spec.score(w, fed.X_test)
+        per_q = ndcg(fed.y_test, s, fed.offsets_test, k=10, no_relevant="exclude")
+        vals.append(np.nanmean(per_q) if np.isfinite(per_q).any() else np.nan)
+    return float(np.mean(vals))
+
+
+def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000, *, seed: int = 0,
+                  lr: float = 0.1, mu: float = 0.0, fedper: bool = False, eval_every: int = 100,
+                  hidden: int = 64, warmup_interactions: int = 1000) -> RunResult:
+    """One FPDGD run; see the module docstring."""
+    if n_rounds < 1:
+        raise ValueError(f"run_federated: n_rounds must be >= 1, got {n_rounds}")
+    if eval_every < 1:
+        raise ValueError(f"run_federated: eval_every must be >= 1, got {eval_every}")
+    if mu < 0:
+        raise ValueError(f"run_federated: mu must be >= 0, got {mu}")
+    if fedper and ranker != "neural":
+        raise ValueError("run_federated: fedper=True needs ranker='neural' (the linear ranker "
+                         "has no separate output layer to keep local)")
+    spec = make_ranker(ranker, fed.n_features, hidden)
+    n_clients = len(fed.clients)
+    ss = np.random.SeedSequence(seed)
+    child = ss.spawn(2 + n_clients)
+    rng_init = np.random.default_rng(child[0])
+    rng_sample = np.random.default_rng(child[1])
+    rng_clients = [np.random.default_rng(c) for c in child[2:]]
+    kinds, click_c, click_s, click_eta = stack_click_models(fed.click_models)
+    X = fed.X
+    H = spec.hidden
+    kind = spec.kind_id
+
+    w_global = spec.init(rng_init)
+    interactions = 0
+    if fed.shared is not None and warmup_interactions > 0:
+        # The server's warm-up on the shared data; its clicks come from the sampling stream
+        # so that no client's stream is consumed before round 1.
+        sh = fed.shared
+        buf = np.zeros(warmup_interactions)
+        client_update(kind, H, w_global, w_global.copy(), 0.0, lr, warmup_interactions, X, sh.rows,
+                      sh.labels, sh.q_off, sh.ideal, sh.model_choices, kinds, click_c, click_s,
+                      click_eta, rng_sample, rng_sample, buf)
+
+    out_sl = spec.output_slice
+    init_out = w_global[out_sl].copy()
+    local_out = [init_out.copy() for _ in range(n_clients)] if fedper else None
+    max_b = max(c.n_updates for c in fed.clients)
+    online_buf = np.zeros(max(max_b, 1))
+    client_models = np.empty((n_clients, spec.n_params))
+    counts = np.zeros(n_clients)
+    online = np.full(n_rounds, np.nan)
+    off_rounds, off_vals = [], []
+
+    def personalised():
+        if not fedper:
+            return [w_global]
+        out = []
+        for c in range(n_clients):
+            w = w_global.copy()
+            w[out_sl] = local_out[c]
+            out.append(w)
+        return out
+
+    off_rounds.append(0)
+    off_vals.append(_offline(spec, personalised(), fed))
+    for t in range(n_rounds):
+        round_online = []
+        for c, view in enumerate(fed.clients):
+            w = w_global.copy()
+            if fedper:
+                w[out_sl] = local_out[c]
+            n_c = client_update(kind, H, w, w_global, mu, lr, view.n_updates, X, view.rows, view.labels,
+                                view.q_off, view.ideal, view.model_choices, kinds, click_c, click_s,
+                                click_eta, rng_clients[c], rng_sample, online_buf)
+            counts[c] = n_c
+            client_models[c] = w
+            if fedper:
+                local_out[c] = w[out_sl].copy()
+            if n_c:
+                round_online.append(online_buf[:n_c].mean())
+        interactions += int(counts.sum())
+        w_global = fedavg(client_models, counts, w_global)
+        if fedper:
+            # The averaged output layers are discarded: nothing of a client's own layer
+            # reaches the server's vector or another client.
+            w_global[out_sl] = init_out
+        if round_online:
+            online[t] = float(np.mean(round_online))
+        if (t + 1) % eval_every == 0 or t + 1 == n_rounds:
+            off_rounds.append(t + 1)
+            off_vals.append(_offline(spec, personalised(), fed))
+    disc = GAMMA ** np.arange(n_rounds)
+    cum = float(np.nansum(disc * online))
+    return RunResult(
+        offline=pd.DataFrame({"round": off_rounds, "offline_ndcg": off_vals}),
+        online=pd.DataFrame({"round": np.arange(1, n_rounds + 1), "online_ndcg": online}),
+        cumulative_online=cum, weights=w_global, interactions=interactions,
+        client_weights=personalised() if fedper else None,
+    )

@@ -1,0 +1,215 @@
+"""Non-IID client partitions of §4-7 of the paper (Types 1-4), each with its IID baseline.
+
+Every builder returns a ``Federation`` over one ``FoltrData`` (features normalised once and
+shared by all the federations built from it). In every setting the test set and its
+original labels are the same, so offline curves compare directly.
+
+- **Type 1, document preferences** (``type1``): the document categories are shuffled (seed)
+  and cut into ``n_intents`` = 4 groups; under intent k a document keeps its label if its
+  category lies in group k and is 0 otherwise. Per query, the intents are shuffled across
+  clients (seed), as the paper re-labels intents per query: client c judges query q under
+  intent ``perm_q[c mod n_intents]``. All clients hold all training queries. IID: a
+  document is relevant if relevant under any intent, i.e. every client uses the original
+  labels (the groups partition the categories). Needs ``Dataset.category``.
+- **Type 2, label skew** (``type2``): with ``R = 1`` client c holds, in every query, only the
+  documents labelled ``c mod 5``; with ``R = 2`` it holds those of the label pair
+  ``combinations(range(5), 2)[c mod 10]``. Queries left without documents are dropped from
+  the client. Default clients: 5 for ``R = 1``, 10 for ``R = 2`` (pass ``n_clients=10`` for
+  ``R = 1`` when comparing the two). IID: every client samples from the whole training set.
+- **Type 3, click preferences** (``type3``): each client clicks with its own model: 3
+  clients with the SDBN presets, or 5 with PBM eta in {0, .5, 1, 1.5, 2}. IID: every client
+  draws a click model at random (its own Generator) for each interaction from the same set.
+- **Type 4, data quantity** (``type4``): client c performs ``quantities[c]`` interactions per
+  round, (1, 3, 5, 7, 9) by default. IID: every client performs the mean (5). ``mix`` puts
+  it on top of Type 1 or Type 2 (R = 1) non-IID data with 5 clients; there the baseline keeps
+  the same non-IID data and equalises only the quantities, so the gap is the quantity skew's.
+
+``with_data_sharing`` adds the remedy: a random ``fraction`` (10%) of the training queries,
+with their original labels, is appended to every client's view and used by the server to
+warm up the global model before round 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from ltrlib.foltr.clicks import PBM_ETAS, SDBN_PRESET_NAMES, click_model, pbm, sdbn
+from ltrlib.foltr.federated import Federation, prepare_features
+from ltrlib.foltr.views import ClientView, concat_views, view_of_queries
+
+TYPE4_QUANTITIES = (1, 3, 5, 7, 9)
+N_INTENTS = 4
+
+
+@dataclass(frozen=True, eq=False)
+class FoltrData:
+    """Training and test data prepared once (features min-max scaled per query by default)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    offsets: np.ndarray
+    category: np.ndarray | None
+    X_test: np.ndarray
+    y_test: np.ndarray
+    offsets_test: np.ndarray
+    n_levels: int
+    name: str = "data"
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.offsets) - 1
+
+
+def prepare_data(train, test, normalise: bool = True, n_levels: int | None = None) -> FoltrData:
+    """``train``/``test``: ``ltrlib.data.Dataset``. ``n_levels`` defaults to 5 (labels 0-4)."""
+    y = np.asarray(train.y, dtype=np.int64)
+    yt = np.asarray(test.y, dtype=np.int64)
+    if n_levels is None:
+        n_levels = 5
+    top = max(int(y.max(initial=0)), int(yt.max(initial=0)))
+    if top >= n_levels or min(int(y.min(initial=0)), int(yt.min(initial=0))) < 0:
+        raise ValueError(f"prepare_data: labels run up to {top} but n_levels={n_levels}; "
+                         "pass n_levels matching the collection (2, 3 or 5)")
+    return FoltrData(
+        X=prepare_features(train.X, train.offsets, normalise), y=y,
+        offsets=np.asarray(train.offsets, dtype=np.int64),
+        category=None if train.category is None else np.asarray(train.category),
+        X_test=prepare_features(test.X, test.offsets, normalise), y_test=yt,
+        offsets_test=np.asarray(test.offsets, dtype=np.int64), n_levels=int(n_levels),
+        name=getattr(train, "name", "data"),
+    )
+
+
+def _fed(data: FoltrData, clients, models, name, **meta) -> Federation:
+    return Federation(data.X, tuple(clients), tuple(models), data.X_test, data.y_test,
+                      data.offsets_test, name=name, meta=meta)
+
+
+def _whole(data, n_clients, B, model_choices=(0,)):
+    return [view_of_queries(f"client{c}", data.offsets, data.y, model_choices=model_choices, n_updates=B)
+            for c in range(n_clients)]
+
+
+def iid(data: FoltrData, n_clients: int = 5, B: int = 5, click: str = "perfect") -> Federation:
+    """Every client samples queries from the whole training set, original labels."""
+    return _fed(data, _whole(data, n_clients, B), [click_model(click, data.n_levels)], "iid",
+                type="iid", noniid=False, click=click)
+
+
+def intent_groups(category: np.ndarray, n_intents: int, rng: np.random.Generator) -> np.ndarray:
+    """Intent group (0..n_intents-1) of every document, from a seeded partition of categories."""
+    cats = np.unique(category)
+    if len(cats) < n_intents:
+        raise ValueError(f"type1: {len(cats)} categories cannot be cut into {n_intents} intent groups")
+    perm = rng.permutation(cats)
+    group_of = np.empty(len(cats), dtype=np.int64)
+    for g, part in enumerate(np.array_split(perm, n_intents)):
+        group_of[np.searchsorted(cats, part)] = g
+    return group_of[np.searchsorted(cats, category)]
+
+
+def intent_labels(data: FoltrData, n_clients: int, n_intents: int, seed: int):
+    """Per-client label arrays under Type 1 (see module docstring), and the intent groups."""
+    if data.category is None:
+        raise ValueError("type1: the training data has no document categories; load it with "
+                         "category_feature (and category_bins) so intents can be synthesised")
+    rng = np.random.default_rng(seed)
+    group = intent_groups(data.category, n_intents, rng)
+    nq = data.n_queries
+    perms = np.argsort(rng.random((nq, n_intents)), axis=1)   # one shuffle of intents per query
+    q_of_doc = np.repeat(np.arange(nq), np.diff(data.offsets))
+    labels = []
+    for c in range(n_clients):
+        intent = perms[q_of_doc, c % n_intents]
+        labels.append(np.where(group == intent, data.y, 0))
+    return labels, group
+
+
+def type1(data: FoltrData, noniid: bool = True, n_clients: int = N_INTENTS, B: int = 5,
+          click: str = "perfect", seed: int = 0, n_intents: int = N_INTENTS) -> Federation:
+    models = [click_model(click, data.n_levels)]
+    if not noniid:
+        return _fed(data, _whole(data, n_clients, B), models, "type1_iid", type="type1", noniid=False, click=click)
+    labels, _ = intent_labels(data, n_clients, n_intents, seed)
+    clients = [view_of_queries(f"client{c}", data.offsets, labels[c], n_updates=B) for c in range(n_clients)]
+    return _fed(data, clients, models, "type1_noniid", type="type1", noniid=True, click=click)
+
+
+def label_sets(R: int, n_clients: int, n_levels: int = 5) -> list[tuple[int, ...]]:
+    if R not in (1, 2):
+        raise ValueError(f"type2: R (labels per client) must be 1 or 2, got {R!r}")
+    combos = [(k,) for k in range(n_levels)] if R == 1 else list(combinations(range(n_levels), 2))
+    return [combos[c % len(combos)] for c in range(n_clients)]
+
+
+def type2(data: FoltrData, noniid: bool = True, R: int = 1, n_clients: int | None = None, B: int = 5,
+          click: str = "perfect") -> Federation:
+    if n_clients is None:
+        n_clients = data.n_levels if R == 1 else len(list(combinations(range(data.n_levels), 2)))
+    sets = label_sets(R, n_clients, data.n_levels)   # validates R even for the baseline
+    models = [click_model(click, data.n_levels)]
+    if not noniid:
+        return _fed(data, _whole(data, n_clients, B), models, f"type2_R{R}_iid", type="type2", R=R,
+                    noniid=False, click=click)
+    clients = [view_of_queries(f"client{c}", data.offsets, data.y, keep=np.isin(data.y, s), n_updates=B)
+               for c, s in enumerate(sets)]
+    return _fed(data, clients, models, f"type2_R{R}_noniid", type="type2", R=R, noniid=True, click=click)
+
+
+def type3(data: FoltrData, noniid: bool = True, family: str = "sdbn", B: int = 5) -> Federation:
+    if family == "sdbn":
+        models = [sdbn(p, data.n_levels) for p in SDBN_PRESET_NAMES]
+    elif family == "pbm":
+        models = [pbm(e, data.n_levels) for e in PBM_ETAS]
+    else:
+        raise ValueError(f"type3: family must be sdbn or pbm, got {family!r}")
+    m = len(models)
+    choices = [[c] for c in range(m)] if noniid else [list(range(m))] * m
+    clients = [view_of_queries(f"client{c}", data.offsets, data.y, model_choices=choices[c], n_updates=B)
+               for c in range(m)]
+    return _fed(data, clients, models, f"type3_{family}_{'noniid' if noniid else 'iid'}", type="type3",
+                family=family, noniid=noniid, click=family)
+
+
+def type4(data: FoltrData, noniid: bool = True, quantities=TYPE4_QUANTITIES, click: str = "perfect",
+          mix: str = "", seed: int = 0) -> Federation:
+    q = [int(v) for v in quantities]
+    if not q or min(q) < 0:
+        raise ValueError(f"type4: quantities must be non-negative ints, got {quantities!r}")
+    n_clients = len(q)
+    if noniid:
+        per_client = q
+    else:
+        mean = sum(q) / n_clients
+        if mean != int(mean):
+            raise ValueError(f"type4: the IID baseline needs an integer mean quantity, got {mean}")
+        per_client = [int(mean)] * n_clients
+    if mix == "":
+        base = iid(data, n_clients, click=click)
+    elif mix == "type1":
+        base = type1(data, True, n_clients, click=click, seed=seed)
+    elif mix == "type2":
+        base = type2(data, True, R=1, n_clients=n_clients, click=click)
+    else:
+        raise ValueError(f"type4: mix must be '', 'type1' or 'type2', got {mix!r}")
+    clients = [v.with_(n_updates=b) for v, b in zip(base.clients, per_client)]
+    return _fed(data, clients, base.click_models, f"type4{'_' + mix if mix else ''}_{'noniid' if noniid else 'iid'}",
+                type="type4", mix=mix, noniid=noniid, click=click)
+
+
+def with_data_sharing(fed: Federation, data: FoltrData, fraction: float = 0.1, seed: int = 0) -> Federation:
+    """Append a shared random ``fraction`` of training queries to every client (and warm-up set)."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"with_data_sharing: fraction must be in (0, 1], got {fraction}")
+    rng = np.random.default_rng(seed)
+    n_shared = max(1, int(round(fraction * data.n_queries)))
+    shared_q = np.sort(rng.choice(data.n_queries, n_shared, replace=False))
+    shared = view_of_queries("shared", data.offsets, data.y, query_index=shared_q,
+                             model_choices=fed.clients[0].model_choices)
+    clients = [concat_views(v.name, [v, shared.with_(model_choices=v.model_choices)]) for v in fed.clients]
+    meta = dict(fed.meta, data_sharing=fraction)
+    return Federation(fed.X, tuple(clients), fed.click_models, fed.X_test, fed.y_test, fed.offsets_test,
+                      shared=shared, name=fed.name + "_sharing", meta=meta)

@@ -1,0 +1,242 @@
+"""Pairwise Differentiable Gradient Descent (Oosterhuis & de Rijke 2018), compiled.
+
+One interaction (``pdgd_interaction``), all on flat arrays:
+
+1. score the query's documents;
+2. sample a list of ``min(10, n)`` documents by Plackett-Luce sampling without replacement
+   from softmax(scores). At each position the scores of the documents not yet placed are
+   shifted by their maximum before exponentiating, so the softmax never overflows nor
+   underflows to an all-zero denominator; the per-position maximum ``m_p`` and shifted sum
+   ``S_p`` are kept (``D_p = e^{m_p} S_p`` is the denominator over all not-yet-placed
+   documents of the query);
+3. simulate clicks on it (``ltrlib.foltr.clicks``);
+4. infer preferences: every clicked document beats every unclicked document ranked above
+   the last click, plus the unclicked one directly below the last click; no click, no
+   update;
+5. weight each pair (k clicked, l not) by ``rho = P(R*) / (P(R) + P(R*))``, R* being the
+   list with k and l swapped. Only positions between them differ: with ``a``, ``b`` the
+   documents at the upper and lower position, the numerators agree and at each position
+   ``p`` strictly below the upper one ``D*_p = D_p - e^{s_b} + e^{s_a}``, so
+   ``P(R*)/P(R) = prod_p D_p / D*_p``. The pair weight is then
+   ``rho * e^{s_k} e^{s_l} / (e^{s_k} + e^{s_l})^2`` (computed as ``e^{-|d|}/(1+e^{-|d|})^2``);
+6. ``w += lr * (sum_pairs weight * (grad s_k - grad s_l) - mu * (w - w_global))``; the
+   FedProx term (``mu > 0``) only applies when there is an update (clicks), as PDGD leaves
+   the model untouched otherwise.
+
+Random draws: the query and the click model (when a client has several) come from the
+client's Generator, then the clicks also from the client's Generator; the list sampling from
+the sampling Generator. ``client_update`` runs B interactions and records each one's online
+NDCG@10 (gain ``2^rel - 1``, log2 discount, the client's own labels; a query with no relevant
+document counts 0).
+
+``normalise_queries`` is the query-wise min-max scaling of features. A feature constant
+within a query (in particular every feature of a single-document query) becomes 0: there
+is nothing to rank on, and 0 keeps the neural input bounded (the reference does the same).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ltrlib.foltr.clicks import simulate_clicks
+from ltrlib.foltr.rankers import add_score_gradient, score_rows
+
+LIST_SIZE = 10
+
+
+@numba.njit(cache=True, nogil=True)
+def normalise_queries(X, offsets):
+    """Query-wise min-max scaling to [0, 1]; constant features (and 1-doc queries) become 0."""
+    n, F = X.shape
+    out = np.empty((n, F), dtype=np.float32)
+    for q in range(len(offsets) - 1):
+        a, b = offsets[q], offsets[q + 1]
+        for f in range(F):
+            lo = np.inf
+            hi = -np.inf
+            for i in range(a, b):
+                v = X[i, f]
+                if v < lo:
+                    lo = v
+                if v > hi:
+                    hi = v
+            span = hi - lo
+            for i in range(a, b):
+                out[i, f] = (X[i, f] - lo) / span if span > 0 else 0.0
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def pl_sample(scores, n, k, rng, ranking, pos_max, pos_sum, placed):
+    """Plackett-Luce sample of ``k`` of ``scores[:n]`` into ``ranking[:k]`` (local indices).
+
+    ``pos_max[p]``/``pos_sum[p]``: the maximum score of the documents not yet placed at
+    position p and the sum of their ``exp(score - max)``.
+    """
+    for i in range(n):
+        placed[i] = False
+    for p in range(k):
+        m = -np.inf
+        for i in range(n):
+            if not placed[i] and scores[i] > m:
+                m = scores[i]
+        total = 0.0
+        for i in range(n):
+            if not placed[i]:
+                total += np.exp(scores[i] - m)
+        pos_max[p] = m
+        pos_sum[p] = total
+        u = rng.random() * total
+        acc = 0.0
+        pick = -1
+        for i in range(n):
+            if not placed[i]:
+                acc += np.exp(scores[i] - m)
+                pick = i
+                if u < acc:
+                    break
+        placed[pick] = True
+        ranking[p] = pick
+
+
+@numba.njit(cache=True, nogil=True)
+def swap_ratio(scores, ranking, pos_max, pos_sum, lo, hi):
+    """P(R*)/P(R) for the list with the documents at positions lo < hi swapped."""
+    sa = scores[ranking[lo]]
+    sb = scores[ranking[hi]]
+    log_ratio = 0.0
+    for p in range(lo + 1, hi + 1):
+        m = pos_max[p]
+        s = pos_sum[p]
+        star = s - np.exp(sb - m) + np.exp(sa - m)
+        if star < 1e-300:
+            star = 1e-300
+        log_ratio += np.log(s) - np.log(star)
+    if log_ratio > 700.0:
+        log_ratio = 700.0
+    return np.exp(log_ratio)
+
+
+@numba.njit(cache=True, nogil=True)
+def pair_rho(scores, ranking, pos_max, pos_sum, i, j):
+    lo = min(i, j)
+    hi = max(i, j)
+    r = swap_ratio(scores, ranking, pos_max, pos_sum, lo, hi)
+    return r / (1.0 + r)
+
+
+@numba.njit(cache=True, nogil=True)
+def pair_weight(sk, sl):
+    """e^{sk} e^{sl} / (e^{sk} + e^{sl})^2, stable for any score gap."""
+    e = np.exp(-abs(sk - sl))
+    return e / ((1.0 + e) * (1.0 + e))
+
+
+@numba.njit(cache=True, nogil=True)
+def list_dcg(labels, rows_start, ranking, k):
+    dcg = 0.0
+    for p in range(k):
+        rel = labels[rows_start + ranking[p]]
+        if rel > 0:
+            dcg += (2.0 ** rel - 1.0) / np.log2(p + 2.0)
+    return dcg
+
+
+@numba.njit(cache=True, nogil=True)
+def ideal_dcgs(labels, q_off, k):
+    """Ideal DCG@k of every query of a client view (labels in view order)."""
+    nq = len(q_off) - 1
+    out = np.zeros(nq)
+    for q in range(nq):
+        a, b = q_off[q], q_off[q + 1]
+        srt = np.sort(labels[a:b])[::-1]
+        for p in range(min(k, b - a)):
+            if srt[p] > 0:
+                out[q] += (2.0 ** srt[p] - 1.0) / np.log2(p + 2.0)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def pdgd_interaction(kind, H, w, w_global, mu, lr, X, rows, labels, a, b, ideal_q,
+                     model, click_kinds, click_c, click_s, click_eta,
+                     rng_client, rng_sample, grad, scores, hid, ranking, pos_max, pos_sum,
+                     placed, clicks, shown_labels):
+    """One query interaction on documents ``rows[a:b]``; returns its online NDCG@10."""
+    n = b - a
+    k = min(LIST_SIZE, n)
+    score_rows(kind, H, w, X, rows, a, b, scores, hid)
+    pl_sample(scores, n, k, rng_sample, ranking, pos_max, pos_sum, placed)
+    for p in range(k):
+        shown_labels[p] = labels[a + ranking[p]]
+    n_clicks = simulate_clicks(click_kinds[model], click_c[model], click_s[model], click_eta[model],
+                               shown_labels[:k], rng_client, clicks)
+    ndcg = list_dcg(labels, a, ranking, k) / ideal_q if ideal_q > 0 else 0.0
+    if n_clicks == 0:
+        return ndcg
+    last = 0
+    for p in range(k):
+        if clicks[p]:
+            last = p
+    limit = min(last + 1, k - 1)
+    for j in range(len(grad)):
+        grad[j] = 0.0
+    any_pair = False
+    for i in range(k):
+        if not clicks[i]:
+            continue
+        for j in range(limit + 1):
+            if clicks[j]:
+                continue
+            di = ranking[i]
+            dj = ranking[j]
+            wgt = pair_rho(scores, ranking, pos_max, pos_sum, i, j) * pair_weight(scores[di], scores[dj])
+            add_score_gradient(kind, H, w, X, rows[a + di], hid[di], wgt, grad)
+            add_score_gradient(kind, H, w, X, rows[a + dj], hid[dj], -wgt, grad)
+            any_pair = True
+    if not any_pair:
+        return ndcg
+    if mu > 0.0:
+        for j in range(len(w)):
+            w[j] += lr * (grad[j] - mu * (w[j] - w_global[j]))
+    else:
+        for j in range(len(w)):
+            w[j] += lr * grad[j]
+    return ndcg
+
+
+@numba.njit(cache=True, nogil=True)
+def client_update(kind, H, w, w_global, mu, lr, n_updates, X, rows, labels, q_off, ideal,
+                  model_choices, click_kinds, click_c, click_s, click_eta,
+                  rng_client, rng_sample, online_out):
+    """``n_updates`` PDGD interactions on random queries of one client view, in place on ``w``.
+
+    Returns the number of interactions performed (0 if the view has no query).
+    """
+    nq = len(q_off) - 1
+    if nq == 0 or n_updates <= 0:
+        return 0
+    max_n = 0
+    for q in range(nq):
+        max_n = max(max_n, q_off[q + 1] - q_off[q])
+    grad = np.zeros(len(w))
+    scores = np.empty(max_n)
+    hid = np.empty((max_n, H if kind == 1 else 1))
+    ranking = np.empty(max_n, dtype=np.int64)
+    pos_max = np.empty(max_n)
+    pos_sum = np.empty(max_n)
+    placed = np.empty(max_n, dtype=np.bool_)
+    clicks = np.empty(LIST_SIZE, dtype=np.bool_)
+    shown = np.empty(LIST_SIZE, dtype=np.int64)
+    n_models = len(model_choices)
+    for t in range(n_updates):
+        q = rng_client.integers(0, nq)
+        model = model_choices[0]
+        if n_models > 1:
+            model = model_choices[rng_client.integers(0, n_models)]
+        online_out[t] = pdgd_interaction(kind, H, w, w_global, mu, lr, X, rows, labels,
+                                         q_off[q], q_off[q + 1], ideal[q], model, click_kinds,
+                                         click_c, click_s, click_eta, rng_client, rng_sample,
+                                         grad, scores, hid, ranking, pos_max, pos_sum, placed,
+                                         clicks, shown)
+    return n_updates

@@ -1,0 +1,160 @@
+"""Rankers for PDGD on a flat parameter vector: linear, and a neural net with one hidden layer.
+
+Each ranker is a ``RankerSpec`` plus a float64 vector ``w``; the compiled kernels take
+``(kind, hidden, w)`` so the federated code can copy, average and send vectors without
+knowing the model.
+
+- Linear: ``w`` has ``n_features`` entries, ``s(x) = w . x``. Initial weights are drawn
+  uniformly from +-0.01 (small, so the first lists are close to uniform random samples).
+- Neural: ``w = [W1 (n_features x hidden, row-major), b1 (hidden), w2 (hidden)]`` and
+  ``s(x) = w2 . sigmoid(W1^T x + b1)``. No output bias: a constant shift of every score
+  changes neither the Plackett-Luce distribution nor any PDGD pair gradient. Initial
+  weights are uniform in +-1/sqrt(fan-in) (``W1``: fan-in ``n_features``; ``w2``: fan-in
+  ``hidden``), small enough to start near-random but large enough that hidden units differ.
+  The output layer is ``w[spec.output_slice]``; FedPer keeps it on the client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+LINEAR = 0
+NEURAL = 1
+RANKER_KINDS = {"linear": LINEAR, "neural": NEURAL}
+
+
+@dataclass(frozen=True)
+class RankerSpec:
+    kind: str
+    n_features: int
+    hidden: int = 64
+
+    def __post_init__(self):
+        if self.kind not in RANKER_KINDS:
+            raise ValueError(f"ranker: kind must be one of {sorted(RANKER_KINDS)}, got {self.kind!r}")
+        if int(self.n_features) < 1:
+            raise ValueError(f"ranker: n_features must be >= 1, got {self.n_features!r}")
+        if self.kind == "neural" and int(self.hidden) < 1:
+            raise ValueError(f"ranker: hidden must be >= 1, got {self.hidden!r}")
+
+    @property
+    def kind_id(self) -> int:
+        return RANKER_KINDS[self.kind]
+
+    @property
+    def n_params(self) -> int:
+        if self.kind == "linear":
+            return self.n_features
+        return self.n_features * self.hidden + 2 * self.hidden
+
+    @property
+    def output_slice(self) -> slice:
+        """The parameters of the output layer (FedPer keeps them local)."""
+        if self.kind == "linear":
+            return slice(0, self.n_features)
+        return slice(self.n_params - self.hidden, self.n_params)
+
+    def init(self, rng: np.random.Generator) -> np.ndarray:
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"RankerSpec.init: rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        if self.kind == "linear":
+            return rng.uniform(-0.01, 0.01, self.n_features)
+        F, H = self.n_features, self.hidden
+        w1 = rng.uniform(-1.0, 1.0, F * H + H) / np.sqrt(F)
+        w2 = rng.uniform(-1.0, 1.0, H) / np.sqrt(H)
+        return np.concatenate([w1, w2])
+
+    def score(self, w: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """Scores of every row of ``X`` (float64)."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if w.shape != (self.n_params,):
+            raise ValueError(f"ranker {self.kind}: w has shape {w.shape}, expected ({self.n_params},)")
+        X = np.ascontiguousarray(X)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"ranker {self.kind}: X has shape {X.shape}, expected (n, {self.n_features})")
+        out = np.empty(len(X))
+        score_all(self.kind_id, self.hidden, w, X, out)
+        return out
+
+
+def make_ranker(kind: str, n_features: int, hidden: int = 64) -> RankerSpec:
+    return RankerSpec(kind, int(n_features), int(hidden))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sigmoid(z):
+    if z >= 0:
+        return 1.0 / (1.0 + np.exp(-z))
+    e = np.exp(z)
+    return e / (1.0 + e)
+
+
+@numba.njit(cache=True, nogil=True)
+def score_rows(kind, H, w, X, rows, a, b, scores, hid):
+    """Scores of documents ``rows[a:b]`` into ``scores[:b-a]``; neural also fills ``hid``."""
+    F = X.shape[1]
+    for i in range(b - a):
+        r = rows[a + i]
+        if kind == 0:
+            s = 0.0
+            for f in range(F):
+                s += w[f] * X[r, f]
+            scores[i] = s
+        else:
+            b1 = F * H
+            for j in range(H):
+                hid[i, j] = w[b1 + j]
+            for f in range(F):
+                x = X[r, f]
+                if x != 0.0:
+                    base = f * H
+                    for j in range(H):
+                        hid[i, j] += x * w[base + j]
+            s = 0.0
+            o = F * H + H
+            for j in range(H):
+                h = _sigmoid(hid[i, j])
+                hid[i, j] = h
+                s += w[o + j] * h
+            scores[i] = s
+
+
+@numba.njit(cache=True, nogil=True)
+def add_score_gradient(kind, H, w, X, row, hid_i, weight, grad):
+    """``grad += weight * d s(x_row) / d w`` (``hid_i``: the document's hidden activations)."""
+    F = X.shape[1]
+    if kind == 0:
+        for f in range(F):
+            grad[f] += weight * X[row, f]
+        return
+    o = F * H + H
+    b1 = F * H
+    delta = np.empty(H)
+    for j in range(H):
+        h = hid_i[j]
+        grad[o + j] += weight * h
+        delta[j] = weight * w[o + j] * h * (1.0 - h)
+        grad[b1 + j] += delta[j]
+    for f in range(F):
+        x = X[row, f]
+        if x != 0.0:
+            base = f * H
+            for j in range(H):
+                grad[base + j] += x * delta[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def score_all(kind, H, w, X, out):
+    n = X.shape[0]
+    rows = np.arange(n)
+    chunk = 256
+    hid = np.empty((chunk, H if kind == 1 else 1))
+    buf = np.empty(chunk)
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        score_rows(kind, H, w, X, rows, a, b, buf, hid)
+        for i in range(b - a):
+            out[a + i] = buf[i]

@@ -1,0 +1,179 @@
+"""Experiment grids: settings x seeds, run in parallel, gathered into tidy frames.
+
+A ``Job`` names a setting (``SETTINGS``), IID or non-IID, a ranker, a click model, a
+remedy and a seed. ``run_jobs`` runs many of them through joblib (processes, one core each;
+``n_jobs``) or, when ``scheduler`` is an address such as ``tcp://host:8786`` and dask is
+installed, on that Dask cluster, with a tqdm progress bar. Results:
+
+- ``offline``: one row per evaluation (``setting, data, ranker, click, remedy, seed, round,
+  offline_ndcg``; ``data`` is ``IID`` or ``non-IID``);
+- ``online``: one row per run with the cumulative discounted online NDCG (gamma 0.9995),
+  the mean online NDCG, the interactions performed and the wall time.
+
+The partition seed (Type 1 intent groups and per-query shuffles, the data-sharing subset)
+is the run's seed, so each seed is also a different re-labelling, as in the paper.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.foltr import partition as P
+from ltrlib.foltr.federated import run_federated
+
+SETTINGS = ("iid", "type1", "type2_R1", "type2_R2", "type3_sdbn", "type3_pbm", "type4", "type4_type1",
+            "type4_type2")
+REMEDIES = ("none", "fedprox", "fedper", "sharing")
+
+
+@dataclass(frozen=True)
+class Job:
+    setting: str
+    noniid: bool = True
+    ranker: str = "linear"
+    click: str = "perfect"
+    remedy: str = "none"
+    mu: float = 0.0
+    seed: int = 0
+    n_rounds: int = 1000
+    eval_every: int = 100
+    B: int = 5
+    n_clients: int = 0          # 0: the setting's default
+    share_fraction: float = 0.1
+    warmup_interactions: int = 1000
+    lr: float = 0.1
+
+    def __post_init__(self):
+        if self.setting not in SETTINGS:
+            raise ValueError(f"Job: setting must be one of {SETTINGS}, got {self.setting!r}")
+        if self.remedy not in REMEDIES:
+            raise ValueError(f"Job: remedy must be one of {REMEDIES}, got {self.remedy!r}")
+        if self.remedy == "fedper" and self.ranker != "neural":
+            raise ValueError("Job: remedy fedper needs ranker='neural'")
+        if self.remedy == "fedprox" and self.mu <= 0:
+            raise ValueError(f"Job: remedy fedprox needs mu > 0, got {self.mu}")
+
+
+def build_federation(data: P.FoltrData, job: Job):
+    s, nc = job.setting, (job.n_clients or None)
+    if s == "iid":
+        fed = P.iid(data, nc or 5, job.B, job.click)
+    elif s == "type1":
+        fed = P.type1(data, job.noniid, nc or P.N_INTENTS, job.B, job.click, seed=job.seed)
+    elif s in ("type2_R1", "type2_R2"):
+        fed = P.type2(data, job.noniid, R=int(s[-1]), n_clients=nc, B=job.B, click=job.click)
+    elif s in ("type3_sdbn", "type3_pbm"):
+        fed = P.type3(data, job.noniid, s.split("_")[1], job.B)
+    else:
+        mix = s[len("type4_"):] if s != "type4" else ""
+        fed = P.type4(data, job.noniid, click=job.click, mix=mix, seed=job.seed)
+    if job.remedy == "sharing":
+        fed = P.with_data_sharing(fed, data, job.share_fraction, seed=job.seed)
+    return fed
+
+
+def run_job(data: P.FoltrData, job: Job) -> tuple[pd.DataFrame, dict]:
+    t0 = time.perf_counter()
+    fed = build_federation(data, job)
+    res = run_federated(fed, job.ranker, job.n_rounds, seed=job.seed, lr=job.lr,
+                        mu=job.mu if job.remedy == "fedprox" else 0.0, fedper=job.remedy == "fedper",
+                        eval_every=job.eval_every, warmup_interactions=job.warmup_interactions)
+    tags = _tags(job)
+    off = res.offline.assign(**tags)
+    row = dict(tags, cumulative_online=res.cumulative_online,
+               mean_online=float(np.nanmean(res.online.online_ndcg)),
+               final_offline=float(res.offline.offline_ndcg.iloc[-1]),
+               interactions=res.interactions, n_clients=len(fed.clients),
+               seconds=time.perf_counter() - t0)
+    return off, row
+
+
+def _tags(job: Job) -> dict:
+    d = asdict(job)
+    remedy = job.remedy if job.remedy != "fedprox" else f"fedprox(mu={job.mu:g})"
+    return dict(setting=job.setting, data="non-IID" if job.noniid else "IID", ranker=job.ranker,
+                click=job.click if not job.setting.startswith("type3") else job.setting.split("_")[1],
+                remedy=remedy, seed=job.seed, n_rounds=d["n_rounds"], B=job.B)
+
+
+def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = True):
+    """Run ``jobs``; returns ``(offline, online)`` frames (see module docstring)."""
+    jobs = list(jobs)
+    if not jobs:
+        raise ValueError("run_jobs: no jobs")
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(jobs), desc="foltr runs", disable=not progress)
+    results = []
+    if scheduler:
+        results = _run_dask(data, jobs, scheduler, bar)
+    elif n_jobs == 1:
+        for j in jobs:
+            results.append(run_job(data, j))
+            bar.update()
+    else:
+        from joblib import Parallel, delayed
+
+        par = Parallel(n_jobs=n_jobs, return_as="generator")
+        for r in par(delayed(run_job)(data, j) for j in jobs):
+            results.append(r)
+            bar.update()
+    bar.close()
+    offline = pd.concat([r[0] for r in results], ignore_index=True)
+    online = pd.DataFrame([r[1] for r in results])
+    return offline, online
+
+
+def _run_dask(data, jobs, scheduler, bar):
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError:
+        raise ImportError(f"run_jobs: scheduler={scheduler!r} needs dask.distributed, which is not "
+                          "installed; leave scheduler empty to use joblib") from None
+    with Client(scheduler) as client:
+        data_f = client.scatter(data, broadcast=True)
+        futures = [client.submit(run_job, data_f, j, pure=False) for j in jobs]
+        index = {f.key: i for i, f in enumerate(futures)}
+        out = [None] * len(jobs)
+        for f in as_completed(futures):
+            out[index[f.key]] = f.result()
+            bar.update()
+    return out
+
+
+def grid(settings, seeds, *, noniid=(False, True), rankers=("linear",), clicks=("perfect",),
+         remedies=(("none", 0.0),), **common) -> list[Job]:
+    """Every combination, as Jobs; ``remedies`` holds (name, mu) pairs."""
+    jobs = []
+    for s in settings:
+        for nn in noniid:
+            for rk in rankers:
+                for ck in (clicks if not s.startswith("type3") else ("perfect",)):
+                    for rem, mu in remedies:
+                        if rem == "fedper" and rk != "neural":
+                            continue
+                        for seed in seeds:
+                            jobs.append(Job(s, nn, rk, ck, rem, mu, seed, **common))
+    return jobs
+
+
+def summarise_offline(offline: pd.DataFrame, z: float = 1.96) -> pd.DataFrame:
+    """Mean offline NDCG@10 per curve and round, with a normal-approximation 95% band."""
+    keys = [c for c in ("setting", "data", "ranker", "click", "remedy", "round") if c in offline]
+    g = offline.groupby(keys, dropna=False)["offline_ndcg"]
+    out = g.agg(mean="mean", std="std", n="count").reset_index()
+    half = z * out["std"].fillna(0.0) / np.sqrt(out["n"])
+    return out.assign(lo=out["mean"] - half, hi=out["mean"] + half)
+
+
+def online_table(online: pd.DataFrame) -> pd.DataFrame:
+    """Counterpart of Tables 2-3: cumulative online NDCG, mean (std) over seeds, IID vs non-IID."""
+    keys = [c for c in ("setting", "ranker", "click", "remedy", "data") if c in online]
+    g = online.groupby(keys, dropna=False)
+    t = g.agg(cumulative_online=("cumulative_online", "mean"), std=("cumulative_online", "std"),
+              final_offline=("final_offline", "mean"), seeds=("seed", "nunique")).reset_index()
+    return t

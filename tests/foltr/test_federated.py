@@ -1,0 +1,169 @@
+"""Federated loop: FedAvg weighting, seeds, FedPer isolation, learning on a toy set; partitions."""
+
+import numpy as np
+import pytest
+
+from ltrlib.data import Dataset, load_dataset
+from ltrlib.foltr import partition as P
+from ltrlib.foltr import simulate as S
+from ltrlib.foltr.clicks import sdbn
+from ltrlib.foltr.federated import Federation, fedavg, prepare_features, run_federated
+from ltrlib.foltr.views import view_of_queries
+
+
+def toy_dataset(n_queries=60, docs=12, seed=0, name="toy"):
+    """Label = a noisy function of feature 0; features 1-3 are noise."""
+    rng = np.random.default_rng(seed)
+    n = n_queries * docs
+    X = rng.random((n, 4)).astype(np.float32)
+    y = np.clip(np.floor(X[:, 0] * 5 + rng.normal(0, 0.3, n)), 0, 4).astype(np.int32)
+    return Dataset(X=X, y=y, query_ids=np.arange(n_queries), offsets=np.arange(0, n + 1, docs),
+                   category=rng.integers(0, 8, n).astype(np.int32), name=name)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return P.prepare_data(toy_dataset(seed=0), toy_dataset(30, seed=1, name="toy_test"))
+
+
+def test_fedavg_weights_by_interactions():
+    models = np.array([[1.0, 0.0], [0.0, 1.0], [4.0, 4.0]])
+    np.testing.assert_allclose(fedavg(models, [1, 3, 0], np.zeros(2)), [0.25, 0.75])
+    np.testing.assert_allclose(fedavg(models, [0, 0, 0], np.array([9.0, 9.0])), [9.0, 9.0])
+
+
+def test_client_without_interactions_gets_no_weight(toy):
+    a = view_of_queries("a", toy.offsets, toy.y, n_updates=5)
+    idle = a.with_(name="idle", n_updates=0)
+    mk = lambda clients: Federation(toy.X, clients, (sdbn("perfect"),), toy.X_test, toy.y_test, toy.offsets_test)
+    alone = run_federated(mk((a,)), "linear", 3, seed=4, eval_every=3)
+    both = run_federated(mk((a, idle)), "linear", 3, seed=4, eval_every=3)
+    # Same seed, same client-0 stream: the idle client must not pull the average back.
+    np.testing.assert_allclose(both.weights, alone.weights)
+    assert both.interactions == alone.interactions == 15
+    # Two identical active clients would give a different (averaged) model.
+    two = run_federated(mk((a, a.with_(name="b"))), "linear", 3, seed=4, eval_every=3)
+    assert not np.allclose(two.weights, alone.weights)
+
+
+def test_same_seed_same_curves_and_different_seed_differs(toy):
+    fed = P.type1(toy, True, seed=0, click="navigational")
+    r1, r2 = (run_federated(fed, "linear", 30, seed=7, eval_every=10) for _ in range(2))
+    assert r1.offline.equals(r2.offline) and r1.online.equals(r2.online)
+    r3 = run_federated(fed, "linear", 30, seed=8, eval_every=10)
+    assert not np.allclose(r1.weights, r3.weights)
+
+
+def test_linear_ranker_learns_on_toy_set(toy):
+    res = run_federated(P.iid(toy, 2, 5, "perfect"), "linear", 150, seed=0, eval_every=50)
+    curve = res.offline.offline_ndcg.to_numpy()
+    assert curve[-1] > curve[0] + 0.1 and curve[-1] > 0.95, curve
+    assert res.weights[0] > np.abs(res.weights[1:]).max()    # the informative feature leads
+    on = res.online.online_ndcg.to_numpy()
+    assert on[-50:].mean() > on[:10].mean()
+
+
+def test_fedper_keeps_output_layers_local(toy):
+    fed = P.type2(toy, True, R=1)
+    res = run_federated(fed, "neural", 5, seed=0, eval_every=5, fedper=True, hidden=8)
+    spec_out = slice(len(res.weights) - 8, len(res.weights))
+    outs = [w[spec_out] for w in res.client_weights]
+    shared = [w[: spec_out.start] for w in res.client_weights]
+    assert all(np.array_equal(s, res.weights[: spec_out.start]) for s in shared)
+    assert len({o.tobytes() for o in outs}) > 1           # personalised and not aliased
+    init = run_federated(fed, "neural", 1, seed=0, eval_every=1, fedper=True, hidden=8)
+    # The server's vector keeps the initial output layer: nothing of a client's layer leaks there.
+    np.testing.assert_array_equal(res.weights[spec_out], init.weights[spec_out])
+    with pytest.raises(ValueError, match="fedper=True needs ranker='neural'"):
+        run_federated(fed, "linear", 1, fedper=True)
+
+
+def test_type2_label_skew_invariants(toy):
+    fed = P.type2(toy, True, R=1)
+    assert [c.label_set() for c in fed.clients] == [{0}, {1}, {2}, {3}, {4}]
+    fed2 = P.type2(toy, True, R=2)
+    assert len(fed2.clients) == 10
+    for c, pair in zip(fed2.clients, P.label_sets(2, 10)):
+        assert c.label_set() <= set(pair) and len(c.label_set()) >= 1
+        assert np.array_equal(toy.y[c.rows], c.labels)
+    total = sum(len(c.rows) for c in fed.clients)
+    assert total == len(toy.y)                             # R=1 partitions every document once
+    base = P.type2(toy, False, R=1)
+    assert all(len(c.rows) == len(toy.y) for c in base.clients)
+    with pytest.raises(ValueError, match="R .labels per client. must be 1 or 2"):
+        P.type2(toy, True, R=3)
+
+
+def test_type1_intent_invariants(toy):
+    labels, group = P.intent_labels(toy, 4, 4, seed=3)
+    stacked = np.stack(labels)
+    # Each document is relevant for at most one client's intent, and exactly the union
+    # over intents gives back the original labels (the IID baseline).
+    assert np.all((stacked > 0).sum(axis=0) <= 1)
+    np.testing.assert_array_equal(stacked.max(axis=0), toy.y)
+    # Intents are a permutation across the 4 clients within every query.
+    q_of = np.repeat(np.arange(toy.n_queries), np.diff(toy.offsets))
+    for q in range(5):
+        docs = q_of == q
+        seen = set()
+        for c in range(4):
+            kept = docs & (stacked[c] == toy.y) & (toy.y > 0)
+            seen |= set(group[kept].tolist())
+        assert len(seen) <= 4
+    # Categories map to exactly one group, and the 8 categories fill 4 groups.
+    for cat in np.unique(toy.category):
+        assert len(np.unique(group[toy.category == cat])) == 1
+    assert len(np.unique(group)) == 4
+    again, _ = P.intent_labels(toy, 4, 4, seed=3)
+    assert all(np.array_equal(a, b) for a, b in zip(labels, again))
+    iid = P.type1(toy, False)
+    assert all(np.array_equal(c.labels, toy.y) for c in iid.clients)
+    with pytest.raises(ValueError, match="no document categories"):
+        P.intent_labels(P.FoltrData(**{**toy.__dict__, "category": None}), 4, 4, 0)
+
+
+def test_type3_and_type4_invariants(toy):
+    sd = P.type3(toy, True, "sdbn")
+    assert [c.model_choices.tolist() for c in sd.clients] == [[0], [1], [2]]
+    assert [m.name for m in sd.click_models] == ["perfect", "navigational", "informational"]
+    pb = P.type3(toy, False, "pbm")
+    assert all(c.model_choices.tolist() == [0, 1, 2, 3, 4] for c in pb.clients)
+    assert [m.eta for m in pb.click_models] == [0.0, 0.5, 1.0, 1.5, 2.0]
+    t4 = P.type4(toy, True)
+    assert [c.n_updates for c in t4.clients] == [1, 3, 5, 7, 9]
+    assert [c.n_updates for c in P.type4(toy, False).clients] == [5] * 5
+    mixed = P.type4(toy, True, mix="type2")
+    assert [c.label_set() for c in mixed.clients] == [{0}, {1}, {2}, {3}, {4}]
+    res = run_federated(t4, "linear", 2, seed=0, eval_every=2)
+    assert res.interactions == 2 * 25
+
+
+def test_data_sharing_appends_shared_queries(toy):
+    fed = P.with_data_sharing(P.type2(toy, True, R=1), toy, 0.1, seed=0)
+    n_shared = fed.shared.n_queries
+    assert n_shared == 6
+    for c in fed.clients:
+        assert np.array_equal(c.rows[-len(fed.shared.rows):], fed.shared.rows)
+        assert np.array_equal(c.labels[-len(fed.shared.rows):], toy.y[fed.shared.rows])
+    r = run_federated(fed, "linear", 2, seed=0, eval_every=2, warmup_interactions=50)
+    assert r.offline.offline_ndcg.iloc[0] > 0
+
+
+def test_jobs_frames_and_errors(toy):
+    jobs = S.grid(["type2_R1"], [0, 1], n_rounds=10, eval_every=5)
+    off, on = S.run_jobs(toy, jobs, n_jobs=1, progress=False)
+    assert set(off["round"]) == {0, 5, 10} and len(on) == 4 and set(on["data"]) == {"IID", "non-IID"}
+    t = S.online_table(on)
+    assert (t["seeds"] == 2).all()
+    with pytest.raises(ValueError, match="setting must be one of"):
+        S.Job("type9")
+    with pytest.raises(ValueError, match="fedprox needs mu > 0"):
+        S.Job("type1", remedy="fedprox")
+
+
+def test_real_lightgbm_data_learns():
+    s = load_dataset("lightgbm-rank", "", "tiny", 0)
+    data = P.prepare_data(s.train, s.test)
+    res = run_federated(P.iid(data, 5, 5, "perfect"), "linear", 200, seed=0, eval_every=200)
+    start, end = res.offline.offline_ndcg
+    assert end > start + 0.05, (start, end)
