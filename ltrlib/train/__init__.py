@@ -16,10 +16,12 @@ from ltrlib.train.ranker import (
     validation_curves,
 )
 from ltrlib.train.store import ModelStore
+from ltrlib.train.xgboost_backend import propensities as _propensities
 from ltrlib.train.tuning import (
     LEARNING_RATES,
     PAPER_TABLE6_MEDIAN,
     SEARCH_SPACE,
+    SEARCH_SPACES,
     TUNED_PARAMS,
     ClientModels,
     TuningResult,
@@ -28,6 +30,7 @@ from ltrlib.train.tuning import (
     client_table,
     fit_client_models,
     fit_tuned,
+    search_space,
     study_storage,
     suggest_params,
     tune,
@@ -42,5 +45,13 @@ __all__ = [
     "ClientModels", "client_metrics", "client_results", "client_table", "fit_client_models",
     "evaluate_rankers", "fit_tuned", "results_table", "study_storage", "suggest_params",
     "train_ranker", "tune", "tune_cv", "tuned_parameters", "tuning_history",
-    "validation_curves",
+    "validation_curves", "SEARCH_SPACES", "search_space", "xgboost_propensities",
 ]
+
+
+def xgboost_propensities(ranker: Ranker):
+    """Position biases an unbiased XGBoost ranker estimated: ``(t_plus, t_minus)``, one value
+    per position of the top k, position 1 first and equal to 1 (see Hu et al., WWW 2019)."""
+    if ranker.backend != "xgboost":
+        raise ValueError(f"propensities come from XGBoost's unbiased LambdaMART; this ranker is {ranker.backend}")
+    return _propensities(ranker.model)

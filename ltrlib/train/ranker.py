@@ -10,8 +10,19 @@ at most 3000 trees, stopping early once NDCG@10 on the validation set has not im
 
 A `Ranker` is a plain record (backend name, full training parameters, best iteration,
 feature names, validation curve) around the backend's model object. Everything that
-depends on the library goes through a `_Backend` entry in `BACKENDS`, so adding XGBoost
-later means adding one entry; notebooks and the merging code keep calling the same methods.
+depends on the library goes through a `_Backend` entry in `BACKENDS`: ``"lightgbm"`` and
+``"xgboost"`` (`ltrlib.train.xgboost_backend`: objectives ``rank:ndcg``, ``rank:pairwise``,
+``rank:map``, ``lambdarank_pair_method`` mean/topk, ``lambdarank_num_pair_per_sample``,
+``ndcg_exp_gain``, unbiased LambdaMART). Notebooks and the merging code call the same
+methods whichever trained the model::
+
+    train_ranker(train, vali, {"objective": "rank:pairwise", "lambdarank_pair_method": "mean"},
+                 backend="xgboost")
+
+Click logs: ``train_ranker(..., position=...)`` passes each training row's displayed
+position (0 = top) to the library's position-bias correction (LightGBM: the Dataset's
+``position``, learned jointly as in its ``lambdarank_position_bias_regularization``;
+XGBoost: ``lambdarank_unbiased=True``, Unbiased LambdaMART).
 
 Determinism: the same data, parameters and ``seed`` give the same model, bit for bit
 (LightGBM's ``deterministic=True`` with ``force_row_wise=True``; see the LightGBM docs:
@@ -32,6 +43,7 @@ import pandas as pd
 
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
+from ltrlib.train import xgboost_backend as _xgb
 
 __all__ = [
     "BACKENDS",
@@ -82,6 +94,8 @@ class _Backend:
     dumps: Callable[[Any, int], str]
     loads: Callable[[str], Any]
     model_suffix: str
+    # Checks and completes the merged parameters (defaults that depend on user choices).
+    complete: Callable[[dict], dict] = dict
 
 
 def _lgb_defaults(seed: int, eval_at: int, num_threads: int) -> dict:
@@ -101,10 +115,12 @@ def _lgb_defaults(seed: int, eval_at: int, num_threads: int) -> dict:
 
 
 def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
-             early_stopping: int) -> tuple[Any, int, list[float]]:
+             early_stopping: int, position: np.ndarray | None = None) -> tuple[Any, int, list[float]]:
     import lightgbm as lgb
 
     dtrain = train.to_lightgbm(feature_pre_filter=False)
+    if position is not None:
+        dtrain.set_position(position)
     callbacks = []
     valid_sets, curve = [], {}
     if vali is not None:
@@ -142,6 +158,18 @@ BACKENDS: dict[str, _Backend] = {
         loads=_lgb_loads,
         model_suffix=".txt",
     ),
+    "xgboost": _Backend(
+        defaults=_xgb.defaults,
+        fit=_xgb.fit,
+        predict=_xgb.predict,
+        importance=_xgb.importance,
+        n_trees=_xgb.n_trees,
+        dumps=_xgb.dumps,
+        loads=_xgb.loads,
+        # XGBoost's JSON model format, kept under the store's one model suffix.
+        model_suffix=".txt",
+        complete=_xgb.complete,
+    ),
 }
 
 
@@ -163,8 +191,8 @@ class Ranker:
 
     Attributes
     ----------
-    backend : ``"lightgbm"`` (later also ``"xgboost"``)
-    model : the backend's model object (a ``lightgbm.Booster``)
+    backend : ``"lightgbm"`` or ``"xgboost"``
+    model : the backend's model object (a ``lightgbm.Booster`` or ``xgboost.Booster``)
     params : every training parameter passed to the backend (defaults included)
     best_iteration : number of trees used for prediction (the early-stopping optimum)
     feature_names : the training data's feature names, in column order
@@ -294,6 +322,8 @@ def train_ranker(
     eval_at: int = DEFAULT_EVAL_AT,
     seed: int = 0,
     num_threads: int | None = None,
+    position: np.ndarray | None = None,
+    cluster=None,
 ) -> Ranker:
     """Train a LambdaMART ranker as the paper does (§5.1).
 
@@ -304,6 +334,13 @@ def train_ranker(
     once NDCG@``eval_at`` on ``vali`` has not improved for ``early_stopping`` trees and
     the model keeps the best iteration. Without ``vali`` exactly ``max_trees`` trees are
     grown (e.g. a final model retrained with a tuned tree count).
+
+    ``backend``: ``"lightgbm"`` or ``"xgboost"`` (defaults of the latter: see
+    `ltrlib.train.xgboost_backend`). ``position``: for click logs, each training row's
+    displayed position (int, 0 = top); it switches on the backend's position-bias model.
+    ``cluster``: None trains in this process; ``"local"`` starts a Dask ``LocalCluster``
+    for this call; a scheduler address (``"tcp://host:8786"``) or a
+    ``distributed.Client`` trains on that cluster (see `ltrlib.train.distributed`).
     """
     be = _backend(backend)
     max_trees = _check_positive_int(max_trees, "max_trees")
@@ -328,8 +365,20 @@ def train_ranker(
             f"params {clash} are set through train_ranker's arguments "
             f"({', '.join(sorted({_RESERVED[k] for k in clash}))}); remove them from params"
         )
-    full = {**be.defaults(int(seed), eval_at, num_threads), **user}
-    model, best, curve = be.fit(full, train, vali, max_trees, early_stopping)
+    full = be.complete({**be.defaults(int(seed), eval_at, num_threads), **user})
+    if position is not None:
+        position = np.asarray(position)
+        if position.shape != (train.n_docs,) or not np.issubdtype(position.dtype, np.integer) \
+                or (position.size and position.min() < 0):
+            raise ValueError(f"position must hold one non-negative integer per training row "
+                             f"({train.n_docs}), got dtype {position.dtype} shape {position.shape}")
+    if cluster is None:
+        model, best, curve = be.fit(full, train, vali, max_trees, early_stopping, position=position)
+    else:
+        from ltrlib.train.distributed import fit_on_cluster
+
+        model, best, curve = fit_on_cluster(cluster, backend, full, train, vali, max_trees,
+                                            early_stopping, position=position)
     info = {
         "train": {"name": train.name, "queries": train.n_queries, "documents": train.n_docs},
         "vali": None if vali is None else {"name": vali.name, "queries": vali.n_queries,
@@ -337,6 +386,8 @@ def train_ranker(
         "max_trees": max_trees,
         "early_stopping": early_stopping if vali is not None else None,
         "eval_at": eval_at,
+        "position_bias": position is not None,
+        "cluster": None if cluster is None else str(cluster if isinstance(cluster, str) else "client"),
         # With early stopping LightGBM keeps only the best trees in the returned booster;
         # the curve still tells how many were grown.
         "trees_grown": len(curve) if curve else be.n_trees(model),

@@ -89,6 +89,32 @@ def _search_space() -> dict:
 
 
 SEARCH_SPACE: dict = _search_space()
+
+
+def _xgboost_search_space() -> dict:
+    from optuna.distributions import CategoricalDistribution, IntDistribution
+
+    # The paper's space in XGBoost's words. num_leaves is max_leaves (our XGBoost defaults
+    # grow leaf-wise like LightGBM) and min_sum_hessian_in_leaf is min_child_weight, the
+    # same quantity. XGBoost has no minimum document count per leaf (min_data_in_leaf), so
+    # its space has three dimensions.
+    return {
+        "learning_rate": CategoricalDistribution(LEARNING_RATES),
+        "max_leaves": IntDistribution(15, 255),
+        "min_child_weight": IntDistribution(1, 100),
+    }
+
+
+SEARCH_SPACES: dict[str, dict] = {"lightgbm": SEARCH_SPACE, "xgboost": _xgboost_search_space()}
+
+
+def search_space(backend: str = "lightgbm") -> dict:
+    """The tuned parameters and their distributions for ``backend``."""
+    try:
+        return SEARCH_SPACES[backend]
+    except KeyError:
+        raise ValueError(f"unknown backend {backend!r}; supported backends: "
+                         f"{', '.join(sorted(SEARCH_SPACES))}") from None
 # The per-parameter medians of the six local models of the paper's Table 6 (learning rate
 # 0.05 everywhere; leaves 77..237; min data 20..375; min hessian 1..5), on the search grid.
 # `tune(first_params=PAPER_TABLE6_MEDIAN)` evaluates it as trial 0: with the few trials
@@ -99,14 +125,18 @@ PAPER_TABLE6_MEDIAN = {"learning_rate": 0.05, "num_leaves": 180, "min_data_in_le
 TUNED_PARAMS = tuple(SEARCH_SPACE)
 
 
-def suggest_params(trial) -> dict[str, Any]:
-    """One point of `SEARCH_SPACE`, drawn through ``trial`` (an ``optuna.Trial``)."""
-    return {
-        "learning_rate": trial.suggest_categorical("learning_rate", LEARNING_RATES),
-        "num_leaves": trial.suggest_int("num_leaves", 15, 255),
-        "min_data_in_leaf": trial.suggest_int("min_data_in_leaf", 10, 500, step=5),
-        "min_sum_hessian_in_leaf": trial.suggest_int("min_sum_hessian_in_leaf", 1, 100),
-    }
+def suggest_params(trial, backend: str = "lightgbm") -> dict[str, Any]:
+    """One point of the backend's search space (`SEARCH_SPACE` for LightGBM), drawn
+    through ``trial`` (an ``optuna.Trial``)."""
+    from optuna.distributions import CategoricalDistribution
+
+    point = {}
+    for name, dist in search_space(backend).items():
+        if isinstance(dist, CategoricalDistribution):
+            point[name] = trial.suggest_categorical(name, dist.choices)
+        else:
+            point[name] = trial.suggest_int(name, dist.low, dist.high, step=dist.step)
+    return point
 
 
 # --------------------------------------------------------------------------- storage
@@ -141,22 +171,23 @@ def _trial_seed(seed: int, n_complete: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(n_complete)]).generate_state(1)[0])
 
 
-def _check_first_params(first_params) -> dict | None:
+def _check_first_params(first_params, backend: str = "lightgbm") -> dict | None:
     if first_params is None:
         return None
     first = dict(first_params)
-    if set(first) != set(TUNED_PARAMS):
-        raise ValueError(f"first_params must set exactly {list(TUNED_PARAMS)}, got {sorted(first)}")
+    space = search_space(backend)
+    if set(first) != set(space):
+        raise ValueError(f"first_params must set exactly {list(space)}, got {sorted(first)}")
     from optuna.distributions import CategoricalDistribution
 
     for k, v in first.items():
-        dist = SEARCH_SPACE[k]
+        dist = space[k]
         if isinstance(dist, CategoricalDistribution):
             ok = v in dist.choices
         else:
             ok = float(v).is_integer() and dist.low <= v <= dist.high and (v - dist.low) % dist.step == 0
         if not ok:
-            raise ValueError(f"first_params[{k!r}] = {v!r} is outside the search space {SEARCH_SPACE[k]}")
+            raise ValueError(f"first_params[{k!r}] = {v!r} is outside the search space {space[k]}")
     return first
 
 
@@ -207,6 +238,7 @@ def _run_study(
     setup: dict,
     progress: bool,
     first_params: Mapping[str, Any] | None = None,
+    tuned: tuple[str, ...] = TUNED_PARAMS,
 ) -> TuningResult:
     import optuna
     from optuna.trial import TrialState
@@ -273,7 +305,7 @@ def _run_study(
     trials["best_so_far"] = trials["value"].cummax()
     return TuningResult(study_name=study_name, n_trials=len(used), n_new=missing,
                         best_trial=best.number, best_value=float(best.value),
-                        best_params={k: best.params[k] for k in TUNED_PARAMS},
+                        best_params={k: best.params[k] for k in tuned},
                         best_iteration=int(best.user_attrs.get("best_iteration", 0)),
                         trials=trials)
 
@@ -311,14 +343,15 @@ def tune(
     if vali is None:
         raise ValueError("tune needs a validation set (vali): the paper tunes on it")
     fixed = dict(params or {})
-    overlap = sorted(set(fixed) & set(TUNED_PARAMS))
+    tuned = tuple(search_space(backend))
+    overlap = sorted(set(fixed) & set(tuned))
     if overlap:
         raise ValueError(f"params {overlap} are tuned; remove them from the fixed params")
     metric = f"ndcg@{eval_at}"
     best: dict[str, Any] = {"value": -math.inf, "number": None, "ranker": None}
 
     def objective(trial):
-        ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial)}, backend=backend,
+        ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial, backend)}, backend=backend,
                               max_trees=max_trees, early_stopping=early_stopping,
                               eval_at=eval_at, seed=seed, num_threads=num_threads)
         value = float(evaluate(vali, ranker.predict(vali), metrics=metric)[metric])
@@ -328,12 +361,13 @@ def tune(
             best.update(value=value, number=trial.number, ranker=ranker)
         return value
 
-    first = _check_first_params(first_params)
+    first = _check_first_params(first_params, backend)
     setup = {"kind": "holdout", "first_params": first, "backend": backend, "train": _data_key(train),
              "vali": _data_key(vali), "params": fixed, "max_trees": max_trees,
              "early_stopping": early_stopping, "eval_at": eval_at, "seed": seed}
     result = _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
-                        seed=seed, setup=setup, progress=progress, first_params=first)
+                        seed=seed, setup=setup, progress=progress, first_params=first,
+                        tuned=tuned)
     if best["number"] == result.best_trial:
         result.ranker = best["ranker"]
     return result
@@ -372,7 +406,8 @@ def tune_cv(
         raise ValueError(f"n_folds must be an integer in 2..{data.n_queries} (the number of "
                          f"queries), got {n_folds!r}")
     fixed = dict(params or {})
-    overlap = sorted(set(fixed) & set(TUNED_PARAMS))
+    tuned = tuple(search_space(backend))
+    overlap = sorted(set(fixed) & set(tuned))
     if overlap:
         raise ValueError(f"params {overlap} are tuned; remove them from the fixed params")
     metric = f"ndcg@{eval_at}"
@@ -382,7 +417,7 @@ def tune_cv(
              for f in range(int(n_folds))]
 
     def objective(trial):
-        point = {**fixed, **suggest_params(trial)}
+        point = {**fixed, **suggest_params(trial, backend)}
         values, iters = [], []
         for train, held_out in parts:
             ranker = train_ranker(train, held_out, point, backend=backend, max_trees=max_trees,
@@ -395,12 +430,13 @@ def tune_cv(
         trial.set_user_attr("best_iteration", max(1, int(round(float(np.mean(iters))))))
         return float(np.mean(values))
 
-    first = _check_first_params(first_params)
+    first = _check_first_params(first_params, backend)
     setup = {"kind": f"cv{int(n_folds)}", "first_params": first, "backend": backend, "data": _data_key(data),
              "params": fixed, "max_trees": max_trees, "early_stopping": early_stopping,
              "eval_at": eval_at, "seed": seed}
     return _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
-                      seed=seed, setup=setup, progress=progress, first_params=first)
+                      seed=seed, setup=setup, progress=progress, first_params=first,
+                      tuned=tuned)
 
 
 def fit_tuned(
@@ -458,14 +494,15 @@ def fit_tuned(
 def tuned_parameters(rankers: Mapping[tuple[str, str], Ranker]) -> pd.DataFrame:
     """Table 6: the tuned parameters and tree count of each ``(split, model)`` ranker.
 
-    Tidy, one row per ranker: ``split, model`` + the four tuned parameters + ``trees``
-    (the early-stopped tree count) + ``vali_ndcg`` (the tuning objective).
+    Tidy, one row per ranker: ``split, model`` + the tuned parameters of its backend (the
+    four of `SEARCH_SPACE` for LightGBM) + ``trees`` (the early-stopped tree count) +
+    ``vali_ndcg`` (the tuning objective).
     """
     rows = []
     for (split, model), r in rankers.items():
         tuning = r.info.get("tuning") or {}
         rows.append({"split": split, "model": model,
-                     **{k: r.params.get(k) for k in TUNED_PARAMS},
+                     **{k: r.params.get(k) for k in search_space(r.backend)},
                      "trees": r.best_iteration, "vali_ndcg": tuning.get("best_value", r.best_score),
                      "trials": tuning.get("n_trials")})
     return pd.DataFrame(rows)
@@ -483,7 +520,8 @@ def tuning_history(results: Mapping[tuple[str, str], TuningResult]) -> pd.DataFr
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-__all__ += ["tuning_history", "JOURNAL_FILE", "PAPER_TABLE6_MEDIAN", "TUNED_PARAMS"]
+__all__ += ["tuning_history", "JOURNAL_FILE", "PAPER_TABLE6_MEDIAN", "TUNED_PARAMS", "SEARCH_SPACES",
+            "search_space"]
 
 
 # --------------------------------------------------------------------------- client models
@@ -525,6 +563,7 @@ def fit_client_models(
     eval_at: int = DEFAULT_EVAL_AT,
     num_threads: int | None = None,
     progress: bool = True,
+    backend: str = "lightgbm",
 ) -> ClientModels:
     """Tune and train M1 (on DS1), M2' (on DS2') per split, and M_full (on DS) once.
 
@@ -535,6 +574,8 @@ def fit_client_models(
     the same for every split. A client whose train and validation data equal those of an
     already fitted model (DS2' is identical in Split1 and Split2, both category 11) reuses
     that model: it is stored again under its own split, with the original study recorded.
+    ``backend``: ``"lightgbm"`` (the paper) or ``"xgboost"``, tuned over its own space
+    (`search_space`).
     """
     names = list(nsplits) if splits is None else (
         [s.strip() for s in splits.split(",") if s.strip()] if isinstance(splits, str) else list(splits))
@@ -543,7 +584,7 @@ def fit_client_models(
         raise ValueError(f"splits {unknown or names!r} not available; choose from {list(nsplits)}")
     common = dict(n_trials=n_trials, seed=seed, first_params=first_params, max_trees=max_trees,
                   early_stopping=early_stopping, eval_at=eval_at, num_threads=num_threads,
-                  progress=progress)
+                  progress=progress, backend=backend)
     full = nsplits[names[0]].full
     for s in names[1:]:
         other = nsplits[s].full
