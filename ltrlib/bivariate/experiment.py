@@ -1,0 +1,285 @@
+"""The second-stage experiment of the Bi-LambdaMART paper (Tables 2, 4, 5 and 8).
+
+`Stage2Experiment` holds the expanded stage-2 partitions and builds each LightGBM
+Dataset once (documents, pairs with and without difference features), so every model and
+every Optuna trial reuses the binned data. Models (`MODELS`):
+
+==================  =========================================================================
+``λMART``           LightGBM's native ``lambdarank`` on the expanded documents (IDCG of the
+                    top-k list, as LightGBM computes it); truncation at the cut-off
+``λMART*``          the same λRank (our kernel) normalised by the full-list IDCG
+``Bi-λMART``        LB λRank over ordered pairs, full-list IDCG
+``Bi-λMART w/o d``  the same without the difference features (Table 4)
+``GBT_Softmax``     softmax loss on documents
+``Bi-GBT_Softmax``  LB softmax over ordered pairs
+==================  =========================================================================
+
+Every model is trained with at most ``max_trees`` trees, stops after ``early_stopping``
+trees without improvement of validation NDCG@cutoff, and is tuned with Optuna (TPE) by
+validation NDCG@cutoff (full-list IDCG) over learning rate, minimum data in leaf, number
+of leaves and minimum hessian (§5.4). The first trial of each study is the model's default
+point (`ModelSpec.first_params`), so a one-trial study is a sensible fit, not a random draw.
+Test NDCG@k is always normalised by the full-list IDCG.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.bivariate.features import expand_listwise, expanded_names
+from ltrlib.bivariate.model import LBModel, RankData, fit_lb
+from ltrlib.bivariate.two_stage import TwoStage
+from ltrlib.data.dataset import Dataset
+from ltrlib.metrics import ndcg
+
+__all__ = ["MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "eval_table", "fit_models",
+           "per_query_results", "results_table", "suggest", "tuned_table"]
+
+LEARNING_RATES = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2)
+# Pair hessians are (h_i + h_j)/(n-1)^2, hundreds of times smaller than document ones,
+# so the grid reaches 0 (the paper's Bi-λMART value) and spans five decades.
+MIN_HESSIANS = (0.0, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
+TUNED = ("learning_rate", "num_leaves", "min_data_in_leaf", "min_sum_hessian_in_leaf")
+STAGE1_ROW = "λMART (stage 1)"
+
+
+def suggest(trial) -> dict[str, Any]:
+    """One point of the search space (the four parameters of §5.4)."""
+    return {
+        "learning_rate": trial.suggest_categorical("learning_rate", LEARNING_RATES),
+        "num_leaves": trial.suggest_int("num_leaves", 7, 255, log=True),
+        "min_data_in_leaf": trial.suggest_int("min_data_in_leaf", 5, 5000, log=True),
+        "min_sum_hessian_in_leaf": trial.suggest_categorical("min_sum_hessian_in_leaf", MIN_HESSIANS),
+    }
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    kind: str  # "native" (LightGBM lambdarank) or "lb" (LBObjective)
+    bivariate: bool = False
+    loss: str = "lambdarank"
+    full_ideal: bool = True
+    difference: bool = True
+    first_params: Mapping[str, Any] = field(default_factory=dict)
+
+
+_UNI = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 50, "min_sum_hessian_in_leaf": 0.001}
+# Pair leaves take Newton steps about n-1 times larger than document leaves (gradients
+# scale with 1/(n-1), hessians with 1/(n-1)^2), hence the paper's small Bi-λMART rate.
+_BI = {"learning_rate": 0.005, "num_leaves": 31, "min_data_in_leaf": 500, "min_sum_hessian_in_leaf": 0.0}
+
+MODELS: dict[str, ModelSpec] = {s.name: s for s in (
+    ModelSpec("λMART", "native", full_ideal=False, first_params=_UNI),
+    ModelSpec("λMART*", "lb", first_params=_UNI),
+    ModelSpec("Bi-λMART", "lb", bivariate=True, first_params=_BI),
+    ModelSpec("Bi-λMART w/o d", "lb", bivariate=True, difference=False, first_params=_BI),
+    ModelSpec("GBT_Softmax", "lb", loss="softmax", first_params=_UNI),
+    ModelSpec("Bi-GBT_Softmax", "lb", bivariate=True, loss="softmax", first_params=_BI),
+)}
+
+
+class Stage2Experiment:
+    """Expanded stage-2 data and the Datasets every model trains on.
+
+    ``train_queries > 0`` trains on that many training queries drawn with ``seed`` (all
+    models alike); validation and test keep every query.
+    """
+
+    def __init__(self, two: TwoStage, *, cutoff: int = 5, train_queries: int = 0, seed: int = 0,
+                 max_trees: int = 2000, early_stopping: int = 30, num_threads: int = 1):
+        if cutoff not in two.cutoffs:
+            raise ValueError(f"cutoff={cutoff} is not among the kept IDCG cut-offs {two.cutoffs}")
+        self.two, self.cutoff, self.seed = two, int(cutoff), int(seed)
+        self.max_trees, self.early_stopping, self.num_threads = max_trees, early_stopping, num_threads
+        self.parts: dict[str, Dataset] = {}
+        self.ideal: dict[str, np.ndarray] = {}
+        for p in ("train", "vali", "test"):
+            ds = two.part(p)
+            ideal = two.full_ideal[p]
+            if p == "train" and train_queries and train_queries < ds.n_queries:
+                pick = np.sort(np.random.default_rng(seed).choice(ds.n_queries, int(train_queries),
+                                                                 replace=False))
+                ds, ideal = ds.take(pick), ideal[pick]
+            X = expand_listwise(ds.X, ds.offsets)
+            self.parts[p] = Dataset(X, ds.y, ds.query_ids, ds.offsets,
+                                    feature_names=expanded_names(ds.feature_names),
+                                    name=f"{ds.name}-expanded")
+            self.ideal[p] = ideal
+        self.n_diff = two.part("train").n_features  # base features + stage-1 score
+        self._data: dict[tuple, RankData] = {}
+
+    def ideal_at(self, part: str, k: int) -> np.ndarray:
+        return self.ideal[part][:, self.two.cutoffs.index(k)]
+
+    def rank_data(self, part: str, spec: ModelSpec) -> RankData:
+        key = (part, spec.bivariate, spec.difference if spec.bivariate else None, spec.full_ideal)
+        if key not in self._data:
+            ds = self.parts[part]
+            self._data[key] = RankData.from_dataset(
+                ds, ideal_dcg=self.ideal_at(part, self.cutoff) if spec.full_ideal else None,
+                cutoff=self.cutoff, bivariate=spec.bivariate, n_diff=self.n_diff,
+                difference=spec.difference)
+        return self._data[key]
+
+    def fit(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None):
+        """One model with the given parameters; returns an `LBModel` or a `Ranker`."""
+        seed = self.seed if seed is None else seed
+        if spec.kind == "native":
+            from ltrlib.train import train_ranker
+
+            return train_ranker(self.parts["train"], self.parts["vali"],
+                                {**dict(params), "lambdarank_truncation_level": self.cutoff},
+                                max_trees=self.max_trees, early_stopping=self.early_stopping,
+                                eval_at=self.cutoff, seed=seed, num_threads=self.num_threads)
+        train = self.rank_data("train", spec)
+        vali = self.rank_data("vali", spec)
+        vali.lgb_dataset(reference=train)
+        return fit_lb(train, vali, params, loss=spec.loss, cutoff=self.cutoff,
+                      max_trees=self.max_trees, early_stopping=self.early_stopping, seed=seed,
+                      num_threads=self.num_threads)
+
+    def predict(self, model, part: str) -> np.ndarray:
+        ds = self.parts[part]
+        if isinstance(model, LBModel):
+            return model.predict(ds.X, ds.offsets)
+        return model.predict(ds.X)
+
+    def vali_score(self, model) -> float:
+        """Validation NDCG@cutoff with the full-list IDCG: the tuning objective."""
+        s = self.predict(model, "vali")
+        ds = self.parts["vali"]
+        return float(ndcg(ds.y, s, ds.offsets, self.cutoff,
+                          ideal_dcg=self.ideal_at("vali", self.cutoff)).mean())
+
+
+@dataclass
+class FittedModel:
+    name: str
+    model: Any
+    params: dict
+    best_iteration: int
+    vali_ndcg: float
+    tuning: pd.DataFrame
+
+
+def _best_iteration(model) -> int:
+    return int(model.best_iteration)
+
+
+def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
+               study_prefix: str = "06", progress: bool = False) -> dict[str, FittedModel]:
+    """Tune (or resume) each model's Optuna study and keep its best model.
+
+    Studies are named ``<study_prefix>.<model>`` in ``storage`` (a journal file path or
+    None for in memory); a finished study is reused, and its best model retrained once
+    (training is deterministic) when it is not in memory.
+    """
+    from ltrlib.train.tuning import _run_study
+
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        raise ValueError(f"unknown models {unknown}; choose from {list(MODELS)}")
+    out = {}
+    for name in names:
+        spec = MODELS[name]
+        best: dict[str, Any] = {"value": -math.inf, "number": None, "model": None}
+
+        def objective(trial, spec=spec, best=best):
+            model = exp.fit(spec, suggest(trial))
+            value = exp.vali_score(model)
+            trial.set_user_attr("best_iteration", _best_iteration(model))
+            if value > best["value"]:
+                best.update(value=value, number=trial.number, model=model)
+            return value
+
+        ds = exp.parts["train"]
+        setup = {"model": name, "cutoff": exp.cutoff, "train_docs": ds.n_docs,
+                 "train_label_sum": int(ds.y.sum()), "features": ds.n_features,
+                 "max_trees": exp.max_trees, "early_stopping": exp.early_stopping,
+                 "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds}
+        result = _run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
+                            storage=storage, seed=exp.seed, setup=setup, progress=progress,
+                            first_params=dict(spec.first_params))
+        model = best["model"] if best["number"] == result.best_trial else None
+        if model is None:
+            model = exp.fit(spec, result.best_params)
+        out[name] = FittedModel(name, model, dict(result.best_params), _best_iteration(model),
+                                float(result.best_value), result.trials)
+    return out
+
+
+def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
+                      cutoffs=(1, 3, 5, 10, 20), part: str = "test",
+                      stage1: bool = True) -> pd.DataFrame:
+    """Tidy ``model, metric, qid, value``: NDCG@k per query with the full-list IDCG.
+
+    ``stage1``: add the first-stage λMART row (its score ranks the top-k as it ranked the
+    full list, so this is its single-stage NDCG@k for k <= top_k).
+    """
+    ds = exp.parts[part]
+    scores = {}
+    if stage1:
+        # The last base column of the expansion is the stage-1 score.
+        scores[STAGE1_ROW] = ds.X[:, exp.n_diff - 1].astype(np.float64)
+    for name, m in models.items():
+        scores[name] = exp.predict(getattr(m, "model", m), part)
+    rows = []
+    for name, s in scores.items():
+        for k in cutoffs:
+            v = ndcg(ds.y, s, ds.offsets, k, ideal_dcg=exp.ideal_at(part, k))
+            rows.append(pd.DataFrame({"model": name, "metric": f"ndcg@{k}",
+                                      "qid": ds.query_ids, "value": v}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def results_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01,
+                  letters: str = "abcdefgh", fmt: str = "{:.4f}") -> pd.DataFrame:
+    """Paper layout: rows = models in order, columns = NDCG@k, means with superscripts.
+
+    A letter marks a significant *improvement* (paired two-sided t-test p < ``alpha``,
+    positive mean difference) over the earlier row with that letter, as in Table 2.
+    """
+    from ltrlib.metrics import compare
+    from ltrlib.metrics.significance import _markers
+
+    models = list(models)
+    marks = dict(zip(models, letters))
+    table = {}
+    for metric in pd.unique(per_query.metric):
+        part = per_query[(per_query.metric == metric) & per_query.model.isin(models)]
+        wide = part.pivot(index="qid", columns="model", values="value")[models]
+        cmp = compare(wide, {m: marks[m] for m in models}, alpha=alpha)
+        cells = {}
+        for i, m in enumerate(models):
+            earlier = cmp[(cmp.model == m) & cmp.baseline.isin(models[:i]) & cmp.significant
+                          & (cmp.mean_diff > 0)]
+            got = "".join(marks[b] for b in models[:i] if b in set(earlier.baseline))
+            cells[m] = fmt.format(wide[m].mean()) + _markers(got, "unicode")
+        table[metric] = pd.Series(cells)
+    out = pd.DataFrame(table)
+    out.index = [f"{marks[m]}. {m}" for m in models]
+    return out.rename_axis("model")
+
+
+def tuned_table(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
+    """Table 8: the tuned parameters, tree count and validation NDCG of each model."""
+    rows = []
+    for name, f in fitted.items():
+        rows.append({"model": name, "learning_rate": f.params["learning_rate"],
+                     "min_data_in_leaf": f.params["min_data_in_leaf"],
+                     "num_leaves": f.params["num_leaves"],
+                     "min_sum_hessian_in_leaf": f.params["min_sum_hessian_in_leaf"],
+                     "trees": f.best_iteration, "trials": len(f.tuning),
+                     "vali_ndcg": f.vali_ndcg})
+    return pd.DataFrame(rows)
+
+
+def eval_table(per_query: pd.DataFrame) -> pd.DataFrame:
+    """Plain means: model x metric (for metrics.json and quick checks)."""
+    return per_query.pivot_table(index="model", columns="metric", values="value", sort=False)

@@ -1,0 +1,309 @@
+"""Training gradient-boosted trees with the LB objectives, on documents or on pairs.
+
+`RankData` is one partition ready for LightGBM: the document matrix (float32, flat with
+query offsets), labels, the per-query IDCG normaliser and, for a bivariate model, the
+ordered-pair index. Its LightGBM Dataset is built once, from float32 pair chunks
+(`PairSequence`), never from a full pair matrix, and is reused by every model and Optuna
+trial trained on it; validation data are binned with the training data's bin mappers
+(``reference=``).
+
+`fit_lb` trains with `LBObjective` and stops early on NDCG@cutoff of the *aggregated*
+document scores on the validation partition, normalised by its IDCG (the full-list one
+for a second stage). `LBModel.predict` scores documents: for a bivariate model it builds
+each query's ordered pairs chunk by chunk, scores them and aggregates (eq. 5).
+
+`BivariateRanker` (and `UnivariateRanker`) wrap both in a ``fit(X, y, qid)`` /
+``predict(X, qid)`` interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from ltrlib.bivariate.objective import LBObjective, aggregate, mean_ndcg
+from ltrlib.bivariate.pairs import PairIndex, PairSequence, pair_feature_names, pair_index, pair_rows
+from ltrlib.metrics import ideal_dcg as _ideal_dcg
+
+__all__ = ["BivariateRanker", "LBModel", "RankData", "UnivariateRanker", "fit_lb",
+           "offsets_from_qid"]
+
+MAX_TREES = 2000  # §5.4
+EARLY_STOPPING = 30  # §5.4
+PREDICT_BATCH = 65536  # pair rows scored at once: 65536 x 1507 float32 = 395 MB at MSLR width
+
+
+def offsets_from_qid(qid) -> np.ndarray:
+    """Query offsets from a per-document query id array whose queries are contiguous."""
+    qid = np.asarray(qid)
+    if qid.ndim != 1 or qid.size == 0:
+        raise ValueError(f"qid must be a non-empty 1-D array, got shape {qid.shape}")
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    if np.unique(qid[starts]).size != starts.size:
+        raise ValueError("qid: the documents of each query must be contiguous "
+                         "(a query id reappears after another query)")
+    return np.append(starts, qid.size).astype(np.int64)
+
+
+@dataclass(eq=False)
+class RankData:
+    """One partition for `fit_lb`; see the module docstring."""
+
+    X: np.ndarray
+    y: np.ndarray
+    offsets: np.ndarray
+    ideal_dcg: np.ndarray
+    feature_names: tuple[str, ...]
+    bivariate: bool = True
+    n_diff: int = 0
+    difference: bool = True
+    pairs: PairIndex | None = None
+    _lgb: Any = field(default=None, repr=False)
+
+    @classmethod
+    def build(cls, X, y, offsets, *, ideal_dcg=None, cutoff: int = 5, bivariate: bool = True,
+              n_diff: int | None = None, difference: bool = True,
+              feature_names=None) -> "RankData":
+        """``ideal_dcg``: per-query IDCG@cutoff; ``None`` takes it from the given lists.
+        ``n_diff``: the leading columns whose differences join a pair (default: all)."""
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        y = np.ascontiguousarray(y)
+        if X.ndim != 2 or y.shape != (X.shape[0],) or offsets[-1] != X.shape[0]:
+            raise ValueError(f"X {X.shape}, y {y.shape} and offsets (last {offsets[-1]}) "
+                             "must describe the same documents")
+        ideal = _ideal_dcg(y, offsets, cutoff) if ideal_dcg is None else np.asarray(ideal_dcg, float)
+        if ideal.shape != (offsets.size - 1,):
+            raise ValueError(f"ideal_dcg needs one value per query ({offsets.size - 1}), "
+                             f"got shape {ideal.shape}")
+        names = tuple(feature_names) if feature_names is not None else \
+            tuple(f"f{i}" for i in range(X.shape[1]))
+        if len(names) != X.shape[1]:
+            raise ValueError(f"{len(names)} feature names for {X.shape[1]} columns")
+        n_diff = X.shape[1] if n_diff is None else int(n_diff)
+        if not 0 <= n_diff <= X.shape[1]:
+            raise ValueError(f"n_diff must be in 0..{X.shape[1]}, got {n_diff}")
+        pairs = pair_index(offsets) if bivariate else None
+        return cls(X, y, offsets, ideal, names, bool(bivariate), n_diff, bool(difference), pairs)
+
+    @classmethod
+    def from_dataset(cls, ds, **kwargs) -> "RankData":
+        """From a `ltrlib.data.Dataset` (features, labels and offsets taken from it)."""
+        return cls.build(ds.X, ds.y, ds.offsets, feature_names=ds.feature_names, **kwargs)
+
+    @property
+    def n_rows(self) -> int:
+        return self.pairs.n_pairs if self.bivariate else int(self.X.shape[0])
+
+    @property
+    def row_feature_names(self) -> tuple[str, ...]:
+        if not self.bivariate:
+            return self.feature_names
+        return pair_feature_names(self.feature_names, self.n_diff, self.difference)
+
+    def objective(self, loss: str, cutoff: int, norm: bool = True) -> LBObjective:
+        return LBObjective(self.y, self.offsets, ideal_dcg=self.ideal_dcg,
+                           pairs=self.pairs.as_tuple() if self.bivariate else None,
+                           loss=loss, cutoff=cutoff, norm=norm)
+
+    def lgb_dataset(self, reference: "RankData | None" = None, batch_size: int = 8192,
+                    dataset_params: Mapping[str, Any] | None = None):
+        """The LightGBM Dataset of the rows (pairs or documents), built and binned once."""
+        import lightgbm as lgb
+
+        if self._lgb is not None:
+            return self._lgb
+        ref = None
+        if reference is not None:
+            if reference.bivariate != self.bivariate or reference.row_feature_names != self.row_feature_names:
+                raise ValueError("reference: the validation rows must have the training rows' features")
+            ref = reference.lgb_dataset()
+        params = {"feature_pre_filter": False, "verbosity": -1, **dict(dataset_params or {})}
+        if self.bivariate:
+            # LightGBM samples rows as float64 to find the bin boundaries; its default 200k
+            # rows x 1507 pair columns would take 2.4 GB. Pair columns repeat the document
+            # columns, so 50k sampled pairs bin them as well.
+            params.setdefault("bin_construct_sample_cnt", 50_000)
+        names = [_lgb_safe(n) for n in self.row_feature_names]
+        if self.bivariate:
+            # Labels are unused by a custom objective but LightGBM wants one per row; the
+            # sign of y_i - y_j keeps the Dataset self-describing.
+            label = np.sign(self.y[self.pairs.left].astype(np.float32)
+                            - self.y[self.pairs.right].astype(np.float32))
+            data = PairSequence(self.X, self.pairs, self.n_diff, self.difference, batch_size)
+        else:
+            label, data = self.y.astype(np.float32), self.X
+        self._lgb = lgb.Dataset(data, label=label, feature_name=names, reference=ref,
+                                params=params, free_raw_data=True).construct()
+        return self._lgb
+
+    def score(self, preds, k: int) -> float:
+        """Mean NDCG@k of the documents, from row predictions, with this data's IDCG."""
+        s = aggregate(preds, self.offsets, *self.pairs.as_tuple()) if self.bivariate \
+            else np.asarray(preds, dtype=np.float64)
+        return mean_ndcg(s, self.y, self.offsets, self.ideal_dcg, k)
+
+
+def _lgb_safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
+
+
+@dataclass(eq=False)
+class LBModel:
+    """A booster over pairs (bivariate) or documents (univariate) and how to use it."""
+
+    booster: Any
+    best_iteration: int
+    bivariate: bool
+    n_diff: int
+    difference: bool
+    loss: str
+    cutoff: int
+    params: dict
+    feature_names: tuple[str, ...]
+    curve: list[float] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        kind = "bivariate" if self.bivariate else "univariate"
+        return (f"LBModel({kind}, {self.loss}@{self.cutoff}, {self.best_iteration} trees, "
+                f"learning_rate={self.params.get('learning_rate', '?')})")
+
+    def predict_rows(self, rows: np.ndarray) -> np.ndarray:
+        return np.asarray(self.booster.predict(rows, num_iteration=self.best_iteration),
+                          dtype=np.float64)
+
+    def predict(self, X, offsets, batch_rows: int = PREDICT_BATCH) -> np.ndarray:
+        """Document scores (float64). Bivariate: every ordered pair is built in float32
+        chunks of ``batch_rows``, scored, and the scores are aggregated (eq. 5)."""
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        if X.ndim != 2 or X.shape[1] != len(self.feature_names):
+            raise ValueError(f"predict: X must have {len(self.feature_names)} columns like the "
+                             f"training documents, got shape {X.shape}")
+        if offsets[0] != 0 or offsets[-1] != X.shape[0]:
+            raise ValueError(f"predict: offsets must run from 0 to n_docs={X.shape[0]}")
+        if not self.bivariate:
+            return self.predict_rows(X)
+        pairs = pair_index(offsets)
+        scores = np.empty(pairs.n_pairs)
+        buf = None
+        for start in range(0, pairs.n_pairs, batch_rows):
+            stop = min(start + batch_rows, pairs.n_pairs)
+            if buf is None or buf.shape[0] != stop - start:
+                buf = None
+            buf = pair_rows(X, pairs.left[start:stop], pairs.right[start:stop], self.n_diff,
+                            self.difference, out=buf)
+            scores[start:stop] = self.predict_rows(buf)
+        return aggregate(scores, offsets, *pairs.as_tuple())
+
+
+def fit_lb(
+    train: RankData,
+    vali: RankData | None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    loss: str = "lambdarank",
+    cutoff: int = 5,
+    norm: bool = True,
+    max_trees: int = MAX_TREES,
+    early_stopping: int = EARLY_STOPPING,
+    seed: int = 0,
+    num_threads: int = 1,
+) -> LBModel:
+    """Train with `LBObjective`; early stopping on validation NDCG@cutoff (§5.4 limits)."""
+    import lightgbm as lgb
+
+    if vali is not None and vali.bivariate != train.bivariate:
+        raise ValueError("train and vali must both be bivariate or both univariate")
+    user = dict(params or {})
+    if "objective" in user or "metric" in user:
+        raise ValueError("params must not set objective or metric: fit_lb sets them from loss")
+    full = {"objective": train.objective(loss, cutoff, norm), "metric": "None", "seed": seed,
+            "deterministic": True, "num_threads": int(num_threads), "verbosity": -1,
+            "feature_pre_filter": False, **user}
+    if train.bivariate:
+        # Many more columns than rows per leaf: column-wise histograms avoid LightGBM's
+        # row-wise copy of the bins (it would double the memory of the pair Dataset).
+        full.setdefault("force_col_wise", True)
+    else:
+        full.setdefault("force_row_wise", True)
+    dtrain = train.lgb_dataset()
+    callbacks, valid_sets, curve = [], [], {}
+    feval = None
+    metric = f"ndcg@{cutoff}"
+    if vali is not None:
+        valid_sets = [vali.lgb_dataset(reference=train)]
+
+        def feval(preds, _data):
+            return metric, vali.score(preds, cutoff), True
+
+        callbacks = [lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
+                     lgb.record_evaluation(curve)]
+    booster = lgb.train(full, dtrain, num_boost_round=int(max_trees), valid_sets=valid_sets,
+                        valid_names=["vali"] if valid_sets else None, feval=feval,
+                        callbacks=callbacks)
+    values = [float(v) for v in curve["vali"][metric]] if curve else []
+    best = int(booster.best_iteration) if values else booster.current_iteration()
+    stored = {k: v for k, v in full.items() if k != "objective"}
+    return LBModel(booster=booster, best_iteration=max(1, best), bivariate=train.bivariate,
+                   n_diff=train.n_diff, difference=train.difference, loss=loss, cutoff=int(cutoff),
+                   params=stored, feature_names=train.feature_names, curve=values,
+                   info={"trees_grown": len(values) or booster.current_iteration(),
+                         "train_rows": train.n_rows})
+
+
+class _ObjectiveRanker:
+    """``fit(X, y, qid)`` / ``predict(X, qid)`` around `fit_lb` and `LBModel`."""
+
+    bivariate = True
+
+    def __init__(self, *, loss: str = "lambdarank", cutoff: int = 5, params=None,
+                 n_diff: int | None = None, difference: bool = True, norm: bool = True,
+                 max_trees: int = MAX_TREES, early_stopping: int = EARLY_STOPPING,
+                 seed: int = 0, num_threads: int = 1):
+        self.loss, self.cutoff, self.params = loss, int(cutoff), dict(params or {})
+        self.n_diff, self.difference, self.norm = n_diff, difference, norm
+        self.max_trees, self.early_stopping = max_trees, early_stopping
+        self.seed, self.num_threads = seed, num_threads
+        self.model_: LBModel | None = None
+
+    def _data(self, X, y, qid, ideal_dcg, feature_names) -> RankData:
+        return RankData.build(X, y, offsets_from_qid(qid), ideal_dcg=ideal_dcg, cutoff=self.cutoff,
+                              bivariate=self.bivariate, n_diff=self.n_diff,
+                              difference=self.difference, feature_names=feature_names)
+
+    def fit(self, X, y, qid, *, ideal_dcg=None, eval_set=None, feature_names=None):
+        """``ideal_dcg``: per-query IDCG@cutoff (e.g. of the full first-stage lists);
+        ``eval_set``: ``(X, y, qid)`` or ``(X, y, qid, ideal_dcg)`` for early stopping."""
+        train = self._data(X, y, qid, ideal_dcg, feature_names)
+        vali = None
+        if eval_set is not None:
+            if len(eval_set) not in (3, 4):
+                raise ValueError("eval_set must be (X, y, qid) or (X, y, qid, ideal_dcg)")
+            Xv, yv, qv, *rest = eval_set
+            vali = self._data(Xv, yv, qv, rest[0] if rest else None, feature_names)
+        self.model_ = fit_lb(train, vali, self.params, loss=self.loss, cutoff=self.cutoff,
+                             norm=self.norm, max_trees=self.max_trees,
+                             early_stopping=self.early_stopping, seed=self.seed,
+                             num_threads=self.num_threads)
+        return self
+
+    def predict(self, X, qid) -> np.ndarray:
+        if self.model_ is None:
+            raise RuntimeError("predict before fit: call fit(X, y, qid) first")
+        return self.model_.predict(X, offsets_from_qid(qid))
+
+
+class BivariateRanker(_ObjectiveRanker):
+    """Bi-λMART (``loss="lambdarank"``) or Bi-GBT_Softmax (``loss="softmax"``)."""
+
+    bivariate = True
+
+
+class UnivariateRanker(_ObjectiveRanker):
+    """λMART* (``loss="lambdarank"`` with the full-list IDCG) or GBT_Softmax."""
+
+    bivariate = False

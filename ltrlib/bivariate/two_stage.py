@@ -1,0 +1,266 @@
+"""The two-stage data of §5.2: stage-1 λMART by 10-fold cross-validation, top-k lists.
+
+Stage 1 is LightGBM λMART. The queries of the train, validation and test partitions are
+each split into ``folds`` folds; model ``i`` trains on the training queries outside fold
+``i``, early-stops on the validation queries outside fold ``i`` and scores the queries of
+fold ``i`` of all three partitions. No query is thus scored by a model that saw it, so the
+second stage is trained on honest first-stage scores.
+
+Each query keeps its top ``top_k`` documents by stage-1 score (ties: input order),
+in their original relative order, with the stage-1 score appended as the last feature
+``stage1_score``. Each query also keeps the ideal DCG of its *full* first-stage list at
+the cut-offs ``cutoffs``: λMART*, Bi-λMART and every stage-2 evaluation normalise by it,
+so relevant documents stage 1 failed to retrieve count against the model.
+
+Stage 1 (the costly part) is cached under ``<cache_dir>/bivariate/`` as the kept rows,
+the stage-1 scores and the full-list ideal DCGs, keyed by a fingerprint of the data and
+every setting; the entry is written to a temporary file and renamed, so an interrupted
+run leaves no half-written entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+from numba import njit, prange
+
+from ltrlib import config
+from ltrlib.atomic import atomic_path
+from ltrlib.data.dataset import Dataset, Splits
+from ltrlib.metrics import ideal_dcg
+
+__all__ = ["CUTOFFS", "STAGE1_PARAMS", "SCORE_FEATURE", "TwoStage", "build_two_stage",
+           "table1", "top_k_mask"]
+
+CUTOFFS = (1, 3, 5, 10, 20)
+SCORE_FEATURE = "stage1_score"
+# Stage 1 is not tuned here (the paper tunes it once by NDCG@20 with hyperopt); these are
+# LightGBM-typical values, passed explicitly so a user can replace them.
+STAGE1_PARAMS = {"learning_rate": 0.1, "num_leaves": 63, "min_data_in_leaf": 50}
+_FORMAT = 2
+_PARTS = ("train", "vali", "test")
+
+
+@njit(cache=True, parallel=True)
+def _top_k(scores, offsets, k, keep):
+    for q in prange(offsets.size - 1):
+        a = offsets[q]
+        n = offsets[q + 1] - a
+        order = np.argsort(-scores[a:a + n], kind="mergesort")
+        for r in range(min(k, n)):
+            keep[a + order[r]] = True
+
+
+def top_k_mask(scores, offsets, k: int) -> np.ndarray:
+    """Boolean mask of each query's ``k`` best-scored documents (ties: input order)."""
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"top_k must be a positive integer, got {k!r}")
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    keep = np.zeros(int(offsets[-1]), dtype=np.bool_)
+    _top_k(np.ascontiguousarray(scores, dtype=np.float64), offsets, int(k), keep)
+    return keep
+
+
+@dataclass
+class TwoStage:
+    """Stage-2 partitions plus what the evaluation needs from stage 1.
+
+    ``stage2``: train / vali / test with the top-``top_k`` documents and the extra last
+    feature ``stage1_score``. ``full_ideal[part]``: (n_queries, len(cutoffs)) ideal DCG of
+    each query's full stage-1 list. ``stage1``: the full partitions, for statistics.
+    """
+
+    stage1: Splits
+    stage2: Splits
+    full_ideal: dict[str, np.ndarray]
+    cutoffs: tuple[int, ...]
+    top_k: int
+    folds: int
+    info: dict = field(default_factory=dict)
+
+    def ideal(self, part: str, k: int) -> np.ndarray:
+        """Full-list IDCG@k of each query of stage-2 partition ``part``."""
+        if part not in self.full_ideal:
+            raise KeyError(f"no partition {part!r}; have {sorted(self.full_ideal)}")
+        if k not in self.cutoffs:
+            raise ValueError(f"IDCG@{k} was not kept; cutoffs are {self.cutoffs} "
+                             "(pass cutoffs= to build_two_stage)")
+        return self.full_ideal[part][:, self.cutoffs.index(k)]
+
+    def part(self, name: str) -> Dataset:
+        return getattr(self.stage2, name)
+
+
+def _fingerprint(ds: Dataset) -> str:
+    h = hashlib.sha256()
+    step = max(1, ds.n_docs // 4096)
+    for arr in (ds.query_ids, ds.offsets, ds.y, np.ascontiguousarray(ds.X[::step])):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    h.update(repr((ds.n_docs, ds.n_features, ds.feature_names)).encode())
+    return h.hexdigest()[:24]
+
+
+def _cache_key(splits: Splits, settings: dict) -> str:
+    payload = {"format": _FORMAT, "settings": settings,
+               "data": [_fingerprint(getattr(splits, p)) for p in _PARTS]}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def _load(path: Path) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except Exception:  # a corrupt entry is rebuilt, never trusted
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+
+def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], max_trees: int,
+                   early_stopping: int, seed: int, num_threads: int | None,
+                   progress: bool) -> tuple[dict[str, np.ndarray], list[int]]:
+    from ltrlib.train import train_ranker
+
+    fold_of = {p: getattr(splits, p).fold_ids(folds, seed + i) for i, p in enumerate(_PARTS)}
+    scores = {p: np.full(getattr(splits, p).n_docs, np.nan) for p in _PARTS}
+    rows = {p: getattr(splits, p).doc_query_index for p in _PARTS}
+    iterations = []
+    gain = np.zeros(splits.train.n_features)
+    steps = range(folds)
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps = tqdm(steps, desc="stage-1 folds", leave=False)
+    for f in steps:
+        train = splits.train.take(np.flatnonzero(fold_of["train"] != f))
+        vali = splits.vali.take(np.flatnonzero(fold_of["vali"] != f))
+        ranker = train_ranker(train, vali, dict(params), max_trees=max_trees,
+                              early_stopping=early_stopping, eval_at=20, seed=seed,
+                              num_threads=num_threads)
+        iterations.append(ranker.best_iteration)
+        gain += ranker.feature_importance("gain").to_numpy()
+        for p in _PARTS:
+            ds = getattr(splits, p)
+            docs = np.isin(rows[p], np.flatnonzero(fold_of[p] == f))
+            scores[p][docs] = ranker.predict(ds.X[docs])
+    return scores, iterations, gain
+
+
+def build_two_stage(
+    splits: Splits,
+    *,
+    folds: int = 10,
+    top_k: int = 20,
+    cutoffs=CUTOFFS,
+    params: Mapping[str, Any] | None = None,
+    max_trees: int = 2000,
+    early_stopping: int = 30,
+    n_features: int = 0,
+    seed: int = 0,
+    num_threads: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    use_cache: bool = True,
+    progress: bool = False,
+) -> TwoStage:
+    """Run (or reload) stage 1 and cut every query to its top ``top_k`` documents.
+
+    ``n_features > 0`` keeps only the base features with the largest total gain in the
+    stage-1 models (kept in column order), besides the stage-1 score: not in the paper, a way to
+    make the pair matrix (2·5·(m+1) + (m+1) columns) affordable on small machines; 0
+    keeps them all, as the paper does.
+    """
+    for p in _PARTS:
+        if getattr(splits, p, None) is None:
+            raise ValueError(f"build_two_stage needs train, vali and test partitions; {p} is missing")
+    if isinstance(folds, bool) or int(folds) != folds or folds < 2:
+        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
+    smallest = min(getattr(splits, p).n_queries for p in _PARTS)
+    if folds > smallest:
+        raise ValueError(f"folds={folds} exceeds the queries of the smallest partition ({smallest})")
+    cutoffs = tuple(sorted({int(k) for k in cutoffs}))
+    if not cutoffs or cutoffs[0] < 1:
+        raise ValueError(f"cutoffs must be positive integers, got {cutoffs}")
+    params = dict(STAGE1_PARAMS if params is None else params)
+    settings = {"folds": int(folds), "top_k": int(top_k), "params": params,
+                "max_trees": int(max_trees), "early_stopping": int(early_stopping), "seed": int(seed)}
+    path = Path(cache_dir or config.CACHE_DIR) / "bivariate" / f"two-stage-{_cache_key(splits, settings)}.npz"
+    cached = _load(path) if use_cache else None
+    if cached is None:
+        scores, iterations, gain = _stage1_scores(splits, int(folds), params, int(max_trees),
+                                            int(early_stopping), int(seed), num_threads, progress)
+        cached = {f"score_{p}": scores[p] for p in _PARTS}
+        cached["iterations"] = np.asarray(iterations, dtype=np.int64)
+        cached["gain"] = gain
+        if use_cache:
+            _save(path, cached)
+    if isinstance(n_features, bool) or int(n_features) != n_features or n_features < 0:
+        raise ValueError(f"n_features must be a non-negative integer, got {n_features!r}")
+    if n_features:
+        # Stable sort: equal gains keep column order, so the choice is reproducible.
+        columns = np.sort(np.argsort(-cached["gain"], kind="stable")[:int(n_features)])
+    else:
+        columns = np.arange(splits.train.n_features)
+    names = tuple(splits.train.feature_names[c] for c in columns)
+    stage2, full_ideal = {}, {}
+    for p in _PARTS:
+        ds = getattr(splits, p)
+        score = cached[f"score_{p}"]
+        if score.shape != (ds.n_docs,) or not np.all(np.isfinite(score)):
+            raise RuntimeError(f"stage-1 scores of {p} are incomplete; delete {path}")
+        keep = top_k_mask(score, ds.offsets, top_k)
+        full_ideal[p] = np.stack([ideal_dcg(ds.y, ds.offsets, k) for k in cutoffs], axis=1)
+        sizes = np.add.reduceat(keep.astype(np.int64), ds.offsets[:-1])
+        X = np.concatenate([ds.X[keep][:, columns], score[keep, None].astype(np.float32)], axis=1)
+        stage2[p] = Dataset(X=X, y=ds.y[keep], query_ids=ds.query_ids,
+                            offsets=np.concatenate([[0], np.cumsum(sizes)]),
+                            feature_names=names + (SCORE_FEATURE,),
+                            category=None if ds.category is None else ds.category[keep],
+                            name=f"{ds.name}-top{top_k}", meta={"stage": 2})
+    info = {"cache": str(path), "stage1_iterations": cached["iterations"].tolist(),
+            "stage2_base_features": list(names), **settings}
+    return TwoStage(stage1=Splits(splits.train, splits.vali, splits.test),
+                    stage2=Splits(stage2["train"], stage2["vali"], stage2["test"]),
+                    full_ideal=full_ideal, cutoffs=cutoffs, top_k=int(top_k), folds=int(folds),
+                    info=info)
+
+
+def table1(two: TwoStage, difference: bool = True) -> pd.DataFrame:
+    """Table 1 for our data: per partition, queries, documents and features at each stage.
+
+    Beyond the paper: ``relevant_kept``, the share of the full lists' relevant documents
+    that stage 1 kept in the top ``top_k``, and ``idcg20_kept``, the mean ratio of the
+    stage-2 list's ideal DCG@20 to the full list's (1.0 = nothing lost).
+    """
+    rows = []
+    for p in _PARTS:
+        s1, s2 = getattr(two.stage1, p), getattr(two.stage2, p)
+        m = s2.n_features  # base + stage-1 score
+        sizes = s2.group_sizes
+        full = two.full_ideal[p][:, -1]
+        kept = ideal_dcg(s2.y, s2.offsets, two.cutoffs[-1])
+        ratio = np.where(full > 0, kept / np.where(full > 0, full, 1.0), np.nan)
+        rows.append({
+            "partition": p, "queries": s1.n_queries,
+            "stage1_docs": s1.n_docs, "stage1_features": s1.n_features,
+            "stage2_docs": s2.n_docs, "stage2_features": 5 * m,
+            "stage2_pairs": int(np.sum(sizes * (sizes - 1))),
+            "pair_features": 2 * 5 * m + (m if difference else 0),
+            "relevant_kept": float((s2.y > 0).sum() / max(1, (s1.y > 0).sum())),
+            f"idcg{two.cutoffs[-1]}_kept": float(np.nanmean(ratio)),
+        })
+    return pd.DataFrame(rows)

@@ -1,0 +1,171 @@
+"""LB objective: pair gradients against finite differences of the loss, the hessian
+algebra of eq. 7, aggregation, and the λRank kernel against LightGBM's own lambdarank."""
+
+import numpy as np
+import pytest
+
+from ltrlib.bivariate.objective import (
+    LBObjective,
+    aggregate,
+    item_gradients,
+    lambdarank_loss,
+    mean_ndcg,
+    pair_gradients,
+    softmax_loss,
+)
+from ltrlib.bivariate.pairs import pair_index
+from ltrlib.metrics import ideal_dcg, ndcg
+
+
+def _queries(rng, sizes=(5, 1, 4, 6)):
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    y = rng.integers(0, 4, offsets[-1])
+    return offsets, y
+
+
+def _loss_of_pairs(loss, offsets, pairs, y, idcg, cutoff):
+    def f(pair_scores):
+        s = aggregate(pair_scores, offsets, *pairs.as_tuple())
+        if loss == "lambdarank":
+            return lambdarank_loss(s, y, offsets, idcg, cutoff=cutoff)
+        return softmax_loss(s, y, offsets)
+    return f
+
+
+@pytest.mark.parametrize("loss", ["lambdarank", "softmax"])
+def test_pair_gradients_match_finite_differences(loss):
+    rng = np.random.default_rng(1)
+    offsets, y = _queries(rng)
+    pairs = pair_index(offsets)
+    # A full-list IDCG larger than the lists' own, as at stage 2.
+    idcg = ideal_dcg(y, offsets, 3) + 0.7
+    obj = LBObjective(y, offsets, ideal_dcg=idcg, pairs=pairs.as_tuple(), loss=loss,
+                      cutoff=3, norm=False)
+    s_pairs = rng.normal(size=pairs.n_pairs)
+    grad, _ = obj(s_pairs)
+    f = _loss_of_pairs(loss, offsets, pairs, y, idcg, 3)
+    eps = 1e-6
+    fd = np.empty_like(s_pairs)
+    for p in range(s_pairs.size):
+        e = np.zeros_like(s_pairs)
+        e[p] = eps
+        fd[p] = (f(s_pairs + e) - f(s_pairs - e)) / (2 * eps)
+    assert np.abs(grad).max() > 1e-3  # the check is not vacuous
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-8)
+
+
+def test_item_lambdarank_gradients_match_finite_differences():
+    rng = np.random.default_rng(2)
+    offsets, y = _queries(rng, (7, 3, 5))
+    idcg = ideal_dcg(y, offsets, 5)
+    s = rng.normal(size=offsets[-1])
+    g, h = item_gradients(s, y, offsets, idcg, cutoff=5, norm=False)
+    eps = 1e-6
+    for i in range(s.size):
+        e = np.zeros_like(s)
+        e[i] = eps
+        up = lambdarank_loss(s + e, y, offsets, idcg, cutoff=5)
+        down = lambdarank_loss(s - e, y, offsets, idcg, cutoff=5)
+        assert g[i] == pytest.approx((up - down) / (2 * eps), rel=1e-5, abs=1e-8)
+        gu, _ = item_gradients(s + e, y, offsets, idcg, cutoff=5, norm=False)
+        gd, _ = item_gradients(s - e, y, offsets, idcg, cutoff=5, norm=False)
+        assert h[i] == pytest.approx((gu[i] - gd[i]) / (2 * eps), rel=1e-4, abs=1e-7)
+
+
+def test_exact_pair_hessian_is_eq7_without_the_sign_typo():
+    # Softmax has a known full item hessian H = Y (diag(p) - p p^T): the second derivative
+    # along s_ij must be (H_ii - 2 H_ij + H_jj)/(n-1)^2, and the diagonal approximation
+    # we train with is (H_ii + H_jj)/(n-1)^2.
+    rng = np.random.default_rng(3)
+    offsets = np.array([0, 5])
+    y = np.array([3, 0, 1, 0, 2])
+    pairs = pair_index(offsets)
+    s_pairs = rng.normal(size=pairs.n_pairs)
+    f = _loss_of_pairs("softmax", offsets, pairs, y, None, 0)
+    s = aggregate(s_pairs, offsets, *pairs.as_tuple())
+    p = np.exp(s - s.max())
+    p /= p.sum()
+    H = y.sum() * (np.diag(p) - np.outer(p, p))
+    _, diag = LBObjective(y, offsets, pairs=pairs.as_tuple(), loss="softmax")(s_pairs)
+    eps = 1e-4
+    for k in range(pairs.n_pairs):
+        i, j = pairs.left[k], pairs.right[k]
+        e = np.zeros_like(s_pairs)
+        e[k] = eps
+        second = (f(s_pairs + e) - 2 * f(s_pairs) + f(s_pairs - e)) / eps**2
+        assert second == pytest.approx((H[i, i] - 2 * H[i, j] + H[j, j]) / 16, rel=1e-4)
+        assert diag[k] == pytest.approx((H[i, i] + H[j, j]) / 16, rel=1e-10)
+
+
+def test_pair_gradient_formula_and_aggregation():
+    rng = np.random.default_rng(4)
+    offsets, y = _queries(rng, (4, 2))
+    pairs = pair_index(offsets)
+    g, h = rng.normal(size=6), rng.random(6)
+    pg, ph = pair_gradients(g, h, offsets, *pairs.as_tuple())
+    for k in range(pairs.n_pairs):
+        i, j = pairs.left[k], pairs.right[k]
+        n = 4 if i < 4 else 2
+        assert pg[k] == pytest.approx((g[i] - g[j]) / (n - 1))
+        assert ph[k] == pytest.approx((h[i] + h[j]) / (n - 1) ** 2)
+    sp = rng.normal(size=pairs.n_pairs)
+    s = aggregate(sp, offsets, *pairs.as_tuple())
+    i0 = [k for k in range(pairs.n_pairs) if pairs.left[k] == 0]
+    j0 = [k for k in range(pairs.n_pairs) if pairs.right[k] == 0]
+    assert s[0] == pytest.approx((sp[i0].sum() - sp[j0].sum()) / 3)
+    # s_ij - s_ji is antisymmetric, so each query's scores sum to zero.
+    assert s[:4].sum() == pytest.approx(0, abs=1e-12) and s[4:].sum() == pytest.approx(0, abs=1e-12)
+
+
+def test_single_document_query_gets_zero_gradient_and_score():
+    offsets = np.array([0, 1, 3])
+    y = np.array([2, 1, 0])
+    pairs = pair_index(offsets)
+    assert pairs.n_pairs == 2
+    obj = LBObjective(y, offsets, pairs=pairs.as_tuple())
+    g, h = obj(np.array([0.3, -0.2]))
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+    assert obj.item_scores(np.array([0.3, -0.2]))[0] == 0.0
+
+
+def test_mean_ndcg_matches_ltrlib_metrics():
+    rng = np.random.default_rng(5)
+    offsets, y = _queries(rng, (8, 3, 1, 12, 5))
+    y[offsets[1]:offsets[2]] = 0  # a query without relevant documents
+    s = rng.normal(size=offsets[-1]).round(1)  # with ties
+    for k in (1, 3, 5):
+        idcg = ideal_dcg(y, offsets, k) * 1.3
+        assert mean_ndcg(s, y, offsets, idcg, k) == pytest.approx(
+            ndcg(y, s, offsets, k, ideal_dcg=idcg).mean(), rel=1e-12)
+
+
+def test_bad_arguments_are_named():
+    offsets, y = np.array([0, 3]), np.array([1, 0, 2])
+    with pytest.raises(ValueError, match="loss"):
+        LBObjective(y, offsets, loss="hinge")
+    with pytest.raises(ValueError, match="cutoff"):
+        LBObjective(y, offsets, cutoff=0)
+    with pytest.raises(ValueError, match="ideal_dcg"):
+        LBObjective(y, offsets, ideal_dcg=np.ones(2))
+    with pytest.raises(ValueError, match="predictions"):
+        LBObjective(y, offsets)(np.zeros(4))
+
+
+def test_univariate_lambdarank_reproduces_lightgbm():
+    # With the lists' own IDCG and LightGBM's truncation, our kernel is LightGBM's
+    # lambdarank; LightGBM evaluates the sigmoid through a lookup table, hence the tolerance.
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(6)
+    sizes = rng.integers(5, 15, 60)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    X = rng.normal(size=(offsets[-1], 5)).astype(np.float32)
+    y = np.clip((X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=len(X))).round() + 1, 0, 4).astype(int)
+    common = {"num_leaves": 7, "learning_rate": 0.1, "min_data_in_leaf": 5, "verbosity": -1,
+              "num_threads": 1, "deterministic": True, "force_row_wise": True, "seed": 0}
+    native = lgb.train({**common, "objective": "lambdarank", "lambdarank_truncation_level": 5},
+                       lgb.Dataset(X, y, group=sizes), num_boost_round=5)
+    ours = lgb.train({**common, "objective": LBObjective(y, offsets, cutoff=5)},
+                     lgb.Dataset(X, y.astype(float)), num_boost_round=5)
+    a, b = native.predict(X), ours.predict(X)
+    assert np.corrcoef(a, b)[0, 1] > 0.999
+    np.testing.assert_allclose(a, b, atol=0.02 * np.abs(a).max())

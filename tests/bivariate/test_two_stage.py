@@ -1,0 +1,100 @@
+"""Two-stage data: top-k cut, full-list ideal DCG, the stage-2 evaluation, the cache."""
+
+import numpy as np
+import pytest
+
+from ltrlib.bivariate import two_stage
+from ltrlib.bivariate.two_stage import build_two_stage, table1, top_k_mask
+from ltrlib.data import Dataset, Splits
+from ltrlib.metrics import ideal_dcg, ndcg
+
+
+def test_full_list_ideal_dcg_counts_lost_documents():
+    # One query of 5 documents; stage 1 keeps its top 2 and misses a label-2 document.
+    y = np.array([2, 0, 1, 0, 2])
+    stage1 = np.array([0.9, 0.8, 0.1, 0.0, -1.0])
+    keep = top_k_mask(stage1, [0, 5], 2)
+    np.testing.assert_array_equal(keep, [True, True, False, False, False])
+    full = ideal_dcg(y, [0, 5], 2)
+    assert full[0] == pytest.approx(3 + 3 / np.log2(3))
+    # Perfect re-ranking of the kept documents is not NDCG 1 against the full list.
+    kept_y, s2 = y[keep], np.array([1.0, 0.0])
+    assert ndcg(kept_y, s2, [0, 2], 2)[0] == pytest.approx(1.0)
+    assert ndcg(kept_y, s2, [0, 2], 2, ideal_dcg=full)[0] == pytest.approx(3 / full[0])
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    from ltrlib.data import make_synthetic
+
+    splits = make_synthetic("tiny", 0)
+    cache = tmp_path_factory.mktemp("cache")
+    params = {"learning_rate": 0.2, "num_leaves": 15, "min_data_in_leaf": 20}
+    return splits, cache, params, build_two_stage(splits, folds=2, top_k=20, params=params,
+                                                  max_trees=40, early_stopping=5,
+                                                  cache_dir=cache, num_threads=1)
+
+
+def test_stage2_lists_and_normalisers(two):
+    splits, _, _, ts = two
+    for part in ("train", "vali", "test"):
+        full, s2 = getattr(splits, part), ts.part(part)
+        assert s2.n_queries == full.n_queries
+        np.testing.assert_array_equal(s2.group_sizes, np.minimum(full.group_sizes, 20))
+        assert s2.feature_names[-1] == "stage1_score"
+        for k in (1, 5, 20):
+            np.testing.assert_allclose(ts.ideal(part, k), ideal_dcg(full.y, full.offsets, k))
+            assert np.all(ts.ideal(part, k) >= ideal_dcg(s2.y, s2.offsets, k) - 1e-12)
+    with pytest.raises(ValueError, match="cutoffs"):
+        ts.ideal("test", 7)
+
+
+def test_stage1_ranking_evaluated_at_stage2_equals_full_list_ndcg(two):
+    # The first row of Table 2: the stage-1 score ranks the kept top-20 exactly as it ranks
+    # the full list's first 20, so NDCG@k (k <= 20) against the full-list IDCG must equal
+    # the full-list NDCG@k recomputed from the stage-1 scores.
+    splits, cache, params, ts = two
+    full, s2 = splits.test, ts.part("test")
+    cached = two_stage._load(next(cache.glob("bivariate/*.npz")))
+    for k in (1, 5, 10, 20):
+        at_stage2 = ndcg(s2.y, s2.X[:, -1], s2.offsets, k, ideal_dcg=ts.ideal("test", k))
+        at_stage1 = ndcg(full.y, cached["score_test"], full.offsets, k)
+        np.testing.assert_allclose(at_stage2, at_stage1, rtol=1e-12)
+
+
+def test_cache_is_reused_and_settings_change_the_key(two, monkeypatch):
+    splits, cache, params, ts = two
+
+    def boom(*a, **k):
+        raise AssertionError("stage 1 retrained despite a cached entry")
+
+    monkeypatch.setattr(two_stage, "_stage1_scores", boom)
+    again = build_two_stage(splits, folds=2, params=params, max_trees=40, early_stopping=5,
+                            cache_dir=cache, n_features=5)
+    np.testing.assert_array_equal(again.part("train").X[:, -1], ts.part("train").X[:, -1])
+    assert again.part("train").n_features == 6
+    with pytest.raises(AssertionError, match="retrained"):
+        build_two_stage(splits, folds=3, params=params, max_trees=40, early_stopping=5,
+                        cache_dir=cache)
+
+
+def test_table1_counts(two):
+    _, _, _, ts = two
+    t = table1(ts)
+    m = ts.part("train").n_features
+    assert list(t.partition) == ["train", "vali", "test"]
+    assert set(t.stage2_features) == {5 * m} and set(t.pair_features) == {11 * m}
+    sizes = ts.part("train").group_sizes
+    assert t.stage2_pairs[0] == int((sizes * (sizes - 1)).sum())
+    assert 0 < t.relevant_kept[0] <= 1
+
+
+def test_errors_name_the_parameter():
+    X = np.zeros((4, 2), dtype=np.float32)
+    ds = Dataset(X, np.array([1, 0, 1, 0]), [1, 2], [0, 2, 4])
+    with pytest.raises(ValueError, match="vali"):
+        build_two_stage(Splits(ds, None, ds))
+    with pytest.raises(ValueError, match="folds"):
+        build_two_stage(Splits(ds, ds, ds), folds=3)
+    with pytest.raises(ValueError, match="top_k"):
+        top_k_mask([1.0], [0, 1], 0)
