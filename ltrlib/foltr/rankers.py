@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from scipy.special import expit
 
 LINEAR = 0
 NEURAL = 1
@@ -76,7 +77,19 @@ class RankerSpec:
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(f"ranker {self.kind}: X has shape {X.shape}, expected (n, {self.n_features})")
         out = np.empty(len(X))
-        score_all(self.kind_id, self.hidden, w, X, out)
+        if self.kind == "linear":
+            score_all(self.kind_id, self.hidden, w, X, out)
+            return out
+        # Evaluation scores whole test sets: a float32 BLAS product is ~10x faster than the
+        # per-document kernel there. Scores differ from the kernel's by ~1e-6, which can only
+        # reorder near-ties; training always uses the float64 kernel.
+        F, H = self.n_features, self.hidden
+        W1 = w[: F * H].reshape(F, H).astype(np.float32)
+        b1, w2 = w[F * H: F * H + H], w[F * H + H:]
+        Xf = X if X.dtype == np.float32 else X.astype(np.float32)
+        for a in range(0, len(X), 8192):
+            z = (Xf[a: a + 8192] @ W1).astype(np.float64) + b1
+            out[a: a + 8192] = expit(z) @ w2
         return out
 
 

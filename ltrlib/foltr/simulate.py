@@ -46,6 +46,7 @@ class Job:
     share_fraction: float = 0.1
     warmup_interactions: int = 1000
     lr: float = 0.1
+    label: str = ""             # display name of the setting (e.g. type2_R1 with 10 clients)
 
     def __post_init__(self):
         if self.setting not in SETTINGS:
@@ -95,7 +96,7 @@ def run_job(data: P.FoltrData, job: Job) -> tuple[pd.DataFrame, dict]:
 def _tags(job: Job) -> dict:
     d = asdict(job)
     remedy = job.remedy if job.remedy != "fedprox" else f"fedprox(mu={job.mu:g})"
-    return dict(setting=job.setting, data="non-IID" if job.noniid else "IID", ranker=job.ranker,
+    return dict(setting=job.label or job.setting, data="non-IID" if job.noniid else "IID", ranker=job.ranker,
                 click=job.click if not job.setting.startswith("type3") else job.setting.split("_")[1],
                 remedy=remedy, seed=job.seed, n_rounds=d["n_rounds"], B=job.B)
 
@@ -177,3 +178,43 @@ def online_table(online: pd.DataFrame) -> pd.DataFrame:
     t = g.agg(cumulative_online=("cumulative_online", "mean"), std=("cumulative_online", "std"),
               final_offline=("final_offline", "mean"), seeds=("seed", "nunique")).reset_index()
     return t
+
+
+def noniid_gaps(online: pd.DataFrame) -> pd.DataFrame:
+    """IID against non-IID per setting, ranker and click model (runs without a remedy).
+
+    ``gap`` = non-IID - IID cumulative online NDCG (mean over seeds), ``rel_gap`` = gap / IID,
+    ``offline_gap`` the same on the final offline NDCG@10, and ``p_value`` a paired t-test over
+    seeds (pairs share the seed; NaN with fewer than 2 seeds).
+    """
+    from scipy.stats import ttest_rel
+
+    base = online[online.remedy == "none"]
+    rows = []
+    for (setting, ranker, click), g in base.groupby(["setting", "ranker", "click"], sort=False):
+        iid, non = (g[g.data == d].set_index("seed") for d in ("IID", "non-IID"))
+        seeds = iid.index.intersection(non.index)
+        if len(seeds) == 0:
+            continue
+        a, b = iid.loc[seeds], non.loc[seeds]
+        p_on = p_off = np.nan
+        if len(seeds) >= 2:
+            p_on = float(ttest_rel(b.cumulative_online, a.cumulative_online).pvalue)
+            p_off = float(ttest_rel(b.final_offline, a.final_offline).pvalue)
+        rows.append(dict(
+            setting=setting, ranker=ranker, click=click, seeds=len(seeds),
+            IID=a.cumulative_online.mean(), **{"non-IID": b.cumulative_online.mean()},
+            gap=b.cumulative_online.mean() - a.cumulative_online.mean(),
+            rel_gap=(b.cumulative_online.mean() - a.cumulative_online.mean()) / a.cumulative_online.mean(),
+            p_value=p_on, offline_IID=a.final_offline.mean(), offline_nonIID=b.final_offline.mean(),
+            offline_gap=b.final_offline.mean() - a.final_offline.mean(), offline_p_value=p_off,
+        ))
+    return pd.DataFrame(rows)
+
+
+def remedy_table(online: pd.DataFrame, setting: str) -> pd.DataFrame:
+    """Final offline and cumulative online NDCG of every remedy on one setting (mean, std)."""
+    part = online[online.setting == setting]
+    g = part.groupby(["ranker", "click", "data", "remedy"], sort=False)
+    return g.agg(final_offline=("final_offline", "mean"), final_offline_std=("final_offline", "std"),
+                 cumulative_online=("cumulative_online", "mean"), seeds=("seed", "nunique")).reset_index()
