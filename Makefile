@@ -42,6 +42,7 @@ bench: $(STAMP) ## Print the speed figures (parse, cached reload, metrics, synth
 	$(PY) bench/bench_parse.py
 	$(PY) bench/bench_metrics.py
 	$(PY) bench/bench_synthetic.py
+	$(PY) bench/bench_foltr.py
 
 lab: $(STAMP) ## Open JupyterLab on the notebooks
 	$(VENV)/bin/jupyter lab notebooks/

@@ -124,3 +124,27 @@ def test_merges_reload_the_stored_models(run_dir):
                                                      m05[f"{split}.M2.ndcg10"]) - 1e-12
         for model in ("M12a", "M21a", "M12S", "M21S"):
             assert 0.0 < m05[f"{split}.{model}.ndcg10"] <= 1.0
+
+
+def test_foltr_noniid_results(run_dir):
+    nb = "07_foltr_noniid"
+    m = _metrics(run_dir, nb)
+    _assert_outputs(run_dir, nb, ("runs_offline", "runs_online", "noniid_gaps", "online_table", "remedies"),
+                    ("offline_type1", "offline_type2_R1", "offline_type3_sdbn", "offline_type4",
+                     "online_gaps", "remedies_type2_R1"))
+    runs = pd.read_csv(run_dir / "tables" / nb / "runs_online.csv")
+    assert m["runs"] == len(runs) and m["rounds"] == 40
+    plain = runs[runs.remedy == "none"]
+    for setting, g in plain.groupby("setting"):
+        assert set(g["data"]) == {"IID", "non-IID"}, setting
+    assert runs.final_offline.between(0, 1).all()
+    # Every client performs its B (5) interactions per round; Type 4 gives 1+3+5+7+9 = 25.
+    t4 = runs[runs.setting == "type4"]
+    assert (t4.interactions == 40 * 25).all()
+    assert (runs.cumulative_online <= (1 - 0.9995 ** 40) / (1 - 0.9995) + 1e-9).all()
+    # Label skew with one label per client is the paper's clearest gap: IID must win by a margin.
+    assert m["offline_gap_type2_R1_linear_perfect"] < -0.05
+    rem = runs[(runs.setting == "type2_R1") & (runs.ranker == "linear") & (runs.data == "non-IID")
+               & (runs.click == "perfect")]
+    by = rem.set_index("remedy").final_offline
+    assert by["sharing"] > by["none"]
