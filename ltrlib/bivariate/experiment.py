@@ -37,8 +37,9 @@ from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ndcg
 
-__all__ = ["MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "eval_table", "fit_models",
-           "per_query_results", "results_table", "suggest", "tuned_table"]
+__all__ = ["MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "curves_frame",
+           "eval_table", "fit_models", "headline", "per_query_results", "results_table",
+           "suggest", "tuned_table", "tuning_frame"]
 
 LEARNING_RATES = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2)
 # Pair hessians are (h_i + h_j)/(n-1)^2, hundreds of times smaller than document ones,
@@ -205,7 +206,7 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
                  "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds}
         result = _run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
                             storage=storage, seed=exp.seed, setup=setup, progress=progress,
-                            first_params=dict(spec.first_params))
+                            first_params=dict(spec.first_params), tuned=TUNED)
         model = best["model"] if best["number"] == result.best_trial else None
         if model is None:
             model = exp.fit(spec, result.best_params)
@@ -278,6 +279,44 @@ def tuned_table(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
                      "trees": f.best_iteration, "trials": len(f.tuning),
                      "vali_ndcg": f.vali_ndcg})
     return pd.DataFrame(rows)
+
+
+def curves_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> pd.DataFrame:
+    """Validation NDCG@cutoff after each tree, in the layout of `ltrlib.train.validation_curves`
+    (``split, model, tree, ndcg, best``) so `ltrlib.plots.validation_curves` draws it."""
+    parts = []
+    for name, f in fitted.items():
+        curve = np.asarray(getattr(f.model, "curve", []) or [], dtype=np.float64)
+        if curve.size == 0:
+            continue
+        trees = np.arange(1, curve.size + 1)
+        parts.append(pd.DataFrame({"split": split, "model": name, "tree": trees, "ndcg": curve,
+                                   "best": trees == f.best_iteration}))
+    return pd.concat(parts, ignore_index=True) if parts else \
+        pd.DataFrame(columns=["split", "model", "tree", "ndcg", "best"])
+
+
+def tuning_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> pd.DataFrame:
+    """Every trial of every study (``split, model, trial, value, best_so_far, ...``), the
+    layout `ltrlib.plots.tuning_history` draws."""
+    parts = []
+    for name, f in fitted.items():
+        df = f.tuning.copy()
+        df.insert(0, "model", name)
+        df.insert(0, "split", split)
+        parts.append(df)
+    return pd.concat(parts, ignore_index=True)
+
+
+def headline(per_query: pd.DataFrame, k: int = 5) -> dict[str, float]:
+    """Mean test NDCG@k per model, keyed for metrics.json (``ndcg5_Bi_lambdaMART``, ...)."""
+    means = per_query[per_query.metric == f"ndcg@{k}"].groupby("model", sort=False).value.mean()
+    out = {}
+    for model, v in means.items():
+        key = (model.replace("λ", "lambda").replace("*", "_star").replace("/", "")
+               .replace(" (stage 1)", "_stage1").replace(" ", "_").replace("-", "_"))
+        out[f"ndcg{k}_{key}"] = float(v)
+    return out
 
 
 def eval_table(per_query: pd.DataFrame) -> pd.DataFrame:

@@ -120,7 +120,10 @@ class RankData:
             if reference.bivariate != self.bivariate or reference.row_feature_names != self.row_feature_names:
                 raise ValueError("reference: the validation rows must have the training rows' features")
             ref = reference.lgb_dataset()
-        params = {"feature_pre_filter": False, "verbosity": -1, **dict(dataset_params or {})}
+        # One thread by default: binning with 2 OpenMP threads on a loaded 2-core machine
+        # ran several times slower than with one.
+        params = {"feature_pre_filter": False, "verbosity": -1, "num_threads": 1,
+                  **dict(dataset_params or {})}
         if self.bivariate:
             # LightGBM samples rows as float64 to find the bin boundaries; its default 200k
             # rows x 1507 pair columns would take 2.4 GB. Pair columns repeat the document

@@ -340,6 +340,11 @@ class LBObjective:
             po, left, right = pairs
             self.pairs = (_i64(po), _i64(left), _i64(right))
 
+    def __deepcopy__(self, memo):
+        # lightgbm.train deep-copies its params, objective included; the arrays are never
+        # written, so sharing them saves a copy of the pair index (35 MB at WEB10K size).
+        return self
+
     @property
     def n_rows(self) -> int:
         return int(self.pairs[0][-1]) if self.pairs is not None else int(self.offsets[-1])

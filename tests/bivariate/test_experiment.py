@@ -1,0 +1,41 @@
+"""Tables of the stage-2 experiment: significance letters against earlier rows only."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ltrlib.bivariate.experiment import MODELS, headline, results_table, suggest
+
+
+def _per_query():
+    rng = np.random.default_rng(0)
+    base = rng.random(200) * 0.5
+    values = {"A": base, "B": base + 0.10 + rng.normal(0, 0.01, 200),
+              "C": base + 0.10 + rng.normal(0, 0.01, 200), "D": base - 0.2}
+    return pd.concat([pd.DataFrame({"model": m, "metric": "ndcg@5", "qid": np.arange(200),
+                                    "value": v}) for m, v in values.items()], ignore_index=True)
+
+
+def test_letters_mark_improvements_over_earlier_rows_only():
+    pq = _per_query()
+    t = results_table(pq, ["A", "B", "C", "D"])
+    assert list(t.index) == ["a. A", "b. B", "c. C", "d. D"]
+    cells = t["ndcg@5"]
+    assert cells["a. A"] == f"{pq[pq.model == 'A'].value.mean():.4f}"
+    assert cells["b. B"].endswith("ᵃ")  # better than A
+    assert cells["c. C"].endswith("ᵃ")  # better than A, not than B (same shift)
+    assert not any(ch in cells["d. D"] for ch in "ᵃᵇᶜ")  # worse: no improvement marks
+    # A is never marked against later rows, though B is significantly different from it.
+    assert cells["a. A"][-1].isdigit()
+
+
+def test_headline_keys_and_search_space():
+    pq = _per_query().replace({"model": {"A": "λMART (stage 1)", "B": "Bi-λMART w/o d"}})
+    keys = headline(pq)
+    assert set(keys) >= {"ndcg5_lambdaMART_stage1", "ndcg5_Bi_lambdaMART_wo_d"}
+    optuna = pytest.importorskip("optuna")
+    study = optuna.create_study()
+    point = suggest(study.ask())
+    assert set(point) == {"learning_rate", "num_leaves", "min_data_in_leaf", "min_sum_hessian_in_leaf"}
+    assert set(MODELS) == {"λMART", "λMART*", "Bi-λMART", "Bi-λMART w/o d", "GBT_Softmax",
+                           "Bi-GBT_Softmax"}
