@@ -40,7 +40,7 @@ import numba
 import numpy as np
 
 from ltrlib.foltr.clicks import simulate_clicks
-from ltrlib.foltr.rankers import add_score_gradient, score_rows
+from ltrlib.foltr.rankers import add_neural_gradients, add_score_gradient, score_rows
 
 LIST_SIZE = 10
 
@@ -161,7 +161,7 @@ def ideal_dcgs(labels, q_off, k):
 def pdgd_interaction(kind, H, w, w_global, mu, lr, X, rows, labels, a, b, ideal_q,
                      model, click_kinds, click_c, click_s, click_eta,
                      rng_client, rng_sample, grad, scores, hid, ranking, pos_max, pos_sum,
-                     placed, clicks, shown_labels, coef):
+                     placed, clicks, shown_labels, coef, docs, coefs):
     """One query interaction on documents ``rows[a:b]``; returns its online NDCG@10."""
     n = b - a
     k = min(LIST_SIZE, n)
@@ -199,10 +199,19 @@ def pdgd_interaction(kind, H, w, w_global, mu, lr, X, rows, labels, a, b, ideal_
         return ndcg
     for j in range(len(grad)):
         grad[j] = 0.0
-    for p in range(k):
-        if coef[p] != 0.0:
-            d = ranking[p]
-            add_score_gradient(kind, H, w, X, rows[a + d], hid[d], coef[p], grad)
+    if kind == 0:
+        for p in range(k):
+            if coef[p] != 0.0:
+                d = ranking[p]
+                add_score_gradient(kind, H, w, X, rows[a + d], hid[d], coef[p], grad)
+    else:
+        m = 0
+        for p in range(k):
+            if coef[p] != 0.0:
+                docs[m] = ranking[p]
+                coefs[m] = coef[p]
+                m += 1
+        add_neural_gradients(H, w, X, rows, a, docs, coefs, m, hid, grad)
     if mu > 0.0:
         for j in range(len(w)):
             w[j] += lr * (grad[j] - mu * (w[j] - w_global[j]))
@@ -236,6 +245,8 @@ def client_update(kind, H, w, w_global, mu, lr, n_updates, X, rows, labels, q_of
     clicks = np.empty(LIST_SIZE, dtype=np.bool_)
     shown = np.empty(LIST_SIZE, dtype=np.int64)
     coef = np.empty(LIST_SIZE)
+    docs = np.empty(LIST_SIZE, dtype=np.int64)
+    coefs = np.empty(LIST_SIZE)
     n_models = len(model_choices)
     for t in range(n_updates):
         q = rng_client.integers(0, nq)
@@ -246,5 +257,5 @@ def client_update(kind, H, w, w_global, mu, lr, n_updates, X, rows, labels, q_of
                                          q_off[q], q_off[q + 1], ideal[q], model, click_kinds,
                                          click_c, click_s, click_eta, rng_client, rng_sample,
                                          grad, scores, hid, ranking, pos_max, pos_sum, placed,
-                                         clicks, shown, coef)
+                                         clicks, shown, coef, docs, coefs)
     return n_updates

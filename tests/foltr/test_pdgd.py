@@ -118,3 +118,24 @@ def test_ideal_dcg_and_no_relevant_query():
     labels = np.array([0, 2, 1, 0, 0])
     ideal = D.ideal_dcgs(labels, np.array([0, 3, 5]), 10)
     assert ideal[0] == pytest.approx(3 + 1 / np.log2(3)) and ideal[1] == 0.0
+
+
+def test_batched_neural_gradient_equals_sum_of_per_document_gradients():
+    from ltrlib.foltr.rankers import add_neural_gradients
+
+    rng = np.random.default_rng(2)
+    F, H = 7, 4
+    spec = make_ranker("neural", F, H)
+    w = spec.init(rng)
+    X = rng.random((6, F)).astype(np.float32)
+    rows = np.arange(6)[::-1].copy()
+    scores, hid = np.empty(6), np.empty((6, H))
+    score_rows(1, H, w, X, rows, 0, 6, scores, hid)
+    docs = np.array([4, 1, 2], dtype=np.int64)
+    coefs = np.array([0.7, -0.2, -0.5])
+    batched = np.zeros(spec.n_params)
+    add_neural_gradients(H, w, X, rows, 0, docs, coefs, 3, hid, batched)
+    single = np.zeros(spec.n_params)
+    for d, c in zip(docs, coefs):
+        add_score_gradient(1, H, w, X, rows[d], hid[d], c, single)
+    np.testing.assert_allclose(batched, single, atol=1e-12)
