@@ -1,6 +1,7 @@
 """Federated loop: FedAvg weighting, seeds, FedPer isolation, learning on a toy set; partitions."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ltrlib.data import Dataset, load_dataset
@@ -167,3 +168,15 @@ def test_real_lightgbm_data_learns():
     res = run_federated(P.iid(data, 5, 5, "perfect"), "linear", 200, seed=0, eval_every=200)
     start, end = res.offline.offline_ndcg
     assert end > start + 0.05, (start, end)
+
+
+def test_parallel_backends_give_the_serial_results(toy):
+    jobs = S.grid(["type3_sdbn"], [0, 1], n_rounds=6, eval_every=3)
+    off1, on1 = S.run_jobs(toy, jobs, n_jobs=1, progress=False)
+    off2, on2 = S.run_jobs(toy, jobs, n_jobs=2, progress=False)
+    pd.testing.assert_frame_equal(off1, off2)
+    pd.testing.assert_series_equal(on1.cumulative_online, on2.cumulative_online)
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        off3, on3 = S.run_jobs(toy, jobs, scheduler=cluster.scheduler_address, progress=False)
+    pd.testing.assert_frame_equal(off1, off3)
