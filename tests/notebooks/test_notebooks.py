@@ -148,3 +148,21 @@ def test_foltr_noniid_results(run_dir):
                & (runs.click == "perfect")]
     by = rem.set_index("remedy").final_offline
     assert by["sharing"] > by["none"]
+
+
+def test_xgboost_backends_results(run_dir):
+    nb = "08_xgboost_backends"
+    m = _metrics(run_dir, nb)
+    _assert_outputs(run_dir, nb, ("backend_comparison", "backend_comparison_numeric", "backend_timing",
+                                  "pair_method_summary", "seed_claims"),
+                    ("backend_comparison", "pair_method_sizes"))
+    numeric = pd.read_csv(run_dir / "tables" / nb / "backend_comparison_numeric.csv")
+    # LightGBM and XGBoost with 3 objectives x 2 pair methods, each scored on 3 metrics.
+    assert len(numeric) == 7 * 3 and set(numeric.metric) == {"ndcg@10", "map", "mrr@10"}
+    ndcg = numeric[numeric.metric == "ndcg@10"]
+    # Random scores give ~0.16-0.21 NDCG@10 on the tiny test set; every backend learns.
+    assert (ndcg["mean"] > 0.25).all() and (ndcg["mean"] <= 1).all()
+    assert (numeric.seconds > 0).all() and (numeric.trees >= 1).all()
+    claims = pd.read_csv(run_dir / "tables" / nb / "seed_claims.csv")
+    assert set(claims.claim) == {"mean_more_effective_pairs", "mean_better_small", "topk_better_top_large"}
+    assert sum(k.startswith("claim.") for k in m) == len(claims)

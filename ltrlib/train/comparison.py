@@ -1,0 +1,331 @@
+"""LightGBM λMART against XGBoost's ranking objectives and pair methods, on the same splits.
+
+    variants = backend_variants()                       # name -> (backend, params)
+    runs = compare_backends(splits, variants, max_trees=500, seed=0)
+    comparison_table(runs.per_query, baseline="LightGBM λMART")
+    runs.timing                                         # seconds, trees per variant
+
+The same data, the same tree limit, early stopping on validation NDCG@10 and the same
+learning rate for every variant; only the library, objective and pair construction differ.
+``pair_method_experiment`` checks the advice of XGBoost's ranking tutorial (the "mean"
+method gives more effective pairs on small data, "topk" helps at the top ranks on large
+data) on several training-set sizes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.data.dataset import Dataset, Splits
+from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
+
+__all__ = ["BackendRuns", "backend_variants", "compare_backends", "comparison_table",
+           "effective_pairs", "pair_method_experiment", "pair_method_summary"]
+
+METRICS = ("ndcg@10", "map", "mrr@10")
+LIGHTGBM = "LightGBM λMART"
+
+
+def backend_variants(objectives: Sequence[str] = ("rank:ndcg", "rank:pairwise", "rank:map"),
+                     pair_methods: Sequence[str] = ("topk", "mean"),
+                     num_pair_per_sample: int | None = None,
+                     ndcg_exp_gain: bool = True) -> dict[str, tuple[str, dict]]:
+    """LightGBM's λMART first, then XGBoost with every objective x pair method.
+
+    ``num_pair_per_sample`` None keeps each method's default (topk: 30, LightGBM's
+    truncation level; mean: 1, XGBoost's)."""
+    out: dict[str, tuple[str, dict]] = {LIGHTGBM: ("lightgbm", {})}
+    for obj in objectives:
+        for method in pair_methods:
+            params: dict[str, Any] = {"objective": obj, "lambdarank_pair_method": method}
+            if num_pair_per_sample is not None:
+                params["lambdarank_num_pair_per_sample"] = int(num_pair_per_sample)
+            if not ndcg_exp_gain:
+                params["ndcg_exp_gain"] = False
+            out[f"XGB {obj.split(':')[1]}/{method}"] = ("xgboost", params)
+    return out
+
+
+@dataclass
+class BackendRuns:
+    """Rankers, per-query test metrics (``model, test_set, qid, metric, value``) and one
+    timing row per model (``model, backend, objective, pair_method, seconds, trees``)."""
+
+    rankers: dict[str, Ranker]
+    per_query: pd.DataFrame
+    timing: pd.DataFrame
+
+
+def compare_backends(splits: Splits, variants: Mapping[str, tuple[str, dict]], *,
+                     common: Mapping[str, Any] | None = None, metrics: Sequence[str] = METRICS,
+                     max_trees: int = 500, early_stopping: int = 50, seed: int = 0,
+                     num_threads: int | None = None) -> BackendRuns:
+    """Train every variant on ``splits.train`` (early stopping on ``splits.vali``) and score
+    it on ``splits.test``. ``common`` params (e.g. the learning rate) go to every variant."""
+    if splits.vali is None or splits.test is None:
+        raise ValueError("compare_backends needs train, vali and test partitions")
+    if not variants:
+        raise ValueError("compare_backends needs at least one variant")
+    rankers, rows = {}, []
+    for name, (backend, params) in variants.items():
+        start = time.perf_counter()
+        r = train_ranker(splits.train, splits.vali, {**dict(common or {}), **params}, backend=backend,
+                         max_trees=max_trees, early_stopping=early_stopping, seed=seed,
+                         num_threads=num_threads)
+        seconds = time.perf_counter() - start
+        rankers[name] = r
+        rows.append({"model": name, "backend": backend,
+                     "objective": r.params.get("objective"),
+                     "pair_method": r.params.get("lambdarank_pair_method", "topk (truncation)"),
+                     "pairs_per_sample": r.params.get("lambdarank_num_pair_per_sample",
+                                                      r.params.get("lambdarank_truncation_level", 30)),
+                     "seconds": seconds, "trees": r.best_iteration,
+                     "trees_grown": r.info["trees_grown"], "vali_ndcg10": r.best_score})
+    per_query = evaluate_rankers(rankers, {"test": splits.test}, metrics=metrics)
+    return BackendRuns(rankers, per_query, pd.DataFrame(rows))
+
+
+def comparison_table(per_query: pd.DataFrame, baseline: str = LIGHTGBM, alpha: float = 0.05,
+                     fmt: str = "{:.4f}") -> pd.DataFrame:
+    """Models x metrics; a superscript ᵃ marks a mean that differs from ``baseline``
+    (two-sided paired t-test over the test queries, p < ``alpha``)."""
+    from ltrlib.metrics import significance_table
+
+    return significance_table(per_query, {baseline: "a"}, alpha=alpha, fmt=fmt)
+
+
+def comparison_numeric(per_query: pd.DataFrame, timing: pd.DataFrame | None = None,
+                       baseline: str = LIGHTGBM) -> pd.DataFrame:
+    """Tidy numbers: ``model, metric, mean, diff`` (minus the baseline), ``p_value`` of the
+    paired t-test against the baseline, plus training seconds and trees when given."""
+    from ltrlib.metrics import paired_ttest
+
+    rows = []
+    for metric, part in per_query.groupby("metric", sort=False):
+        wide = part.pivot(index="qid", columns="model", values="value")
+        base = wide[baseline].to_numpy(np.float64)
+        for model in pd.unique(part.model):
+            v = wide[model].to_numpy(np.float64)
+            p = np.nan if model == baseline else paired_ttest(v, base).p
+            rows.append({"model": model, "metric": metric, "mean": float(v.mean()),
+                         "diff": float(v.mean() - base.mean()), "p_value": p})
+    out = pd.DataFrame(rows)
+    if timing is not None:
+        out = out.merge(timing[["model", "seconds", "trees"]], on="model", how="left")
+    return out
+
+
+# --------------------------------------------------------------------------- pair methods
+
+
+def effective_pairs(data: Dataset, method: str, num_pair_per_sample: int) -> float:
+    """Pairs with different labels (those that carry a gradient) per query, on average, that
+    a pair method builds from an unordered list: ``mean`` samples ``n`` partners per
+    document (expected count: ``n`` x the share of its query's other documents with another
+    label); ``topk`` pairs each of the first ``k`` documents with every other document.
+    The list order is the data's; topk's real top k follows the model's ranking, which
+    changes during training, so this is the count at the first iteration."""
+    if method not in ("mean", "topk"):
+        raise ValueError(f"method must be 'mean' or 'topk', got {method!r}")
+    y, off = data.y, data.offsets
+    sizes = np.diff(off)
+    q = data.doc_query_index
+    levels = int(y.max()) + 1
+    hist = np.zeros((data.n_queries, levels), dtype=np.int64)
+    np.add.at(hist, (q, y), 1)
+    # Per document: how many documents of its query carry another label.
+    other = (sizes[q] - hist[q, y]).astype(np.float64)
+    if method == "mean":
+        total = float((num_pair_per_sample * other / np.maximum(sizes[q] - 1, 1)).sum())
+    else:
+        top = (np.arange(data.n_docs) - off[q]) < num_pair_per_sample
+        top_hist = np.zeros((data.n_queries, levels), dtype=np.int64)
+        np.add.at(top_hist, (q[top], y[top]), 1)
+        top_size = top_hist.sum(1)
+        # Pairs with both ends in the top k are reached from either end: count them once.
+        inside = 0.5 * ((top_size[:, None] - top_hist) * top_hist).sum()
+        total = float(other[top].sum() - inside)
+    return total / data.n_queries
+
+
+def pair_method_experiment(datasets: Mapping[str, Splits], settings: Mapping[str, dict] | None = None, *,
+                           common: Mapping[str, Any] | None = None, max_trees: int = 500,
+                           early_stopping: int = 50, seed: int = 0, num_threads: int | None = None,
+                           metrics: Sequence[str] = ("ndcg@1", "ndcg@3", "ndcg@10", "ndcg")) -> pd.DataFrame:
+    """XGBoost ``rank:ndcg`` with each pair setting on each dataset (e.g. tiny, small, paper).
+
+    ``settings``: name -> XGBoost params (default: mean with 1 pair, topk with k = 10 and
+    k = 30). Returns per-query rows ``scale, train_queries, setting, method, qid, metric,
+    value`` plus, per (scale, setting), ``effective_pairs`` per query and ``seconds``."""
+    settings = settings or {
+        "mean, 1 pair": {"lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 1},
+        "topk, k=10": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 10},
+        "topk, k=30": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 30},
+    }
+    parts = []
+    for scale, sp in datasets.items():
+        for name, params in settings.items():
+            start = time.perf_counter()
+            r = train_ranker(sp.train, sp.vali, {**dict(common or {}), "objective": "rank:ndcg", **params},
+                             backend="xgboost", max_trees=max_trees, early_stopping=early_stopping,
+                             seed=seed, num_threads=num_threads)
+            seconds = time.perf_counter() - start
+            pq = evaluate_rankers({name: r}, {"test": sp.test}, metrics=metrics)
+            method = r.params["lambdarank_pair_method"]
+            n = r.params["lambdarank_num_pair_per_sample"]
+            pq = pq.drop(columns=["test_set"]).rename(columns={"model": "setting"})
+            pq.insert(0, "train_queries", sp.train.n_queries)
+            pq.insert(0, "scale", scale)
+            pq["method"] = method
+            pq["effective_pairs"] = effective_pairs(sp.train, method, n)
+            pq["seconds"] = seconds
+            pq["trees"] = r.best_iteration
+            parts.append(pq)
+    return pd.concat(parts, ignore_index=True)
+
+
+def pair_method_summary(runs: pd.DataFrame, reference: str = "mean, 1 pair") -> pd.DataFrame:
+    """Per (scale, setting, metric): the mean, the difference to ``reference`` on the same
+    queries and its paired t-test p-value; plus effective pairs per query, trees, seconds."""
+    from ltrlib.metrics import paired_ttest
+
+    rows = []
+    for (scale, metric), part in runs.groupby(["scale", "metric"], sort=False):
+        wide = part.pivot(index="qid", columns="setting", values="value")
+        ref = wide[reference].to_numpy(np.float64)
+        info = part.groupby("setting", sort=False)[["train_queries", "effective_pairs", "trees",
+                                                    "seconds"]].first()
+        for setting in pd.unique(part.setting):
+            v = wide[setting].to_numpy(np.float64)
+            rows.append({"scale": scale, "train_queries": int(info.loc[setting, "train_queries"]),
+                         "metric": metric, "setting": setting, "mean": float(v.mean()),
+                         "diff_vs_reference": float(v.mean() - ref.mean()),
+                         "p_value": np.nan if setting == reference else paired_ttest(v, ref).p,
+                         "effective_pairs_per_query": float(info.loc[setting, "effective_pairs"]),
+                         "trees": int(info.loc[setting, "trees"]),
+                         "seconds": float(info.loc[setting, "seconds"])})
+    return pd.DataFrame(rows)
+
+
+def take_train_queries(splits: Splits, n_queries: int, seed: int = 0) -> Splits:
+    """``splits`` with a seeded random ``n_queries`` of its training queries (0 or more than
+    there are: all of them); validation and test stay as they are."""
+    if isinstance(n_queries, bool) or not isinstance(n_queries, (int, np.integer)) or n_queries < 0:
+        raise ValueError(f"train_queries must be a non-negative integer, got {n_queries!r}")
+    n = splits.train.n_queries
+    if n_queries == 0 or n_queries >= n:
+        return splits
+    pick = np.sort(np.random.default_rng(seed).choice(n, size=int(n_queries), replace=False))
+    return Splits(splits.train.take(pick, name=f"{splits.train.name}[{n_queries}q]"), splits.vali, splits.test)
+
+
+def parse_train_sizes(spec: str, available: int) -> list[int]:
+    """``"150,1000,all"`` -> sorted distinct training-query counts, each at most ``available``
+    (``all`` = ``available``)."""
+    sizes = []
+    for part in str(spec).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part == "all":
+            sizes.append(available)
+            continue
+        try:
+            value = int(part)
+        except ValueError:
+            raise ValueError(f"pair_train_queries: {part!r} is neither an integer nor 'all'") from None
+        if value < 1:
+            raise ValueError(f"pair_train_queries: sizes must be positive, got {value}")
+        sizes.append(min(value, available))
+    if not sizes:
+        raise ValueError(f"pair_train_queries: no size in {spec!r}")
+    return sorted(set(sizes))
+
+
+__all__ += ["comparison_numeric", "parse_train_sizes", "take_train_queries"]
+
+
+def seed_claims(summary: pd.DataFrame, reference: str = "mean, 1 pair") -> pd.DataFrame:
+    """The tutorial's pair-method advice as checks on `pair_method_summary` output.
+
+    One row per (claim, topk setting): ``diff`` is topk minus ``reference`` (mean) on the
+    claim's training size and metric, ``holds`` whether its sign is the claimed one and
+    ``significant`` whether the paired t-test agrees (p < 0.05). Claims:
+
+    * ``mean_more_effective_pairs``: mean builds more effective pairs per query than topk
+      (at the methods' default pair counts; the smallest training set).
+    * ``mean_better_small``: on the smallest training set, mean has the higher NDCG@10.
+    * ``topk_better_top_large``: on the largest training set, topk has the higher NDCG@1
+      and NDCG@3 (one row per metric).
+    """
+    sizes = sorted(pd.unique(summary.train_queries))
+    small, large = sizes[0], sizes[-1]
+    topks = [s for s in pd.unique(summary.setting) if s != reference]
+    rows = []
+
+    def row(claim, n, metric, setting, sign):
+        part = summary[(summary.train_queries == n) & (summary.metric == metric)].set_index("setting")
+        if claim == "mean_more_effective_pairs":
+            diff = part.loc[setting, "effective_pairs_per_query"] - part.loc[reference, "effective_pairs_per_query"]
+            p = np.nan
+        else:
+            diff, p = part.loc[setting, "diff_vs_reference"], part.loc[setting, "p_value"]
+        holds = bool(np.sign(diff) == sign)
+        rows.append({"claim": claim, "train_queries": int(n), "metric": metric, "topk_setting": setting,
+                     "diff_topk_minus_mean": float(diff), "p_value": float(p), "holds": holds,
+                     "significant": bool(holds and p < 0.05) if not np.isnan(p) else None})
+
+    for setting in topks:
+        row("mean_more_effective_pairs", small, "ndcg@10", setting, -1)
+        row("mean_better_small", small, "ndcg@10", setting, -1)
+        for metric in ("ndcg@1", "ndcg@3"):
+            if metric in set(summary.metric):
+                row("topk_better_top_large", large, metric, setting, +1)
+    return pd.DataFrame(rows)
+
+
+def headline_metrics(numeric: pd.DataFrame, pair_summary: pd.DataFrame | None = None,
+                     claims: pd.DataFrame | None = None) -> dict[str, float | int | bool]:
+    """Flat scalars for ``metrics.json``: ``<model>.<metric>`` means (model names made
+    file-safe), ``<model>.seconds``, pair-study means and the claims' verdicts."""
+    def safe(name: str) -> str:
+        return "".join(c if c.isalnum() or c in "._+-" else "_" for c in name.replace("λ", "lambda"))
+
+    out: dict[str, float | int | bool] = {}
+    for r in numeric.itertuples():
+        out[f"{safe(r.model)}.{safe(r.metric)}"] = float(r.mean)
+        if "seconds" in numeric.columns:
+            out[f"{safe(r.model)}.seconds"] = float(r.seconds)
+    if pair_summary is not None:
+        for r in pair_summary.itertuples():
+            out[f"pairs.{r.train_queries}q.{safe(r.setting)}.{safe(r.metric)}"] = float(r.mean)
+    if claims is not None:
+        for r in claims.itertuples():
+            out[f"claim.{r.claim}.{safe(r.topk_setting)}.{safe(r.metric)}"] = bool(r.holds)
+    return out
+
+
+__all__ += ["headline_metrics", "seed_claims"]
+
+
+# Tree limits by scale: short at tiny (the smoke test), the paper's at paper scale.
+SCALE_LIMITS = {"tiny": (25, 5), "small": (150, 15), "paper": (3000, 100)}
+
+
+def limits_for_scale(scale: str, max_trees: int = 0, early_stopping: int = 0) -> dict[str, int]:
+    """``max_trees`` and ``early_stopping``; 0 takes the scale's value (`SCALE_LIMITS`;
+    another dataset than a synthetic scale gets small's)."""
+    trees, patience = SCALE_LIMITS.get(scale, SCALE_LIMITS["small"])
+    for name, value in (("max_trees", max_trees), ("early_stopping", early_stopping)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer (0 = by scale), got {value!r}")
+    return {"max_trees": int(max_trees or trees), "early_stopping": int(early_stopping or patience)}
+
+
+__all__ += ["SCALE_LIMITS", "limits_for_scale"]

@@ -1,0 +1,85 @@
+"""ltrlib.train.comparison: backend variants, effective pairs, claims, query subsets."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ltrlib.data import load_dataset
+from ltrlib.data.dataset import Dataset, Splits
+from ltrlib.train import comparison
+
+
+def _tiny_labels(labels_per_query):
+    y = np.concatenate(labels_per_query)
+    sizes = [len(q) for q in labels_per_query]
+    return Dataset(X=np.zeros((len(y), 2), np.float32), y=y, query_ids=np.arange(len(sizes)),
+                   offsets=np.concatenate([[0], np.cumsum(sizes)]))
+
+
+def test_effective_pairs_by_hand():
+    ds = _tiny_labels([[2, 0, 0, 1], [1, 1]])
+    # Query 1: labels 2,0,0,1 -> other-label counts 3,2,2,3; query 2: none differ.
+    # mean, n pairs: n * other / (size - 1) summed: n * (3+2+2+3)/3 = n * 10/3.
+    assert comparison.effective_pairs(ds, "mean", 3) == pytest.approx((10.0) / 2)
+    # topk, k=2: docs 2 and 0 paired with all others of another label: 3 + 2, minus the
+    # (2, 0) pair counted from both ends -> 4 pairs in query 1, 0 in query 2.
+    assert comparison.effective_pairs(ds, "topk", 2) == pytest.approx(4 / 2)
+    # k >= list size: every differing pair once: query 1 has 6 - 1 (the two 0s) = 5.
+    assert comparison.effective_pairs(ds, "topk", 10) == pytest.approx(5 / 2)
+    with pytest.raises(ValueError, match="method"):
+        comparison.effective_pairs(ds, "all", 1)
+
+
+def test_variants_and_sizes():
+    v = comparison.backend_variants()
+    assert list(v)[0] == comparison.LIGHTGBM and len(v) == 7
+    assert v["XGB map/mean"] == ("xgboost", {"objective": "rank:map", "lambdarank_pair_method": "mean"})
+    assert comparison.parse_train_sizes("150, 1000,all", 3000) == [150, 1000, 3000]
+    assert comparison.parse_train_sizes("150,1000,all", 150) == [150]
+    with pytest.raises(ValueError, match="pair_train_queries"):
+        comparison.parse_train_sizes("150,lots", 3000)
+    assert comparison.limits_for_scale("tiny") == {"max_trees": 25, "early_stopping": 5}
+    assert comparison.limits_for_scale("paper", 0, 7) == {"max_trees": 3000, "early_stopping": 7}
+    with pytest.raises(ValueError, match="max_trees"):
+        comparison.limits_for_scale("small", -1)
+
+
+def test_take_train_queries_keeps_vali_and_test():
+    sp = load_dataset("synthetic", scale="tiny", seed=0)
+    sub = comparison.take_train_queries(sp, 40, seed=3)
+    assert sub.train.n_queries == 40 and sub.vali is sp.vali and sub.test is sp.test
+    assert set(sub.train.query_ids) <= set(sp.train.query_ids)
+    assert np.array_equal(comparison.take_train_queries(sp, 40, seed=3).train.query_ids, sub.train.query_ids)
+    assert comparison.take_train_queries(sp, 0).train is sp.train
+
+
+def test_compare_backends_tables():
+    sp = load_dataset("synthetic", scale="tiny", seed=0)
+    sp = Splits(sp.train, sp.vali, sp.test.take(np.arange(20)))
+    variants = {comparison.LIGHTGBM: ("lightgbm", {}),
+                "XGB ndcg/mean": ("xgboost", {"lambdarank_pair_method": "mean"})}
+    runs = comparison.compare_backends(sp, variants, max_trees=5, early_stopping=5, num_threads=1)
+    assert list(runs.timing.model) == list(variants) and (runs.timing.seconds > 0).all()
+    table = comparison.comparison_table(runs.per_query)
+    assert list(table.columns) == ["ndcg@10", "map", "mrr@10"] and list(table.index) == list(variants)
+    numeric = comparison.comparison_numeric(runs.per_query, runs.timing)
+    base = numeric[numeric.model == comparison.LIGHTGBM]
+    assert (base["diff"] == 0).all() and base.p_value.isna().all()
+    metrics = comparison.headline_metrics(numeric)
+    assert "LightGBM_lambdaMART.ndcg_10" in metrics
+
+
+def test_seed_claims_signs():
+    rows = []
+    for n, top_gain in ((150, -0.02), (3000, 0.03)):
+        for metric in ("ndcg@1", "ndcg@3", "ndcg@10"):
+            rows.append({"train_queries": n, "metric": metric, "setting": "mean, 1 pair",
+                         "diff_vs_reference": 0.0, "p_value": np.nan, "effective_pairs_per_query": 50.0})
+            rows.append({"train_queries": n, "metric": metric, "setting": "topk, k=10",
+                         "diff_vs_reference": top_gain, "p_value": 0.01, "effective_pairs_per_query": 200.0})
+    claims = comparison.seed_claims(pd.DataFrame(rows)).set_index(["claim", "metric"])
+    assert not claims.loc[("mean_more_effective_pairs", "ndcg@10"), "holds"]
+    assert claims.loc[("mean_better_small", "ndcg@10"), "holds"]
+    assert claims.loc[("mean_better_small", "ndcg@10"), "significant"]
+    assert claims.loc[("topk_better_top_large", "ndcg@1"), "holds"]
+    assert claims.loc[("topk_better_top_large", "ndcg@1"), "train_queries"] == 3000
