@@ -1,0 +1,206 @@
+"""Unbiased LambdaMART on position-biased clicks: the experiment of notebook 09.
+
+1. A logging ranker: LightGBM λMART trained on a small labelled sample of the training
+   queries (1% by default), early-stopped on the validation set.
+2. For each PBM eta, one click log of the largest number of sessions over the training
+   queries shown in the logging ranker's order; smaller logs are its first sessions, so
+   the curves against sessions are nested (one log per eta, not one per point).
+3. On each log: XGBoost with ``lambdarank_unbiased=True`` and with ``False``, and LightGBM
+   with the displayed positions in its Dataset (its position-bias model); all trained on
+   the clicks with a fixed tree count (no labelled validation data in a click setting).
+4. Test NDCG@10 on the true labels, against the logging ranker and a λMART trained on the
+   true labels of all training queries (the ceiling).
+
+XGBoost's propensity estimates (t+ per position, relative to position 1) are read from the
+unbiased models of the largest log and set beside the true PBM ratio 1/rank^eta.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.clicklog.logs import ClickLog, simulate_click_log
+from ltrlib.data.dataset import Splits
+from ltrlib.foltr.clicks import pbm
+from ltrlib.metrics import evaluate
+from ltrlib.train import Ranker, train_ranker, xgboost_propensities
+
+__all__ = ["CLICK_MODELS", "ClickBiasResult", "click_bias_experiment", "logging_ranker",
+           "parse_list"]
+
+# name -> (backend, params, uses positions)
+CLICK_MODELS: dict[str, tuple[str, dict, bool]] = {
+    "XGB unbiased": ("xgboost", {"lambdarank_unbiased": True}, True),
+    "XGB biased": ("xgboost", {"lambdarank_unbiased": False}, False),
+    "LightGBM positions": ("lightgbm", {}, True),
+}
+
+
+def parse_list(spec: str, kind=float, name: str = "value") -> list:
+    """``"0,0.5,1"`` -> ``[0.0, 0.5, 1.0]``; a clear error naming ``name`` otherwise."""
+    out = []
+    for part in str(spec).split(","):
+        if part.strip():
+            try:
+                out.append(kind(part.strip()))
+            except ValueError:
+                raise ValueError(f"{name}: {part.strip()!r} is not a {kind.__name__}") from None
+    if not out:
+        raise ValueError(f"{name}: empty list {spec!r}")
+    return out
+
+
+def logging_ranker(splits: Splits, fraction: float = 0.01, *, min_queries: int = 3, seed: int = 0,
+                   max_trees: int = 200, early_stopping: int = 20,
+                   num_threads: int | None = None) -> tuple[Ranker, int]:
+    """λMART on ``fraction`` of the labelled training queries (at least ``min_queries``),
+    early-stopped on ``splits.vali``. Returns the ranker and its number of training queries."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"logging fraction must be in (0, 1], got {fraction!r}")
+    n = max(int(min_queries), int(math.ceil(fraction * splits.train.n_queries)))
+    n = min(n, splits.train.n_queries)
+    pick = np.sort(np.random.default_rng(seed).choice(splits.train.n_queries, size=n, replace=False))
+    sample = splits.train.take(pick, name=f"{splits.train.name}-logging{n}")
+    r = train_ranker(sample, splits.vali, {"learning_rate": 0.1}, max_trees=max_trees,
+                     early_stopping=early_stopping, seed=seed, num_threads=num_threads)
+    return r, n
+
+
+@dataclass
+class ClickBiasResult:
+    """``curves``: ``model, eta, sessions, ndcg10, seconds`` (eta and sessions NaN for the
+    logging ranker and the ceiling); ``propensities``: ``eta, rank, estimated, t_minus,
+    true``; ``click_rates``: ``eta, rank, ctr`` of the largest logs; ``logging_queries``."""
+
+    curves: pd.DataFrame
+    propensities: pd.DataFrame
+    click_rates: pd.DataFrame
+    logging_queries: int
+
+
+def _ndcg10(ranker: Ranker, test) -> float:
+    return float(evaluate(test, ranker.predict(test), metrics="ndcg@10")["ndcg@10"])
+
+
+def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0, 1.5, 2.0),
+                          sessions: Sequence[int] = (300, 1000, 3000), *, top_k: int = 10,
+                          logging_fraction: float = 0.01, click_trees: int = 60,
+                          click_params: Mapping[str, Any] | None = None,
+                          models: Mapping[str, tuple[str, dict, bool]] | None = None,
+                          ceiling_trees: int = 300, seed: int = 0,
+                          num_threads: int | None = None) -> ClickBiasResult:
+    """Run the experiment (see the module docstring). ``click_params`` go to every model
+    trained on clicks (default: learning rate 0.1); XGBoost models get ``topk`` pairs with
+    k = ``top_k`` (one propensity per displayed position)."""
+    sessions = sorted({int(s) for s in sessions})
+    if not sessions or sessions[0] < 1:
+        raise ValueError(f"sessions must be positive integers, got {sessions}")
+    models = dict(models or CLICK_MODELS)
+    common = {"learning_rate": 0.1, **dict(click_params or {})}
+    test = splits.test
+    rows = []
+    logger, n_log = logging_ranker(splits, logging_fraction, seed=seed, num_threads=num_threads)
+    rows.append({"model": "logging ranker", "eta": np.nan, "sessions": np.nan,
+                 "ndcg10": _ndcg10(logger, test), "seconds": np.nan})
+    start = time.perf_counter()
+    ceiling = train_ranker(splits.train, splits.vali, {"learning_rate": 0.1}, max_trees=ceiling_trees,
+                           early_stopping=max(10, ceiling_trees // 10), seed=seed, num_threads=num_threads)
+    rows.append({"model": "true labels (ceiling)", "eta": np.nan, "sessions": np.nan,
+                 "ndcg10": _ndcg10(ceiling, test), "seconds": time.perf_counter() - start})
+    scores = logger.predict(splits.train)
+    props, rates = [], []
+    for i, eta in enumerate(etas):
+        full: ClickLog = simulate_click_log(splits.train, scores, pbm(float(eta)), sessions[-1],
+                                            top_k=top_k, seed=np.random.SeedSequence([seed, i]).generate_state(1)[0])
+        ctr = full.click_rate_by_position()
+        rates.append(pd.DataFrame({"eta": float(eta), "rank": np.arange(1, len(ctr) + 1), "ctr": ctr}))
+        for n in sessions:
+            log = full.first_sessions(n)
+            for name, (backend, params, with_pos) in models.items():
+                p = {**common, **params}
+                if backend == "xgboost":
+                    p = {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": top_k, **p}
+                t0 = time.perf_counter()
+                r = train_ranker(log.data, None, p, backend=backend, max_trees=click_trees, seed=seed,
+                                 num_threads=num_threads, position=log.position if with_pos else None)
+                rows.append({"model": name, "eta": float(eta), "sessions": n, "ndcg10": _ndcg10(r, test),
+                             "seconds": time.perf_counter() - t0})
+                if n == sessions[-1] and backend == "xgboost" and p.get("lambdarank_unbiased"):
+                    t_plus, t_minus = xgboost_propensities(r)
+                    ranks = np.arange(1, len(t_plus) + 1)
+                    props.append(pd.DataFrame({"eta": float(eta), "model": name, "rank": ranks,
+                                               "estimated": t_plus, "t_minus": t_minus,
+                                               "true": 1.0 / ranks ** float(eta)}))
+    return ClickBiasResult(pd.DataFrame(rows), pd.concat(props, ignore_index=True) if props else
+                           pd.DataFrame(columns=["eta", "model", "rank", "estimated", "t_minus", "true"]),
+                           pd.concat(rates, ignore_index=True), n_log)
+
+
+def curve_table(curves: pd.DataFrame) -> pd.DataFrame:
+    """Wide view: rows ``(eta, sessions)``, one column per click-trained model, plus the
+    logging ranker and the ceiling as constant columns."""
+    fixed = curves[curves.sessions.isna()].set_index("model").ndcg10
+    wide = (curves[curves.sessions.notna()]
+            .pivot_table(index=["eta", "sessions"], columns="model", values="ndcg10", sort=False))
+    wide.columns.name = None
+    for name, value in fixed.items():
+        wide[name] = value
+    return wide.reset_index().astype({"sessions": int})
+
+
+def propensity_errors(props: pd.DataFrame) -> pd.DataFrame:
+    """Per eta: mean absolute error of XGBoost's estimated t+ against 1/rank^eta over the
+    shown positions, and the estimate's and the truth's value at the last position."""
+    g = props.assign(abs_err=(props.estimated - props["true"]).abs()).groupby("eta", sort=True)
+    return pd.DataFrame({"mae": g.abs_err.mean(), "estimated_last": g.estimated.last(),
+                         "true_last": g["true"].last()}).reset_index()
+
+
+def headline_metrics(result: ClickBiasResult) -> dict[str, float]:
+    """``<model>.eta<eta>.ndcg10`` at the largest log, the fixed models' NDCG@10 and the
+    propensity errors, as flat scalars for ``metrics.json``."""
+    c = result.curves
+    out: dict[str, float] = {"logging_queries": result.logging_queries}
+    fixed = c[c.sessions.isna()]
+    for r in fixed.itertuples():
+        out[("logging" if r.model.startswith("logging") else "ceiling") + ".ndcg10"] = float(r.ndcg10)
+    last = c[c.sessions == c.sessions.max()]
+    for r in last.itertuples():
+        out[f"{r.model.replace(' ', '_')}.eta{r.eta:g}.ndcg10"] = float(r.ndcg10)
+    if not result.propensities.empty:
+        for r in propensity_errors(result.propensities).itertuples():
+            out[f"propensity_mae.eta{r.eta:g}"] = float(r.mae)
+    return out
+
+
+__all__ += ["curve_table", "headline_metrics", "propensity_errors"]
+
+
+# Defaults by scale: (sessions, trees on clicks, ceiling tree limit).
+SCALE_DEFAULTS = {
+    "tiny": ("300,1000", 20, 60),
+    "small": ("600,2000,6000", 50, 200),
+    "paper": ("3000,30000,300000", 300, 3000),
+}
+
+
+def settings_for_scale(scale: str, sessions: str = "", click_trees: int = 0,
+                       ceiling_trees: int = 0) -> dict[str, Any]:
+    """Notebook parameters with 0 or empty replaced by the scale's defaults
+    (`SCALE_DEFAULTS`; another dataset than a synthetic scale gets small's)."""
+    d_sessions, d_trees, d_ceiling = SCALE_DEFAULTS.get(scale, SCALE_DEFAULTS["small"])
+    for name, value in (("click_trees", click_trees), ("ceiling_trees", ceiling_trees)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer (0 = by scale), got {value!r}")
+    return {"sessions": parse_list(sessions or d_sessions, int, "sessions"),
+            "click_trees": int(click_trees or d_trees), "ceiling_trees": int(ceiling_trees or d_ceiling)}
+
+
+__all__ += ["SCALE_DEFAULTS", "settings_for_scale"]
