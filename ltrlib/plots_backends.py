@@ -89,7 +89,9 @@ def propensity_estimates(props: pd.DataFrame) -> plt.Figure:
     for i, (eta, g) in enumerate(props.groupby("eta", sort=True)):
         color = sns.color_palette()[i % 10]
         ax.plot(g["rank"], g["true"], color=color, ls="--", lw=1)
-        ax.plot(g["rank"], g["estimated"], color=color, marker="o", ms=3, label=f"η = {eta:g}")
+        # A position without any click gets an estimate of 0, which a log axis cannot show.
+        est = g["estimated"].where(g["estimated"] > 0)
+        ax.plot(g["rank"], est, color=color, marker="o", ms=3, label=f"η = {eta:g}")
     ax.set(xlabel="displayed rank", ylabel="propensity / propensity at rank 1", yscale="log",
            title="estimated (dots) vs true 1/rank^η (dashed)")
     ax.legend(fontsize=8)

@@ -185,7 +185,7 @@ __all__ += ["curve_table", "headline_metrics", "propensity_errors"]
 
 # Defaults by scale: (sessions, trees on clicks, ceiling tree limit).
 SCALE_DEFAULTS = {
-    "tiny": ("300,1000", 20, 60),
+    "tiny": ("200,600", 10, 40),
     "small": ("600,2000,6000", 50, 200),
     "paper": ("3000,30000,300000", 300, 3000),
 }
