@@ -38,11 +38,12 @@ test: $(STAMP) ## Run the whole test suite
 test-fast: $(STAMP) ## Run the tests without the notebook smoke tests
 	$(PY) -m pytest -m "not slow"
 
-bench: $(STAMP) ## Print the speed figures (parse, cached reload, metrics, synthetic generation)
+bench: $(STAMP) ## Print the speed and memory figures (parse, reload, metrics, generator, FPDGD, Bi-LambdaMART)
 	$(PY) bench/bench_parse.py
 	$(PY) bench/bench_metrics.py
 	$(PY) bench/bench_synthetic.py
 	$(PY) bench/bench_foltr.py
+	$(PY) bench/bench_bivariate.py
 
 lab: $(STAMP) ## Open JupyterLab on the notebooks
 	$(VENV)/bin/jupyter lab notebooks/

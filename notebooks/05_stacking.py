@@ -42,6 +42,7 @@ alpha_step: float = 0.01  # grid step of alpha for the linear merge in the compa
 normalisation: str = "none"  # score normalisation of that linear merge: none (paper), zscore or minmax
 top_k: int = 15  # features per panel of Figure 3 (score features are always shown)
 splits_to_run: str = "Split1,Split2,Split3"  # comma-separated subset of Split1, Split2, Split3
+backend: str = "lightgbm"  # meta-models: lightgbm (the paper) or xgboost; local models come from notebook 03
 
 # %%
 # The tiny scale exists for tests: two trials per meta-model keep the notebook to seconds.
@@ -75,7 +76,7 @@ models = merge.load_local_models(store, split_names)
 
 # %%
 stacked = {name: stacking.stacking_experiment(nsplits[name], models[name], n_trials=trials,
-                                              n_folds=n_folds, seed=seed,
+                                              n_folds=n_folds, seed=seed, backend=backend,
                                               storage=store.run_dir / JOURNAL_FILE)
            for name in split_names}
 params = merge.collect(stacked, "params")

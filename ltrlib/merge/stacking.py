@@ -104,14 +104,17 @@ def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials
                       study_name: str = "stacking", max_trees: int = STACKING_MAX_TREES,
                       early_stopping: int = STACKING_EARLY_STOPPING,
                       num_threads: int = STACKING_NUM_THREADS,
-                      first_params: Mapping | None = STACKING_FIRST_PARAMS, progress: bool = False):
+                      first_params: Mapping | None = STACKING_FIRST_PARAMS, progress: bool = False,
+                      backend: str = "lightgbm"):
     """Tune the meta-model on the score-augmented ``ds`` by k-fold CV over its queries.
 
     Returns `ltrlib.train.TuningResult` (``best_params``, ``best_iteration`` = mean
     early-stopped trees of the best trial, ``trials``). ``storage``: an Optuna journal
-    path, so an interrupted run resumes (see `ltrlib.train.tuning`).
+    path, so an interrupted run resumes (see `ltrlib.train.tuning`). ``backend``: the
+    meta-model's, ``"lightgbm"`` or ``"xgboost"`` (``first_params`` are given in LightGBM's
+    names and translated, `ltrlib.train.in_backend`).
     """
-    from ltrlib.train import tune_cv
+    from ltrlib.train import in_backend, tune_cv
 
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
@@ -121,7 +124,8 @@ def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials
     return tune_cv(aug, int(n_folds), n_trials=int(n_trials), study_name=study_name,
                    storage=storage, seed=seed, max_trees=max_trees,
                    early_stopping=early_stopping, num_threads=num_threads,
-                   first_params=first_params, progress=progress)
+                   first_params=None if first_params is None else in_backend(first_params, backend),
+                   progress=progress, backend=backend)
 
 
 @dataclass
@@ -146,17 +150,17 @@ class StackingModel:
 
 def train_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, params: Mapping | None = None,
                    n_trees: int = 100, seed: int = 0, tuning=None,
-                   num_threads: int = STACKING_NUM_THREADS) -> StackingModel:
+                   num_threads: int = STACKING_NUM_THREADS, backend: str = "lightgbm") -> StackingModel:
     """Fit the meta-ranker (LambdaMART) on all of the score-augmented ``ds``, ``n_trees`` trees.
 
-    ``params``: e.g. ``tuning.best_params`` from `optimize_stacking`, with
-    ``n_trees=tuning.best_iteration``.
+    ``params``: e.g. ``tuning.best_params`` from `optimize_stacking` (in ``backend``'s
+    names), with ``n_trees=tuning.best_iteration``.
     """
     from ltrlib.train import train_ranker
 
     aug = stack_features(ds, scores)
     ranker = train_ranker(aug, None, dict(params or {}), max_trees=int(n_trees), seed=seed,
-                          num_threads=num_threads)
+                          num_threads=num_threads, backend=backend)
     return StackingModel(ranker, tuple(str(k) for k in scores), tuning)
 
 
@@ -211,7 +215,7 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
                         metrics: Sequence[str] = ("ndcg@10", "map", "mrr@10"),
                         max_trees: int = STACKING_MAX_TREES,
                         test_scores: Mapping[str, np.ndarray] | None = None,
-                        progress: bool = False) -> StackingExperiment:
+                        progress: bool = False, backend: str = "lightgbm") -> StackingExperiment:
     """Tune and train each client's meta-model on its D_merge; evaluate on the full test set.
 
     ``split`` as in `ltrlib.merge.linear.linear_experiment`; ``storage`` an Optuna journal
@@ -220,7 +224,11 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
     query; one with a single query is not tuned (``UNTUNED_PARAMS``, ``cv_folds = 0`` in
     ``params``). ``params["splits_in_model"] == 0`` flags a meta-model that learnt no
     split at all (a constant ranker: its tuned leaf minimums exceed what D_merge holds).
+    ``backend``: the meta-models' (``"lightgbm"``, the paper, or ``"xgboost"``), whatever
+    the local models' backend is.
     """
+    from ltrlib.train import in_backend
+
     test = split.full.test
     test_scores = dict(test_scores) if test_scores is not None else score_models(models, test)
     local = {m: test_scores[m] for m in models}
@@ -235,13 +243,14 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
         if folds >= 2:
             res = optimize_stacking(client.merge, merge_scores, n_trials=n_trials, n_folds=folds,
                                     seed=seed, storage=storage, study_name=f"{split.name}.{name}",
-                                    max_trees=max_trees, progress=progress)
+                                    max_trees=max_trees, progress=progress, backend=backend)
             params, n_trees, cv_value, n_done = res.best_params, res.best_iteration, res.best_value, res.n_trials
             trials.append(res.trials.assign(split=split.name, model=name))
         else:
-            res, params, n_trees, cv_value, n_done = None, dict(UNTUNED_PARAMS), UNTUNED_TREES, np.nan, 0
+            res, params, n_trees, cv_value, n_done = (None, in_backend(UNTUNED_PARAMS, backend),
+                                                      UNTUNED_TREES, np.nan, 0)
         m = train_stacking(client.merge, merge_scores, params=params, n_trees=n_trees, seed=seed,
-                           tuning=res)
+                           tuning=res, backend=backend)
         meta[name] = m
         out[name] = m.predict(test, local)
         rows.append({"split": split.name, "client": str(getattr(client, "name", f"client{i + 1}")),

@@ -30,6 +30,7 @@ from ltrlib.train.tuning import (
     client_table,
     fit_client_models,
     fit_tuned,
+    in_backend,
     search_space,
     study_storage,
     suggest_params,
@@ -43,7 +44,7 @@ __all__ = [
     "BACKENDS", "DEFAULT_EARLY_STOPPING", "DEFAULT_EVAL_AT", "DEFAULT_MAX_TREES",
     "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TuningResult",
     "ClientModels", "client_metrics", "client_results", "client_table", "fit_client_models",
-    "evaluate_rankers", "fit_tuned", "results_table", "study_storage", "suggest_params",
+    "evaluate_rankers", "fit_tuned", "in_backend", "results_table", "study_storage", "suggest_params",
     "train_ranker", "tune", "tune_cv", "tuned_parameters", "tuning_history",
     "validation_curves", "SEARCH_SPACES", "search_space", "xgboost_propensities",
 ]

@@ -66,6 +66,7 @@ __all__ = [
     "SEARCH_SPACE",
     "TuningResult",
     "fit_tuned",
+    "in_backend",
     "study_storage",
     "suggest_params",
     "tune",
@@ -123,6 +124,18 @@ def search_space(backend: str = "lightgbm") -> dict:
 PAPER_TABLE6_MEDIAN = {"learning_rate": 0.05, "num_leaves": 180, "min_data_in_leaf": 60,
                        "min_sum_hessian_in_leaf": 1}
 TUNED_PARAMS = tuple(SEARCH_SPACE)
+
+
+def in_backend(params: Mapping[str, Any], backend: str = "lightgbm") -> dict[str, Any]:
+    """A point given in the paper's LightGBM names (`PAPER_TABLE6_MEDIAN`, a stacking
+    setting) in ``backend``'s names, so one switch changes the backend of a whole notebook:
+    ``tune(first_params=in_backend(PAPER_TABLE6_MEDIAN, "xgboost"), backend="xgboost")``."""
+    search_space(backend)  # names the supported backends if ``backend`` is unknown
+    if backend == "xgboost":
+        from ltrlib.train.xgboost_backend import from_lightgbm_names
+
+        return from_lightgbm_names(dict(params))
+    return dict(params)
 
 
 def suggest_params(trial, backend: str = "lightgbm") -> dict[str, Any]:

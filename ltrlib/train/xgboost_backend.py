@@ -65,6 +65,20 @@ def defaults(seed: int, eval_at: int, num_threads: int) -> dict:
     }
 
 
+def from_lightgbm_names(params: dict) -> dict:
+    """``params`` in XGBoost's names (`_LIGHTGBM_NAMES`): ``num_leaves`` becomes
+    ``max_leaves`` and so on; a name XGBoost has no equivalent for (``min_data_in_leaf``)
+    is dropped. Carries a point of the paper's LightGBM search space (a study's first
+    trial, a fixed meta-model setting) over to ``backend="xgboost"``."""
+    out = {}
+    for name, value in params.items():
+        if name not in _LIGHTGBM_NAMES:
+            out[name] = value
+        elif _LIGHTGBM_NAMES[name] is not None:
+            out[_LIGHTGBM_NAMES[name]] = value
+    return out
+
+
 def complete(params: dict) -> dict:
     """Check the XGBoost ranking options and fill the pair-count default of the method."""
     p = dict(params)

@@ -75,3 +75,17 @@ def test_optimize_stacking_cross_validates_over_queries():
                                     "min_sum_hessian_in_leaf"}
     with pytest.raises(ValueError, match="n_folds"):
         stacking.optimize_stacking(ds, scores, n_folds=13)
+
+
+def test_xgboost_meta_model(tmp_path):
+    ds = make_ds(nq=12, docs=20)
+    rng = np.random.default_rng(3)
+    scores = {"M1": rng.normal(size=ds.n_docs), "M2": ds.y + 0.1 * rng.normal(size=ds.n_docs)}
+    # The LightGBM-named first trial is translated into XGBoost's space.
+    res = stacking.optimize_stacking(ds, scores, n_trials=1, n_folds=2, max_trees=10, backend="xgboost")
+    assert res.best_params == {"learning_rate": 0.1, "max_leaves": 31, "min_child_weight": 1}
+    meta = stacking.train_stacking(ds, scores, params=res.best_params, n_trees=10, backend="xgboost")
+    assert meta.ranker.backend == "xgboost"
+    gain = stacking.feature_importance({"M12S": meta}, top_k=1)
+    gain = gain[gain.kind == "gain"].set_index("feature")
+    assert gain.loc["score_M2", "rank"] == 1

@@ -169,3 +169,20 @@ def test_tuning_uses_the_backend_space(tmp_path, splits):
     table = tuned_parameters({("full", "X"): ranker})
     assert {"max_leaves", "min_child_weight"} <= set(table.columns)
     assert isinstance(store.load("full", "X"), Ranker)
+
+
+def test_paper_points_carry_over_to_xgboost_names(tmp_path, splits):
+    from ltrlib.train import PAPER_TABLE6_MEDIAN, in_backend
+
+    assert in_backend(PAPER_TABLE6_MEDIAN, "lightgbm") == PAPER_TABLE6_MEDIAN
+    # num_leaves -> max_leaves, min_sum_hessian_in_leaf -> min_child_weight, and
+    # min_data_in_leaf (no XGBoost equivalent) dropped: exactly the XGBoost search space.
+    xgb = in_backend(PAPER_TABLE6_MEDIAN, "xgboost")
+    assert xgb == {"learning_rate": 0.05, "max_leaves": 180, "min_child_weight": 1}
+    assert set(xgb) == set(search_space("xgboost"))
+    with pytest.raises(ValueError, match="supported backends"):
+        in_backend(PAPER_TABLE6_MEDIAN, "catboost")
+    # As notebook 03 uses it: trial 0 of an XGBoost study is the translated paper point.
+    res = tune(splits.train, splits.vali, n_trials=1, backend="xgboost", first_params=xgb,
+               progress=False, **FAST)
+    assert res.best_params == xgb
