@@ -63,13 +63,20 @@ class FoltrData:
         return len(self.offsets) - 1
 
 
+LABEL_SCALES = (2, 3, 5)  # the label scales the click-model presets are given for
+
+
 def prepare_data(train, test, normalise: bool = True, n_levels: int | None = None) -> FoltrData:
-    """``train``/``test``: ``ltrlib.data.Dataset``. ``n_levels`` defaults to 5 (labels 0-4)."""
+    """``train``/``test``: ``ltrlib.data.Dataset``. ``n_levels``: the label scale the click
+    models use, 2 (binary), 3 (0-2, e.g. MQ2007) or 5 (0-4, e.g. MSLR, Istella-S). By
+    default it is read off the labels: the smallest of those scales that holds the highest
+    label, so a binary or 3-level collection gets the paper's click probabilities for its
+    own scale instead of the 5-level ones."""
     y = np.asarray(train.y, dtype=np.int64)
     yt = np.asarray(test.y, dtype=np.int64)
-    if n_levels is None:
-        n_levels = 5
     top = max(int(y.max(initial=0)), int(yt.max(initial=0)))
+    if n_levels is None:
+        n_levels = next((n for n in LABEL_SCALES if top < n), LABEL_SCALES[-1])
     if top >= n_levels or min(int(y.min(initial=0)), int(yt.min(initial=0))) < 0:
         raise ValueError(f"prepare_data: labels run up to {top} but n_levels={n_levels}; "
                          "pass n_levels matching the collection (2, 3 or 5)")

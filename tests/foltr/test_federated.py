@@ -180,3 +180,44 @@ def test_parallel_backends_give_the_serial_results(toy):
     with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
         off3, on3 = S.run_jobs(toy, jobs, scheduler=cluster.scheduler_address, progress=False)
     pd.testing.assert_frame_equal(off1, off3)
+
+
+def test_label_scale_is_read_off_the_labels():
+    five = toy_dataset(seed=0)
+    for top, levels in ((1, 2), (2, 3), (4, 5)):
+        ds = Dataset(X=five.X, y=np.minimum(five.y, top), query_ids=five.query_ids, offsets=five.offsets,
+                     category=five.category, name=f"scale{top}")
+        data = P.prepare_data(ds, ds)
+        assert data.n_levels == levels
+        # The click models take the presets of that scale: a binary collection gets the
+        # paper's binary SDBN values, and #R=1 makes one client per label.
+        fed = P.type2(data, True, R=1)
+        assert len(fed.clients) == levels and fed.click_models[0].n_levels == levels
+    with pytest.raises(ValueError, match="labels run up to 4 but n_levels=3"):
+        P.prepare_data(five, five, n_levels=3)
+
+
+def test_iid_and_type1_mixed_partitions(toy):
+    fed = P.iid(toy, 3, 4, "navigational")
+    assert len(fed.clients) == 3 and all(c.n_updates == 4 for c in fed.clients)
+    assert all(np.array_equal(c.labels, toy.y) and len(c.rows) == len(toy.y) for c in fed.clients)
+    mixed = P.type4(toy, True, mix="type1", seed=2)
+    assert [c.n_updates for c in mixed.clients] == [1, 3, 5, 7, 9]
+    labels, _ = P.intent_labels(toy, 5, 4, seed=2)
+    for c, lab in zip(mixed.clients, labels):
+        np.testing.assert_array_equal(c.labels, lab)   # Type 1 intents, Type 4 quantities
+
+
+def test_fedprox_pulls_only_after_the_first_local_step(toy):
+    one = P.iid(toy, 2, 1, "perfect")
+    many = P.iid(toy, 2, 5, "perfect")
+    kw = dict(n_rounds=4, seed=3, eval_every=4)
+    # With one update per round the local model still equals the global one when the
+    # step is taken: the proximal term mu (w_local - w_global) is zero, FedProx = FedAvg.
+    np.testing.assert_array_equal(run_federated(one, "linear", mu=1.0, **kw).weights,
+                                  run_federated(one, "linear", mu=0.0, **kw).weights)
+    plain = run_federated(many, "linear", mu=0.0, **kw).weights
+    prox = run_federated(many, "linear", mu=1.0, **kw).weights
+    assert not np.allclose(plain, prox)
+    with pytest.raises(ValueError, match="mu must be >= 0"):
+        run_federated(many, "linear", mu=-1.0, **kw)
