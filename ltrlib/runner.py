@@ -209,6 +209,14 @@ def _check_type(name: str, value: Any, declared: dict[str, Any], notebook: str) 
         )
 
 
+def _as_declared(value: Any, declared: dict[str, Any]) -> Any:
+    # `-p category_feature 220` parses as the int 220; a parameter declared str (a feature
+    # index or name) takes the digits as written instead of being refused.
+    if declared.get("inferred_type_name") == "str" and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
 def _plan_parameters(
     declared: dict[str, dict[str, dict[str, Any]]],
     standard: dict[str, Any],
@@ -245,7 +253,7 @@ def _plan_parameters(
     plan = {}
     for notebook, params in declared.items():
         values = dict(standard)
-        values.update({k: v for k, v in user.items() if k in params})
+        values.update({k: _as_declared(v, params[k]) for k, v in user.items() if k in params})
         for key, value in values.items():
             _check_type(key, value, params[key], notebook)
         plan[notebook] = values

@@ -340,3 +340,17 @@ def test_cli_error_exits_nonzero_without_traceback(tmp_path):
     assert "unknown parameter 'bogus'" in proc.stderr and "00_plain" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "reports").exists()
+
+
+def test_digits_given_to_a_str_parameter_become_that_string():
+    from ltrlib.runner import STANDARD_PARAMETERS, _plan_parameters
+
+    declared = {"07_x": {**{p: {} for p in STANDARD_PARAMETERS},
+                         "category_feature": {"inferred_type_name": "str"},
+                         "n_rounds": {"inferred_type_name": "int"}}}
+    plan = _plan_parameters(declared, {}, {"category_feature": 220, "n_rounds": 5})
+    assert plan["07_x"]["category_feature"] == "220" and plan["07_x"]["n_rounds"] == 5
+    with pytest.raises(ValueError, match="declared int"):
+        _plan_parameters(declared, {}, {"n_rounds": "5"})
+    with pytest.raises(ValueError, match="declared str"):
+        _plan_parameters(declared, {}, {"category_feature": True})

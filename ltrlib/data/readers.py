@@ -179,7 +179,7 @@ def _existing(path) -> Path:
 
 def _feature_file_index(feature, what: str) -> int:
     if isinstance(feature, str):
-        m = re.fullmatch(r"f(\d+)", feature.strip())
+        m = re.fullmatch(r"f?(\d+)", feature.strip())  # "f220", or "220" as a notebook parameter gives it
         if not m:
             raise ValueError(f"{what}={feature!r}: expected a file feature index or a name like 'f220'")
         return int(m.group(1))

@@ -360,7 +360,7 @@ def test_fold_folder_cached_equals_uncached(tmp_path):
 # --------------------------------------------------------------------------- categories
 def test_category_feature_by_index_and_name(tmp_path):
     path = _write(tmp_path / "c.txt", "1 qid:1 1:0.5 4:11\n0 qid:1 4:14\n0 qid:2 1:2\n")
-    for cf in (4, "f4"):
+    for cf in (4, "f4", "4"):  # "4": a notebook's str parameter given -p category_feature 4
         ds = read_letor(path, cache=False, category_feature=cf)
         assert ds.category.tolist() == [11, 14, 0]
     with pytest.raises(ValueError) as e:
