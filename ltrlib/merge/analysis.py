@@ -33,9 +33,6 @@ __all__ = [
     "score_models",
 ]
 
-NO_RELEVANT = -1  # query category of a query without relevant documents (fallback rule)
-
-
 def score_models(models: Mapping[str, object], ds) -> dict[str, np.ndarray]:
     """``{name: model.predict(ds.X)}`` as float64; a clear error if a model cannot score ``ds``."""
     out = {}
@@ -101,39 +98,20 @@ def results_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None =
 
 
 def query_categories(ds, seed: int = 0) -> pd.DataFrame:
-    """One category per query: ``qid, category, rule``.
+    """One category per query: ``qid, category, rule``, by the project's definition
+    (`ltrlib.noniid.categories.assign_query_categories`, §3.1: the most frequent category
+    among the relevant documents, with its tie-breaking rules; ``seed`` drives its last,
+    random rule). Queries without relevant documents get ``-1``. Needs document
+    categories (``ds.category``)."""
+    from ltrlib.noniid.categories import assign_query_categories
 
-    Uses the project's definition, `ltrlib.noniid.categories.assign_query_categories`
-    (§3.1: the most frequent category among the relevant documents, with its tie-breaking
-    rules; ``seed`` drives its last, random rule) when that module is importable.
-    Otherwise the *dominant category of the relevant documents* with ties to the smaller
-    category number. Queries without relevant documents get ``-1`` either way. Needs
-    document categories (``ds.category``).
-    """
     if ds.category is None:
         raise ValueError(
             f"dataset {ds.name!r} has no document categories; load it with a category feature"
         )
-    try:  # the non-IID package's own definition wins when it exists
-        from ltrlib.noniid.categories import assign_query_categories
-    except ImportError:
-        assign_query_categories = None
-    if assign_query_categories is not None:
-        q = assign_query_categories(ds, seed)
-        return pd.DataFrame({"qid": q.qid.to_numpy(), "category": q.category.to_numpy(),
-                             "rule": "noniid.categories (paper section 3.1)"})
-    cats = ds.category.astype(np.int64)
-    lo = int(cats.min())
-    n_cat = int(cats.max()) - lo + 1
-    qpos = ds.doc_query_index
-    rel = ds.y > 0
-    # (query, category) counts of relevant documents in one scatter-add, no per-query loop.
-    counts = np.zeros((ds.n_queries, n_cat), dtype=np.int64)
-    np.add.at(counts, (qpos[rel], cats[rel] - lo), 1)
-    dominant = counts.argmax(axis=1) + lo
-    dominant[counts.sum(axis=1) == 0] = NO_RELEVANT
-    return pd.DataFrame({"qid": ds.query_ids, "category": dominant,
-                         "rule": "dominant category of relevant documents"})
+    q = assign_query_categories(ds, seed)
+    return pd.DataFrame({"qid": q.qid.to_numpy(), "category": q.category.to_numpy(),
+                         "rule": "noniid.categories (paper section 3.1)"})
 
 
 def category_deltas(per_query: pd.DataFrame, categories: pd.DataFrame, *,

@@ -1,0 +1,63 @@
+"""ltrlib.merge.analysis: model names, the marked tables 4/5, per-category deltas."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ltrlib.data.dataset import Dataset
+from ltrlib.merge import analysis
+
+
+def test_merged_model_names_follow_the_paper():
+    assert analysis.merged_model_name(0, 2, "α") == "M12α"
+    assert analysis.merged_model_name(1, 2, "S") == "M21S"
+    assert analysis.merged_model_name(2, 3, "S") == "M312S"
+
+
+def _per_query(n=40, seed=0):
+    # M2 is M1 + 0.2 on every query (significant), M12 is M1 + tiny noise (not significant).
+    rng = np.random.default_rng(seed)
+    base = rng.random(n) * 0.5
+    values = {"M1": base, "M2": base + 0.2, "M12α": base + rng.normal(0, 1e-3, n)}
+    return pd.concat([pd.DataFrame({"split": "Split1", "model": m, "qid": np.arange(n),
+                                    "metric": "ndcg@10", "value": v}) for m, v in values.items()],
+                     ignore_index=True)
+
+
+def test_results_table_marks_significant_differences_against_each_baseline():
+    table = analysis.results_table(_per_query(), models=["M1", "M2", "M12α"])
+    assert list(table.index) == ["M1 (a)", "M2 (b)", "M12α"]
+    cells = table[("Split1", "ndcg@10")]
+    assert cells["M2 (b)"].endswith("ᵃ")              # differs from M1
+    assert cells["M1 (a)"].endswith("ᵇ")              # and M1 from M2
+    assert cells["M12α"].endswith("ᵇ") and "ᵃ" not in cells["M12α"]
+    mean_m2 = _per_query().query("model == 'M2'").value.mean()
+    assert cells["M2 (b)"].startswith(f"{mean_m2:.4f}")
+    with pytest.raises(KeyError, match="M9"):
+        analysis.results_table(_per_query(), models=["M9"])
+
+
+def test_category_deltas_on_hand_built_queries():
+    pq = _per_query(n=4)
+    m1 = pq.model == "M1"
+    pq.loc[pq.model == "M12α", "value"] = pq.loc[m1, "value"].to_numpy()
+    pq.loc[(pq.model == "M12α") & (pq.qid == 3), "value"] += 0.5   # helps query 3 only
+    cats = pd.DataFrame({"qid": [0, 1, 2, 3], "category": [11, 11, 14, 14]})
+    out = analysis.category_deltas(pq, cats, models=["M12α"], baselines=("M1",))
+    out = out.set_index("category")
+    assert list(out.n_queries) == [2, 2]
+    assert out.loc[14, "mean_delta"] == pytest.approx(0.25)
+    assert out.loc[14, "share_better"] == 0.5 and out.loc[14, "share_worse"] == 0
+    assert out.loc[11, "mean_delta"] == 0 and out.loc[11, "share_better"] == 0
+    with pytest.raises(KeyError, match="lacks some query ids"):
+        analysis.category_deltas(pq, cats.iloc[:2], models=["M12α"])
+
+
+def test_query_categories_use_the_papers_rule():
+    # Query 0: two relevant documents of category 3, one of 5 -> 3. Query 1: none relevant.
+    ds = Dataset(X=np.zeros((5, 1), np.float32), y=np.array([1, 2, 1, 0, 0]), query_ids=np.array([7, 8]),
+                 offsets=np.array([0, 3, 5]), category=np.array([3, 3, 5, 3, 5]), name="q")
+    q = analysis.query_categories(ds)
+    assert q.set_index("qid").category.to_dict() == {7: 3, 8: -1}
+    with pytest.raises(ValueError, match="no document categories"):
+        analysis.query_categories(Dataset(X=ds.X, y=ds.y, query_ids=ds.query_ids, offsets=ds.offsets))
