@@ -15,7 +15,12 @@
 # (10% of training queries shared after a warm-up) on one setting.
 #
 # **Inputs.** The dataset (`synthetic` by default; Type 1 needs document categories, so a
-# real collection needs `category_feature`). Shortened defaults by scale; the paper's
+# real collection needs `category_feature`). The paper's own Type 1 collection, the
+# intent-change collection (a LETOR file whose lines end in `# docid = ...`, and one TREC
+# qrels file per intent), is read when `intent_qrels` names its qrels files: then `dataset`
+# is its features file, Type 1 uses the judged intents, and, as the paper (it has no test
+# set), every setting is evaluated offline on its training queries (Type 1 under each
+# intent, averaged). Shortened defaults by scale; the paper's
 # settings are `n_rounds = 10000` and `n_seeds = 5` (scale `paper` sets both).
 #
 # **Outputs** under `reports/<run_id>/`: tables `runs_offline`, `runs_online` (every run),
@@ -37,6 +42,7 @@ run_id: str = "interactive"  # reports/run_id/ receives the tables and figures
 interactive: bool = True  # widgets when True; plain figures in batch runs
 category_feature: str = ""  # real data: feature with the document category for Type 1; empty means none
 category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
+intent_qrels: str = ""  # intent-change collection: comma-separated qrels files, one per intent; dataset is its features file
 n_rounds: int = 0  # global rounds T; 0 means by scale, 40 tiny, 300 small, 10000 paper (the paper value)
 n_seeds: int = 0  # runs per curve; 0 means by scale, 1 tiny, 2 small, 5 paper
 eval_every: int = 0  # rounds between offline evaluations; 0 means T/10
@@ -66,15 +72,19 @@ dict(T=T, seeds=seeds, eval_every=every, rankers=ranker_list, clicks=click_list)
 
 # %%
 from ltrlib import foltr, plots
-from ltrlib.data.loading import load_dataset
+from ltrlib.data.loading import load_dataset, resolve_dataset
 from ltrlib.foltr import simulate as S
 from ltrlib.report import Reporter
 
 report = Reporter(run_id, "07_foltr_noniid")
-splits = load_dataset(dataset, data_dir, scale, seed,
-                      category_feature=category_feature or None, category_bins=category_bins)
-data = foltr.prepare_data(splits.train, splits.test)
-if data.category is None and "type1" in setting_list:
+if intent_qrels:
+    data = foltr.read_intent_collection(resolve_dataset(dataset, data_dir),
+                                        [p.strip() for p in intent_qrels.split(",") if p.strip()])
+else:
+    splits = load_dataset(dataset, data_dir, scale, seed,
+                          category_feature=category_feature or None, category_bins=category_bins)
+    data = foltr.prepare_data(splits.train, splits.test)
+if data.category is None and data.intents is None and "type1" in setting_list:
     print("no document categories: Type 1 settings are skipped (set category_feature)")
     setting_list = [s for s in setting_list if s not in ("type1", "type4_type1")]
 dict(train_queries=data.n_queries, test_queries=len(data.offsets_test) - 1, features=data.X.shape[1])

@@ -70,7 +70,7 @@ def load_dataset(
             read_lightgbm(_need(root / "rank.test", dataset), name="lightgbm-rank/test", **options),
         )
     else:
-        path = _resolve(dataset, data_dir)
+        path = resolve_dataset(dataset, data_dir)
         if path.is_dir():
             splits = read_letor_folder(path, fold, **options)
         elif Path(str(path) + ".query").exists():
@@ -80,7 +80,9 @@ def load_dataset(
     return _ensure_vali(splits, vali_fraction, seed)
 
 
-def _resolve(dataset: str, data_dir) -> Path:
+def resolve_dataset(dataset: str, data_dir=None) -> Path:
+    """The path ``dataset`` names: itself if it exists, else ``data_dir`` (default
+    ``data/raw``) / ``dataset``; FileNotFoundError saying where it looked."""
     direct = Path(dataset).expanduser()
     if direct.exists():
         return direct

@@ -4,6 +4,7 @@
 - ``rankers``: linear and one-hidden-layer neural rankers on flat parameter vectors;
 - ``pdgd``: Plackett-Luce sampling, preference inference, rho weights and the update, compiled;
 - ``views`` / ``partition``: client views and the non-IID Types 1-4 with IID baselines, data sharing;
+- ``intents``: the intent-change collection (judged intents for Type 1);
 - ``federated``: Algorithm 1 (FedAvg by interactions), FedProx, FedPer, offline/online metrics;
 - ``simulate``: settings x seeds grids in parallel (joblib, or Dask given a scheduler) as frames.
 """
@@ -13,6 +14,7 @@ from ltrlib.foltr.clicks import (
     sdbn, simulate_clicks, stack_click_models,
 )
 from ltrlib.foltr.federated import Federation, RunResult, fedavg, run_federated
+from ltrlib.foltr.intents import read_intent_collection
 from ltrlib.foltr.partition import FoltrData, prepare_data
 from ltrlib.foltr.rankers import RankerSpec, make_ranker
 from ltrlib.foltr.simulate import Job, grid, online_table, run_jobs, summarise_offline
@@ -20,6 +22,6 @@ from ltrlib.foltr.simulate import Job, grid, online_table, run_jobs, summarise_o
 __all__ = [
     "ClickModel", "LabelError", "SDBN", "PBM", "PBM_ETAS", "SDBN_PRESET_NAMES", "sdbn", "pbm",
     "click_model", "check_labels", "stack_click_models", "simulate_clicks",
-    "Federation", "RunResult", "fedavg", "run_federated", "FoltrData", "prepare_data",
+    "Federation", "RunResult", "fedavg", "run_federated", "FoltrData", "prepare_data", "read_intent_collection",
     "RankerSpec", "make_ranker", "Job", "grid", "run_jobs", "online_table", "summarise_offline",
 ]

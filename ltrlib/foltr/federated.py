@@ -111,11 +111,15 @@ def fedavg(models: np.ndarray, counts: np.ndarray, fallback: np.ndarray) -> np.n
 
 
 def _offline(spec: RankerSpec, vectors, fed: Federation) -> float:
+    # 2-D y_test: one row of labels per judged intent, the mean over them (Type 1 on the
+    # intent-change collection); FedPer: the mean over the clients' models.
+    label_rows = fed.y_test if fed.y_test.ndim == 2 else fed.y_test[None]
     vals = []
     for w in vectors:
         s = spec.score(w, fed.X_test)
-        per_q = ndcg(fed.y_test, s, fed.offsets_test, k=10, no_relevant="exclude")
-        vals.append(np.nanmean(per_q) if np.isfinite(per_q).any() else np.nan)
+        for y in label_rows:
+            per_q = ndcg(y, s, fed.offsets_test, k=10, no_relevant="exclude")
+            vals.append(np.nanmean(per_q) if np.isfinite(per_q).any() else np.nan)
     return float(np.mean(vals))
 
 

@@ -4,7 +4,12 @@ Every builder returns a ``Federation`` over one ``FoltrData`` (features normalis
 shared by all the federations built from it). In every setting the test set and its
 original labels are the same, so offline curves compare directly.
 
-- **Type 1, document preferences** (``type1``): the document categories are shuffled (seed)
+- **Type 1, document preferences** (``type1``): with judged intents (``FoltrData.intents``,
+  read by `ltrlib.foltr.intents.read_intent_collection`) client c judges query q under
+  intent ``perm_q[c mod n_intents]`` (a seeded shuffle per query, as the paper), the IID
+  baseline uses the union, and, as the paper (no held-out test set exists), both are
+  evaluated offline on the training queries under every intent, averaged. Without
+  them intents are synthesised: the document categories are shuffled (seed)
   and cut into ``n_intents`` = 4 groups; under intent k a document keeps its label if its
   category lies in group k and is 0 otherwise. Per query, the intents are shuffled across
   clients (seed), as the paper re-labels intents per query: client c judges query q under
@@ -57,6 +62,9 @@ class FoltrData:
     offsets_test: np.ndarray
     n_levels: int
     name: str = "data"
+    # Judged intents (the intent-change collection, `ltrlib.foltr.intents`): one row of
+    # training labels per intent; ``y`` is then their union (relevant under any intent).
+    intents: np.ndarray | None = None
 
     @property
     def n_queries(self) -> int:
@@ -66,13 +74,24 @@ class FoltrData:
 LABEL_SCALES = (2, 3, 5)  # the label scales the click-model presets are given for
 
 
-def prepare_data(train, test, normalise: bool = True, n_levels: int | None = None) -> FoltrData:
+def prepare_data(train, test, normalise: bool = True, n_levels: int | None = None,
+                 intents: np.ndarray | None = None) -> FoltrData:
     """``train``/``test``: ``ltrlib.data.Dataset``. ``n_levels``: the label scale the click
     models use, 2 (binary), 3 (0-2, e.g. MQ2007) or 5 (0-4, e.g. MSLR, Istella-S). By
     default it is read off the labels: the smallest of those scales that holds the highest
     label, so a binary or 3-level collection gets the paper's click probabilities for its
-    own scale instead of the 5-level ones."""
+    own scale instead of the 5-level ones. ``intents``: judged intents, one row of labels
+    per intent for the training rows (`ltrlib.foltr.intents`); the training labels are
+    then their union (the maximum over intents), the paper's IID labels."""
     y = np.asarray(train.y, dtype=np.int64)
+    if intents is not None:
+        intents = np.asarray(intents)
+        if intents.ndim != 2 or intents.shape[1] != len(y) or not np.issubdtype(intents.dtype, np.integer) \
+                or intents.min(initial=0) < 0:
+            raise ValueError(f"prepare_data: intents must be non-negative integer labels, one row per "
+                             f"intent and {len(y)} columns, got {intents.dtype} {intents.shape}")
+        intents = np.ascontiguousarray(intents, dtype=np.int64)
+        y = intents.max(axis=0)
     yt = np.asarray(test.y, dtype=np.int64)
     top = max(int(y.max(initial=0)), int(yt.max(initial=0)))
     if n_levels is None:
@@ -86,13 +105,14 @@ def prepare_data(train, test, normalise: bool = True, n_levels: int | None = Non
         category=None if train.category is None else np.asarray(train.category),
         X_test=prepare_features(test.X, test.offsets, normalise), y_test=yt,
         offsets_test=np.asarray(test.offsets, dtype=np.int64), n_levels=int(n_levels),
-        name=getattr(train, "name", "data"),
+        name=getattr(train, "name", "data"), intents=intents,
     )
 
 
-def _fed(data: FoltrData, clients, models, name, **meta) -> Federation:
-    return Federation(data.X, tuple(clients), tuple(models), data.X_test, data.y_test,
-                      data.offsets_test, name=name, meta=meta)
+def _fed(data: FoltrData, clients, models, name, X_test=None, y_test=None, offsets_test=None,
+         **meta) -> Federation:
+    test = (data.X_test, data.y_test, data.offsets_test) if X_test is None else (X_test, y_test, offsets_test)
+    return Federation(data.X, tuple(clients), tuple(models), *test, name=name, meta=meta)
 
 
 def _whole(data, n_clients, B, model_choices=(0,)):
@@ -119,30 +139,43 @@ def intent_groups(category: np.ndarray, n_intents: int, rng: np.random.Generator
 
 
 def intent_labels(data: FoltrData, n_clients: int, n_intents: int, seed: int):
-    """Per-client label arrays under Type 1 (see module docstring), and the intent groups."""
-    if data.category is None:
+    """Per-client label arrays under Type 1 (see module docstring), and the intent groups
+    (None with judged intents, whose number then replaces ``n_intents``)."""
+    rng = np.random.default_rng(seed)
+    if data.intents is not None:
+        group, n_intents = None, len(data.intents)
+    elif data.category is None:
         raise ValueError("type1: the training data has no document categories; load it with "
                          "category_feature (and category_bins) so intents can be synthesised")
-    rng = np.random.default_rng(seed)
-    group = intent_groups(data.category, n_intents, rng)
+    else:
+        group = intent_groups(data.category, n_intents, rng)
     nq = data.n_queries
     perms = np.argsort(rng.random((nq, n_intents)), axis=1)   # one shuffle of intents per query
     q_of_doc = np.repeat(np.arange(nq), np.diff(data.offsets))
     labels = []
     for c in range(n_clients):
         intent = perms[q_of_doc, c % n_intents]
-        labels.append(np.where(group == intent, data.y, 0))
+        if group is None:
+            labels.append(data.intents[intent, np.arange(len(intent))])
+        else:
+            labels.append(np.where(group == intent, data.y, 0))
     return labels, group
 
 
 def type1(data: FoltrData, noniid: bool = True, n_clients: int = N_INTENTS, B: int = 5,
           click: str = "perfect", seed: int = 0, n_intents: int = N_INTENTS) -> Federation:
     models = [click_model(click, data.n_levels)]
+    judged = {}
+    if data.intents is not None:
+        # The paper's protocol for the intent-change collection: offline NDCG on the
+        # training queries under each intent, averaged (Federation takes 2-D test labels).
+        judged = dict(X_test=data.X, y_test=data.intents, offsets_test=data.offsets)
     if not noniid:
-        return _fed(data, _whole(data, n_clients, B), models, "type1_iid", type="type1", noniid=False, click=click)
+        return _fed(data, _whole(data, n_clients, B), models, "type1_iid", type="type1", noniid=False,
+                    click=click, **judged)
     labels, _ = intent_labels(data, n_clients, n_intents, seed)
     clients = [view_of_queries(f"client{c}", data.offsets, labels[c], n_updates=B) for c in range(n_clients)]
-    return _fed(data, clients, models, "type1_noniid", type="type1", noniid=True, click=click)
+    return _fed(data, clients, models, "type1_noniid", type="type1", noniid=True, click=click, **judged)
 
 
 def label_sets(R: int, n_clients: int, n_levels: int = 5) -> list[tuple[int, ...]]:
