@@ -31,6 +31,10 @@
 # folds and one trial is run. The paper's setting: `-p folds 10 -p stage1_max_trees 2000
 # -p stage2_features 0 -p train_queries 0 -p n_trials 20`.
 #
+# **Beyond the paper.** `listwise=False` trains stage 2 without the listwise expansion
+# (base features and stage-1 score only; pairs keep x_i − x_j): it asks how much of
+# Bi-λMART's advantage the listwise features already give a univariate model.
+#
 # **Outputs** under `reports/<run_id>/`: tables `table1_stats`, `table2_lambdarank`,
 # `table4_difference`, `table5_softmax`, `table8_hyperparameters`, `ndcg_means`,
 # `tuning_trials`; figures `validation_curves`, `tuning_history`; test NDCG@5 per model in
@@ -53,6 +57,7 @@ n_trials: int = 1  # Optuna TPE trials per model; the first is the model default
 max_trees: int = 2000  # most trees per model, as the paper
 early_stopping: int = 30  # stop after this many trees without validation NDCG gain, as the paper
 num_threads: int = 1  # LightGBM threads; 1 is fastest on shared 2-core machines
+listwise: bool = True  # listwise feature expansion at stage 2, as the paper; False is an ablation (own run_id)
 
 # %%
 # The tiny scale exists for tests: few folds and one trial keep the notebook to seconds.
@@ -94,7 +99,7 @@ stats
 # %%
 exp = experiment.Stage2Experiment(two, cutoff=cutoff, train_queries=train_queries, seed=seed,
                                   max_trees=max_trees, early_stopping=early_stopping,
-                                  num_threads=num_threads)
+                                  num_threads=num_threads, listwise=listwise)
 fitted = experiment.fit_models(exp, list(experiment.MODELS), n_trials=trials,
                                storage=report.run_dir / "06_bilambdamart.journal",
                                progress=interactive)

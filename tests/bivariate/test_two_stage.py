@@ -98,3 +98,22 @@ def test_errors_name_the_parameter():
         build_two_stage(Splits(ds, ds, ds), folds=3)
     with pytest.raises(ValueError, match="top_k"):
         top_k_mask([1.0], [0, 1], 0)
+
+
+def test_stage2_experiment_with_and_without_listwise_features(two):
+    from ltrlib.bivariate.experiment import MODELS, Stage2Experiment
+
+    _, _, _, ts = two
+    base = ts.part("train").n_features  # base features + the stage-1 score
+    full = Stage2Experiment(ts, train_queries=50)
+    bare = Stage2Experiment(ts, train_queries=50, listwise=False)
+    assert full.parts["train"].n_features == 5 * base and bare.parts["train"].n_features == base
+    assert full.n_diff == bare.n_diff == base
+    assert bare.parts["train"].feature_names == ts.part("train").feature_names
+    # Pairs: both documents' features and the differences over the base-plus-score columns.
+    spec = MODELS["Bi-λMART"]
+    assert len(full.rank_data("vali", spec).row_feature_names) == 2 * 5 * base + base
+    assert len(bare.rank_data("vali", spec).row_feature_names) == 3 * base
+    # The stage-1 row reads the stage-1 score from the same column either way.
+    for exp in (full, bare):
+        np.testing.assert_array_equal(exp.parts["test"].X[:, exp.n_diff - 1], ts.part("test").X[:, -1])
