@@ -236,7 +236,9 @@ def type4(data: FoltrData, noniid: bool = True, quantities=TYPE4_QUANTITIES, cli
     else:
         raise ValueError(f"type4: mix must be '', 'type1' or 'type2', got {mix!r}")
     clients = [v.with_(n_updates=b) for v, b in zip(base.clients, per_client)]
+    # The base's evaluation data too: Type 1 on judged intents evaluates under every intent.
     return _fed(data, clients, base.click_models, f"type4{'_' + mix if mix else ''}_{'noniid' if noniid else 'iid'}",
+                X_test=base.X_test, y_test=base.y_test, offsets_test=base.offsets_test,
                 type="type4", mix=mix, noniid=noniid, click=click)
 
 
