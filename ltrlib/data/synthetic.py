@@ -11,7 +11,10 @@ carry the structure those papers study, not just their shapes:
 * **Relative (bivariate) relevance.** Part of the utility depends on a document's standing
   *within its query*: whether it is among the query's best on an "authority" feature whose
   absolute level shifts from query to query, and how far its length is from the query's
-  typical length. A univariate scorer cannot see either; a pairwise/bivariate one can.
+  typical length. A univariate scorer on the raw features cannot see either; a
+  pairwise/bivariate one can, and so can a univariate one given listwise features (each
+  feature's rank and z-score within the query, as Bi-LambdaMART's stage 2 adds): the
+  signal is a document's standing in its list, not an interaction between two documents.
 * **Realistic features.** 220 features: per-query features constant within a query,
   heavy-tailed document features, sparse term-count features with many zeros, binary and
   few-valued integer features, decoys carrying no signal, and the category itself.
