@@ -33,10 +33,11 @@
 #
 # **Beyond the paper.** `listwise=False` trains stage 2 without the listwise expansion
 # (base features and stage-1 score only; pairs keep x_i − x_j): it asks how much of
-# Bi-λMART's advantage the listwise features already give a univariate model. On the
-# synthetic default that is all of it: its bivariate signal is a document's standing in
-# its list (`ltrlib.data.synthetic`), which the per-query rank and z-score features hand
-# to λMART and λMART* too; without them the pair models can still read it from x_i − x_j.
+# Bi-λMART's advantage the listwise features already give a univariate model. The
+# synthetic default's bivariate signal is a document's standing in its list
+# (`ltrlib.data.synthetic`), which the per-query rank and z-score features hand to λMART
+# and λMART* too, so expect Bi-λMART's gain over them to show with `listwise=False`
+# (pairs can still read the standing from x_i − x_j) rather than with the expansion.
 #
 # **Outputs** under `reports/<run_id>/`: tables `table1_stats`, `table2_lambdarank`,
 # `table4_difference`, `table5_softmax`, `table8_hyperparameters`, `ndcg_means`,
