@@ -192,7 +192,7 @@ def test_bilambdamart_results(run_dir):
     m = _metrics(run_dir, nb)
     _assert_outputs(run_dir, nb, ("table1_stats", "table2_lambdarank", "table4_difference",
                                   "table5_softmax", "table8_hyperparameters", "ndcg_means",
-                                  "tuning_trials"), ("validation_curves", "tuning_history"))
+                                  "tuning_trials", "ablation_listwise"), ("validation_curves", "tuning_history"))
     assert m["stage1_folds"] == 3 and m["n_trials"] == 1
     stats = pd.read_csv(run_dir / "tables" / nb / "table1_stats.csv")
     assert list(stats.queries) == [150, 50, 50]
@@ -210,5 +210,9 @@ def test_bilambdamart_results(run_dir):
     table2 = pd.read_csv(run_dir / "tables" / nb / "table2_lambdarank.csv")
     assert list(table2.model) == ["a. λMART (stage 1)", "b. λMART", "c. λMART*", "d. Bi-λMART"]
     assert list(table2.columns[1:]) == ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ndcg@20"]
+    ablation = pd.read_csv(run_dir / "tables" / nb / "ablation_listwise.csv")
+    assert list(ablation.model) == ["a. λMART (stage 1)", "b. λMART", "c. λMART*", "d. Bi-λMART"]
+    # The stage-1 row does not depend on the stage-2 features.
+    assert m["no_listwise_ndcg5_lambdaMART_stage1"] == pytest.approx(m["ndcg5_lambdaMART_stage1"])
     hyper = pd.read_csv(run_dir / "tables" / nb / "table8_hyperparameters.csv")
     assert len(hyper) == 6 and (hyper.trees >= 1).all() and hyper.vali_ndcg.between(0.1, 1).all()
