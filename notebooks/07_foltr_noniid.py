@@ -20,8 +20,8 @@
 # qrels file per intent), is read when `intent_qrels` names its qrels files: then `dataset`
 # is its features file, Type 1 uses the judged intents, and, as the paper (it has no test
 # set), every setting is evaluated offline on its training queries (Type 1 under each
-# intent, averaged). Shortened defaults by scale; the paper's
-# settings are `n_rounds = 10000` and `n_seeds = 5` (scale `paper` sets both).
+# intent, averaged). Shortened defaults by scale; the paper's settings are
+# `n_rounds = 10000` and `n_seeds = 5` (scale `paper` sets both).
 #
 # **Outputs** under `reports/<run_id>/`: tables `runs_offline`, `runs_online` (every run),
 # `noniid_gaps` (IID against non-IID, online and final offline, paired t-test over seeds),
@@ -78,6 +78,8 @@ from ltrlib.report import Reporter
 
 report = Reporter(run_id, "07_foltr_noniid")
 if intent_qrels:
+    if dataset == "synthetic":
+        raise ValueError("intent_qrels needs --dataset set to the intent-change features file")
     data = foltr.read_intent_collection(resolve_dataset(dataset, data_dir),
                                         [p.strip() for p in intent_qrels.split(",") if p.strip()])
 else:
