@@ -259,7 +259,13 @@ def fit_lb(
 
 
 class _ObjectiveRanker:
-    """``fit(X, y, qid)`` / ``predict(X, qid)`` around `fit_lb` and `LBModel`."""
+    """``fit(X, y, qid)`` / ``predict(X, qid)`` around `fit_lb` and `LBModel`.
+
+    ``n_diff``: the leading columns of ``X`` whose differences x_i - x_j join a pair; None
+    takes all. On listwise-expanded features (`expand_listwise`, base columns first) pass
+    the number of base columns, as §5.5 does (137 on MSLR: 2 x 685 + 137 = 1507 pair
+    features).
+    """
 
     bivariate = True
 
