@@ -8,6 +8,7 @@ modules of separate workstreams change separate files.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import pandas as pd
 import seaborn as sns
 
@@ -76,6 +77,10 @@ def click_bias_curves(curves: pd.DataFrame) -> plt.Figure:
         for model, g in fixed.groupby("model", sort=False):
             ax.axhline(float(g.ndcg10.mean()), color=palette[model], ls="--", lw=1, label=model)
         ax.set(title=f"η = {eta:g}", xlabel="logged sessions", xscale="log")
+        # Ticks at the logged sizes only: the log axis's own minor labels overlap.
+        sizes = sorted(pd.unique(part.sessions))
+        ax.set_xticks(sizes, [f"{int(v):,}" for v in sizes], fontsize=8)
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     axes[0][0].set_ylabel("test NDCG@10")
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
