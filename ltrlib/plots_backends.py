@@ -44,6 +44,14 @@ def backend_comparison(numeric: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+def _tick_at(ax, values) -> None:
+    # A log x axis ticked at the measured sizes only: its own minor labels (2x10^3, 3x10^3,
+    # ...) overlap on these narrow panels.
+    sizes = sorted(pd.unique(values))
+    ax.set_xticks(sizes, [f"{int(v):,}" for v in sizes], fontsize=8)
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+
+
 def pair_method_sizes(summary: pd.DataFrame) -> plt.Figure:
     """XGBoost pair methods against training-set size (`pair_method_summary`): one panel per
     metric, test mean against training queries, one line per pair setting."""
@@ -55,6 +63,7 @@ def pair_method_sizes(summary: pd.DataFrame) -> plt.Figure:
             g = g.sort_values("train_queries")
             ax.plot(g.train_queries, g["mean"], marker="o", color=sns.color_palette()[i % 10], label=setting)
         ax.set(title=metric, xlabel="training queries", xscale="log")
+        _tick_at(ax, part.train_queries)
     axes[0][0].set_ylabel("test mean")
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
@@ -77,10 +86,7 @@ def click_bias_curves(curves: pd.DataFrame) -> plt.Figure:
         for model, g in fixed.groupby("model", sort=False):
             ax.axhline(float(g.ndcg10.mean()), color=palette[model], ls="--", lw=1, label=model)
         ax.set(title=f"η = {eta:g}", xlabel="logged sessions", xscale="log")
-        # Ticks at the logged sizes only: the log axis's own minor labels overlap.
-        sizes = sorted(pd.unique(part.sessions))
-        ax.set_xticks(sizes, [f"{int(v):,}" for v in sizes], fontsize=8)
-        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        _tick_at(ax, part.sessions)
     axes[0][0].set_ylabel("test NDCG@10")
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
