@@ -184,7 +184,8 @@ table8
 # %% [markdown]
 # ## Validation curves and tuning history
 # Validation NDCG@`cutoff` after every tree of each final model (dot: the early-stopping
-# optimum), and every Optuna trial with the best so far.
+# optimum; native λMART's curve is LightGBM's, normalised by the top-k list), and every
+# Optuna trial with the best so far.
 
 # %%
 curves = experiment.curves_frame(fitted)

@@ -297,7 +297,10 @@ def curves_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> p
         if curve.size == 0:
             continue
         trees = np.arange(1, curve.size + 1)
-        parts.append(pd.DataFrame({"split": split, "model": name, "tree": trees, "ndcg": curve,
+        # LightGBM's own curve for native λMART normalises by the top-k list's IDCG, which
+        # reads higher than the full-list IDCG of the others: say so in the legend.
+        label = name if MODELS[name].full_ideal else f"{name} (top-k IDCG)"
+        parts.append(pd.DataFrame({"split": split, "model": label, "tree": trees, "ndcg": curve,
                                    "best": trees == f.best_iteration}))
     return pd.concat(parts, ignore_index=True) if parts else \
         pd.DataFrame(columns=["split", "model", "tree", "ndcg", "best"])

@@ -39,3 +39,16 @@ def test_headline_keys_and_search_space():
     assert set(point) == {"learning_rate", "num_leaves", "min_data_in_leaf", "min_sum_hessian_in_leaf"}
     assert set(MODELS) == {"λMART", "λMART*", "Bi-λMART", "Bi-λMART w/o d", "GBT_Softmax",
                            "Bi-GBT_Softmax"}
+
+
+def test_curves_say_which_ideal_dcg_they_use():
+    from types import SimpleNamespace
+
+    from ltrlib.bivariate.experiment import FittedModel, curves_frame
+
+    fitted = {name: FittedModel(name, SimpleNamespace(curve=[0.1, 0.3, 0.2]), {}, 2, 0.3, pd.DataFrame())
+              for name in ("λMART", "Bi-λMART")}
+    curves = curves_frame(fitted)
+    # Native λMART's curve is LightGBM's (top-k list IDCG); the others use the full list.
+    assert list(pd.unique(curves.model)) == ["λMART (top-k IDCG)", "Bi-λMART"]
+    assert curves[curves.best].tree.tolist() == [2, 2]
