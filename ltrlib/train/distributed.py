@@ -137,8 +137,6 @@ def _fit_xgboost(client, params: dict, train: Dataset, bounds: np.ndarray, max_t
 
     from ltrlib.train import xgboost_backend as xb
 
-    if params.get("lambdarank_unbiased") and position is None:
-        raise ValueError("lambdarank_unbiased=True needs the displayed positions (position=...)")
     if position is not None:
         order = xb._position_order(train, position)
         train = Dataset(X=train.X[order], y=train.y[order], query_ids=train.query_ids,

@@ -372,6 +372,10 @@ def train_ranker(
                 or (position.size and position.min() < 0):
             raise ValueError(f"position must hold one non-negative integer per training row "
                              f"({train.n_docs}), got dtype {position.dtype} shape {position.shape}")
+    if full.get("lambdarank_unbiased") and position is None:
+        # Checked here once for the in-process and the Dask path alike.
+        raise ValueError("lambdarank_unbiased=True needs the displayed positions of the training "
+                         "rows (train_ranker(..., position=...)); labelled data have none")
     if cluster is None:
         model, best, curve = be.fit(full, train, vali, max_trees, early_stopping, position=position)
     else:

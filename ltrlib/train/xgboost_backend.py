@@ -128,9 +128,6 @@ def fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int, earl
         position: np.ndarray | None = None) -> tuple[Any, int, list[float]]:
     import xgboost as xgb
 
-    if params.get("lambdarank_unbiased") and position is None:
-        raise ValueError("lambdarank_unbiased=True needs the displayed positions of the training "
-                         "rows (train_ranker(..., position=...)); labelled data have none")
     rows = None if position is None else _position_order(train, position)
     dtrain = dmatrix(train, params, rows)
     metric = f"ndcg@{params['eval_metric'].split('@')[1]}" if isinstance(params.get("eval_metric"), str) \
