@@ -99,9 +99,9 @@ stats
 # ordered pairs with and without differences) are built once and shared by all trials.
 
 # %%
-exp = experiment.Stage2Experiment(two, cutoff=cutoff, train_queries=train_queries, seed=seed,
-                                  max_trees=max_trees, early_stopping=early_stopping,
-                                  num_threads=num_threads)
+stage2 = dict(cutoff=cutoff, train_queries=train_queries, seed=seed, max_trees=max_trees,
+              early_stopping=early_stopping, num_threads=num_threads)
+exp = experiment.Stage2Experiment(two, **stage2)
 fitted = experiment.fit_models(exp, list(experiment.MODELS), n_trials=trials,
                                storage=report.run_dir / "06_bilambdamart.journal",
                                progress=interactive)
@@ -155,9 +155,7 @@ table5
 # %%
 no_listwise = {}
 if listwise_ablation:
-    bare = experiment.Stage2Experiment(two, cutoff=cutoff, train_queries=train_queries, seed=seed,
-                                       max_trees=max_trees, early_stopping=early_stopping,
-                                       num_threads=num_threads, listwise=False)
+    bare = experiment.Stage2Experiment(two, **stage2, listwise=False)
     ablation_rows = [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
     bare_fitted = experiment.fit_models(bare, ablation_rows[1:], n_trials=trials,
                                         storage=report.run_dir / "06_bilambdamart.journal",
