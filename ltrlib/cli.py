@@ -1,4 +1,4 @@
-"""Command line: ``ltrlib run ...`` (also ``python -m ltrlib run ...``).
+"""Command line: ``ltrlib run ...`` and ``ltrlib fidelity RUN_DIR`` (also ``python -m ltrlib ...``).
 
 Subcommands live in a subparser table so that others (``ltrlib data``, ``ltrlib bench`` ...)
 can be added beside ``run`` without touching its options.
@@ -77,11 +77,33 @@ def _add_run_parser(subparsers) -> None:
     run.set_defaults(handler=_run)
 
 
+def _add_fidelity_parser(subparsers) -> None:
+    fid = subparsers.add_parser(
+        "fidelity",
+        help="rebuild fidelity.md/.csv of a finished run and relink its index",
+        description="Compare a run's tables of notebooks 03-05 with the non-IID paper's Tables 1, 3, "
+        "4, 5 and claims; write fidelity.md, fidelity.csv and fidelity_claims.csv into RUN_DIR.",
+    )
+    fid.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. reports/synthetic-small-seed0")
+    fid.set_defaults(handler=_fidelity)
+
+
+def _fidelity(args: argparse.Namespace) -> int:
+    from ltrlib.fidelity import write_fidelity
+    from ltrlib.report import write_index
+
+    path = write_fidelity(args.run_dir)
+    write_index(args.run_dir)
+    print(path)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ltrlib", description="ltrlib: learning to rank on non-IID data")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_run_parser(subparsers)
+    _add_fidelity_parser(subparsers)
     return parser
 
 

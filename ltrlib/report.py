@@ -52,6 +52,9 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 METRICS_FILE = "metrics.json"
 RUN_MANIFEST = "run.json"
+# Written by ltrlib.fidelity after a batch run; linked from the index when present.
+RUN_LEVEL_FILES = (("fidelity.md", "Fidelity to the paper"), ("fidelity.csv", "its numbers"),
+                   ("fidelity_claims.csv", "its claims"))
 
 
 def validate_name(name: str, what: str = "name") -> str:
@@ -274,6 +277,9 @@ def _index_markdown(run_dir: Path, entries: dict[str, dict[str, Any]], has_metri
         lines += [f"Metrics: [{METRICS_FILE}]({METRICS_FILE})", ""]
     if (run_dir / RUN_MANIFEST).exists():
         lines += [f"Run manifest: [{RUN_MANIFEST}]({RUN_MANIFEST})", ""]
+    present = [(f, label) for f, label in RUN_LEVEL_FILES if (run_dir / f).exists()]
+    if present:
+        lines += [" · ".join(f"{label}: [{f}]({f})" for f, label in present), ""]
     for name, e in entries.items():
         status = f" ({e['status']})" if e["status"] else ""
         lines += [f"## {name}{status}", ""]
@@ -309,6 +315,8 @@ def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: 
         links.append(f'<a href="{METRICS_FILE}">{METRICS_FILE}</a>')
     if (run_dir / RUN_MANIFEST).exists():
         links.append(f'<a href="{RUN_MANIFEST}">{RUN_MANIFEST}</a>')
+    links += [f'{esc(label)}: <a href="{f}">{f}</a>' for f, label in RUN_LEVEL_FILES
+              if (run_dir / f).exists()]
     if links:
         out.append(f"<p>{' &middot; '.join(links)}</p>")
     for name, e in entries.items():

@@ -533,9 +533,24 @@ def run_all(
                 _run_one(loaded[notebook], notebook, params, run_dir, manifest, kernel_name, log_output)
                 bar.update(1)
     finally:
-        # Also after a failure or an interrupt: the index then shows what did run.
+        # Also after a failure or an interrupt: the fidelity report and the index then show
+        # what did run.
+        _write_fidelity(run_dir)
         write_index(run_dir)
     return run_dir
+
+
+def _write_fidelity(run_dir: Path) -> None:
+    """``fidelity.md``/``.csv`` from the run's tables (`ltrlib.fidelity`). It reads whatever
+    is on disk, so a partial run gets a partial report; an error in it is reported, never
+    allowed to mask a notebook's failure or the index."""
+    from ltrlib.fidelity import write_fidelity
+
+    try:
+        write_fidelity(run_dir)
+    except Exception as exc:  # noqa: BLE001 - the notebooks' results matter more
+        print(f"ltrlib run: the fidelity report could not be written: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
 
 
 def _start_manifest(manifest: dict[str, Any] | None, run_id: str, run_params: dict[str, Any]) -> dict[str, Any]:

@@ -16,11 +16,13 @@ One module per algorithm, each with its optimiser beside it (ranx-style):
 
 from ltrlib.merge.analysis import (
     LOCAL_MODELS,
+    TABLE_METRICS,
     category_deltas,
     collect,
     flatten_columns,
     headline_metrics,
     load_local_models,
+    means_table,
     parse_split_names,
     merged_model_name,
     per_query_frame,
@@ -61,6 +63,8 @@ from ltrlib.merge.stacking import (
 
 __all__ = [
     "LOCAL_MODELS",
+    "TABLE_METRICS",
+    "means_table",
     "collect",
     "flatten_columns",
     "headline_metrics",

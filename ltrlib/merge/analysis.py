@@ -20,18 +20,25 @@ from ltrlib.metrics.significance import significance_table
 
 __all__ = [
     "LOCAL_MODELS",
+    "TABLE_METRICS",
     "category_deltas",
     "collect",
     "flatten_columns",
     "headline_metrics",
     "load_local_models",
     "parse_split_names",
+    "means_table",
     "merged_model_name",
     "per_query_frame",
     "query_categories",
     "results_table",
     "score_models",
 ]
+
+#: The metrics of Tables 4 and 5. The paper's tables print "MAP" while its §5.1 says it
+#: evaluates "MAP@10"; both are reported so that neither reading is assumed.
+TABLE_METRICS = ("ndcg@10", "map", "map@10", "mrr@10")
+
 
 def score_models(models: Mapping[str, object], ds) -> dict[str, np.ndarray]:
     """``{name: model.predict(ds.X)}`` as float64; a clear error if a model cannot score ``ds``."""
@@ -95,6 +102,36 @@ def results_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None =
     table.index = [f"{m} ({baselines[m]})" if m in baselines else m for m in table.index]
     table.index.name = "model"
     return table
+
+
+def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
+                models: Sequence[str] | None = None) -> pd.DataFrame:
+    """The numbers behind `results_table`, tidy: ``split, model, metric, value, queries`` and,
+    per baseline ``B`` (default M1, M2), ``p_vs_B``: the two-sided paired t-test's p-value
+    against it over the split's test queries (NaN for the baseline itself)."""
+    from ltrlib.metrics.significance import paired_ttest
+
+    baselines = dict(baselines or {"M1": "a", "M2": "b"})
+    need = {"split", "model", "qid", "metric", "value"}
+    if not need <= set(per_query.columns):
+        raise KeyError(f"per_query needs columns {sorted(need)}, has {list(per_query.columns)}")
+    if models is not None:
+        per_query = per_query[per_query.model.isin(models)]
+    rows = []
+    for (split, metric), part in per_query.groupby(["split", "metric"], sort=False):
+        wide = part.pivot(index="qid", columns="model", values="value")
+        order = list(models) if models is not None else list(pd.unique(part.model))
+        for model in order:
+            if model not in wide:
+                continue
+            row = {"split": split, "model": model, "metric": metric,
+                   "value": float(wide[model].mean()), "queries": int(wide[model].notna().sum())}
+            for base in baselines:
+                row[f"p_vs_{base}"] = (paired_ttest(wide[model], wide[base]).p
+                                       if base in wide and base != model and len(wide) >= 2
+                                       else np.nan)
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def query_categories(ds, seed: int = 0) -> pd.DataFrame:

@@ -18,6 +18,8 @@ from ltrlib.noniid.categories import (
 from ltrlib.noniid.splits import (
     Client,
     NonIIDSplit,
+    alternative_splits,
+    initial_split,
     make_clients,
     make_split,
     paper_splits,
@@ -28,5 +30,5 @@ from ltrlib.noniid.splits import (
 __all__ = [
     "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_counts",
     "dominance_statistics", "relevant_vs_query_categories",
-    "Client", "NonIIDSplit", "make_clients", "make_split", "paper_splits", "table2", "table2_wide",
+    "Client", "NonIIDSplit", "alternative_splits", "initial_split", "make_clients", "make_split", "paper_splits", "table2", "table2_wide",
 ]

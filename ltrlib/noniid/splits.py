@@ -365,6 +365,68 @@ def paper_splits(
     }
 
 
+def initial_split(
+    splits: Splits,
+    category: int = 11,
+    name: str | None = None,
+    seed: int = 0,
+) -> NonIIDSplit:
+    """The paper's *initial* split (§3.2, Table 1): DS1 = the queries whose §3.1 category,
+    with the tie-breaking chain, is ``category``; DS2 = every other query (the full DS2, not
+    DS2': queries with relevant documents of ``category`` that another category outranks
+    stay in it, and so do queries without relevant documents).
+
+    DS1 and DS2 partition every part, so no validation query is left for a D_merge pool:
+    both clients' ``merge`` sets are empty (Table 1 merges nothing). ``seed`` drives the
+    §3.1 random tie-break. Client 2 is the rest client with the ``tie_breaking`` rule:
+    its §3.1 category is not ``category``.
+    """
+    universe = category_universe(splits)
+    if int(category) not in set(universe.tolist()):
+        raise ValueError(f"category={category!r} is not a document category of this data "
+                         f"(categories: {universe.tolist()})")
+    return make_clients(splits, [{int(category)}, None], ["tie_breaking", "tie_breaking"],
+                        name=name or f"initial-c{int(category)}", seed=seed, merge_size=0,
+                        merge_overflow="shrink")
+
+
+#: Table 3's four configurations, in the paper's order: (strategy, index into categories).
+TABLE3_CONFIGURATIONS = (("no_tie_breaking", 0), ("no_tie_breaking", 1),
+                         ("exclusive", 0), ("exclusive", 1))
+
+
+def alternative_splits(
+    splits: Splits,
+    kept: dict[str, NonIIDSplit] | None = None,
+    categories: tuple[int, int] = (11, 14),
+    seed: int = 0,
+    merge_size: str | int = "train_queries_half",
+    merge_overflow: str = "shrink",
+) -> dict[str, NonIIDSplit]:
+    """Table 3's splits: without tie-breaking and exclusive, on each of ``categories``,
+    in the paper's order (no-tie c0, no-tie c1, exclusive c0, exclusive c1).
+
+    A configuration equal (same category and strategy) to one of the ``kept`` splits
+    (`paper_splits`: Split1 = exclusive 11, Split2 = no-tie 11, Split3 = no-tie 14) *is*
+    that split, under its name, so models trained for it are reused; the others are made
+    with `make_split` and named ``"<strategy>-c<category>"`` (``exclusive-c14``).
+    """
+    if len(categories) != 2:
+        raise ValueError(f"categories needs 2 entries (Table 3's two categories), got {categories!r}")
+    kept = dict(kept or {})
+    out: dict[str, NonIIDSplit] = {}
+    for strategy, i in TABLE3_CONFIGURATIONS:
+        c = int(categories[i])
+        same = next((nm for nm, ns in kept.items()
+                     if ns.category == c and ns.strategy == strategy and len(ns.clients) == 2), None)
+        if same is not None:
+            out[same] = kept[same]
+        else:
+            ns = make_split(splits, c, strategy, None, seed, merge_size, merge_overflow)
+            out[ns.name] = ns
+    return out
+
+
 # --------------------------------------------------------------------------- summaries
 
 

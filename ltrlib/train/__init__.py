@@ -15,6 +15,12 @@ from ltrlib.train.ranker import (
     train_ranker,
     validation_curves,
 )
+from ltrlib.train.client_tables import (
+    client_means,
+    second_test_set,
+    table1_initial,
+    table3_alternative,
+)
 from ltrlib.train.store import ModelStore
 from ltrlib.train.xgboost_backend import propensities as _propensities
 from ltrlib.train.tuning import (
@@ -47,6 +53,7 @@ __all__ = [
     "evaluate_rankers", "fit_tuned", "in_backend", "results_table", "study_storage", "suggest_params",
     "train_ranker", "tune", "tune_cv", "tuned_parameters", "tuning_history",
     "validation_curves", "SEARCH_SPACES", "search_space", "xgboost_propensities",
+    "client_means", "second_test_set", "table1_initial", "table3_alternative",
 ]
 
 

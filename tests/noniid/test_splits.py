@@ -200,3 +200,36 @@ def test_shrinking_keeps_the_proportions():
     assert "shrunk" in S._merge_sizes([2, 6], 4, "shrink")[1]
     assert S._merge_sizes([2, 6], 10, "shrink") == ([2, 6], None)
     assert S._merge_sizes([2, 6], 4, "overlap")[0] == [2, 4]
+
+
+def test_initial_split_is_tie_breaking_ds1_and_the_full_ds2(splits):
+    ns = S.initial_split(splits, category=1)
+    c1, c2 = ns.clients
+    assert ns.name == "initial-c1" and ns.strategy == "tie_breaking" and ns.category == 1
+    ds1 = {q for q, (_, member, _) in CASES.items() if member[0]}
+    assert ds1 == {1, 2, 3}
+    # DS2 is every other query: the one another category outranks (4) stays in it, unlike
+    # DS2' which drops every query with a relevant document of category 1.
+    assert qids(c1.train) == ds1 and qids(c2.train) == set(CASES) - ds1
+    assert 4 in qids(c2.train) and 4 not in qids(S.make_split(splits, 1, "tie_breaking").clients[1].train)
+    assert qids(c1.test) == {q + 200 for q in ds1}
+    assert qids(c2.test) == {q + 200 for q in CASES} - qids(c1.test)
+    # The pool queries (category 2 dominates) are DS2 too: nothing is left for D_merge.
+    assert qids(c2.vali) == {q + 100 for q in CASES if q not in ds1} | set(POOL)
+    assert c1.merge.n_queries == c2.merge.n_queries == 0
+    for part in ("train", "vali", "test"):
+        total = getattr(splits, part).n_queries
+        assert getattr(c1, part).n_queries + getattr(c2, part).n_queries == total, part
+
+
+def test_alternative_splits_reuse_the_kept_splits(splits):
+    kept = S.paper_splits(splits, categories=(1, 1, 2), merge_size=0)
+    alt = S.alternative_splits(splits, kept, categories=(1, 2), merge_size=0)
+    assert list(alt) == ["Split2", "Split3", "Split1", "exclusive-c2"]
+    assert all(alt[k] is kept[k] for k in ("Split1", "Split2", "Split3"))
+    new = alt["exclusive-c2"]
+    assert (new.strategy, new.category) == ("exclusive", 2)
+    # DS2' depends on the category only: the same queries as Split3's.
+    assert qids(new.clients[1].train) == qids(kept["Split3"].clients[1].train)
+    with pytest.raises(ValueError, match="2 entries"):
+        S.alternative_splits(splits, kept, categories=(1,))

@@ -1,0 +1,94 @@
+"""Tables 1 and 3 of the non-IID paper in its own layout, from notebook 03's per-query results.
+
+`ltrlib.train.tuning.client_table` gives one block per split (rows ``split, model``, columns
+``DS1, DS2', DS``). The paper prints two other arrangements:
+
+* Table 1, the *initial* split (tie-breaking on category 11, client 2 = the full DS2):
+  rows M1, M2, M_full; columns DS1, DS2, DS.
+* Table 3, the four alternative splits: a block per partitioning strategy (without
+  tie-breaking, exclusive), rows M1, M'2, M_full; per category (11, 14) the columns
+  DS1, DS'2, DS.
+
+Both are built here from ``client_results`` output and the split objects (which say each
+split's strategy and category), with the same significance marks as ``client_table``
+(ᵃ: paired t-test against M_full). `client_means` is the tidy numeric companion, read by
+`ltrlib.fidelity`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from ltrlib.noniid.splits import STRATEGY_LABELS
+from ltrlib.train.tuning import client_table
+
+__all__ = ["client_means", "second_test_set", "table1_initial", "table3_alternative"]
+
+
+def second_test_set(split) -> str:
+    """``"DS2'"`` when client 2 holds DS2' (no relevant document of client 1's category, the
+    ``exclusive`` rest rule), ``"DS2"`` when it holds every other query (the initial split)."""
+    return "DS2'" if split.clients[1].strategy == "exclusive" else "DS2"
+
+
+def _check(per_query: pd.DataFrame, nsplits: Mapping[str, object]) -> None:
+    missing = [s for s in nsplits if s not in set(per_query.split)]
+    if missing:
+        raise KeyError(f"per_query has no results for splits {missing} "
+                       f"(has {list(pd.unique(per_query.split))})")
+
+
+def client_means(per_query: pd.DataFrame, nsplits: Mapping[str, object],
+                 metric: str = "ndcg@10") -> pd.DataFrame:
+    """Tidy means of ``metric`` per split, model and test set, with each split's definition:
+    ``split, strategy, category, model, test_set, metric, value, queries``. ``test_set`` is
+    ``DS1``, ``DS2'`` or ``DS2`` (see `second_test_set`) or ``DS``."""
+    _check(per_query, nsplits)
+    pq = per_query[(per_query.metric == metric) & per_query.split.isin(list(nsplits))]
+    g = pq.groupby(["split", "model", "test_set"], sort=False).value
+    out = pd.DataFrame({"value": g.mean(), "queries": g.size()}).reset_index()
+    out["strategy"] = out.split.map({s: ns.strategy for s, ns in nsplits.items()})
+    out["category"] = out.split.map({s: ns.category for s, ns in nsplits.items()})
+    ds2 = {s: second_test_set(ns) for s, ns in nsplits.items()}
+    out["test_set"] = [ds2[s] if t == "DS2'" else t for s, t in zip(out.split, out.test_set)]
+    out["metric"] = metric
+    order = {s: i for i, s in enumerate(nsplits)}
+    out = out.sort_values("split", key=lambda s: s.map(order), kind="stable")
+    return out[["split", "strategy", "category", "model", "test_set", "metric", "value",
+                "queries"]].reset_index(drop=True)
+
+
+def table1_initial(per_query: pd.DataFrame, split, metric: str = "ndcg@10",
+                   baseline: str | None = "M_full", alpha: float = 0.05) -> pd.DataFrame:
+    """Table 1: rows M1, M2, M_full of the initial ``split``; columns DS1, DS2, DS
+    (marked strings with ``baseline``, numbers with ``baseline=None``)."""
+    _check(per_query, {split.name: split})
+    wide = client_table(per_query[per_query.split == split.name], metric=metric,
+                        baseline=baseline, alpha=alpha)
+    wide = wide.droplevel("split").rename(columns={"DS2'": second_test_set(split)})
+    wide.columns.name = "test_set"
+    return wide
+
+
+def table3_alternative(per_query: pd.DataFrame, nsplits: Mapping[str, object],
+                       metric: str = "ndcg@10", baseline: str | None = "M_full",
+                       alpha: float = 0.05) -> pd.DataFrame:
+    """Table 3: one row block per strategy (``partitioning``), rows M1, M2', M_full; columns
+    ``Category <c> <test set>`` per category in order of appearance (DS1, DS2', DS).
+
+    ``nsplits``: `ltrlib.noniid.splits.alternative_splits` output (every split two clients,
+    client 2 on DS2')."""
+    _check(per_query, nsplits)
+    blocks: dict[str, dict[str, pd.DataFrame]] = {}
+    for name, ns in nsplits.items():
+        wide = client_table(per_query[per_query.split == name], metric=metric,
+                            baseline=baseline, alpha=alpha).droplevel("split")
+        wide = wide.rename(index={"M2": "M2'"})
+        wide.columns = [f"Category {ns.category} {t}" for t in wide.columns]
+        blocks.setdefault(STRATEGY_LABELS.get(ns.strategy, ns.strategy), {})[name] = wide
+    parts = {label: pd.concat(list(b.values()), axis=1) for label, b in blocks.items()}
+    table = pd.concat(parts, names=["partitioning", "model"])
+    columns = list(dict.fromkeys(c for p in parts.values() for c in p.columns))
+    return table.reindex(columns=columns)

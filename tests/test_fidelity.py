@@ -1,0 +1,147 @@
+"""The fidelity report: paper constants, the diff column, claims that hold and fail, and a
+run directory with missing tables."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from ltrlib import fidelity as F
+from ltrlib.report import write_index
+
+
+def test_paper_numbers_transcribe_the_tables():
+    p = F.paper_numbers()
+    # 9 + 4 x 9 NDCG@10 cells, 2 tables x 3 splits x 4 models x 3 metrics, 6 alphas.
+    assert (p.table == "Table 1").sum() == 9 and (p.table == "Table 3").sum() == 36
+    assert (p.table == "Table 4").sum() == 36 and (p.table == "Table 5").sum() == 36
+    assert (p.table == "alpha").sum() == 6
+    get = F._Numbers(p)
+    assert get("Table 1", "initial (tie-breaking) c11", "M_full", "DS") == 0.789
+    assert get("Table 3", "exclusive c14", "M1", "DS2'") == 0.296
+    assert get("Table 4", "Split3", "M21α", "DS", "map") == 0.873
+    assert get("Table 5", "Split2", "M21S", "DS", "mrr@10") == 0.962
+    # The paper's inconsistency is kept as printed, not corrected.
+    assert get("Table 3", "exclusive c11", "M1") == 0.543 and get("Table 4", "Split1", "M1") == 0.619
+
+
+def _ours(rows):
+    return pd.DataFrame([(*r, "", r[1]) for r in rows], columns=F.COLUMNS)
+
+
+def test_compare_diff_is_ours_minus_paper_and_missing_is_nan():
+    ours = _ours([("Table 4", "Split1", "M1", "DS", "ndcg@10", 0.600),
+                  ("Table 4", "Split1", "M1", "DS", "map@10", 0.700),
+                  ("Table 4", "Split9", "M1", "DS", "ndcg@10", 0.5)])  # no paper counterpart
+    out = F.compare(F.paper_numbers(), ours)
+    row = out[(out.table == "Table 4") & (out.split == "Split1") & (out.model == "M1")
+              & (out.metric == "ndcg@10")].iloc[0]
+    assert row.paper == 0.619 and row.ours == 0.600 and row["diff"] == pytest.approx(-0.019)
+    at10 = out[(out.table == "Table 4") & (out.split == "Split1") & (out.model == "M1")
+               & (out.metric == "map@10")].iloc[0]
+    assert at10.paper == 0.713 and at10.ours == 0.700 and "MAP" in at10.note  # paper's MAP column
+    other = out[(out.table == "Table 4") & (out.split == "Split2")]
+    assert other.ours.isna().all() and other["diff"].isna().all()
+    assert "Split9" not in set(out.split)
+    assert list(out.columns[:8]) == ["table", "split", "model", "test_set", "metric", "paper", "ours", "diff"]
+
+
+def _claim(claims, name, scope=None):
+    c = claims[claims.claim == name]
+    if scope is not None:
+        c = c[c.scope == scope]
+    assert len(c) == 1, (name, scope, claims.claim.unique())
+    return c.iloc[0]
+
+
+def test_claims_hold_on_the_paper_and_can_fail():
+    paper = F.paper_numbers()
+    # The paper's own numbers, as ours: every claim but the inconsistency holds.
+    claims = F.check_claims(paper, paper)
+    assert (claims.ours == claims.paper)[claims.claim != "score_features_most_important"].all()
+    failing = set(claims[claims.ours != "holds"].claim)
+    assert failing == {"same_model_same_number", "score_features_most_important"}
+    # Split1 M21α beats M2 here: the claim (iii) must not hold, and say why in numbers.
+    ours = paper.copy()
+    ours.loc[(ours.table == "Table 4") & (ours.split == "Split1") & (ours.model == "M21α")
+             & (ours.metric == "ndcg@10"), "value"] = 0.740
+    claims = F.check_claims(ours, paper)
+    c = _claim(claims, "split1_m21_loses_to_m2")
+    assert c.ours == "does not hold" and c.paper == "holds"
+    assert "0.740" in c.evidence and "0.727" in c.evidence
+    assert _claim(claims, "merge_beats_locals_most").ours == "holds"  # now 6/6
+
+
+def test_claim_needing_a_missing_number_is_not_available():
+    ours = _ours([("Table 4", "Split1", "M2", "DS", "ndcg@10", 0.7)])
+    claims = F.check_claims(ours)
+    assert _claim(claims, "split1_m21_loses_to_m2").ours == "not available"
+    assert set(claims.ours) == {"not available"}
+    assert set(claims.paper) == {"holds", "does not hold"}
+
+
+def test_figure3_claim_reads_the_importance_table():
+    imp = pd.DataFrame({"model": ["S1 M12S"] * 3 + ["S1 M21S"] * 3, "kind": "gain",
+                        "feature": ["score_M1", "score_M2", "f3", "f3", "score_M1", "score_M2"],
+                        "value": [9.0, 5.0, 1.0, 9.0, 5.0, 1.0], "share": 0.0,
+                        "rank": [1, 2, 3, 1, 2, 3], "is_score": [True, True, False, False, True, True]})
+    row = F._figure3_claim(imp)
+    assert row["ours"] == "does not hold" and "S1 M21S: top 2 by gain = f3, score_M1" in row["evidence"]
+    assert F._figure3_claim(imp[imp.model == "S1 M12S"])["ours"] == "holds"
+
+
+def test_write_fidelity_on_a_run_without_tables(tmp_path):
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"run_id": "r", "params": {"dataset": "/data/x",
+                                                                         "scale": "small", "seed": 3},
+                                              "notebooks": {}}))
+    md = F.write_fidelity(run)
+    text = md.read_text()
+    assert "## Missing" in text and "table4_linear_numeric.csv" in text
+    assert "seed: `3`" in text and "neither the synthetic" in text and "## Assumptions" in text
+    numbers = pd.read_csv(run / F.FIDELITY_CSV)
+    assert len(numbers) > 100 and numbers.ours.isna().all()
+    claims = pd.read_csv(run / F.FIDELITY_CLAIMS_CSV)
+    assert set(claims.ours) == {"not available"}
+    write_index(run)
+    assert 'href="fidelity.md"' in (run / "index.html").read_text()
+    assert "(fidelity.md)" in (run / "index.md").read_text()
+
+
+def test_write_fidelity_reads_the_notebook_tables(tmp_path):
+    run = tmp_path / "r"
+    t03 = run / "tables" / "03_client_models"
+    t04 = run / "tables" / "04_linear_merge"
+    t03.mkdir(parents=True)
+    t04.mkdir(parents=True)
+    pd.DataFrame({"split": "Split1", "strategy": "exclusive", "category": 11,
+                  "model": ["M1", "M2", "M_full"], "test_set": "DS", "metric": "ndcg@10",
+                  "value": [0.5, 0.6, 0.7], "queries": 50}).to_csv(
+        t03 / "table3_alternative_splits_numeric.csv", index=False)
+    pd.DataFrame({"split": "Split1", "model": ["M1", "M2"], "metric": "ndcg@10",
+                  "value": [0.5, 0.6], "queries": 50, "p_vs_M1": [float("nan"), 0.01],
+                  "p_vs_M2": [0.01, float("nan")]}).to_csv(t04 / "table4_linear_numeric.csv", index=False)
+    F.write_fidelity(run)
+    numbers = pd.read_csv(run / F.FIDELITY_CSV, keep_default_na=False, na_values=[""])
+    t3 = numbers[(numbers.table == "Table 3") & (numbers.split == "exclusive c11") & (numbers.test_set == "DS")]
+    assert dict(zip(t3.model, t3.ours)) == {"M1": 0.5, "M2": 0.6, "M_full": 0.7}
+    assert set(t3.our_split) == {"Split1"}
+    m2 = numbers[(numbers.table == "Table 4") & (numbers.model == "M2") & (numbers.metric == "ndcg@10")
+                 & (numbers.split == "Split1")].iloc[0]
+    assert m2.ours_marks == "a"
+    claims = pd.read_csv(run / F.FIDELITY_CLAIMS_CSV)
+    assert _claim(claims, "same_model_same_number").ours == "holds"
+    assert "table5_stacking_numeric.csv" in (run / F.FIDELITY_MD).read_text()
+
+
+def test_cli_rebuilds_the_report_and_the_index(tmp_path, capsys):
+    from ltrlib import cli
+
+    run = tmp_path / "r"
+    run.mkdir()
+    assert cli.main(["fidelity", str(run)]) == 0
+    assert capsys.readouterr().out.strip().endswith("fidelity.md")
+    assert (run / "fidelity.csv").exists() and "fidelity.md" in (run / "index.md").read_text()
+    assert cli.main(["fidelity", str(tmp_path / "nope")]) == 1
+    assert "does not exist" in capsys.readouterr().err
