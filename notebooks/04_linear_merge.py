@@ -13,8 +13,8 @@
 # `03_client_models` for the same `run_id` (reloaded here, never retrained), and the same
 # data and split parameters as notebooks 02-03.
 #
-# **Outputs** under `reports/<run_id>/`: tables `alpha_choices`, `table4_linear`,
-# `category_deltas`; figures `alpha_sweep`, `alpha_explorer_batch`, `category_deltas_vs_M1`,
+# **Outputs** under `reports/<run_id>/`: tables `alpha_choices`, `table4_linear` (with
+# `table4_linear_numeric`: means and p-values), `category_deltas`; figures `alpha_sweep`, `alpha_explorer_batch`, `category_deltas_vs_M1`,
 # `category_deltas_vs_M2`; chosen α and mean NDCG@10 per model in `metrics.json`.
 
 # %% tags=["parameters"]
@@ -60,7 +60,7 @@ models = merge.load_local_models(ModelStore(run_id), split_names)
 
 # %%
 experiments = {name: linear.linear_experiment(nsplits[name], models[name], step=alpha_step,
-                                              normalisation=normalisation)
+                                              normalisation=normalisation, metrics=merge.TABLE_METRICS)
                for name in split_names}
 choices = merge.collect(experiments, "choices")
 report.table(choices, "alpha_choices", caption="Chosen alpha (weight of M2) per split and client")
@@ -68,12 +68,20 @@ choices
 
 # %% [markdown]
 # ## Table 4: M1 (a), M2 (b), M12α and M21α on the full test set
+# Assumptions where the paper is silent or inconsistent: its §5.1 says MAP@10 but its
+# tables say MAP, so both columns are given (`map`, `map@10`; a query without relevant
+# documents scores 1, as in LightGBM). Superscripts: two-sided paired t-test over the test
+# queries (`scipy.stats.ttest_rel`), p < 0.05; the paper names no test. Equal NDCG@10 on
+# D_merge for several α is broken towards α = 0.5 (`ltrlib.merge.linear`). The numbers
+# are in `table4_linear_numeric` (means, p-values); `fidelity.md` of the run compares them
+# with the paper's.
 
 # %%
 per_query = merge.collect(experiments, "per_query")
 table4 = merge.results_table(per_query, models=["M1", "M2", "M12α", "M21α"])
 report.table(merge.flatten_columns(table4), "table4_linear", index=True,
              caption="Linear combination; superscripts a, b: paired t-test p < 0.05 against M1, M2")
+report.table(merge.means_table(per_query, models=["M1", "M2", "M12α", "M21α"]), "table4_linear_numeric")
 table4
 
 # %% [markdown]

@@ -119,17 +119,19 @@ def test_write_fidelity_reads_the_notebook_tables(tmp_path):
                   "model": ["M1", "M2", "M_full"], "test_set": "DS", "metric": "ndcg@10",
                   "value": [0.5, 0.6, 0.7], "queries": 50}).to_csv(
         t03 / "table3_alternative_splits_numeric.csv", index=False)
-    pd.DataFrame({"split": "Split1", "model": ["M1", "M2"], "metric": "ndcg@10",
-                  "value": [0.5, 0.6], "queries": 50, "p_vs_M1": [float("nan"), 0.01],
-                  "p_vs_M2": [0.01, float("nan")]}).to_csv(t04 / "table4_linear_numeric.csv", index=False)
+    pd.DataFrame({"split": "Split1", "model": ["M1", "M2", "M12α"], "metric": "ndcg@10",
+                  "value": [0.5, 0.6, 0.65], "queries": 50, "p_vs_M1": [float("nan"), 0.01, 0.01],
+                  "p_vs_M2": [0.01, float("nan"), 0.2]}).to_csv(t04 / "table4_linear_numeric.csv", index=False)
     F.write_fidelity(run)
     numbers = pd.read_csv(run / F.FIDELITY_CSV, keep_default_na=False, na_values=[""])
     t3 = numbers[(numbers.table == "Table 3") & (numbers.split == "exclusive c11") & (numbers.test_set == "DS")]
     assert dict(zip(t3.model, t3.ours)) == {"M1": 0.5, "M2": 0.6, "M_full": 0.7}
     assert set(t3.our_split) == {"Split1"}
-    m2 = numbers[(numbers.table == "Table 4") & (numbers.model == "M2") & (numbers.metric == "ndcg@10")
-                 & (numbers.split == "Split1")].iloc[0]
-    assert m2.ours_marks == "a"
+    t4 = numbers[(numbers.table == "Table 4") & (numbers.metric == "ndcg@10")
+                 & (numbers.split == "Split1")].set_index("model")
+    # Superscripts from the p-values, on the merged models only (the paper's convention).
+    assert t4.loc["M12α", "ours_marks"] == "a" and t4.loc["M12α", "paper_marks"] == "ab"
+    assert pd.isna(t4.loc["M2", "ours_marks"]) and t4.loc["M12α", "diff"] == pytest.approx(0.65 - 0.730)
     claims = pd.read_csv(run / F.FIDELITY_CLAIMS_CSV)
     assert _claim(claims, "same_model_same_number").ours == "holds"
     assert "table5_stacking_numeric.csv" in (run / F.FIDELITY_MD).read_text()

@@ -216,3 +216,45 @@ def test_bilambdamart_results(run_dir):
     assert m["no_listwise_ndcg5_lambdaMART_stage1"] == pytest.approx(m["ndcg5_lambdaMART_stage1"])
     hyper = pd.read_csv(run_dir / "tables" / nb / "table8_hyperparameters.csv")
     assert len(hyper) == 6 and (hyper.trees >= 1).all() and hyper.vali_ndcg.between(0.1, 1).all()
+
+
+def test_paper_tables_and_fidelity_report(run_dir):
+    nb = "03_client_models"
+    _assert_outputs(run_dir, nb, ("table1_initial_split", "table1_initial_split_numeric",
+                                  "table3_alternative_splits", "table3_alternative_splits_numeric"))
+    t1 = pd.read_csv(run_dir / "tables" / nb / "table1_initial_split.csv")
+    assert list(t1.columns) == ["model", "DS1", "DS2", "DS"] and list(t1.model) == ["M1", "M2", "M_full"]
+    t3 = pd.read_csv(run_dir / "tables" / nb / "table3_alternative_splits.csv")
+    assert list(t3.columns) == ["partitioning", "model"] + [
+        f"Category {c} {s}" for c in (11, 14) for s in ("DS1", "DS2'", "DS")]
+    assert len(t3) == 6
+    n3 = pd.read_csv(run_dir / "tables" / nb / "table3_alternative_splits_numeric.csv")
+    configs = set(zip(n3.strategy, n3.category))
+    assert configs == {("no_tie_breaking", 11), ("no_tie_breaking", 14), ("exclusive", 11), ("exclusive", 14)}
+    # Kept splits' models are reused: Table 3's exclusive-11 M1 is Split1's M1, on the same DS.
+    numeric = pd.read_csv(run_dir / "tables" / nb / "client_models_numeric.csv").set_index(["split", "model"])
+    ex11 = n3[(n3.split == "Split1") & (n3.model == "M1") & (n3.test_set == "DS")].value.item()
+    assert ex11 == pytest.approx(numeric.loc[("Split1", "M1"), "DS"])
+    # M2' of exclusive 14 is Split3's (DS2' depends on the category only), stored again under its own name.
+    ex14 = n3[n3.split == "exclusive-c14"].set_index(["model", "test_set"]).value
+    nt14 = n3[n3.split == "Split3"].set_index(["model", "test_set"]).value
+    assert ex14[("M2", "DS")] == pytest.approx(nt14[("M2", "DS")])
+    assert (run_dir / "models" / "exclusive-c14" / "M1.txt").exists()
+    assert (run_dir / "models" / "initial-c11" / "M2.txt").exists()
+    n1 = pd.read_csv(run_dir / "tables" / nb / "table1_initial_split_numeric.csv")
+    assert set(n1.test_set) == {"DS1", "DS2", "DS"} and n1.value.between(0, 1).all()
+    # Tables 4 and 5 report MAP and MAP@10 and their numbers.
+    for sub, name in (("04_linear_merge", "table4_linear_numeric"), ("05_stacking", "table5_stacking_numeric")):
+        t = pd.read_csv(run_dir / "tables" / sub / f"{name}.csv")
+        assert set(t.metric) == {"ndcg@10", "map", "map@10", "mrr@10"}, name
+    # The fidelity report: written by the runner, linked from the index, every paper number.
+    for f in ("fidelity.md", "fidelity.csv", "fidelity_claims.csv"):
+        assert (run_dir / f).exists(), f
+        assert f'href="{f}"' in (run_dir / "index.html").read_text(), f
+    fid = pd.read_csv(run_dir / "fidelity.csv")
+    assert {"Table 1", "Table 3", "Table 4", "Table 5"} <= set(fid.table)
+    t4 = fid[fid.table.isin(["Table 1", "Table 3", "Table 4", "Table 5"])]
+    assert t4.ours.notna().all() and (t4["diff"] - (t4.ours - t4.paper)).abs().max() < 1e-12
+    claims = pd.read_csv(run_dir / "fidelity_claims.csv")
+    assert set(claims.ours) <= {"holds", "does not hold"}
+    assert "## Assumptions" in (run_dir / "fidelity.md").read_text()
