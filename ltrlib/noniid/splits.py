@@ -402,6 +402,7 @@ def alternative_splits(
     seed: int = 0,
     merge_size: str | int = "train_queries_half",
     merge_overflow: str = "shrink",
+    min_queries: int = 2,
 ) -> dict[str, NonIIDSplit]:
     """Table 3's splits: without tie-breaking and exclusive, on each of ``categories``,
     in the paper's order (no-tie c0, no-tie c1, exclusive c0, exclusive c1).
@@ -409,8 +410,13 @@ def alternative_splits(
     A configuration equal (same category and strategy) to one of the ``kept`` splits
     (`paper_splits`: Split1 = exclusive 11, Split2 = no-tie 11, Split3 = no-tie 14) *is*
     that split, under its name, so models trained for it are reused; the others are made
-    with `make_split` and named ``"<strategy>-c<category>"`` (``exclusive-c14``).
+    with `make_split` and named ``"<strategy>-c<category>"`` (``exclusive-c14``). A new
+    configuration whose DS1 has fewer than ``min_queries`` training, validation or test
+    queries (a rare category's exclusive partition on other data) cannot be trained or
+    tested: it is left out with a warning naming its sizes, so Table 3 only lacks its block.
     """
+    import warnings
+
     if len(categories) != 2:
         raise ValueError(f"categories needs 2 entries (Table 3's two categories), got {categories!r}")
     kept = dict(kept or {})
@@ -423,6 +429,13 @@ def alternative_splits(
             out[same] = kept[same]
         else:
             ns = make_split(splits, c, strategy, None, seed, merge_size, merge_overflow)
+            ds1 = ns.clients[0]
+            sizes = {p: getattr(ds1, p).n_queries for p in ("train", "vali", "test")}
+            if min(sizes.values()) < min_queries:
+                warnings.warn(f"Table 3 configuration {ns.name} left out: its DS1 has {sizes} "
+                              f"queries, fewer than min_queries={min_queries} in some part",
+                              stacklevel=2)
+                continue
             out[ns.name] = ns
     return out
 

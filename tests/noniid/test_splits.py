@@ -224,7 +224,7 @@ def test_initial_split_is_tie_breaking_ds1_and_the_full_ds2(splits):
 
 def test_alternative_splits_reuse_the_kept_splits(splits):
     kept = S.paper_splits(splits, categories=(1, 1, 2), merge_size=0)
-    alt = S.alternative_splits(splits, kept, categories=(1, 2), merge_size=0)
+    alt = S.alternative_splits(splits, kept, categories=(1, 2), merge_size=0, min_queries=0)
     assert list(alt) == ["Split2", "Split3", "Split1", "exclusive-c2"]
     assert all(alt[k] is kept[k] for k in ("Split1", "Split2", "Split3"))
     new = alt["exclusive-c2"]
@@ -233,3 +233,8 @@ def test_alternative_splits_reuse_the_kept_splits(splits):
     assert qids(new.clients[1].train) == qids(kept["Split3"].clients[1].train)
     with pytest.raises(ValueError, match="2 entries"):
         S.alternative_splits(splits, kept, categories=(1,))
+    # No query has all its relevant documents in category 2: by default that configuration
+    # is left out, with a warning, rather than failing to train.
+    with pytest.warns(UserWarning, match="exclusive-c2 left out"):
+        few = S.alternative_splits(splits, kept, categories=(1, 2), merge_size=0)
+    assert list(few) == ["Split2", "Split3", "Split1"]

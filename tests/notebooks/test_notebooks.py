@@ -230,6 +230,7 @@ def test_paper_tables_and_fidelity_report(run_dir):
     assert len(t3) == 6
     n3 = pd.read_csv(run_dir / "tables" / nb / "table3_alternative_splits_numeric.csv")
     configs = set(zip(n3.strategy, n3.category))
+    # Exclusive 14 is the rarest partition (2 test queries at the tiny scale when written).
     assert configs == {("no_tie_breaking", 11), ("no_tie_breaking", 14), ("exclusive", 11), ("exclusive", 14)}
     # Kept splits' models are reused: Table 3's exclusive-11 M1 is Split1's M1, on the same DS.
     numeric = pd.read_csv(run_dir / "tables" / nb / "client_models_numeric.csv").set_index(["split", "model"])
