@@ -581,6 +581,8 @@ class FidelityReport:
     claims: pd.DataFrame
     missing: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: ``"<table> <split>"`` of the run with no counterpart in the paper (other categories).
+    unmatched: list[str] = field(default_factory=list)
 
 
 def _provenance(run_dir: Path) -> dict[str, Any]:
@@ -611,9 +613,12 @@ def fidelity_report(run_dir: str | os.PathLike) -> FidelityReport:
     importance = pd.read_csv(imp_path) if imp_path.exists() else None
     if importance is None:
         missing.append(SOURCES["Figure 3"])
+    known = set(zip(paper.table, paper.split))
+    unmatched = list(dict.fromkeys(f"{t} {s}" for t, s in zip(ours.table, ours.split)
+                                   if (t, s) not in known))
     return FidelityReport(numbers=compare(paper, ours),
                           claims=check_claims(ours, paper, importance),
-                          missing=missing, provenance=_provenance(run_dir))
+                          missing=missing, provenance=_provenance(run_dir), unmatched=unmatched)
 
 
 def _markdown(rep: FidelityReport) -> str:
@@ -634,6 +639,10 @@ def _markdown(rep: FidelityReport) -> str:
     if rep.missing:
         lines += ["## Missing", "", "Not in this run (their numbers and claims are `not available`):", ""]
         lines += [f"- `{m}`" for m in rep.missing] + [""]
+    if rep.unmatched:
+        lines += ["## Not compared", "", "This run's configurations the paper has no numbers for "
+                  "(other categories or split names), left out of the comparison:", ""]
+        lines += [f"- {u}" for u in rep.unmatched] + [""]
     c = rep.claims
     tally = c.ours.value_counts().to_dict()
     lines += ["## Claims of §5.2", "",

@@ -115,9 +115,9 @@ def test_write_fidelity_reads_the_notebook_tables(tmp_path):
     t04 = run / "tables" / "04_linear_merge"
     t03.mkdir(parents=True)
     t04.mkdir(parents=True)
-    pd.DataFrame({"split": "Split1", "strategy": "exclusive", "category": 11,
-                  "model": ["M1", "M2", "M_full"], "test_set": "DS", "metric": "ndcg@10",
-                  "value": [0.5, 0.6, 0.7], "queries": 50}).to_csv(
+    pd.DataFrame({"split": ["Split1"] * 3 + ["exclusive-c3"], "strategy": "exclusive",
+                  "category": [11, 11, 11, 3], "model": ["M1", "M2", "M_full", "M1"], "test_set": "DS",
+                  "metric": "ndcg@10", "value": [0.5, 0.6, 0.7, 0.1], "queries": 50}).to_csv(
         t03 / "table3_alternative_splits_numeric.csv", index=False)
     pd.DataFrame({"split": "Split1", "model": ["M1", "M2", "M12α"], "metric": "ndcg@10",
                   "value": [0.5, 0.6, 0.65], "queries": 50, "p_vs_M1": [float("nan"), 0.01, 0.01],
@@ -134,7 +134,9 @@ def test_write_fidelity_reads_the_notebook_tables(tmp_path):
     assert pd.isna(t4.loc["M2", "ours_marks"]) and t4.loc["M12α", "diff"] == pytest.approx(0.65 - 0.730)
     claims = pd.read_csv(run / F.FIDELITY_CLAIMS_CSV)
     assert _claim(claims, "same_model_same_number").ours == "holds"
-    assert "table5_stacking_numeric.csv" in (run / F.FIDELITY_MD).read_text()
+    text = (run / F.FIDELITY_MD).read_text()
+    assert "table5_stacking_numeric.csv" in text
+    assert "## Not compared" in text and "- Table 3 exclusive c3" in text  # no paper counterpart
 
 
 def test_cli_rebuilds_the_report_and_the_index(tmp_path, capsys):
