@@ -74,6 +74,24 @@ def feature_by_label(df: pd.DataFrame, feature: str = "") -> plt.Figure:
 # ---- non-IID (notebooks 01-02)
 
 
+def calibration_table(df: pd.DataFrame) -> plt.Figure:
+    """Each data-level target's miss in units of its tolerance: inside the band is met."""
+    d = df[df.tolerance > 0].copy()
+    d["miss"] = (d.achieved - d.paper) / d.tolerance
+    fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(d) + 1.2))
+    ax.axvspan(-1, 1, color="tab:green", alpha=0.12, label="within tolerance")
+    colors = np.where(d.miss.abs() <= 1, "tab:green", "tab:red")
+    ax.scatter(d.miss.clip(-4, 4), np.arange(len(d)), c=colors, zorder=3)
+    ax.set_yticks(np.arange(len(d)), d.statistic)
+    ax.invert_yaxis()
+    ax.axvline(0, color="0.3", lw=0.8)
+    ax.set(xlim=(-4.2, 4.2), title="Synthetic twin against Istella-S's data statistics",
+           xlabel="(twin - paper) / tolerance   (clipped at ±4)")
+    ax.legend(loc="lower right", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
 def relevant_vs_query_categories(df: pd.DataFrame) -> plt.Figure:
     """Figure 2 of the non-IID paper: categories of (a) relevant documents, (b) queries."""
     dists = ["relevant documents", "queries"]

@@ -1,28 +1,45 @@
 """An Istella-like synthetic LETOR collection: the project's embedded default dataset.
 
-The real collections the papers use cannot be downloaded here, so the generator has to
-carry the structure those papers study, not just their shapes:
+The real collections the papers use cannot be downloaded here, so the default data is a
+*calibrated twin* of Istella-S: its data statistics are matched to the ones the non-IID
+paper publishes, through named mechanisms, by :mod:`ltrlib.data.calibration` (rerun it
+with ``python -m ltrlib.data.calibration``). The paper's *model* results are never fitted;
+they are compared out of sample in every batch run's ``fidelity.md``.
 
-* **Category-dependent relevance (Type 1 non-IID).** Each of ~20 topic categories scores
-  relevance with its own weights over a pool of latent "signals", mixed with a shared part
-  (``shared_weight``). A LambdaMART model trained on one category's queries therefore
-  transfers badly to another's, the pattern of Table 1 of the non-IID paper. Categories
-  11 and 14 are the most frequent among relevant documents, as in Istella-S.
-* **Relative (bivariate) relevance.** Part of the utility depends on a document's standing
-  *within its query*: whether it is among the query's best on an "authority" feature whose
-  absolute level shifts from query to query, and how far its length is from the query's
-  typical length. A univariate scorer on the raw features cannot see either; a
-  pairwise/bivariate one can, and so can a univariate one given listwise features (each
-  feature's rank and z-score within the query, as Bi-LambdaMART's stage 2 adds): the
-  signal is a document's standing in its list, not an interaction between two documents.
-* **Realistic features.** 220 features: per-query features constant within a query,
-  heavy-tailed document features, sparse term-count features with many zeros, binary and
-  few-valued integer features, decoys carrying no signal, and the category itself.
+Mechanisms, each with its knob in :class:`SyntheticConfig`:
 
-Labels are 0-4 with about 11% of documents relevant. Documents are generated chunk by
-chunk straight into one preallocated float32 matrix, so the ``paper`` scale (3.4M rows)
-fits in about 3.2 GB and ~a minute on two cores. Every chunk draws from its own seed,
-derived from ``seed`` and the chunk number, so the data do not depend on memory settings.
+* **Retrieved candidate lists.** Each query has a topic (one of 20 categories, 11 and 14
+  the most frequent, as Figure 2b) and a *topical purity*: the share of its candidate list
+  drawn from that topic: a share of specific queries retrieve only on-topic documents,
+  the others mix the topic (a Beta-distributed share) with documents of popular
+  categories. The rest of a list comes from
+  the background popularity of categories (11 and 14 lead again, Figure 2a). Lists hold
+  106 documents on average at every scale (Table 2); smaller scales have fewer queries.
+* **Intent.** A document on the query's topic is more useful than an off-topic one with
+  the same match features (``topic_bonus``). No feature shows the query's topic, so this
+  is what makes the category's meaning depend on the query: Type 1 non-IID, P(y | x)
+  changing with the client's query mix.
+* **A strong shared relevance signal plus category-specific parts.** Utility is a
+  weighted sum of 32 latent match signals; the weights are a shared vector mixed with one
+  per document category (``shared_weight`` of the variance shared).
+* **Features observe the signals with noise.** 160 query-document features are five noisy,
+  often sparse views (BM25-like, tf, hits, LM score, normalised tf) of each latent signal;
+  ``feature_noise`` scales their noise and alone sets how learnable the labels are (the
+  labels do not depend on it, so calibrating it leaves every data statistic unchanged).
+* **Standing within the list.** Part of the utility depends on a document's standing in
+  its own list: being in the top 10% of the query on an "authority" feature whose level
+  shifts per query, and the distance of its length from the query's median length. A
+  univariate scorer on the raw features cannot see it; listwise features (rank, z-score
+  within the query, as Bi-LambdaMART's stage 2 adds) can.
+* **Realistic features.** Per-query features constant within a query, heavy-tailed
+  document features, sparse term counts, binary and few-valued features, decoys with no
+  signal, and the category itself as feature 220, as in Istella-S.
+
+Labels are 0-4, cut from the utility at global thresholds so that 11.3% of documents are
+relevant (Table 2); every query keeps at least one relevant document. Documents are
+generated chunk by chunk into one preallocated float32 matrix, so the ``paper`` scale
+(3.5M rows) stays within ~4 GB and a minute on two cores. Every chunk draws from its own
+seed, derived from ``seed`` and the chunk number, so the data do not depend on memory.
 """
 
 from __future__ import annotations
@@ -38,50 +55,78 @@ N_FEATURES = 220
 N_CATEGORIES = 20
 #: Column of X that holds the category (file feature index 220 when written as SVMlight).
 CATEGORY_COLUMN = 219
-#: Shares of documents per category; 11 and 14 lead, as in Figure 2 of the non-IID paper.
-_POPULAR = {11: 0.20, 14: 0.16}
+#: The two most frequent categories of Istella-S (Figure 2): Lifestyle and News.
+LEADING_CATEGORIES = (11, 14)
 
 # Column layout (0-based). Query-document features come in blocks of 5 variants per signal.
 _Q_COLS = slice(0, 10)  # query features: constant within a query
 _D_COLS = slice(10, 50)  # document features
 _N_SIGNALS = 32
 _QD_START = 50  # 32 signals x 5 variants = 160 columns: 50..209
-_AUTH_COLS = (210, 211, 212)  # "authority" features with a per-query level (bivariate signal)
+_AUTH_COLS = (210, 211, 212)  # "authority" features with a per-query level (standing in the list)
 _LEN_COL = 213  # document length; relevance prefers the query's typical length
 _PROX_COLS = slice(214, 219)  # proximity features: zero unless the document matches well
 
 
 @dataclass(frozen=True)
 class SyntheticConfig:
-    """Knobs of the generator. The defaults give the Istella-like default dataset."""
+    """Knobs of the generator. The defaults are the calibrated Istella-S twin.
+
+    The list-composition knobs and ``query_difficulty`` come from
+    ``python -m ltrlib.data.calibration --search`` (data statistics of the paper: §3.1,
+    Table 2, Figure 2); ``feature_noise`` from ``--learnability`` (M_full's NDCG@10). The
+    others are set a priori, with the reason beside each.
+    """
 
     n_categories: int = N_CATEGORIES
-    shared_weight: float = 0.35  # 0 = every category its own relevance function, 1 = IID
-    topic_share: float = 0.20  # share of a query's documents drawn from the query's topic
-    topic_bonus: float = 0.2  # extra utility for documents on the query's topic
-    topic_match: float = 0.1  # on-topic documents' shift of the latent match signals
-    bivariate_weight: float = 0.8  # weight of the within-query (relative) terms
-    noise: float = 0.55  # utility noise: sets how learnable the labels are
-    query_difficulty: float = 0.45  # sd of a per-query utility shift: varies #relevant
-    relevant_share: float = 0.11  # documents with label > 0
-    # Label shares at 1..4 among relevant documents (the rest of 11% split as Istella-like).
+    # -- list composition (calibrated: Table 2's query shares, §3.1's dominance, Figure 2)
+    topic_shares: tuple[float, float] = (0.190, 0.180)  # queries whose topic is 11 / 14 (Figure 2b)
+    background_shares: tuple[float, float] = (0.250, 0.230)  # 11 / 14 among off-topic documents (Figure 2a)
+    category_tail: float = 0.8  # Zipf exponent of the other 18 categories' shares, in both profiles
+    pure_query_share: float = 0.07  # queries whose whole candidate list is on their topic
+    purity_mean: float = 0.35  # other queries: mean share of the list drawn from the topic
+    purity_concentration: float = 5.0  # Beta a+b of that share: small = very unequal lists
+    topic_bonus: float = 0.6  # utility of being on the query's topic (intent; no feature shows it)
+    query_difficulty: float = 0.45  # sd of a per-query utility shift: spreads #relevant per query
+    # -- relevance function (a priori)
+    shared_weight: float = 0.7  # share of the signal weights common to all categories: term
+    # matching works alike whatever the topic, a minority of the evidence is topic-specific
+    topic_match: float = 0.1  # on-topic documents match the query's terms slightly better
+    bivariate_weight: float = 0.8  # weight of the within-list standing terms (notebook 06)
+    # -- labels (Table 2: 230,676 relevant of 2,043,304 training pairs)
+    relevant_share: float = 0.1129
+    # Label shares at 1..4 among relevant documents (not published for Istella-S; graded
+    # collections have far more 1s than 4s).
     grade_shares: tuple[float, float, float, float] = (0.50, 0.27, 0.15, 0.08)
-    min_relevant: int = 1  # queries get at least this many relevant documents
+    min_relevant: int = 1  # every query has a relevant document, as in Istella-S's Table 2
+    # -- learnability (calibrated: M_full's NDCG@10 of 0.786, Table 3)
+    feature_noise: float = 1.0  # scale of the noise in the 160 match features
+    # -- shape and memory
     docs_sd: float = 0.45  # lognormal sd of the number of documents per query
     chunk_queries: int = 2000
 
 
-def category_profile(n_categories: int = N_CATEGORIES) -> np.ndarray:
-    """Share of documents per category: 11 and 14 first, the rest a Zipf-like tail."""
+def _profile(leading_shares, tail: float, n_categories: int) -> np.ndarray:
+    """Category shares: the leading categories at their shares, the rest a Zipf-like tail."""
     if n_categories < 15:
         raise ValueError(f"n_categories must be >= 15 (categories 11 and 14 exist), got {n_categories}")
-    rest = [c for c in range(n_categories) if c not in _POPULAR]
-    tail = 1.0 / np.arange(2, len(rest) + 2) ** 0.8
+    rest = [c for c in range(n_categories) if c not in LEADING_CATEGORIES]
+    weights = 1.0 / np.arange(2, len(rest) + 2) ** tail
     p = np.zeros(n_categories)
-    p[rest] = tail / tail.sum() * (1.0 - sum(_POPULAR.values()))
-    for c, share in _POPULAR.items():
-        p[c] = share
+    p[rest] = weights / weights.sum() * (1.0 - sum(leading_shares))
+    p[list(LEADING_CATEGORIES)] = leading_shares
     return p
+
+
+def category_profile(n_categories: int = N_CATEGORIES, config: SyntheticConfig | None = None,
+                     of: str = "topics") -> np.ndarray:
+    """Shares per category of query topics (``of="topics"``) or of off-topic documents
+    (``of="background"``): 11 and 14 first, the rest a Zipf-like tail."""
+    cfg = config or SyntheticConfig()
+    shares = {"topics": cfg.topic_shares, "background": cfg.background_shares}.get(of)
+    if shares is None:
+        raise ValueError(f"of={of!r}; use 'topics' or 'background'")
+    return _profile(shares, cfg.category_tail, n_categories)
 
 
 def feature_names() -> tuple[str, ...]:
@@ -124,8 +169,9 @@ def make_synthetic(
         q1 = min(q0 + cfg.chunk_queries, n_q)
         a, b = offsets[q0], offsets[q1]
         rng = np.random.default_rng(chunk_seeds[k])
-        utility = model.fill(rng, X[a:b], sizes[q0:q1])
-        y[a:b] = _grade(utility, offsets[q0 : q1 + 1] - a, thresholds, cfg.min_relevant)
+        latent = model.latent(rng, sizes[q0:q1])
+        model.write_features(rng, X[a:b], latent)
+        y[a:b] = _grade(latent.utility, offsets[q0 : q1 + 1] - a, thresholds, cfg.min_relevant)
 
     category = X[:, CATEGORY_COLUMN].astype(np.int32)
     names = feature_names()
@@ -153,11 +199,44 @@ def make_synthetic(
     return Splits(*parts)
 
 
+def simulate_lists(n_queries: int, docs_per_query: float = 106.0, seed: int = 0,
+                   config: SyntheticConfig | None = None) -> Dataset:
+    """Only the list structure of the generator: categories and labels, no features.
+
+    Categories, utilities and labels are drawn exactly as :func:`make_synthetic` draws
+    them, but the 220 feature columns are not written (``X`` has the category column
+    only). The calibration search evaluates hundreds of configurations with it.
+    """
+    cfg = config or SyntheticConfig()
+    _check_config(cfg)
+    root = np.random.SeedSequence([int(seed), 0x5EED])
+    layout_ss, calib_ss, sizes_ss, data_ss = root.spawn(4)
+    model = _RelevanceModel.draw(np.random.default_rng(layout_ss), cfg)
+    thresholds = model.thresholds(np.random.default_rng(calib_ss), docs_per_query)
+    sizes = _list_lengths(np.random.default_rng(sizes_ss), n_queries, docs_per_query, cfg.docs_sd)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    latent = model.latent(np.random.default_rng(data_ss), sizes)
+    y = _grade(latent.utility, offsets, thresholds, cfg.min_relevant)
+    return Dataset(
+        X=latent.category.astype(np.float32)[:, None], y=y,
+        query_ids=np.arange(n_queries, dtype=np.int64) + 1, offsets=offsets,
+        feature_names=("category",), category=latent.category, name="synthetic-lists",
+        meta={"source": "synthetic-lists", "seed": int(seed)},
+    )
+
+
 def _check_config(cfg: SyntheticConfig) -> None:
-    for name in ("shared_weight", "topic_share", "relevant_share"):
+    for name in ("shared_weight", "relevant_share", "purity_mean", "pure_query_share"):
         v = getattr(cfg, name)
         if not 0.0 <= v <= 1.0:
             raise ValueError(f"SyntheticConfig.{name} must be in [0, 1], got {v}")
+    for name in ("topic_shares", "background_shares"):
+        v = getattr(cfg, name)
+        if len(v) != len(LEADING_CATEGORIES) or min(v) < 0 or sum(v) >= 1:
+            raise ValueError(f"SyntheticConfig.{name} must be two shares >= 0 summing below 1, got {v}")
+    for name in ("purity_concentration", "feature_noise", "query_difficulty", "docs_sd"):
+        if getattr(cfg, name) < 0 or (name == "purity_concentration" and cfg.purity_concentration == 0):
+            raise ValueError(f"SyntheticConfig.{name} must be positive, got {getattr(cfg, name)}")
     if len(cfg.grade_shares) != 4 or not np.isclose(sum(cfg.grade_shares), 1.0):
         raise ValueError(f"SyntheticConfig.grade_shares must be 4 shares summing to 1, got {cfg.grade_shares}")
     if cfg.chunk_queries < 1:
@@ -171,6 +250,21 @@ def _list_lengths(rng: np.random.Generator, n: int, mean: float, sd: float) -> n
     return np.clip(raw, 5, int(4 * mean)).astype(np.int64)
 
 
+@dataclass
+class _Latent:
+    """What a block of queries is made of before any feature is written."""
+
+    sizes: np.ndarray  # documents per query
+    category: np.ndarray  # (n,) int: document category
+    on_topic: np.ndarray  # (n,) bool: category == the query's topic
+    Z: np.ndarray  # (n, 32) latent match signals
+    quality: np.ndarray  # (n, 4) latent document quality
+    auth: np.ndarray  # (n, 3) authority within the query
+    auth_level: np.ndarray  # (n_queries, 3) per-query authority level
+    loglen: np.ndarray  # (n,) log document length
+    utility: np.ndarray  # (n,) what the labels are cut from
+
+
 @dataclass(frozen=True)
 class _RelevanceModel:
     """The hidden relevance function, drawn once per seed."""
@@ -178,7 +272,7 @@ class _RelevanceModel:
     cfg: SyntheticConfig
     weights: np.ndarray  # (n_categories, n_signals): per-category signal weights
     quality_w: np.ndarray  # weights of the document-quality features
-    p_docs: np.ndarray  # category shares of documents
+    p_background: np.ndarray  # category shares of off-topic documents
     p_topics: np.ndarray  # category shares of query topics
 
     @classmethod
@@ -196,33 +290,61 @@ class _RelevanceModel:
         a = np.sqrt(cfg.shared_weight)
         weights = a * shared + np.sqrt(1 - cfg.shared_weight) * own
         weights /= np.linalg.norm(weights, axis=1, keepdims=True)
-        p = category_profile(C)
-        return cls(cfg, weights.astype(np.float32), rng.uniform(0.1, 0.4, 4), p, p)
+        return cls(cfg, weights.astype(np.float32), rng.uniform(0.1, 0.4, 4),
+                   category_profile(C, cfg, "background"), category_profile(C, cfg, "topics"))
 
     def thresholds(self, rng: np.random.Generator, docs_per_query: float) -> np.ndarray:
         """Utility cut-offs for labels 1..4, calibrated on a pilot sample of queries."""
         sizes = _list_lengths(rng, 1500, docs_per_query, self.cfg.docs_sd)
-        X = np.empty((sizes.sum(), N_FEATURES), dtype=np.float32)
-        u = self.fill(rng, X, sizes)
+        u = self.latent(rng, sizes).utility
         shares = self.cfg.relevant_share * np.cumsum(self.cfg.grade_shares[::-1])[::-1]
         return np.quantile(u, 1.0 - shares)
 
-    def fill(self, rng: np.random.Generator, X: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        """Write the features of a block of queries into ``X``; return their utilities."""
+    def latent(self, rng: np.random.Generator, sizes: np.ndarray) -> _Latent:
+        """Draw a block of queries' lists and latent signals; return them with the utility."""
         cfg = self.cfg
-        n, nq = X.shape[0], sizes.size
+        nq = sizes.size
+        n = int(sizes.sum())
         qi = np.repeat(np.arange(nq), sizes)
         f32 = np.float32
 
-        # Categories: a share of each list comes from the query's topic, the rest from the
-        # background popularity, so relevant documents spread over several categories.
+        # Candidate lists: the query's topic fills a per-query share (its purity) of the
+        # list; the rest comes from the categories' background popularity.
         topic = rng.choice(cfg.n_categories, nq, p=self.p_topics)
-        cat = np.where(
-            rng.random(n) < cfg.topic_share,
-            topic[qi],
-            rng.choice(cfg.n_categories, n, p=self.p_docs),
-        )
+        m, k = cfg.purity_mean, cfg.purity_concentration
+        purity = rng.beta(max(m * k, 1e-3), max((1 - m) * k, 1e-3), nq)
+        purity[rng.random(nq) < cfg.pure_query_share] = 1.0  # specific queries: one topic only
+        cat = np.where(rng.random(n) < purity[qi], topic[qi],
+                       rng.choice(cfg.n_categories, n, p=self.p_background))
         on_topic = cat == topic[qi]
+
+        # Latent match signals, one set per document; what makes a document relevant.
+        Z = rng.standard_normal((n, _N_SIGNALS), dtype=f32)
+        Z += f32(cfg.topic_match) * on_topic[:, None]
+        utility = np.einsum("ij,ij->i", Z, self.weights[cat])
+        quality = rng.standard_normal((n, 4), dtype=f32)
+        utility += quality @ self.quality_w.astype(f32)
+
+        # Standing in the list 1: "authority" on a per-query scale; only being in the top
+        # 10% of the query's list counts. 2: distance from the query's typical length.
+        auth_level = rng.normal(0.0, 2.0, (nq, len(_AUTH_COLS))).astype(f32)
+        auth = rng.standard_normal((n, len(_AUTH_COLS)), dtype=f32)
+        top = _within_query_top_share(auth[:, 0], sizes, 0.10)
+        typical = rng.normal(6.0, 0.8, nq).astype(f32)
+        loglen = typical[qi] + rng.normal(0, 0.6, n).astype(f32)
+        deviation = np.abs(loglen - _query_median(loglen, sizes))
+        utility += f32(cfg.bivariate_weight) * (1.2 * top + 0.5 * auth[:, 1] - 0.9 * deviation)
+
+        utility += f32(cfg.topic_bonus) * on_topic
+        utility += rng.normal(0.0, cfg.query_difficulty, nq).astype(f32)[qi]
+        return _Latent(sizes, cat, on_topic, Z, quality, auth, auth_level, loglen, utility)
+
+    def write_features(self, rng: np.random.Generator, X: np.ndarray, lat: _Latent) -> None:
+        """Write the 220 observable features of a block of queries into ``X``."""
+        n, nq = X.shape[0], lat.sizes.size
+        qi = np.repeat(np.arange(nq), lat.sizes)
+        f32 = np.float32
+        Z = lat.Z
 
         # Query features: few distinct values, constant within a query (no ranking signal).
         q = np.empty((nq, 10), dtype=f32)
@@ -232,26 +354,23 @@ class _RelevanceModel:
         q[:, 3:] = np.round(rng.gamma(2.0, 1.0, (nq, 7)), 3)  # idf statistics
         X[:, _Q_COLS] = q[qi]
 
-        # Latent match signals, one set per document; what makes a document relevant.
-        Z = rng.standard_normal((n, _N_SIGNALS), dtype=f32)
-        Z += f32(cfg.topic_match) * on_topic[:, None]  # on-topic documents match the query better
-        utility = np.einsum("ij,ij->i", Z, self.weights[cat])
-
-        # Document features: heavy tails, integers, flags; a few carry quality signal.
+        # Document features: heavy tails, integers, flags; the first four carry quality.
         D = X[:, _D_COLS]
-        quality = rng.standard_normal((n, 4), dtype=f32)
+        quality = lat.quality
         D[:, 0] = np.round(np.exp(quality[:, 0] - 1.0), 4)  # pagerank-like
         D[:, 1] = np.floor(np.expm1(np.clip(1.5 * quality[:, 1] + 1.0, 0, None)))  # inlinks
         D[:, 2] = np.clip(np.rint(3 - quality[:, 2]), 1, 8)  # url depth
         D[:, 3] = (quality[:, 3] + rng.standard_normal(n, dtype=f32) > 1.2).astype(f32)  # flag
-        utility += quality @ self.quality_w.astype(f32)
         # Decoys: realistic distributions that carry no signal at all.
         D[:, 4:16] = np.round(rng.lognormal(0.0, 1.0, (n, 12)), 3) * (rng.random((n, 12)) < 0.6)
         D[:, 16:28] = rng.integers(0, 5, (n, 12))
         D[:, 28:40] = np.round(rng.random((n, 12), dtype=f32), 2)
 
-        # Query-document features: 5 noisy, often sparse views of each latent signal.
-        noise = lambda s: rng.standard_normal((n, _N_SIGNALS), dtype=f32) * f32(s)  # noqa: E731
+        # Query-document features: 5 noisy, often sparse views of each latent signal. Their
+        # noise (scaled by feature_noise) is all that separates the features from the labels'
+        # match evidence.
+        s = f32(self.cfg.feature_noise)
+        noise = lambda sd: rng.standard_normal((n, _N_SIGNALS), dtype=f32) * (f32(sd) * s)  # noqa: E731
         matched = (Z + noise(0.7)) > -0.3  # no match, no score: many zeros
         bm25 = np.round(np.logaddexp(0, 1.5 * (Z + noise(0.5))) * matched, 4)
         tf = np.floor(np.exp(0.8 * Z + noise(0.5))) * matched
@@ -263,28 +382,12 @@ class _RelevanceModel:
         for v, arr in enumerate((bm25, tf, hit, lm, ntf)):
             X[:, _QD_START + v : _QD_START + 5 * _N_SIGNALS : 5] = arr
 
-        # Bivariate signal 1: "authority" measured on a per-query scale. Only a document's
-        # standing among the query's documents matters: being in the top 10% of the list.
-        level = rng.normal(0.0, 2.0, (nq, len(_AUTH_COLS))).astype(f32)
-        auth = rng.standard_normal((n, len(_AUTH_COLS)), dtype=f32)
-        X[:, list(_AUTH_COLS)] = np.round(level[qi] + auth, 3)
-        top = _within_query_top_share(auth[:, 0], sizes, 0.10)
-        # Bivariate signal 2: documents far from the query's typical length are worse.
-        typical = rng.normal(6.0, 0.8, nq).astype(f32)
-        loglen = typical[qi] + rng.normal(0, 0.6, n).astype(f32)
-        X[:, _LEN_COL] = np.rint(np.exp(loglen))
-        deviation = np.abs(loglen - _query_median(loglen, sizes))
-        utility += f32(cfg.bivariate_weight) * (1.2 * top + 0.5 * auth[:, 1] - 0.9 * deviation)
-
+        X[:, list(_AUTH_COLS)] = np.round(lat.auth_level[qi] + lat.auth, 3)
+        X[:, _LEN_COL] = np.rint(np.exp(lat.loglen))
         # Proximity: only defined when the document matches most terms; zero otherwise.
         prox_ok = matched[:, :5].sum(1) >= 4
         X[:, _PROX_COLS] = np.round(np.abs(Z[:, :5] + noise(0.8)[:, :5]), 3) * prox_ok[:, None]
-
-        X[:, CATEGORY_COLUMN] = cat
-        utility += f32(cfg.topic_bonus) * on_topic
-        utility += rng.normal(0.0, cfg.query_difficulty, nq).astype(f32)[qi]
-        utility += rng.standard_normal(n, dtype=f32) * f32(cfg.noise)
-        return utility
+        X[:, CATEGORY_COLUMN] = lat.category
 
 
 def _within_query_top_share(values: np.ndarray, sizes: np.ndarray, share: float) -> np.ndarray:
