@@ -24,6 +24,17 @@ position (0 = top) to the library's position-bias correction (LightGBM: the Data
 ``position``, learned jointly as in its ``lambdarank_position_bias_regularization``;
 XGBoost: ``lambdarank_unbiased=True``, Unbiased LambdaMART).
 
+Many trainings on the same data (the trials of a tuning study) share one `DataCache`: the
+backend's own copies of the data (LightGBM's binned ``Dataset``s, XGBoost's ``DMatrix``es)
+are built by the first training and reused by the next ones::
+
+    cache = DataCache(train, vali)
+    for params in candidates:
+        train_ranker(train, vali, params, cache=cache, monitor=report)
+
+``monitor(trees, value)`` is called with the validation NDCG@eval_at after every tree; it
+may raise to stop the training (tuning's pruner raises ``optuna.TrialPruned``).
+
 Determinism: the same data, parameters and ``seed`` give the same model, bit for bit
 (LightGBM's ``deterministic=True`` with ``force_row_wise=True``; see the LightGBM docs:
 without them the row/column-wise choice and multithreaded histogram sums can vary).
@@ -51,6 +62,7 @@ __all__ = [
     "DEFAULT_EVAL_AT",
     "DEFAULT_MAX_TREES",
     "DEFAULT_NUM_THREADS",
+    "DataCache",
     "Ranker",
     "evaluate_rankers",
     "results_table",
@@ -77,6 +89,36 @@ _RESERVED = {
     "n_iter_no_change": "early_stopping", "eval_at": "eval_at", "ndcg_eval_at": "eval_at",
     "ndcg_at": "eval_at", "map_eval_at": "eval_at", "map_at": "eval_at",
 }
+
+
+# --------------------------------------------------------------------------- data cache
+
+
+@dataclass(eq=False)
+class DataCache:
+    """The backend's own copies of ``train`` (and ``vali``), built on first use and reused by
+    every `train_ranker` call given ``cache=`` this object: the trials of a study then bin
+    the data once instead of once per trial.
+
+    ``native`` maps ``(backend, key)`` to ``(train, vali)`` in the backend's format, where
+    ``key`` holds the parameters the conversion depends on (XGBoost: the label transform and
+    thread count; LightGBM: none, since ``lightgbm.train`` itself rebuilds a constructed
+    ``Dataset`` whose binning parameters changed). ``builds`` counts the conversions.
+    LightGBM's datasets keep their raw data (``free_raw_data=False``), which that rebuild
+    needs; the validation set is binned with the training set as ``reference``.
+    """
+
+    train: Dataset
+    vali: Dataset | None = None
+    native: dict = field(default_factory=dict, repr=False)
+    builds: int = 0
+
+    def get(self, backend: str, key: tuple, build: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
+        """The cached ``(train, vali)`` for ``(backend, key)``, built with ``build()`` once."""
+        if (backend, key) not in self.native:
+            self.native[(backend, key)] = build()
+            self.builds += 1
+        return self.native[(backend, key)]
 
 
 # --------------------------------------------------------------------------- backends
@@ -114,28 +156,44 @@ def _lgb_defaults(seed: int, eval_at: int, num_threads: int) -> dict:
     }
 
 
+def _lgb_datasets(train: Dataset, vali: Dataset | None):
+    dtrain = train.to_lightgbm(feature_pre_filter=False)
+    return dtrain, (None if vali is None else vali.to_lightgbm(reference=dtrain))
+
+
 def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
-             early_stopping: int, position: np.ndarray | None = None) -> tuple[Any, int, list[float]]:
+             early_stopping: int, position: np.ndarray | None = None, cache: DataCache | None = None,
+             monitor: Callable[[int, float], None] | None = None) -> tuple[Any, int, list[float]]:
     import lightgbm as lgb
 
-    dtrain = train.to_lightgbm(feature_pre_filter=False)
+    if cache is None:
+        dtrain, dvali = _lgb_datasets(train, vali)
+    else:
+        # No key: a reused Dataset whose binning parameters differ is rebuilt by lgb.train.
+        dtrain, dvali = cache.get("lightgbm", (), lambda: _lgb_datasets(train, vali))
     if position is not None:
         dtrain.set_position(position)
     callbacks = []
     valid_sets, curve = [], {}
+    key = f"ndcg@{params['eval_at'][0]}"
     if vali is not None:
-        dvali = vali.to_lightgbm(reference=dtrain)
         valid_sets = [dvali]
         callbacks = [
             # first_metric_only: stop on NDCG@eval_at alone even if a user adds metrics.
             lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
             lgb.record_evaluation(curve),
         ]
+        if monitor is not None:
+            def report(env):
+                for data_name, metric, value, _ in env.evaluation_result_list:
+                    if data_name == "vali" and metric == key:
+                        monitor(env.iteration + 1, float(value))
+
+            callbacks.append(report)
     booster = lgb.train(params, dtrain, num_boost_round=max_trees, valid_sets=valid_sets,
                         valid_names=["vali"] if valid_sets else None, callbacks=callbacks)
     if vali is None:
         return booster, booster.current_iteration(), []
-    key = f"ndcg@{params['eval_at'][0]}"
     return booster, int(booster.best_iteration), [float(v) for v in curve["vali"][key]]
 
 
@@ -324,6 +382,8 @@ def train_ranker(
     num_threads: int | None = None,
     position: np.ndarray | None = None,
     cluster=None,
+    cache: DataCache | None = None,
+    monitor: Callable[[int, float], None] | None = None,
 ) -> Ranker:
     """Train a LambdaMART ranker as the paper does (§5.1).
 
@@ -341,6 +401,12 @@ def train_ranker(
     ``cluster``: None trains in this process; ``"local"`` starts a Dask ``LocalCluster``
     for this call; a scheduler address (``"tcp://host:8786"``) or a
     ``distributed.Client`` trains on that cluster (see `ltrlib.train.distributed`).
+
+    ``cache``: a `DataCache` of exactly ``train`` and ``vali``; the backend's copies of the
+    data are built once in it and reused by later calls (a tuning study's trials).
+    ``monitor``: called as ``monitor(trees, value)`` with validation NDCG@``eval_at`` after
+    every tree (needs ``vali``); an exception it raises ends the training and propagates
+    (tuning's pruning raises ``optuna.TrialPruned``). Neither works with ``cluster``.
     """
     be = _backend(backend)
     max_trees = _check_positive_int(max_trees, "max_trees")
@@ -376,8 +442,16 @@ def train_ranker(
         # Checked here once for the in-process and the Dask path alike.
         raise ValueError("lambdarank_unbiased=True needs the displayed positions of the training "
                          "rows (train_ranker(..., position=...)); labelled data have none")
+    if cache is not None and (cache.train is not train or cache.vali is not vali):
+        raise ValueError("cache holds other data than train and vali; use DataCache(train, vali)")
+    if (cache is not None or monitor is not None) and (cluster is not None or position is not None):
+        raise ValueError("cache and monitor work for in-process training without position only")
+    if monitor is not None and vali is None:
+        raise ValueError("monitor watches the validation curve: it needs vali")
     if cluster is None:
-        model, best, curve = be.fit(full, train, vali, max_trees, early_stopping, position=position)
+        extra = {k: v for k, v in (("cache", cache), ("monitor", monitor)) if v is not None}
+        model, best, curve = be.fit(full, train, vali, max_trees, early_stopping, position=position,
+                                    **extra)
     else:
         from ltrlib.train.distributed import fit_on_cluster
 

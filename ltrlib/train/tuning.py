@@ -18,6 +18,32 @@ Every trial trains with the paper's limits (at most 3000 trees, early stopping a
 trees without improvement of validation NDCG@10) and scores the early-stopped model's
 NDCG@10 on the validation set, computed with `ltrlib.metrics` (equal to LightGBM's own).
 
+Cheap trials (not in the paper, which gives no trial count or budget)
+--------------------------------------------------------------------
+* A known-good start: ``first_params`` (for the client models `PAPER_TABLE6_MEDIAN`) is
+  enqueued as trial 0, so the study's best is never worse than that point.
+* Pruning (``prune=True``, the default): every trial reports the best validation NDCG@10 so
+  far every `prune_every` trees to Optuna (``trial.report``) and stops as soon as Optuna's
+  pruner says so (``trial.should_prune``; the trial ends PRUNED). The pruner is `pruner`: a
+  ``MedianPruner`` with one start-up trial (trial 0 always completes) and a warm-up of
+  ``early_stopping`` trees (the paper's patience: as long as early stopping itself grants a
+  curve). Why the median rule and not successive halving: our studies are short and
+  sequential (a dozen trials, one at a time); successive halving decides by the rank of a
+  trial among the few that reached a rung, which with so few trials is a noisy and
+  aggressive rule, while the median rule compares a trial with every completed trial at the
+  same tree count, and cannot prune before a trial has fallen below what completed ones had
+  reached there. What it kills is what costs most: small learning rates (0.0001-0.005 never
+  stop early and would grow all 3000 trees) and leaf minimums that barely split. Its bias,
+  stated: a slow learner that might overtake late is stopped when it trails the completed
+  trials' curves after the warm-up.
+* The binned data are built once per study and shared by its trials
+  (`ltrlib.train.ranker.DataCache`: LightGBM ``Dataset``s with ``free_raw_data=False`` and
+  the validation set binned with ``reference=`` the training set).
+
+A trial counts as done whether it completed or was pruned: ``n_trials`` is the number of
+points tried. The best trial is the best *completed* one; the ``trials`` table gives pruned
+trials ``state="pruned"``, the tree count they reached (``pruned_at``) and no value.
+
 Persistence and resumption
 --------------------------
 Studies live in an Optuna journal file (``reports/<run_id>/optuna.journal`` when tuned via
@@ -27,15 +53,16 @@ record is one line written and fsynced at once, so an interrupted run loses at m
 trial that was running; it needs no database schema (an RDB study can require
 ``optuna storage upgrade`` after an Optuna upgrade) and is plain text one can inspect.
 
-Asking for ``n_trials`` counts the study's *completed* trials and runs only the missing
-ones; a study that already has them runs nothing. Trials left RUNNING by an interrupted
+Asking for ``n_trials`` counts the study's finished (completed or pruned) trials and runs
+only the missing ones; a study that already has them runs nothing. Trials left RUNNING by an interrupted
 process are marked FAIL first (one process per study is assumed).
 
 Reproducibility across interruptions: the TPE sampler is re-seeded before each trial from
-``(seed, number of completed trials)``. TPE's proposal depends only on the completed
-trials and its random state, so the k-th completed trial gets the same parameters whether
-the study ran in one go or was interrupted and resumed, and asking for fewer trials than
-are stored uses the first ``n_trials`` completed trials, exactly as a fresh study would.
+``(seed, number of finished trials)``. TPE's proposal depends only on the finished trials
+and its random state, and the pruner's decision only on the completed ones, so the k-th
+finished trial gets the same parameters and fate whether the study ran in one go or was
+interrupted and resumed, and asking for fewer trials than are stored uses the first
+``n_trials`` finished trials, exactly as a fresh study would.
 """
 
 from __future__ import annotations
@@ -57,6 +84,7 @@ from ltrlib.train.ranker import (
     DEFAULT_EARLY_STOPPING,
     DEFAULT_EVAL_AT,
     DEFAULT_MAX_TREES,
+    DataCache,
     Ranker,
     train_ranker,
 )
@@ -67,6 +95,8 @@ __all__ = [
     "TuningResult",
     "fit_tuned",
     "in_backend",
+    "prune_every",
+    "pruner",
     "study_storage",
     "suggest_params",
     "tune",
@@ -120,7 +150,8 @@ def search_space(backend: str = "lightgbm") -> dict:
 # 0.05 everywhere; leaves 77..237; min data 20..375; min hessian 1..5), on the search grid.
 # `tune(first_params=PAPER_TABLE6_MEDIAN)` evaluates it as trial 0: with the few trials
 # a quick run can afford, the study then starts from a known good region instead of
-# depending on TPE's random start-up draws alone. Not in the paper; off by default.
+# depending on TPE's random start-up draws alone, and its best can only improve on it.
+# Not in the paper; notebook 03 enqueues it by default (`start_from_paper`).
 PAPER_TABLE6_MEDIAN = {"learning_rate": 0.05, "num_leaves": 180, "min_data_in_leaf": 60,
                        "min_sum_hessian_in_leaf": 1}
 TUNED_PARAMS = tuple(SEARCH_SPACE)
@@ -184,6 +215,57 @@ def _trial_seed(seed: int, n_complete: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(n_complete)]).generate_state(1)[0])
 
 
+# --------------------------------------------------------------------------- pruning
+
+
+def pruner(early_stopping: int = DEFAULT_EARLY_STOPPING):
+    """The studies' pruner: Optuna's ``MedianPruner`` with one start-up trial and a warm-up of
+    ``early_stopping`` trees (steps are tree counts); see the module docstring for why."""
+    import optuna
+
+    return optuna.pruners.MedianPruner(n_startup_trials=1, n_warmup_steps=int(early_stopping),
+                                       interval_steps=1)
+
+
+def prune_every(early_stopping: int = DEFAULT_EARLY_STOPPING) -> int:
+    """Trees between two reports to the pruner: a fifth of the patience (20 at the paper's
+    100). Each report is one journal write; finer steps cost more than they save."""
+    return max(1, int(early_stopping) // 5)
+
+
+def _pruning_setup(prune: bool, early_stopping: int) -> dict | None:
+    # Recorded in the study's setup: a study is resumed only with the same pruning rule.
+    if not prune:
+        return None
+    return {"pruner": "median", "startup_trials": 1, "warmup_trees": int(early_stopping),
+            "every": prune_every(early_stopping)}
+
+
+def _reporter(trial, early_stopping: int, step_offset: int = 0):
+    """A `train_ranker` monitor that reports the best validation value so far to ``trial``
+    every `prune_every` trees (at step ``step_offset + trees``) once the warm-up is over, and
+    raises ``optuna.TrialPruned`` when the pruner says so."""
+    import optuna
+
+    every, warmup = prune_every(early_stopping), int(early_stopping)
+    best = -math.inf
+
+    def monitor(trees: int, value: float) -> None:
+        nonlocal best
+        best = max(best, value)
+        # Before the warm-up the pruner never prunes, and other trials compare at their own
+        # step only: earlier reports would be journal writes for nothing.
+        if trees < warmup or trees % every:
+            return
+        trial.report(best, step_offset + trees)
+        if trial.should_prune():
+            trial.set_user_attr("pruned_at", int(trees))
+            raise optuna.TrialPruned(f"validation NDCG {best:.4f} after {trees} trees is below "
+                                     "the median of the completed trials")
+
+    return monitor
+
+
 def _check_first_params(first_params, backend: str = "lightgbm") -> dict | None:
     if first_params is None:
         return None
@@ -221,7 +303,8 @@ class TuningResult:
     ``best_params`` holds the four tuned parameters; ``best_iteration`` the early-stopped
     tree count of the best trial (for `tune_cv`: the mean over folds, rounded);
     ``n_new`` how many trials this call ran; ``ranker`` the best trial's model when it was
-    trained in this call (`tune` only), else None; ``trials`` one row per used trial.
+    trained in this call (`tune` only), else None; ``trials`` one row per used trial
+    (completed or pruned, ``state``; the best is the best completed one).
     """
 
     study_name: str
@@ -252,6 +335,7 @@ def _run_study(
     progress: bool,
     first_params: Mapping[str, Any] | None = None,
     tuned: tuple[str, ...] = TUNED_PARAMS,
+    study_pruner=None,
 ) -> TuningResult:
     import optuna
     from optuna.trial import TrialState
@@ -263,7 +347,8 @@ def _run_study(
     _quiet_optuna()
     setup = json.loads(json.dumps(setup))  # compare in the form the storage returns
     study = optuna.create_study(study_name=study_name, storage=study_storage(storage),
-                                direction="maximize", load_if_exists=True)
+                                direction="maximize", load_if_exists=True,
+                                pruner=study_pruner or optuna.pruners.NopPruner())
     stored = study.user_attrs.get("setup")
     if stored is None:
         study.set_user_attr("setup", setup)
@@ -281,14 +366,15 @@ def _run_study(
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         study.tell(t.number, state=TrialState.FAIL)  # left behind by an interrupted run
 
-    def complete():
-        return [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
+    def finished():
+        return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
 
-    done = len(complete())
+    done = len(finished())
     if first_params is not None and done == 0 \
             and not study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
-        # Also after an interruption of the first trial: the first completed trial is
-        # always this point, as in an uninterrupted study.
+        # Also after an interruption of the first trial: the first finished trial is
+        # always this point, as in an uninterrupted study (and it completes: the pruner
+        # needs one completed trial before it prunes).
         study.enqueue_trial(dict(first_params))
     missing = max(0, int(n_trials) - done)
     bar = None
@@ -302,20 +388,27 @@ def _run_study(
             study.optimize(objective, n_trials=1, gc_after_trial=False)
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(best=f"{study.best_value:.4f}")
+                if any(t.state == TrialState.COMPLETE for t in finished()):
+                    bar.set_postfix(best=f"{study.best_value:.4f}")
     finally:
         if bar is not None:
             bar.close()
 
-    used = sorted(complete(), key=lambda t: t.number)[: int(n_trials)]
-    best = max(used, key=lambda t: (t.value, -t.number))  # earliest of equal values
+    used = sorted(finished(), key=lambda t: t.number)[: int(n_trials)]
+    completed = [t for t in used if t.state == TrialState.COMPLETE]
+    if not completed:
+        raise RuntimeError(f"study {study_name!r}: none of its first {len(used)} trials completed")
+    best = max(completed, key=lambda t: (t.value, -t.number))  # earliest of equal values
     rows = []
     for rank, t in enumerate(used):
-        rows.append({"trial": rank, "number": t.number, "value": t.value, **t.params,
+        done_ok = t.state == TrialState.COMPLETE
+        rows.append({"trial": rank, "number": t.number, "state": "complete" if done_ok else "pruned",
+                     "value": t.value if done_ok else math.nan, **t.params,
                      "best_iteration": t.user_attrs.get("best_iteration"),
+                     "pruned_at": None if done_ok else t.user_attrs.get("pruned_at", t.last_step),
                      "seconds": (t.duration.total_seconds() if t.duration else math.nan)})
     trials = pd.DataFrame(rows)
-    trials["best_so_far"] = trials["value"].cummax()
+    trials["best_so_far"] = trials["value"].cummax().ffill()
     return TuningResult(study_name=study_name, n_trials=len(used), n_new=missing,
                         best_trial=best.number, best_value=float(best.value),
                         best_params={k: best.params[k] for k in tuned},
@@ -342,6 +435,7 @@ def tune(
     eval_at: int = DEFAULT_EVAL_AT,
     num_threads: int | None = None,
     progress: bool = True,
+    prune: bool = True,
 ) -> TuningResult:
     """Tune on ``vali`` by NDCG@``eval_at`` (the paper's procedure).
 
@@ -352,6 +446,8 @@ def tune(
     resumes and a finished one is reused (see the module docstring). ``seed`` seeds both the
     sampler and LightGBM. ``first_params`` (e.g. `PAPER_TABLE6_MEDIAN`): a point of the
     search space evaluated as the first trial before TPE takes over (not in the paper).
+    ``prune``: stop hopeless trials early (`pruner`, fed from the validation curve; see the
+    module docstring). The binned data are built once and shared by all trials.
     """
     if vali is None:
         raise ValueError("tune needs a validation set (vali): the paper tunes on it")
@@ -363,10 +459,14 @@ def tune(
     metric = f"ndcg@{eval_at}"
     best: dict[str, Any] = {"value": -math.inf, "number": None, "ranker": None}
 
+    cache = DataCache(train, vali)
+
     def objective(trial):
+        monitor = _reporter(trial, early_stopping) if prune else None
         ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial, backend)}, backend=backend,
                               max_trees=max_trees, early_stopping=early_stopping,
-                              eval_at=eval_at, seed=seed, num_threads=num_threads)
+                              eval_at=eval_at, seed=seed, num_threads=num_threads,
+                              cache=cache, monitor=monitor)
         value = float(evaluate(vali, ranker.predict(vali), metrics=metric)[metric])
         trial.set_user_attr("best_iteration", ranker.best_iteration)
         if value > best["value"]:
@@ -377,10 +477,11 @@ def tune(
     first = _check_first_params(first_params, backend)
     setup = {"kind": "holdout", "first_params": first, "backend": backend, "train": _data_key(train),
              "vali": _data_key(vali), "params": fixed, "max_trees": max_trees,
-             "early_stopping": early_stopping, "eval_at": eval_at, "seed": seed}
+             "early_stopping": early_stopping, "eval_at": eval_at, "seed": seed,
+             "pruning": _pruning_setup(prune, early_stopping)}
     result = _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
                         seed=seed, setup=setup, progress=progress, first_params=first,
-                        tuned=tuned)
+                        tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
     if best["number"] == result.best_trial:
         result.ranker = best["ranker"]
     return result
@@ -402,6 +503,7 @@ def tune_cv(
     eval_at: int = DEFAULT_EVAL_AT,
     num_threads: int | None = None,
     progress: bool = True,
+    prune: bool = True,
 ) -> TuningResult:
     """Tune by ``n_folds``-fold cross-validation over the queries of ``data``.
 
@@ -413,6 +515,10 @@ def tune_cv(
     trials). ``best_iteration`` is the best trial's mean early-stopped tree count, the
     tree count to use when refitting on all of ``data`` (``train_ranker(data, None, ...,
     max_trees=result.best_iteration)``).
+
+    ``prune``: as in `tune`; a trial reports each fold's curve at steps ``fold * max_trees +
+    trees``, so it is compared with completed trials on the same fold. Each fold's binned
+    data are built once and shared by all trials.
     """
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) \
             or not 2 <= n_folds <= data.n_queries:
@@ -429,13 +535,16 @@ def tune_cv(
               data.take(np.flatnonzero(folds == f), name=f"{data.name}-cvfold{f}"))
              for f in range(int(n_folds))]
 
+    caches = [DataCache(train, held_out) for train, held_out in parts]
+
     def objective(trial):
         point = {**fixed, **suggest_params(trial, backend)}
         values, iters = [], []
-        for train, held_out in parts:
+        for f, (train, held_out) in enumerate(parts):
+            monitor = _reporter(trial, early_stopping, f * max_trees) if prune else None
             ranker = train_ranker(train, held_out, point, backend=backend, max_trees=max_trees,
                                   early_stopping=early_stopping, eval_at=eval_at, seed=seed,
-                                  num_threads=num_threads)
+                                  num_threads=num_threads, cache=caches[f], monitor=monitor)
             values.append(float(evaluate(held_out, ranker.predict(held_out), metrics=metric)[metric]))
             iters.append(ranker.best_iteration)
         trial.set_user_attr("fold_values", values)
@@ -446,10 +555,10 @@ def tune_cv(
     first = _check_first_params(first_params, backend)
     setup = {"kind": f"cv{int(n_folds)}", "first_params": first, "backend": backend, "data": _data_key(data),
              "params": fixed, "max_trees": max_trees, "early_stopping": early_stopping,
-             "eval_at": eval_at, "seed": seed}
+             "eval_at": eval_at, "seed": seed, "pruning": _pruning_setup(prune, early_stopping)}
     return _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
                       seed=seed, setup=setup, progress=progress, first_params=first,
-                      tuned=tuned)
+                      tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
 
 
 def fit_tuned(
@@ -469,6 +578,7 @@ def fit_tuned(
     eval_at: int = DEFAULT_EVAL_AT,
     num_threads: int | None = None,
     progress: bool = True,
+    prune: bool = True,
 ) -> tuple[Ranker, TuningResult]:
     """Tune (or resume, or reuse) the study ``"<split>.<name>"`` and return its best model.
 
@@ -484,7 +594,7 @@ def fit_tuned(
                   storage=Path(store.run_dir) / JOURNAL_FILE, seed=seed, params=params,
                   first_params=first_params,
                   backend=backend, max_trees=max_trees, early_stopping=early_stopping,
-                  eval_at=eval_at, num_threads=num_threads, progress=progress)
+                  eval_at=eval_at, num_threads=num_threads, progress=progress, prune=prune)
     summary = result.summary()
     if store.exists(split, name):
         stored = (store.info(split, name).get("info") or {}).get("tuning") or {}
@@ -577,6 +687,7 @@ def fit_client_models(
     num_threads: int | None = None,
     progress: bool = True,
     backend: str = "lightgbm",
+    prune: bool = True,
 ) -> ClientModels:
     """Tune and train M1 (on DS1), M2' (on DS2') per split, and M_full (on DS) once.
 
@@ -588,7 +699,7 @@ def fit_client_models(
     already fitted model (DS2' is identical in Split1 and Split2, both category 11) reuses
     that model: it is stored again under its own split, with the original study recorded.
     ``backend``: ``"lightgbm"`` (the paper) or ``"xgboost"``, tuned over its own space
-    (`search_space`).
+    (`search_space`). ``prune``: stop hopeless trials early (see `tune`).
     """
     names = list(nsplits) if splits is None else (
         [s.strip() for s in splits.split(",") if s.strip()] if isinstance(splits, str) else list(splits))
@@ -597,7 +708,7 @@ def fit_client_models(
         raise ValueError(f"splits {unknown or names!r} not available; choose from {list(nsplits)}")
     common = dict(n_trials=n_trials, seed=seed, first_params=first_params, max_trees=max_trees,
                   early_stopping=early_stopping, eval_at=eval_at, num_threads=num_threads,
-                  progress=progress, backend=backend)
+                  progress=progress, backend=backend, prune=prune)
     full = nsplits[names[0]].full
     for s in names[1:]:
         other = nsplits[s].full

@@ -125,11 +125,23 @@ def dmatrix(data: Dataset, params: dict, rows: np.ndarray | None = None, *, trai
 
 
 def fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int, early_stopping: int,
-        position: np.ndarray | None = None) -> tuple[Any, int, list[float]]:
+        position: np.ndarray | None = None, cache=None, monitor=None) -> tuple[Any, int, list[float]]:
+    """``cache``: a `ltrlib.train.ranker.DataCache`, keyed by what the DMatrix depends on
+    (labels binarised for ``rank:map``, thread count); ``monitor(trees, value)``: called with
+    validation NDCG@k after every tree."""
     import xgboost as xgb
 
     rows = None if position is None else _position_order(train, position)
-    dtrain = dmatrix(train, params, rows)
+
+    def build():
+        return (dmatrix(train, params, rows),
+                None if vali is None else dmatrix(vali, params, training=False))
+
+    if cache is None:
+        dtrain, dvali = build()
+    else:
+        key = (params["objective"] == "rank:map", int(params.get("nthread", 1)))
+        dtrain, dvali = cache.get("xgboost", key, build)
     metric = f"ndcg@{params['eval_metric'].split('@')[1]}" if isinstance(params.get("eval_metric"), str) \
         and params["eval_metric"].startswith("ndcg@") else None
     if vali is None:
@@ -138,12 +150,18 @@ def fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int, earl
     if metric is None:
         raise ValueError(f"params['eval_metric'] must be 'ndcg@k' (early stopping watches it), "
                          f"got {params.get('eval_metric')!r}")
-    dvali = dmatrix(vali, params, training=False)
     curve: dict = {}
-    stop = xgb.callback.EarlyStopping(rounds=early_stopping, metric_name=metric, data_name="vali",
-                                      maximize=True, save_best=False)
+    callbacks = [xgb.callback.EarlyStopping(rounds=early_stopping, metric_name=metric, data_name="vali",
+                                            maximize=True, save_best=False)]
+    if monitor is not None:
+        class _Monitor(xgb.callback.TrainingCallback):
+            def after_iteration(self, model, epoch, evals_log):
+                monitor(epoch + 1, float(evals_log["vali"][metric][-1]))
+                return False
+
+        callbacks.append(_Monitor())
     booster = xgb.train(params, dtrain, num_boost_round=max_trees, evals=[(dvali, "vali")],
-                        evals_result=curve, callbacks=[stop], verbose_eval=False)
+                        evals_result=curve, callbacks=callbacks, verbose_eval=False)
     values = [float(v) for v in curve["vali"][metric]]
     # best_iteration is 0-based and is the first maximum (XGBoost needs a strict improvement).
     return booster, int(booster.best_iteration) + 1, values

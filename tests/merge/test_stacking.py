@@ -89,3 +89,24 @@ def test_xgboost_meta_model(tmp_path):
     gain = stacking.feature_importance({"M12S": meta}, top_k=1)
     gain = gain[gain.kind == "gain"].set_index("feature")
     assert gain.loc["score_M2", "rank"] == 1
+
+
+def test_meta_models_may_have_the_papers_range_of_trees(monkeypatch):
+    # The paper's tuned meta-models have 60-473 trees: the tree cap must hold them all, and
+    # stacking_experiment must tune with it by default.
+    assert 473 <= stacking.STACKING_MAX_TREES <= 600
+    from ltrlib import train
+
+    seen = {}
+
+    def fake_tune_cv(data, n_folds, **kw):
+        seen.update(kw)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(train, "tune_cv", fake_tune_cv)
+    ds = make_ds(nq=12, docs=20)
+    with pytest.raises(RuntimeError, match="stop"):
+        stacking.optimize_stacking(ds, {"M1": np.zeros(ds.n_docs)}, n_folds=2)
+    assert seen["max_trees"] == stacking.STACKING_MAX_TREES and seen["prune"] is True
+    # The paper's patience, so that a slow meta-model is not cut short of its range.
+    assert seen["early_stopping"] == stacking.STACKING_EARLY_STOPPING == 100

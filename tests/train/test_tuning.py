@@ -86,7 +86,9 @@ def test_running_trial_left_by_a_crash_is_failed_and_redone(tmp_path, splits):
     assert res.n_new == 1 and res.n_trials == 2
     states = [t.state for t in _journal_trials(path, "s")]
     assert states.count(optuna.trial.TrialState.FAIL) == 1
-    assert states.count(optuna.trial.TrialState.COMPLETE) == 2
+    # Finished = completed or pruned: the pruner may stop the second trial.
+    TS = optuna.trial.TrialState
+    assert states.count(TS.COMPLETE) + states.count(TS.PRUNED) == 2
 
 
 def test_study_on_other_data_is_refused(tmp_path, splits):
@@ -129,7 +131,10 @@ def test_fit_tuned_stores_and_then_reuses(tmp_path, splits, monkeypatch):
 def test_tune_cv_runs_k_folds(tmp_path, splits):
     res = tune_cv(splits.train, 3, n_trials=2, storage=tmp_path / "cv.journal", **FAST)
     trials = _journal_trials(tmp_path / "cv.journal", "tuning-cv")
+    assert trials[0].state == optuna.trial.TrialState.COMPLETE  # the pruner needs one first
     for t in trials:
+        if t.state != optuna.trial.TrialState.COMPLETE:
+            continue
         folds = t.user_attrs["fold_values"]
         assert len(folds) == 3 and len(t.user_attrs["fold_iterations"]) == 3
         assert t.value == pytest.approx(np.mean(folds))
@@ -208,3 +213,128 @@ def test_setup_key_missing_on_one_side_is_named(tmp_path):
     study.set_user_attr("setup", {"a": None, "b": 1})
     with pytest.raises(ValueError, match=r"differs in \['a'\].*<absent>"):
         tuning_mod._run_study(lambda trial: 0.0, setup={"b": 1}, **run)
+
+
+# --------------------------------------------------------------------------- cheap trials
+
+
+def _queued_study(path, *points):
+    study = optuna.create_study(study_name="s", storage=tuning_mod.study_storage(path),
+                                direction="maximize")
+    for p in points:
+        study.enqueue_trial(p)
+
+
+def test_absurd_learning_rate_is_pruned_against_the_enqueued_start(tmp_path, splits):
+    from ltrlib.train import PAPER_TABLE6_MEDIAN
+
+    absurd = {**PAPER_TABLE6_MEDIAN, "learning_rate": 0.0001}
+    limits = dict(max_trees=60, early_stopping=10, num_threads=1, progress=False)
+    _queued_study(tmp_path / "a.journal", PAPER_TABLE6_MEDIAN, absurd)
+    res = tune(splits.train, splits.vali, n_trials=2, study_name="s", storage=tmp_path / "a.journal",
+               **limits)
+    assert list(res.trials.state) == ["complete", "pruned"]
+    assert res.trials.learning_rate.tolist() == [0.05, 0.0001]
+    pruned = res.trials.iloc[1]
+    # Pruned at the first check after the warm-up (the patience, 10 trees).
+    assert pruned.pruned_at == 10 and np.isnan(pruned.value)
+    assert res.best_trial == 0
+    assert res.trials.best_so_far.tolist() == [res.best_value] * 2
+    # Without pruning the same trial runs on: it keeps improving slowly, past 10 trees.
+    _queued_study(tmp_path / "b.journal", PAPER_TABLE6_MEDIAN, absurd)
+    full = tune(splits.train, splits.vali, n_trials=2, study_name="s", storage=tmp_path / "b.journal",
+                prune=False, **limits)
+    assert list(full.trials.state) == ["complete", "complete"]
+    assert full.trials.best_iteration.iloc[1] > 10
+    assert full.trials.value.iloc[1] < full.trials.value.iloc[0]
+    # The pruning rule is part of the study's setup: no silent resumption without it.
+    with pytest.raises(ValueError, match="pruning"):
+        tune(splits.train, splits.vali, n_trials=2, study_name="s", storage=tmp_path / "a.journal",
+             prune=False, **limits)
+
+
+def test_enqueued_start_is_trial_zero_and_the_best_never_worse(splits):
+    from ltrlib.train import PAPER_TABLE6_MEDIAN
+
+    res = tune(splits.train, splits.vali, n_trials=4, first_params=PAPER_TABLE6_MEDIAN,
+               storage=optuna.storages.InMemoryStorage(), **FAST)
+    first = res.trials.iloc[0]
+    assert first.number == 0 and first.state == "complete"
+    assert {k: first[k] for k in PAPER_TABLE6_MEDIAN} == PAPER_TABLE6_MEDIAN
+    assert res.n_trials == 4 and set(res.trials.state) <= {"complete", "pruned"}
+    assert res.best_value >= first.value
+    assert res.trials.best_so_far.is_monotonic_increasing
+    assert res.trials.best_so_far.iloc[0] == first.value
+
+
+def test_trials_share_one_binned_lightgbm_dataset(splits, monkeypatch):
+    import lightgbm as lgb
+
+    built = []
+    lazy_init = lgb.Dataset._lazy_init
+
+    def counting(self, *a, **k):
+        built.append(self)
+        return lazy_init(self, *a, **k)
+
+    monkeypatch.setattr(lgb.Dataset, "_lazy_init", counting)
+    res = tune(splits.train, splits.vali, n_trials=3, prune=False, **FAST)
+    assert res.n_trials == 3
+    # Binned once: the training set and the validation set (with reference=), for 3 trials.
+    assert len(built) == 2 and built[1].reference is built[0]
+    assert built[0].free_raw_data is False
+
+
+def test_trials_share_one_xgboost_dmatrix(splits, monkeypatch):
+    from ltrlib.train import xgboost_backend
+
+    calls = []
+    dmatrix = xgboost_backend.dmatrix
+    monkeypatch.setattr(xgboost_backend, "dmatrix", lambda *a, **k: calls.append(a[0]) or dmatrix(*a, **k))
+    res = tune(splits.train, splits.vali, n_trials=3, backend="xgboost", **FAST)
+    assert res.n_trials == 3
+    assert calls == [splits.train, splits.vali]
+
+
+def test_cv_trials_are_pruned_per_fold_and_share_binned_folds(tmp_path, splits, monkeypatch):
+    from ltrlib.train import PAPER_TABLE6_MEDIAN
+
+    absurd = {**PAPER_TABLE6_MEDIAN, "learning_rate": 0.0001}
+    _queued_study(tmp_path / "cv.journal", PAPER_TABLE6_MEDIAN, absurd, PAPER_TABLE6_MEDIAN)
+    reports = []
+    report = optuna.trial.Trial.report
+    monkeypatch.setattr(optuna.trial.Trial, "report",
+                        lambda self, v, step: reports.append((self.number, step)) or report(self, v, step))
+    res = tune_cv(splits.train, 2, n_trials=3, study_name="s", storage=tmp_path / "cv.journal",
+                  max_trees=40, early_stopping=10, num_threads=1, progress=False)
+    assert list(res.trials.state) == ["complete", "pruned", "complete"]
+    # Fold f reports at steps f * max_trees + trees: both folds of trial 0 are reported.
+    steps0 = [s for n, s in reports if n == 0]
+    assert min(steps0) == 10 and max(steps0) > 40
+    assert [s for n, s in reports if n == 1] == [10]
+
+
+def test_monitor_sees_the_curve_and_can_stop_training(splits):
+    from ltrlib.train import train_ranker
+
+    seen = []
+    r = train_ranker(splits.train, splits.vali, {"learning_rate": 0.1}, max_trees=15,
+                     early_stopping=100, num_threads=1, monitor=lambda t, v: seen.append((t, v)))
+    assert [t for t, _ in seen] == list(range(1, 16))
+    assert [v for _, v in seen] == pytest.approx(r.curve)
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_5(trees, value):
+        if trees == 5:
+            raise Stop
+
+    for backend in ("lightgbm", "xgboost"):
+        with pytest.raises(Stop):
+            train_ranker(splits.train, splits.vali, max_trees=15, num_threads=1, backend=backend,
+                         monitor=stop_at_5)
+    with pytest.raises(ValueError, match="cache holds other data"):
+        from ltrlib.train.ranker import DataCache
+
+        train_ranker(splits.train, splits.vali, cache=DataCache(splits.train, splits.test))
