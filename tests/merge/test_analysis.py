@@ -61,3 +61,18 @@ def test_query_categories_use_the_papers_rule():
     assert q.set_index("qid").category.to_dict() == {7: 3, 8: -1}
     with pytest.raises(ValueError, match="no document categories"):
         analysis.query_categories(Dataset(X=ds.X, y=ds.y, query_ids=ds.query_ids, offsets=ds.offsets))
+
+
+def test_means_table_gives_means_and_paired_p_values():
+    from ltrlib.merge.analysis import means_table
+
+    rows = [("S", m, q, "ndcg@10", v) for m, vals in
+            (("M1", [0.1, 0.2, 0.3, 0.4]), ("M2", [0.2, 0.3, 0.5, 0.5]), ("M12α", [0.1, 0.2, 0.3, 0.4]))
+            for q, v in enumerate(vals)]
+    pq = pd.DataFrame(rows, columns=["split", "model", "qid", "metric", "value"])
+    t = means_table(pq, models=["M1", "M2", "M12α"]).set_index("model")
+    assert t.loc["M2", "value"] == pytest.approx(0.375) and (t.queries == 4).all()
+    assert np.isnan(t.loc["M1", "p_vs_M1"]) and np.isnan(t.loc["M2", "p_vs_M2"])
+    assert t.loc["M12α", "p_vs_M1"] == 1.0  # identical values: no evidence of a difference
+    assert t.loc["M12α", "p_vs_M2"] == pytest.approx(t.loc["M1", "p_vs_M2"])
+    assert t.loc["M1", "p_vs_M2"] < 0.05
