@@ -87,7 +87,7 @@ dominance
 # %% [markdown]
 # ## Queries per strategy
 # For every category, the queries DS1 receives under each strategy (with tie-breaking,
-# without tie-breaking, exclusive) and the queries of DS2' (no relevant document of the
+# without tie-breaking, exclusive) and the queries of DS2' (no document, of any label, of the
 # category). Interactively, pick a category; in batch runs `category` is shown.
 
 # %%

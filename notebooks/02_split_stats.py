@@ -108,7 +108,7 @@ merge
 # ## More than two clients
 # Each client holds a set of categories; a query goes to the client whose set contains its
 # dominant category (by the strategy of Split2), and the client marked `rest` takes the
-# queries with no relevant document in any other client's categories (the DS2' rule). With
+# queries with no document, of any label, of any other client's categories (the DS2' rule). With
 # the sets `{c}` and `rest` this is exactly Split2; D_merge comes from the validation
 # queries no client holds.
 

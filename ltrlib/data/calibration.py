@@ -75,8 +75,10 @@ TARGETS: tuple[Target, ...] = (
     Target("no_tie_breaking_14", _q(3_243), 0.025, "Table 2", "topic_shares"),
     Target("exclusive_11", _q(270), 0.005, "Table 2", "pure_query_share, topic_shares"),
     Target("exclusive_14", _q(239), 0.005, "Table 2", "pure_query_share, topic_shares"),
-    Target("ds2_prime_11", _q(1_351), 0.015, "Table 2", "background_shares, purity"),
-    Target("ds2_prime_14", _q(1_148), 0.015, "Table 2", "background_shares, purity"),
+    Target("ds2_prime_11", _q(1_351), 0.015, "Table 2", "background_shares, purity, docs_sd"),
+    Target("ds2_prime_14", _q(1_148), 0.015, "Table 2", "background_shares, purity, docs_sd"),
+    Target("docs_per_ds2_prime_11", 88_169 / 1_351, 10.0, "Table 2", "docs_sd, background_shares"),
+    Target("docs_per_ds2_prime_14", 78_025 / 1_148, 10.0, "Table 2", "docs_sd, background_shares"),
     Target("relevant_per_exclusive_11", 3_287 / 270, 3.0, "Table 2", "query_difficulty, topic_bonus"),
     Target("relevant_per_exclusive_14", 3_002 / 239, 3.0, "Table 2", "query_difficulty, topic_bonus"),
     # Figure 2: "the similarity between the two distributions" (relevant documents and
@@ -102,6 +104,7 @@ SEARCH_SPACE = {
     "background_share_11": (0.05, 0.45), "background_share_14": (0.05, 0.45),
     "category_tail": (0.2, 1.6), "pure_query_share": (0.0, 0.3), "purity_mean": (0.05, 0.95),
     "purity_concentration": (0.5, 50.0), "topic_bonus": (0.0, 2.5), "query_difficulty": (0.0, 1.5),
+    "docs_sd": (0.2, 1.0),
 }
 
 
@@ -144,6 +147,8 @@ def measure(ds: Dataset, seed: int = 0) -> dict[str, float]:
     for c in LEADING_CATEGORIES:
         m = masks[f"exclusive_{c}"]
         out[f"relevant_per_exclusive_{c}"] = float(n_rel[m].mean()) if m.any() else 0.0
+        m = masks[f"ds2_prime_{c}"]
+        out[f"docs_per_ds2_prime_{c}"] = float(ds.group_sizes[m].mean()) if m.any() else 0.0
     fig = relevant_vs_query_categories(ds, seed).pivot(index="category", columns="distribution",
                                                          values="share")
     out["figure2_distance"] = float(0.5 * np.abs(fig["relevant documents"] - fig["queries"]).sum())

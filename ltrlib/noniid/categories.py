@@ -74,7 +74,8 @@ def category_universe(data: Splits | Dataset) -> np.ndarray:
 
 @dataclass(frozen=True)
 class CategoryCounts:
-    """Per query and category: relevant documents, their label sum and their maximum label.
+    """Per query and category: relevant documents, their label sum and their maximum label,
+    and documents of any label.
 
     Rows follow the dataset's query order; columns follow ``categories`` (sorted ids, which
     may be sparse or negative: only their position is used).
@@ -85,6 +86,7 @@ class CategoryCounts:
     count: np.ndarray  # (n_queries, n_categories) relevant documents
     label_sum: np.ndarray  # (n_queries, n_categories) sum of their labels
     max_label: np.ndarray  # (n_queries, n_categories) highest label, 0 when none
+    doc_count: np.ndarray  # (n_queries, n_categories) documents of any label
 
     @property
     def n_relevant(self) -> np.ndarray:
@@ -111,6 +113,10 @@ class CategoryCounts:
         """Relevant documents per query whose category is in ``categories``."""
         return self.count[:, self.columns(categories, parameter)].sum(axis=1)
 
+    def docs_in_set(self, categories, parameter: str = "category") -> np.ndarray:
+        """Documents of any label per query whose category is in ``categories``."""
+        return self.doc_count[:, self.columns(categories, parameter)].sum(axis=1)
+
 
 def category_counts(ds: Dataset, categories: np.ndarray | None = None) -> CategoryCounts:
     """The count, label-sum and max-label matrices of ``ds`` (relevant documents only).
@@ -135,7 +141,9 @@ def category_counts(ds: Dataset, categories: np.ndarray | None = None) -> Catego
     label_sum = np.bincount(flat, weights=ds.y[rel], minlength=size).astype(np.int64).reshape(n_q, n_c)
     max_label = np.zeros(size, dtype=np.int32)
     np.maximum.at(max_label, flat, ds.y[rel])
-    return CategoryCounts(ds.query_ids, cats, count, label_sum, max_label.reshape(n_q, n_c))
+    every = np.bincount((ds.doc_query_index * n_c + col).astype(np.int64), minlength=size)
+    return CategoryCounts(ds.query_ids, cats, count, label_sum, max_label.reshape(n_q, n_c),
+                          every.reshape(n_q, n_c))
 
 
 def _hash_uniform(seed: int, qids: np.ndarray, cats: np.ndarray) -> np.ndarray:

@@ -9,13 +9,18 @@ For a category ``c`` the partition DS1 holds, by strategy (§5.2):
   every other category;
 * ``"exclusive"``: queries whose relevant documents all have category ``c``.
 
-DS2' holds the queries with *no relevant document* of category ``c``: the paper removes
-from DS2 every query "containing" a category-``c`` query-document pair and says DS2' is
-the same for every strategy because the DS2 versions differ only in queries with at least
-one relevant ``c`` document. Only relevant documents carry a category in §3.1, and the
-Split1 description ("only if they did not contain any relevant documents of category 11")
-confirms it. Queries without any relevant document therefore fall in DS2'. The same rules
-apply to training, validation and test.
+DS2' holds the queries with *no document of category* ``c``, of any label: "a filtered
+variant of DS2 obtained by excluding from DS2 all the documents belonging to category 11
+... by eliminating all queries of DS2 containing those specific query-document pairs"
+(§5.2). The Split1 description says "did not contain any relevant documents of category
+11" instead, but Table 2 settles it: DS2' holds 7% of the training queries with 65
+documents per query against 106 overall. Removing every query with *any* category-11
+document selects short lists, as printed; removing only those with a relevant one would
+leave 93% of Istella-S's queries holding a relevant category-11 document while category
+11 leads in only 18% of them, and would not favour short lists. DS2' is the same for
+every strategy, as the paper says, and disjoint from DS1 under every strategy (a DS1
+query has a relevant ``c`` document). The same rules apply to training, validation and
+test.
 
 D_merge (§5.2): the validation queries in neither DS1 nor DS2' form a pool, sorted by
 their number of relevant documents of ``c`` (ties by query id, so the order is
@@ -32,10 +37,11 @@ Client i is given a set of categories ``S_i`` (pairwise disjoint) and a strategy
 ``tie_breaking`` (the §3.1 category is in ``S_i``), ``no_tie_breaking`` (one category has
 strictly the most relevant documents and it is in ``S_i``) or ``exclusive`` (every relevant
 document is in ``S_i``). For a singleton set these are the DS1 rules above. At most one
-client may take "the rest" (``None``): the categories of no other client, with the
-``exclusive`` rule by default, which is exactly DS2' — no relevant document of any other
-client's categories — and it also receives the queries without relevant documents, as DS2'
-does. The paper's split is therefore ``make_clients(splits, [{c}, None], strategy)``.
+client may take "the rest" (``None``): the categories of no other client. With the
+``exclusive`` rule (the default) it holds the queries with no document of any other
+client's categories, exactly DS2'; with another rule it holds the queries whose relevant
+documents put them in the rest by that rule, plus the queries without relevant documents.
+The paper's split is therefore ``make_clients(splits, [{c}, None], strategy)``.
 Disjoint sets make the clients' queries disjoint whatever the strategies (a query has one
 strictly dominant / assigned category, and "all relevant documents in S_i" implies it).
 Validation queries in no client form the D_merge pool; a client with a set takes the
@@ -105,8 +111,8 @@ def ds1_mask(cc: CategoryCounts, assigned: np.ndarray, category: int, strategy: 
 
 
 def ds2_prime_mask(cc: CategoryCounts, category: int) -> np.ndarray:
-    """DS2': queries with no relevant document of ``category`` (the same for every strategy)."""
-    return cc.count[:, cc.column(category)] == 0
+    """DS2': queries with no document of ``category``, of any label (module docstring)."""
+    return cc.doc_count[:, cc.column(category)] == 0
 
 
 # --------------------------------------------------------------------------- types
@@ -278,9 +284,11 @@ def make_clients(
         has_rel = cc.n_relevant > 0
         masks = []
         for s, strat in zip(sets, strategies):
-            if s is None:
+            if s is None and strat == "exclusive":  # DS2': no document of the others' categories
+                m = cc.docs_in_set(explicit) == 0
+            elif s is None:
                 m = set_mask(cc, assigned, rest, strat) if rest else np.zeros(ds.n_queries, bool)
-                m = m | ~has_rel  # as in DS2': no relevant document of any client's category
+                m = m | ~has_rel
             else:
                 m = set_mask(cc, assigned, s, strat)
             masks.append(m)

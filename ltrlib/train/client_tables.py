@@ -28,7 +28,7 @@ __all__ = ["client_means", "second_test_set", "table1_initial", "table3_alternat
 
 
 def second_test_set(split) -> str:
-    """``"DS2'"`` when client 2 holds DS2' (no relevant document of client 1's category, the
+    """``"DS2'"`` when client 2 holds DS2' (no document of client 1's category, the
     ``exclusive`` rest rule), ``"DS2"`` when it holds every other query (the initial split)."""
     return "DS2'" if split.clients[1].strategy == "exclusive" else "DS2"
 

@@ -121,9 +121,12 @@ def test_strategy_counts_match_the_masks():
     assert df[(3, "tie_breaking")] == 3
     assert df[(3, "no_tie_breaking")] == 2
     assert df[(3, "exclusive")] == 1
-    assert df[(3, "DS2'")] == 2  # [(1, 5)] and the query without relevant documents
+    # DS2' has no category-3 document of any label: [(1, 5)] only; the query without
+    # relevant documents holds an irrelevant category-3 document, so it is not in DS2'
+    assert df[(3, "DS2'")] == 1
+    assert df[(5, "DS2'")] == 1  # [(1, 3)]: Q_COUNT and Q_MAX_LABEL hold category-5 documents
     cc = cats.category_counts(splits.train)
-    assert ds2_prime_mask(cc, 3).tolist() == [False, False, False, True, True]
+    assert ds2_prime_mask(cc, 3).tolist() == [False, False, False, True, False]
     assigned = cats.assign_query_categories(splits.train, 0, cc).category.to_numpy()
     assert ds1_mask(cc, assigned, 3, "exclusive").tolist() == [False, False, True, False, False]
     assert isinstance(cats.decided_by_summary(cats.assign_all(splits)), pd.DataFrame)

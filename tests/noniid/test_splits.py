@@ -24,9 +24,11 @@ CASES = {
     2: ([(1, 1), (1, 1), (3, 2), (0, 3)], (True, True, False), False),  # 1 leads 2:1
     3: ([(2, 1), (1, 2), (0, 1)], (True, False, False), False),  # tie, label sum -> 1
     4: ([(1, 2), (1, 2), (4, 1)], (False, False, False), False),  # 2 dominates: pool
-    5: ([(1, 2), (1, 3), (0, 1), (0, 1)], (False, False, False), True),  # irrelevant 1s only
-    6: ([(0, 1), (0, 2)], (False, False, False), True),  # no relevant document
+    5: ([(1, 2), (1, 3), (0, 2), (0, 3)], (False, False, False), True),  # no document of 1
+    # DS2' has no document of 1 of any label: irrelevant 1s keep a query out
+    6: ([(0, 1), (0, 2)], (False, False, False), False),
     7: ([(3, 3)], (False, False, False), True),
+    8: ([(0, 2)], (False, False, False), True),  # no relevant document, no document of 1
 }
 STRATS = ("tie_breaking", "no_tie_breaking", "exclusive")
 
@@ -110,20 +112,20 @@ def test_merge_size_counts_training_queries_by_default(splits):
 def test_table2_on_hand_built_data(splits):
     t = S.table2(splits, categories=(1,), strategies=("no_tie_breaking", "exclusive"))
     v = t.set_index(["partition", "statistic", "strategy", "part"]).value
-    assert v[("train", "queries", "", "DS")] == 7
-    assert v[("train", "relevant_documents", "", "DS")] == 2 + 3 + 2 + 3 + 2 + 0 + 1
-    assert v[("train", "query_document_pairs", "", "DS")] == 3 + 4 + 3 + 3 + 4 + 2 + 1
+    assert v[("train", "queries", "", "DS")] == 8
+    assert v[("train", "relevant_documents", "", "DS")] == 2 + 3 + 2 + 3 + 2 + 0 + 1 + 0
+    assert v[("train", "query_document_pairs", "", "DS")] == 3 + 4 + 3 + 3 + 4 + 2 + 1 + 1
     # without tie-breaking: queries 1 and 2
     assert v[("train", "queries", "no_tie_breaking", "DS1")] == 2
     assert v[("train", "relevant_documents", "no_tie_breaking", "DS1")] == 5
     assert v[("train", "query_document_pairs", "no_tie_breaking", "DS1")] == 7
-    # exclusive: query 1; DS2': queries 5, 6, 7 under both strategies
+    # exclusive: query 1; DS2': queries 5, 7, 8 under both strategies
     assert v[("train", "query_document_pairs", "exclusive", "DS1")] == 3
     for s in ("no_tie_breaking", "exclusive"):
         assert v[("train", "queries", s, "DS2'")] == 3
         assert v[("train", "relevant_documents", s, "DS2'")] == 3
-        assert v[("train", "query_document_pairs", s, "DS2'")] == 7
-    assert v[("vali", "queries", "", "DS")] == 13
+        assert v[("train", "query_document_pairs", s, "DS2'")] == 6
+    assert v[("vali", "queries", "", "DS")] == 14
     wide = S.table2_wide(t)
     assert list(wide.columns[:3]) == ["partition", "statistic", "DS"]
     assert wide.shape == (9, 3 + 4)
@@ -142,7 +144,7 @@ def test_two_clients_reduce_to_ds1_and_ds2_prime(splits):
         # An explicit complement with the exclusive rule is DS2' minus the queries without
         # any relevant document (those only the rest client takes).
         explicit = S.make_clients(splits, [{1}, {2, 3}], [strat, "exclusive"], merge_size=0)
-        assert qids(explicit.clients[1].train) == qids(ref.clients[1].train) - {6}
+        assert qids(explicit.clients[1].train) == qids(ref.clients[1].train) - {8}
 
 
 def test_three_clients(splits):
@@ -151,7 +153,7 @@ def test_three_clients(splits):
     c1, c2, c3 = ns.clients
     assert qids(c1.train) == {1, 2}
     assert qids(c2.train) == {4}  # 2 strictly dominates
-    assert qids(c3.train) == {6, 7}  # no relevant document of 1 or 2
+    assert qids(c3.train) == {7}  # no document of 1 or 2
     # every training query in at most one client; query 3 (tie) and 5 (tie 2-3) in none
     owned = [q for c in ns.clients for q in qids(c.train)]
     assert len(owned) == len(set(owned)) and not set(owned) & {3, 5}
