@@ -23,11 +23,13 @@ Cheap trials (not in the paper, which gives no trial count or budget)
 * A known-good start: ``first_params`` (for the client models `PAPER_TABLE6_MEDIAN`) is
   enqueued as trial 0, so the study's best is never worse than that point.
 * Pruning (``prune=True``, the default): every trial reports the best validation NDCG@10 so
-  far every `prune_every` trees to Optuna (``trial.report``) and stops as soon as Optuna's
-  pruner says so (``trial.should_prune``; the trial ends PRUNED). The pruner is `pruner`: a
-  ``MedianPruner`` with one start-up trial (trial 0 always completes) and a warm-up of
-  ``early_stopping`` trees (the paper's patience: as long as early stopping itself grants a
-  curve). Why the median rule and not successive halving: our studies are short and
+  far every `prune_every` trees (10 at the paper's patience of 100) to Optuna
+  (``trial.report``) and stops as soon as Optuna's pruner says so (``trial.should_prune``;
+  the trial ends PRUNED). The pruner is `pruner`: a ``MedianPruner`` with one start-up trial
+  (trial 0 always completes) and a warm-up of `prune_warmup` trees, half the early-stopping
+  patience (50 at the paper's 100: a learning rate of 0.005 or less, or a minimum Hessian
+  that forbids most splits, is far behind by then, and a trial pruned there costs a tenth of
+  a typical completed one). Why the median rule and not successive halving: our studies are short and
   sequential (a dozen trials, one at a time); successive halving decides by the rank of a
   trial among the few that reached a rung, which with so few trials is a noisy and
   aggressive rule, while the median rule compares a trial with every completed trial at the
@@ -36,6 +38,8 @@ Cheap trials (not in the paper, which gives no trial count or budget)
   stop early and would grow all 3000 trees) and leaf minimums that barely split. Its bias,
   stated: a slow learner that might overtake late is stopped when it trails the completed
   trials' curves after the warm-up.
+* TPE models the results from trial `TPE_STARTUP_TRIALS` on (Optuna's default is 10 random
+  start-up trials, which would make every study of ten trials or fewer a random search).
 * The binned data are built once per study and shared by its trials
   (`ltrlib.train.ranker.DataCache`: LightGBM ``Dataset``s with ``free_raw_data=False`` and
   the validation set binned with ``reference=`` the training set).
@@ -96,6 +100,7 @@ __all__ = [
     "fit_tuned",
     "in_backend",
     "prune_every",
+    "prune_warmup",
     "pruner",
     "study_storage",
     "suggest_params",
@@ -218,26 +223,36 @@ def _trial_seed(seed: int, n_complete: int) -> int:
 # --------------------------------------------------------------------------- pruning
 
 
+# Random start-up trials of the TPE sampler (the enqueued first point included) before it
+# models the results; see the module docstring.
+TPE_STARTUP_TRIALS = 4
+
+
 def pruner(early_stopping: int = DEFAULT_EARLY_STOPPING):
     """The studies' pruner: Optuna's ``MedianPruner`` with one start-up trial and a warm-up of
-    ``early_stopping`` trees (steps are tree counts); see the module docstring for why."""
+    `prune_warmup` trees (steps are tree counts); see the module docstring for why."""
     import optuna
 
-    return optuna.pruners.MedianPruner(n_startup_trials=1, n_warmup_steps=int(early_stopping),
+    return optuna.pruners.MedianPruner(n_startup_trials=1, n_warmup_steps=prune_warmup(early_stopping),
                                        interval_steps=1)
 
 
+def prune_warmup(early_stopping: int = DEFAULT_EARLY_STOPPING) -> int:
+    """Trees a trial grows before it can be pruned: half the early-stopping patience."""
+    return max(1, int(early_stopping) // 2)
+
+
 def prune_every(early_stopping: int = DEFAULT_EARLY_STOPPING) -> int:
-    """Trees between two reports to the pruner: a fifth of the patience (20 at the paper's
+    """Trees between two reports to the pruner: a tenth of the patience (10 at the paper's
     100). Each report is one journal write; finer steps cost more than they save."""
-    return max(1, int(early_stopping) // 5)
+    return max(1, int(early_stopping) // 10)
 
 
 def _pruning_setup(prune: bool, early_stopping: int) -> dict | None:
     # Recorded in the study's setup: a study is resumed only with the same pruning rule.
     if not prune:
         return None
-    return {"pruner": "median", "startup_trials": 1, "warmup_trees": int(early_stopping),
+    return {"pruner": "median", "startup_trials": 1, "warmup_trees": prune_warmup(early_stopping),
             "every": prune_every(early_stopping)}
 
 
@@ -247,7 +262,7 @@ def _reporter(trial, early_stopping: int, step_offset: int = 0):
     raises ``optuna.TrialPruned`` when the pruner says so."""
     import optuna
 
-    every, warmup = prune_every(early_stopping), int(early_stopping)
+    every, warmup = prune_every(early_stopping), prune_warmup(early_stopping)
     best = -math.inf
 
     def monitor(trees: int, value: float) -> None:
@@ -384,7 +399,8 @@ def _run_study(
         bar = tqdm(total=missing, desc=f"tuning {study_name}", leave=False)
     try:
         for i in range(missing):
-            study.sampler = optuna.samplers.TPESampler(seed=_trial_seed(seed, done + i))
+            study.sampler = optuna.samplers.TPESampler(n_startup_trials=TPE_STARTUP_TRIALS,
+                                                       seed=_trial_seed(seed, done + i))
             study.optimize(objective, n_trials=1, gc_after_trial=False)
             if bar is not None:
                 bar.update(1)
@@ -406,6 +422,8 @@ def _run_study(
                      "value": t.value if done_ok else math.nan, **t.params,
                      "best_iteration": t.user_attrs.get("best_iteration"),
                      "pruned_at": None if done_ok else t.user_attrs.get("pruned_at", t.last_step),
+                     # Trees grown (all folds of a cross-validated trial): the trial's cost.
+                     "trees": t.user_attrs.get("trees", None if done_ok else t.user_attrs.get("pruned_at")),
                      "seconds": (t.duration.total_seconds() if t.duration else math.nan)})
     trials = pd.DataFrame(rows)
     trials["best_so_far"] = trials["value"].cummax().ffill()
@@ -469,6 +487,7 @@ def tune(
                               cache=cache, monitor=monitor)
         value = float(evaluate(vali, ranker.predict(vali), metrics=metric)[metric])
         trial.set_user_attr("best_iteration", ranker.best_iteration)
+        trial.set_user_attr("trees", len(ranker.curve))
         if value > best["value"]:
             # Keep the best model of this call: no retraining when it is the study's best.
             best.update(value=value, number=trial.number, ranker=ranker)
@@ -478,7 +497,8 @@ def tune(
     setup = {"kind": "holdout", "first_params": first, "backend": backend, "train": _data_key(train),
              "vali": _data_key(vali), "params": fixed, "max_trees": max_trees,
              "early_stopping": early_stopping, "eval_at": eval_at, "seed": seed,
-             "pruning": _pruning_setup(prune, early_stopping)}
+             "pruning": _pruning_setup(prune, early_stopping),
+             "tpe_startup_trials": TPE_STARTUP_TRIALS}
     result = _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
                         seed=seed, setup=setup, progress=progress, first_params=first,
                         tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
@@ -517,7 +537,9 @@ def tune_cv(
     max_trees=result.best_iteration)``).
 
     ``prune``: as in `tune`; a trial reports each fold's curve at steps ``fold * max_trees +
-    trees``, so it is compared with completed trials on the same fold. Each fold's binned
+    trees``, so it is compared with completed trials on the same fold (Optuna's median rule
+    takes the trial's best value over all its steps, earlier folds included, which only makes
+    pruning in later folds more lenient). Each fold's binned
     data are built once and shared by all trials.
     """
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) \
@@ -539,23 +561,26 @@ def tune_cv(
 
     def objective(trial):
         point = {**fixed, **suggest_params(trial, backend)}
-        values, iters = [], []
+        values, iters, grown = [], [], []
         for f, (train, held_out) in enumerate(parts):
             monitor = _reporter(trial, early_stopping, f * max_trees) if prune else None
             ranker = train_ranker(train, held_out, point, backend=backend, max_trees=max_trees,
                                   early_stopping=early_stopping, eval_at=eval_at, seed=seed,
                                   num_threads=num_threads, cache=caches[f], monitor=monitor)
             values.append(float(evaluate(held_out, ranker.predict(held_out), metrics=metric)[metric]))
+            grown.append(len(ranker.curve))
             iters.append(ranker.best_iteration)
         trial.set_user_attr("fold_values", values)
         trial.set_user_attr("fold_iterations", iters)
+        trial.set_user_attr("trees", int(sum(grown)))
         trial.set_user_attr("best_iteration", max(1, int(round(float(np.mean(iters))))))
         return float(np.mean(values))
 
     first = _check_first_params(first_params, backend)
     setup = {"kind": f"cv{int(n_folds)}", "first_params": first, "backend": backend, "data": _data_key(data),
              "params": fixed, "max_trees": max_trees, "early_stopping": early_stopping,
-             "eval_at": eval_at, "seed": seed, "pruning": _pruning_setup(prune, early_stopping)}
+             "eval_at": eval_at, "seed": seed, "pruning": _pruning_setup(prune, early_stopping),
+             "tpe_startup_trials": TPE_STARTUP_TRIALS}
     return _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
                       seed=seed, setup=setup, progress=progress, first_params=first,
                       tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)

@@ -229,23 +229,24 @@ def test_absurd_learning_rate_is_pruned_against_the_enqueued_start(tmp_path, spl
     from ltrlib.train import PAPER_TABLE6_MEDIAN
 
     absurd = {**PAPER_TABLE6_MEDIAN, "learning_rate": 0.0001}
-    limits = dict(max_trees=60, early_stopping=10, num_threads=1, progress=False)
+    limits = dict(max_trees=100, early_stopping=40, num_threads=1, progress=False)
     _queued_study(tmp_path / "a.journal", PAPER_TABLE6_MEDIAN, absurd)
     res = tune(splits.train, splits.vali, n_trials=2, study_name="s", storage=tmp_path / "a.journal",
                **limits)
     assert list(res.trials.state) == ["complete", "pruned"]
     assert res.trials.learning_rate.tolist() == [0.05, 0.0001]
     pruned = res.trials.iloc[1]
-    # Pruned at the first check after the warm-up (the patience, 10 trees).
-    assert pruned.pruned_at == 10 and np.isnan(pruned.value)
+    # Pruned at the first check after the warm-up (half the patience: 20 trees), when the
+    # start's curve has passed the absurd trial's best.
+    assert pruned.pruned_at == 20 and pruned.trees == 20 and np.isnan(pruned.value)
     assert res.best_trial == 0
     assert res.trials.best_so_far.tolist() == [res.best_value] * 2
-    # Without pruning the same trial runs on: it keeps improving slowly, past 10 trees.
+    # Without pruning the same trial runs on until early stopping ends it.
     _queued_study(tmp_path / "b.journal", PAPER_TABLE6_MEDIAN, absurd)
     full = tune(splits.train, splits.vali, n_trials=2, study_name="s", storage=tmp_path / "b.journal",
                 prune=False, **limits)
     assert list(full.trials.state) == ["complete", "complete"]
-    assert full.trials.best_iteration.iloc[1] > 10
+    assert full.trials.trees.iloc[1] > 40
     assert full.trials.value.iloc[1] < full.trials.value.iloc[0]
     # The pruning rule is part of the study's setup: no silent resumption without it.
     with pytest.raises(ValueError, match="pruning"):
@@ -301,6 +302,12 @@ def test_cv_trials_are_pruned_per_fold_and_share_binned_folds(tmp_path, splits, 
 
     absurd = {**PAPER_TABLE6_MEDIAN, "learning_rate": 0.0001}
     _queued_study(tmp_path / "cv.journal", PAPER_TABLE6_MEDIAN, absurd, PAPER_TABLE6_MEDIAN)
+    import lightgbm as lgb
+
+    built = []
+    lazy_init = lgb.Dataset._lazy_init
+    monkeypatch.setattr(lgb.Dataset, "_lazy_init",
+                        lambda self, *a, **k: built.append(self) or lazy_init(self, *a, **k))
     reports = []
     report = optuna.trial.Trial.report
     monkeypatch.setattr(optuna.trial.Trial, "report",
@@ -310,8 +317,9 @@ def test_cv_trials_are_pruned_per_fold_and_share_binned_folds(tmp_path, splits, 
     assert list(res.trials.state) == ["complete", "pruned", "complete"]
     # Fold f reports at steps f * max_trees + trees: both folds of trial 0 are reported.
     steps0 = [s for n, s in reports if n == 0]
-    assert min(steps0) == 10 and max(steps0) > 40
-    assert [s for n, s in reports if n == 1] == [10]
+    assert min(steps0) == 5 and max(steps0) > 40
+    assert [s for n, s in reports if n == 1] == [5]
+    assert len(built) == 4  # each fold's training and held-out part, once for all trials
 
 
 def test_monitor_sees_the_curve_and_can_stop_training(splits):
