@@ -230,17 +230,25 @@ def test_paper_tables_and_fidelity_report(run_dir):
     assert len(t3) == 6
     n3 = pd.read_csv(run_dir / "tables" / nb / "table3_alternative_splits_numeric.csv")
     configs = set(zip(n3.strategy, n3.category))
-    # Exclusive 14 is the rarest partition (2 test queries at the tiny scale when written).
-    assert configs == {("no_tie_breaking", 11), ("no_tie_breaking", 14), ("exclusive", 11), ("exclusive", 14)}
+    kept = {("no_tie_breaking", 11), ("no_tie_breaking", 14), ("exclusive", 11)}
+    # Exclusive 14 is the rarest partition: at the tiny scale its DS1 may have no validation
+    # query, and then it is left out with a warning and an empty block, not a failure.
+    has_ex14 = ("exclusive", 14) in configs
+    assert configs == kept | ({("exclusive", 14)} if has_ex14 else set())
+    executed = (run_dir / "notebooks" / f"{nb}.ipynb").read_text()
+    assert has_ex14 or "exclusive-c14 left out" in executed
+    ex_rows = t3[t3.partitioning == "Exclusive partitioning"]
+    assert ex_rows["Category 14 DS"].notna().all() == has_ex14
     # Kept splits' models are reused: Table 3's exclusive-11 M1 is Split1's M1, on the same DS.
     numeric = pd.read_csv(run_dir / "tables" / nb / "client_models_numeric.csv").set_index(["split", "model"])
     ex11 = n3[(n3.split == "Split1") & (n3.model == "M1") & (n3.test_set == "DS")].value.item()
     assert ex11 == pytest.approx(numeric.loc[("Split1", "M1"), "DS"])
-    # M2' of exclusive 14 is Split3's (DS2' depends on the category only), stored again under its own name.
-    ex14 = n3[n3.split == "exclusive-c14"].set_index(["model", "test_set"]).value
-    nt14 = n3[n3.split == "Split3"].set_index(["model", "test_set"]).value
-    assert ex14[("M2", "DS")] == pytest.approx(nt14[("M2", "DS")])
-    assert (run_dir / "models" / "exclusive-c14" / "M1.txt").exists()
+    if has_ex14:
+        # M2' of exclusive 14 is Split3's (DS2' depends on the category only), stored again.
+        ex14 = n3[n3.split == "exclusive-c14"].set_index(["model", "test_set"]).value
+        nt14 = n3[n3.split == "Split3"].set_index(["model", "test_set"]).value
+        assert ex14[("M2", "DS")] == pytest.approx(nt14[("M2", "DS")])
+        assert (run_dir / "models" / "exclusive-c14" / "M1.txt").exists()
     assert (run_dir / "models" / "initial-c11" / "M2.txt").exists()
     n1 = pd.read_csv(run_dir / "tables" / nb / "table1_initial_split_numeric.csv")
     assert set(n1.test_set) == {"DS1", "DS2", "DS"} and n1.value.between(0, 1).all()
@@ -254,8 +262,11 @@ def test_paper_tables_and_fidelity_report(run_dir):
         assert f'href="{f}"' in (run_dir / "index.html").read_text(), f
     fid = pd.read_csv(run_dir / "fidelity.csv")
     assert {"Table 1", "Table 3", "Table 4", "Table 5"} <= set(fid.table)
-    t4 = fid[fid.table.isin(["Table 1", "Table 3", "Table 4", "Table 5"])]
-    assert t4.ours.notna().all() and (t4["diff"] - (t4.ours - t4.paper)).abs().max() < 1e-12
+    nums = fid[fid.table.isin(["Table 1", "Table 3", "Table 4", "Table 5"])]
+    absent = (nums.split == "exclusive c14") & (not has_ex14)
+    assert nums[~absent].ours.notna().all() and nums[absent].ours.isna().all()
+    assert (nums["diff"] - (nums.ours - nums.paper)).abs().max() < 1e-12
     claims = pd.read_csv(run_dir / "fidelity_claims.csv")
-    assert set(claims.ours) <= {"holds", "does not hold"}
+    decided = claims[~claims.scope.str.contains("exclusive c14") & (claims.claim != "exclusive14_worst")]
+    assert set(decided.ours) <= {"holds", "does not hold"}
     assert "## Assumptions" in (run_dir / "fidelity.md").read_text()
