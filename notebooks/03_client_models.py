@@ -129,7 +129,9 @@ numeric
 # `split2_category` and `split3_category` (11 and 14). Three of its four configurations
 # are the kept splits (no-tie 11 = Split2, no-tie 14 = Split3, exclusive 11 = Split1),
 # whose stored models are reloaded; only exclusive 14 (`exclusive-c14`) gets a new M1,
-# and its M2′ is Split3's (DS2′ depends on the category only). Tuning as above: one study
+# and its M2′ is Split3's (DS2′ depends on the category only). Exclusive 14 is the rarest
+# partition: if its DS1 has fewer than 2 training, validation or test queries (the tiny
+# scale) it is left out with a warning and its block of Table 3 stays empty. Tuning as above: one study
 # per model (`initial-c11.M1`, `initial-c11.M2`, `exclusive-c14.M1`), M_full shared.
 # Assumption: the paper names no category for Table 1 beyond "the most frequent" (11), so
 # the notebook takes Split2's. ᵃ: two-sided paired t-test (`scipy.stats.ttest_rel`) against
