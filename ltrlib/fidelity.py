@@ -559,6 +559,8 @@ ASSUMPTIONS = """\
   DS1). Table 3 reuses the kept splits' models (Split1 = exclusive 11, Split2 = no
   tie-breaking 11, Split3 = no tie-breaking 14; M'2 is shared by splits of one category);
   only exclusive 14 adds an M1.
+* **DS2'.** As `ltrlib.noniid.splits` reads §5.2 and Table 2: the queries with no document
+  of client 1's category, whatever its label.
 * **The paper's own inconsistency.** Split1's M1 (exclusive partitioning, category 11) on
   the full test set DS scores 0.543 in Table 3 but 0.619 in Tables 4 and 5: the same model
   on the same test set. Ours is one number in both (claim `same_model_same_number`).
