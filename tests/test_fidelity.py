@@ -137,6 +137,18 @@ def test_write_fidelity_reads_the_notebook_tables(tmp_path):
     text = (run / F.FIDELITY_MD).read_text()
     assert "table5_stacking_numeric.csv" in text
     assert "## Not compared" in text and "- Table 3 exclusive c3" in text  # no paper counterpart
+    assert "## Data-level calibration" not in text  # notebook 00 wrote no calibration table
+
+
+def test_fidelity_shows_the_data_level_calibration(tmp_path):
+    run = tmp_path / "r"
+    (run / F.CALIBRATION_TABLE).parent.mkdir(parents=True)
+    pd.DataFrame({"statistic": ["tie", "exclusive_11"], "paper": [0.123, 0.014],
+                  "achieved": [0.125, 0.03], "tolerance": [0.03, 0.005], "within": [True, False],
+                  "source": "§5.2", "mechanism": "purity"}).to_csv(run / F.CALIBRATION_TABLE, index=False)
+    text = F.write_fidelity(run).read_text()
+    assert "## Data-level calibration" in text and "1 of 2 within tolerance" in text
+    assert "exclusive_11" in text
 
 
 def test_cli_rebuilds_the_report_and_the_index(tmp_path, capsys):
