@@ -54,6 +54,10 @@ class Target:
     mechanism: str  # the generator knob(s) that move it
 
 
+#: Istella-S's list length, shared by every scale (Table 2).
+DOCS_PER_QUERY = get_scale("paper").docs_per_query
+
+
 def _q(n: int) -> float:
     return n / PAPER_TRAIN_QUERIES
 
@@ -102,7 +106,7 @@ _PAPER_SUBSETS = {  # name: (queries, relevant documents, pairs)
 SEARCH_SPACE = {
     "topic_share_11": (0.08, 0.30), "topic_share_14": (0.08, 0.30),
     "background_share_11": (0.05, 0.45), "background_share_14": (0.05, 0.45),
-    "category_tail": (0.2, 1.6), "pure_query_share": (0.0, 0.3), "purity_mean": (0.05, 0.95),
+    "category_tail": (0.0, 1.6), "pure_query_share": (0.0, 0.3), "purity_mean": (0.05, 0.95),
     "purity_concentration": (0.5, 50.0), "topic_bonus": (0.0, 2.5), "query_difficulty": (0.0, 1.5),
     "docs_sd": (0.2, 1.0),
 }
@@ -224,11 +228,15 @@ def loss(got: dict[str, float]) -> float:
     return total
 
 
-def search(n_trials: int = 300, n_queries: int = 12_000, seed: int = 0, progress: bool = True) -> pd.DataFrame:
+def search(n_trials: int = 250, n_queries: int = 5_000, seed: int = 0, n_samples: int = 2,
+           progress: bool = True) -> pd.DataFrame:
     """The data-statistics search: Optuna TPE over :data:`SEARCH_SPACE` on simulated lists.
 
-    Starts from the current defaults (enqueued), so it can only improve on them. Returns
-    the trials (knobs and loss), best first. Deterministic for a given ``seed``.
+    Each trial's loss is the mean over ``n_samples`` simulated samples (seeds ``seed``,
+    ``seed + 1``, ...) of ``n_queries`` queries each: one sample alone lets the search fit
+    its noise (a 1.3% share measured on 5,000 queries is off by 0.16 points). Starts from
+    the current defaults (enqueued), so it can only improve on them. Returns the trials
+    (knobs and loss), best first. Deterministic for a given ``seed``.
     """
     import optuna
 
@@ -240,8 +248,9 @@ def search(n_trials: int = 300, n_queries: int = 12_000, seed: int = 0, progress
                  for name, (lo, hi) in SEARCH_SPACE.items()}
         if knobs["topic_share_11"] + knobs["topic_share_14"] >= 1:
             raise optuna.TrialPruned()
-        ds = simulate_lists(n_queries, get_scale("paper").docs_per_query, seed, config_from_knobs(knobs))
-        return loss(measure(ds, seed))
+        cfg = config_from_knobs(knobs)
+        return float(np.mean([loss(measure(simulate_lists(n_queries, DOCS_PER_QUERY, seed + k, cfg), seed + k))
+                              for k in range(n_samples)]))
 
     # multivariate TPE: the knobs act together (e.g. topic and background shares of 11)
     sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=30)

@@ -80,14 +80,14 @@ class SyntheticConfig:
 
     n_categories: int = N_CATEGORIES
     # -- list composition (calibrated: Table 2's query shares, §3.1's dominance, Figure 2)
-    topic_shares: tuple[float, float] = (0.190, 0.180)  # queries whose topic is 11 / 14 (Figure 2b)
-    background_shares: tuple[float, float] = (0.250, 0.230)  # 11 / 14 among off-topic documents (Figure 2a)
-    category_tail: float = 0.8  # Zipf exponent of the other 18 categories' shares, in both profiles
-    pure_query_share: float = 0.07  # queries whose whole candidate list is on their topic
-    purity_mean: float = 0.35  # other queries: mean share of the list drawn from the topic
-    purity_concentration: float = 5.0  # Beta a+b of that share: small = very unequal lists
-    topic_bonus: float = 0.6  # utility of being on the query's topic (intent; no feature shows it)
-    query_difficulty: float = 0.45  # sd of a per-query utility shift: spreads #relevant per query
+    topic_shares: tuple[float, float] = (0.187, 0.264)  # queries whose topic is 11 / 14 (Figure 2b)
+    background_shares: tuple[float, float] = (0.077, 0.071)  # 11 / 14 among off-topic documents (Figure 2a)
+    category_tail: float = 0.476  # Zipf exponent of the other 18 categories' shares, in both profiles
+    pure_query_share: float = 0.034  # queries whose whole candidate list is on their topic
+    purity_mean: float = 0.321  # other queries: mean share of the list drawn from the topic
+    purity_concentration: float = 13.67  # Beta a+b of that share: small = very unequal lists
+    topic_bonus: float = 0.112  # utility of being on the query's topic (intent; no feature shows it)
+    query_difficulty: float = 0.033  # sd of a per-query utility shift: spreads #relevant per query
     # -- relevance function (a priori)
     shared_weight: float = 0.7  # share of the signal weights common to all categories: term
     # matching works alike whatever the topic, a minority of the evidence is topic-specific
@@ -102,7 +102,7 @@ class SyntheticConfig:
     # -- learnability (calibrated: M_full's NDCG@10 of 0.786, Table 3)
     feature_noise: float = 1.0  # scale of the noise in the 160 match features
     # -- shape and memory
-    docs_sd: float = 0.45  # lognormal sd of the number of documents per query
+    docs_sd: float = 0.623  # lognormal sd of the number of documents per query
     chunk_queries: int = 2000
 
 
@@ -290,7 +290,8 @@ class _RelevanceModel:
         a = np.sqrt(cfg.shared_weight)
         weights = a * shared + np.sqrt(1 - cfg.shared_weight) * own
         weights /= np.linalg.norm(weights, axis=1, keepdims=True)
-        return cls(cfg, weights.astype(np.float32), rng.uniform(0.1, 0.4, 4),
+        # Fixed quality weights: a seed redraws the data, not the strength of a mechanism.
+        return cls(cfg, weights.astype(np.float32), np.array([0.3, 0.25, 0.2, 0.15]),
                    category_profile(C, cfg, "background"), category_profile(C, cfg, "topics"))
 
     def thresholds(self, rng: np.random.Generator, docs_per_query: float) -> np.ndarray:
@@ -319,8 +320,11 @@ class _RelevanceModel:
         on_topic = cat == topic[qi]
 
         # Latent match signals, one set per document; what makes a document relevant.
+        # On-topic documents match better along their category's own relevance direction
+        # (a unit vector), so the shift is worth exactly topic_match of utility whatever the
+        # category: the mechanisms' strength must not depend on the seed's weight draw.
         Z = rng.standard_normal((n, _N_SIGNALS), dtype=f32)
-        Z += f32(cfg.topic_match) * on_topic[:, None]
+        Z += f32(cfg.topic_match) * on_topic[:, None] * self.weights[cat]
         utility = np.einsum("ij,ij->i", Z, self.weights[cat])
         quality = rng.standard_normal((n, 4), dtype=f32)
         utility += quality @ self.quality_w.astype(f32)

@@ -281,6 +281,8 @@ def metric_means(y, offsets, M: np.ndarray, metrics: Sequence[str]) -> dict[str,
     n_docs, k = M.shape
     n_q = offsets.size - 1
     specs = [parse_metric(m) for m in metrics]
+    if n_q == 0:  # no queries: no mean (NaN), as numpy's mean of nothing, without its warning
+        return {sp.name: np.full(k, np.nan) for sp in specs}
     out = {sp.name: np.empty(k) for sp in specs}
     per = max(1, _BATCH_DOCS // max(n_docs, 1))
     for lo in range(0, k, per):
@@ -297,8 +299,12 @@ def metric_means(y, offsets, M: np.ndarray, metrics: Sequence[str]) -> dict[str,
 
 def _pick(values: np.ndarray, W: np.ndarray) -> int:
     """Index of the best weighting under the documented tie rule (closest to uniform)."""
-    best = np.nanmax(values)
-    tied = np.flatnonzero(values >= best - _TIE)
+    if np.isnan(values).all():
+        # An empty D_merge (a rare split on a small scale) gives no evidence: every
+        # weighting ties, and the tie rule picks the uniform one.
+        tied = np.arange(values.size)
+    else:
+        tied = np.flatnonzero(values >= np.nanmax(values) - _TIE)
     uniform = np.full(W.shape[1], 1.0 / W.shape[1])
     dist = np.linalg.norm(W[tied] - uniform, axis=1)
     # argmin returns the first minimum: the earliest grid point (smallest alpha) wins.

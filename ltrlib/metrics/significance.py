@@ -112,7 +112,8 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
     Returns a tidy frame, one row per (model, baseline): ``model, baseline, marker, n,
     mean_model, mean_baseline, mean_diff, t, p, significant`` where ``mean_diff`` is
     model minus baseline over the queries both have values for, and ``significant``
-    is ``p < alpha``.
+    is ``p < alpha``. With fewer than 2 such queries no test is possible: ``t`` and ``p``
+    are NaN and ``significant`` is False.
     """
     letters = _check_frame(per_query, baselines)
     if not 0 < alpha < 1:
@@ -124,11 +125,20 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
                 continue
             a = per_query[model].to_numpy(np.float64)
             b = per_query[base].to_numpy(np.float64)
-            res = paired_ttest(a, b)
             keep = ~(np.isnan(a) | np.isnan(b))
+            n = int(keep.sum())
+            if n < 2:
+                # A test set of one query (a rare category's exclusive split on a small
+                # scale) admits no test: the row says so (p NaN, never significant)
+                # instead of failing the whole table.
+                diff = float(a[keep].sum() - b[keep].sum()) if n else np.nan
+                res = PairedTTest(diff, np.nan, np.nan, n)
+            else:
+                res = paired_ttest(a, b)
             rows.append({
                 "model": model, "baseline": base, "marker": marker, "n": res.n,
-                "mean_model": float(a[keep].mean()), "mean_baseline": float(b[keep].mean()),
+                "mean_model": float(a[keep].mean()) if n else np.nan,
+                "mean_baseline": float(b[keep].mean()) if n else np.nan,
                 "mean_diff": res.mean_diff, "t": res.t, "p": res.p,
                 "significant": bool(res.p < alpha),
             })

@@ -63,6 +63,13 @@ def test_tie_rule_prefers_alpha_closest_to_half():
     assert linear.optimize_linear(ds, {"a": s2, "b": s2}).alpha == pytest.approx(0.5)
 
 
+def test_an_empty_merge_set_ties_everywhere_and_gives_the_uniform_weighting():
+    ds, s1, s2 = pair_queries([1.0, -1.0], [-1.0, 1.0])
+    empty = ds.take(np.array([], dtype=np.int64))
+    fit = linear.optimize_linear(empty, {"a": s1[:0], "b": s2[:0]})
+    assert fit.alpha == pytest.approx(0.5) and np.isnan(fit.value)
+
+
 def test_normalisation_per_query_matches_loop_and_is_affine_invariant():
     rng = np.random.default_rng(2)
     sizes = np.array([5, 1, 7, 3, 4])

@@ -63,6 +63,13 @@ def test_paired_ttest_errors():
         paired_ttest([1.0, np.nan], [1.0, 2.0])
 
 
+def test_a_one_query_test_set_gets_no_marker_instead_of_an_error():
+    one = pd.DataFrame({"M1": [0.5], "M2": [0.9]})
+    table = compare(one, "M1")
+    assert table.n.tolist() == [1] and np.isnan(table.p[0]) and not table.significant[0]
+    assert mark_significance(one, "M1").tolist() == ["0.5000", "0.9000"]
+
+
 @pytest.fixture
 def three_models():
     """M1 baseline; M2 = M1 + 0.05 (significant); M3 = M2 + noise (not significant vs M2)."""
