@@ -85,6 +85,7 @@ def test_loss_is_zero_at_the_targets_and_grows_with_misses():
     assert loss(at) == 0
     off = dict(at, exclusive_11=at["exclusive_11"] + 0.005)
     assert loss(off) == pytest.approx(1.0)
+    assert loss(dict(at, figure2_11_first=0.0)) == 100.0
 
 
 def test_knobs_round_trip():
