@@ -269,7 +269,7 @@ def search(n_trials: int = 250, n_queries: int = 5_000, seed: int = 0, n_samples
 
 
 def learnability(scale: str = "small", seed: int = 0, noises=(0.6, 1.0, 1.4, 1.8),
-                 num_threads: int = 2, progress: bool = True) -> pd.DataFrame:
+                 num_threads: int = 2, max_trees: int = 3000, progress: bool = True) -> pd.DataFrame:
     """M_full's test NDCG@10 for several ``feature_noise`` values (Table 6 median settings).
 
     Training follows notebook 03's first trial: LightGBM lambdarank at the median of the
@@ -283,8 +283,8 @@ def learnability(scale: str = "small", seed: int = 0, noises=(0.6, 1.0, 1.4, 1.8
     for noise in noises:
         sp = make_synthetic(scale, seed, replace(SyntheticConfig(), feature_noise=float(noise)))
         ranker = train_ranker(sp.train, sp.vali, params=dict(PAPER_TABLE6_MEDIAN), seed=seed,
-                              num_threads=num_threads)
-        ndcg = evaluate(sp.test, ranker.predict(sp.test), "ndcg@10")["ndcg@10"]
+                              num_threads=num_threads, max_trees=max_trees)
+        ndcg = evaluate(sp.test, ranker.predict(sp.test), metrics="ndcg@10")["ndcg@10"]
         rows.append({"feature_noise": float(noise), "ndcg@10": float(ndcg), "trees": ranker.best_iteration})
         if progress:
             print(f"  feature_noise={noise:.2f}: M_full NDCG@10={ndcg:.4f} ({ranker.best_iteration} trees)",

@@ -226,7 +226,8 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
     file (studies named ``<split>.<M12S|M21S>``) so that reruns reuse finished studies.
     A D_merge with fewer queries than ``n_folds`` is cross-validated with one fold per
     query; one with a single query is not tuned (``UNTUNED_PARAMS``, ``cv_folds = 0`` in
-    ``params``). ``params["splits_in_model"] == 0`` flags a meta-model that learnt no
+    ``params``); an empty one falls back on the uniform linear combination (``note``).
+    ``params["splits_in_model"] == 0`` flags a meta-model that learnt no
     split at all (a constant ranker: its tuned leaf minimums exceed what D_merge holds).
     ``backend``: the meta-models' (``"lightgbm"``, the paper, or ``"xgboost"``), whatever
     the local models' backend is.
@@ -241,6 +242,18 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
         name = merged_model_name(i, len(split.clients), "S")
         merge_scores = score_models(models, client.merge)
         nq = client.merge.n_queries
+        if nq == 0:
+            # No D_merge query (a rare category's exclusive split on a small scale): no
+            # meta-model can be learnt. The client falls back on what an empty D_merge gives
+            # the linear merge, the uniform combination, and the row says so.
+            from ltrlib.merge.linear import linear_merge
+
+            out[name] = linear_merge(local, {m: 1 / len(local) for m in local})
+            rows.append({"split": split.name, "client": str(getattr(client, "name", f"client{i + 1}")),
+                         "model": name, "merge_queries": 0, "cv_folds": 0, "trees": 0,
+                         "cv_ndcg@10": np.nan, "trials": 0, "splits_in_model": 0,
+                         "note": "empty D_merge: uniform linear combination, no meta-model"})
+            continue
         # A D_merge smaller than n_folds (tiny data) gets as many folds as it has queries;
         # one query cannot be cross-validated, so it gets the untuned configuration.
         folds = min(int(n_folds), nq)

@@ -110,3 +110,32 @@ def test_meta_models_may_have_the_papers_range_of_trees(monkeypatch):
     assert seen["max_trees"] == stacking.STACKING_MAX_TREES and seen["prune"] is True
     # The paper's patience, so that a slow meta-model is not cut short of its range.
     assert seen["early_stopping"] == stacking.STACKING_EARLY_STOPPING == 100
+
+
+def test_an_empty_merge_set_falls_back_on_the_uniform_combination():
+    from types import SimpleNamespace
+
+    from ltrlib.merge.linear import linear_merge
+
+    class ColumnModel:  # scores a dataset by one of its feature columns
+        def __init__(self, j):
+            self.j = j
+
+        def predict(self, X):
+            return np.asarray(getattr(X, "X", X))[:, self.j]
+
+    test, merge = make_ds(nq=20, seed=1), make_ds(nq=12, seed=2)
+    empty = merge.take(np.array([], dtype=np.int64))
+    split = SimpleNamespace(name="S", full=SimpleNamespace(test=test),
+                            clients=[SimpleNamespace(name="client1", merge=empty),
+                                     SimpleNamespace(name="client2", merge=merge)])
+    models = {"M1": ColumnModel(0), "M2": ColumnModel(1)}
+    exp = stacking.stacking_experiment(split, models, n_trials=1, n_folds=2)
+    first = exp.params.set_index("model").loc["M12S"]
+    assert first.merge_queries == 0 and "uniform" in first.note
+    assert "M12S" not in exp.meta and "M21S" in exp.meta
+    uniform = linear_merge({"M1": test.X[:, 0], "M2": test.X[:, 1]}, {"M1": 0.5, "M2": 0.5})
+    pq = exp.per_query[(exp.per_query.model == "M12S") & (exp.per_query.metric == "ndcg@10")]
+    from ltrlib.metrics import evaluate
+    expected = evaluate(test, uniform, metrics="ndcg@10", per_query=True)
+    np.testing.assert_allclose(pq.value.to_numpy(), expected.value.to_numpy())
