@@ -31,9 +31,10 @@
 # longer search pass e.g. `-p n_trials 30` (studies resume). On the `tiny` scale at most 2
 # trials are run (see the cell after the parameters).
 #
-# **Outputs** under `reports/<run_id>/`: tables `table5_stacking`, `stacking_params`,
-# `comparison`, `selection_choices`, `category_deltas`; figures `figure3_importance`,
-# `category_deltas_vs_M2`; Optuna studies `<split>.M12S`/`.M21S` in `optuna.journal`.
+# **Outputs** under `reports/<run_id>/`: tables `table5_stacking`, `table5_stacking_numeric`,
+# `stacking_params`, `comparison`, `selection_choices`, `category_deltas`; figures
+# `figure3_importance`, `category_deltas_vs_M2`; Optuna studies `<split>.M12S`/`.M21S` in
+# `optuna.journal`.
 
 # %% tags=["parameters"]
 dataset: str = "synthetic"  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir

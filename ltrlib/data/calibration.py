@@ -268,7 +268,7 @@ def search(n_trials: int = 250, n_queries: int = 5_000, seed: int = 0, n_samples
 # --------------------------------------------------------------------------- learnability
 
 
-def learnability(scale: str = "small", seed: int = 0, noises=(0.6, 1.0, 1.4, 1.8),
+def learnability(scale: str = "small", seed: int = 0, noises=(0.25, 0.5, 1.0),
                  num_threads: int = 2, max_trees: int = 3000, progress: bool = True) -> pd.DataFrame:
     """M_full's test NDCG@10 for several ``feature_noise`` values (Table 6 median settings).
 
