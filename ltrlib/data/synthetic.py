@@ -207,9 +207,10 @@ def simulate_lists(n_queries: int, docs_per_query: float = 106.0, seed: int = 0,
                    config: SyntheticConfig | None = None) -> Dataset:
     """Only the list structure of the generator: categories and labels, no features.
 
-    Categories, utilities and labels are drawn exactly as :func:`make_synthetic` draws
-    them, but the 220 feature columns are not written (``X`` has the category column
-    only). The calibration search evaluates hundreds of configurations with it.
+    Categories, utilities and labels are drawn by the same code as in
+    :func:`make_synthetic` (in one block rather than chunks, so the draws differ, not
+    their distribution), but no feature is written (``X`` holds the category only). The
+    calibration search evaluates hundreds of configurations with it.
     """
     cfg = config or SyntheticConfig()
     _check_config(cfg)
