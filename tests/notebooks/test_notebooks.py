@@ -65,7 +65,9 @@ def test_category_analysis_results(run_dir):
                     ("query_categories", "decided_by", "figure2_distributions",
                      "dominance_statistics", "strategy_query_counts"),
                     ("figure2_category_distributions", "dominance_statistics"))
-    assert m["top_query_category"] == 11 and m["second_query_category"] == 14
+    # 11 and 14 lead; which of them comes first is sampling noise on 150 training queries
+    # (11 first is asserted on 6,000 queries in tests/data/test_calibration.py)
+    assert {m["top_query_category"], m["second_query_category"]} == {11, 14}
     # The strategies nest: exclusive ⊂ without tie-breaking ⊂ with tie-breaking.
     assert 0 < m["category_train_exclusive"] <= m["category_train_no_tie_breaking"] \
         <= m["category_train_tie_breaking"]
