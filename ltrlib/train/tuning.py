@@ -59,7 +59,7 @@ trial that was running; it needs no database schema (an RDB study can require
 
 Asking for ``n_trials`` counts the study's finished (completed or pruned) trials and runs
 only the missing ones; a study that already has them runs nothing. Trials left RUNNING by an interrupted
-process are marked FAIL first (one process per study is assumed).
+process are marked FAIL first (one process per journal study is assumed).
 
 Reproducibility across interruptions: the TPE sampler is re-seeded before each trial from
 ``(seed, number of finished trials)``. TPE's proposal depends only on the finished trials
@@ -67,6 +67,37 @@ and its random state, and the pruner's decision only on the completed ones, so t
 finished trial gets the same parameters and fate whether the study ran in one go or was
 interrupted and resumed, and asking for fewer trials than are stored uses the first
 ``n_trials`` finished trials, exactly as a fresh study would.
+
+Shared studies: several workers, one database
+---------------------------------------------
+A storage URL (``postgresql://user@host:5432/db``, also ``mysql://`` or ``sqlite:///``) gives
+an ``RDBStorage`` with Optuna's heartbeat (`study_storage`), and the study becomes *shared*:
+any number of processes, on any machines, run its trials together (``ltrlib tune-worker``,
+`ltrlib.train.workers`). What changes against the journal, and why:
+
+* A RUNNING trial may be another worker's, so nobody marks it FAIL on sight. Each running
+  trial beats every ``heartbeat_interval`` seconds; one whose heartbeat is older than
+  ``grace_period`` belongs to a dead worker and is failed by Optuna
+  (``optuna.storages.fail_stale_trials``, also run before every trial), and its point is
+  queued again once (Optuna's retry callback), so a worker killed mid-trial costs the study
+  only that trial's time.
+* ``n_trials`` counts for the study, not the process: a worker starts a trial only while
+  the finished and running trials are fewer than ``n_trials``, and then waits until the
+  running ones finish (or go stale and are queued again), so every worker returns the same
+  result. Two workers that decide in the same instant would both start one; trial numbers
+  are handed out by the database, so the later of the two sees ``n_trials`` trials ahead of
+  it and fails at once without training (Optuna's ``MaxTrialsCallback`` counts only after a
+  trial, so it would let the study overshoot).
+* Only the process that creates the study (the database refuses a second one of the same
+  name) enqueues ``first_params`` and then records the setup; a joining process waits for
+  the setup and is refused, naming the study and the differing settings, when its own
+  differs. The setup also records the heartbeat, since a worker with a shorter grace
+  period would fail other workers' live trials.
+* Each worker's TPE sampler is seeded from ``(seed, host, process id)`` with Optuna's
+  ``constant_liar`` (running trials count as bad results), so two workers propose
+  different points. The order in which workers finish trials is not reproducible, hence
+  neither is the sequence of points; every trial's value is (training is deterministic for
+  a given ``num_threads``), and the ``worker`` user attribute says where each trial ran.
 """
 
 from __future__ import annotations
@@ -74,6 +105,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
+import time
+import warnings
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +137,8 @@ __all__ = [
     "prune_every",
     "prune_warmup",
     "pruner",
+    "describe_storage",
+    "is_shared",
     "study_storage",
     "suggest_params",
     "tune",
@@ -191,15 +228,33 @@ def suggest_params(trial, backend: str = "lightgbm") -> dict[str, Any]:
 # --------------------------------------------------------------------------- storage
 
 
-def study_storage(storage: str | os.PathLike | Any | None):
-    """An Optuna storage: ``None`` (in memory), an Optuna storage object or URL string
-    (``"sqlite:///..."``), or a path to a journal file (created with its folder)."""
+# Heartbeat of shared (database) studies. A beat is one tiny UPDATE, so every 30 s costs
+# nothing; a trial whose worker stopped beating for 2 minutes is taken for dead. A live
+# worker never goes that long without a beat (the beat runs in its own thread, and
+# LightGBM and XGBoost release the GIL while they train).
+HEARTBEAT_INTERVAL = 30
+GRACE_PERIOD = 120
+# A dead worker's trial is run again once; a point that kills its worker twice (out of
+# memory, say) is left FAIL rather than taking down every worker in turn.
+MAX_RETRY = 1
+
+
+def study_storage(storage: str | os.PathLike | Any | None, *,
+                  heartbeat_interval: int = HEARTBEAT_INTERVAL, grace_period: int = GRACE_PERIOD):
+    """An Optuna storage: ``None`` (in memory), an Optuna storage object (as is), a database
+    URL (``"postgresql://user@host:5432/db"``, ``"sqlite:///..."``), or a path to a journal
+    file (created with its folder).
+
+    A URL gives an ``RDBStorage`` whose running trials beat every ``heartbeat_interval``
+    seconds; a trial silent for ``grace_period`` seconds is failed and queued again once
+    (see "Shared studies" in the module docstring).
+    """
     import optuna
 
     if storage is None or isinstance(storage, optuna.storages.BaseStorage):
         return storage
     if isinstance(storage, str) and "://" in storage:
-        return storage
+        return _rdb_storage(storage, heartbeat_interval, grace_period)
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 
@@ -208,6 +263,58 @@ def study_storage(storage: str | os.PathLike | Any | None):
     # The open()-based lock works on every local file system; the default symlink lock
     # needs symlink support, which some mounted volumes lack.
     return JournalStorage(JournalFileBackend(str(path), lock_obj=JournalFileOpenLock(str(path))))
+
+
+def _rdb_storage(url: str, heartbeat_interval: int, grace_period: int):
+    import optuna
+
+    for name, value in (("heartbeat_interval", heartbeat_interval), ("grace_period", grace_period)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive whole number of seconds, got {value!r}")
+    if grace_period <= heartbeat_interval:
+        # A live trial would be failed between two of its own beats.
+        raise ValueError(f"grace_period ({grace_period} s) must exceed heartbeat_interval "
+                         f"({heartbeat_interval} s)")
+    storages = optuna.storages
+    with warnings.catch_warnings():
+        # The heartbeat and its retry callback have been "experimental" since Optuna 2.8.
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        # Optuna 4.9 renamed the retry callback and its argument; older releases (>= 3.5 is
+        # supported) know only the first name.
+        if hasattr(storages, "RetryHeartbeatStaleTrialCallback"):
+            retry = {"heartbeat_stale_trial_callback": storages.RetryHeartbeatStaleTrialCallback(MAX_RETRY)}
+        else:
+            retry = {"failed_trial_callback": storages.RetryFailedTrialCallback(MAX_RETRY)}
+        # pool_pre_ping: a worker's connection can sit idle for a long trial and be dropped
+        # by the server or a firewall in between; test it before use instead of failing.
+        return storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True},
+                                   heartbeat_interval=int(heartbeat_interval),
+                                   grace_period=int(grace_period), **retry)
+
+
+def is_shared(storage) -> bool:
+    """Whether ``storage`` (as returned by `study_storage`) holds shared studies: a database
+    with Optuna's heartbeat, whose running trials may belong to other processes."""
+    import optuna
+
+    return isinstance(storage, optuna.storages.RDBStorage) and storage.get_heartbeat_interval() is not None
+
+
+def describe_storage(storage) -> str:
+    """``storage`` for a message: a URL without its password, a path, or the storage type."""
+    import optuna
+
+    url = storage.url if isinstance(storage, optuna.storages.RDBStorage) else storage
+    if isinstance(url, str) and "://" in url:
+        try:
+            from sqlalchemy.engine import make_url
+
+            return make_url(url).render_as_string(hide_password=True)
+        except Exception:  # not a URL SQLAlchemy knows: show no part of it that may be secret
+            return url.split("://", 1)[0] + "://..."
+    if storage is None or isinstance(storage, (str, os.PathLike)):
+        return str(storage)
+    return type(storage).__name__
 
 
 def _quiet_optuna() -> None:
@@ -352,32 +459,60 @@ def _run_study(
     tuned: tuple[str, ...] = TUNED_PARAMS,
     study_pruner=None,
 ) -> TuningResult:
-    import optuna
-    from optuna.trial import TrialState
-
+    """Run ``objective`` until the study ``study_name`` in ``storage`` has ``n_trials``
+    finished trials, and sum up its first ``n_trials``. A journal or in-memory study is
+    run by this process alone; a shared (database) study together with whichever workers
+    join it (module docstring)."""
     if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or n_trials < 1:
         raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
     if not isinstance(study_name, str) or not study_name:
         raise ValueError(f"study_name must be a non-empty string, got {study_name!r}")
     _quiet_optuna()
     setup = json.loads(json.dumps(setup))  # compare in the form the storage returns
-    study = optuna.create_study(study_name=study_name, storage=study_storage(storage),
-                                direction="maximize", load_if_exists=True,
-                                pruner=study_pruner or optuna.pruners.NopPruner())
+    store = study_storage(storage)
+    run = _run_shared if is_shared(store) else _run_alone
+    study, n_new = run(objective, n_trials=int(n_trials), study_name=study_name, store=store,
+                       where=describe_storage(storage), seed=seed, setup=setup, progress=progress,
+                       first_params=first_params, study_pruner=study_pruner)
+    return _study_result(study, study_name, int(n_trials), n_new, tuned)
+
+
+def _check_setup(study, setup: dict, study_name: str, where: str) -> None:
     stored = study.user_attrs.get("setup")
-    if stored is None:
+    if stored == setup:
+        return
+    # A key on one side only differs even when the other side's value is None.
+    diff = sorted(k for k in set(stored) | set(setup)
+                  if k not in stored or k not in setup or stored[k] != setup[k])
+    missing = "<absent>"
+    raise ValueError(
+        f"study {study_name!r} in {where} was run with another setup (differs in {diff}: "
+        f"stored {[stored.get(k, missing) for k in diff]}, "
+        f"now {[setup.get(k, missing) for k in diff]}); "
+        "use another run_id or study name, or delete the study"
+    )
+
+
+def _progress_bar(progress: bool, total: int, study_name: str):
+    if not (progress and total > 0):
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=f"tuning {study_name}", leave=False)
+
+
+def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, progress, first_params,
+               study_pruner):
+    """A journal or in-memory study: this process is its only worker."""
+    import optuna
+    from optuna.trial import TrialState
+
+    study = optuna.create_study(study_name=study_name, storage=store, direction="maximize",
+                                load_if_exists=True, pruner=study_pruner or optuna.pruners.NopPruner())
+    if study.user_attrs.get("setup") is None:
         study.set_user_attr("setup", setup)
-    elif stored != setup:
-        # A key on one side only differs even when the other side's value is None.
-        diff = sorted(k for k in set(stored) | set(setup)
-                      if k not in stored or k not in setup or stored[k] != setup[k])
-        missing = "<absent>"
-        raise ValueError(
-            f"study {study_name!r} in {storage} was run with another setup (differs in {diff}: "
-            f"stored {[stored.get(k, missing) for k in diff]}, "
-            f"now {[setup.get(k, missing) for k in diff]}); "
-            "use another run_id or study name, or delete the study"
-        )
+    else:
+        _check_setup(study, setup, study_name, where)
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         study.tell(t.number, state=TrialState.FAIL)  # left behind by an interrupted run
 
@@ -391,12 +526,8 @@ def _run_study(
         # always this point, as in an uninterrupted study (and it completes: the pruner
         # needs one completed trial before it prunes).
         study.enqueue_trial(dict(first_params))
-    missing = max(0, int(n_trials) - done)
-    bar = None
-    if missing and progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=missing, desc=f"tuning {study_name}", leave=False)
+    missing = max(0, n_trials - done)
+    bar = _progress_bar(progress, missing, study_name)
     try:
         for i in range(missing):
             study.sampler = optuna.samplers.TPESampler(n_startup_trials=TPE_STARTUP_TRIALS,
@@ -409,8 +540,116 @@ def _run_study(
     finally:
         if bar is not None:
             bar.close()
+    return study, missing
 
-    used = sorted(finished(), key=lambda t: t.number)[: int(n_trials)]
+
+# Seconds a process joining a shared study waits for its creator to record the setup (the
+# creator does so right after creating it; longer means it died in between).
+SETUP_WAIT = 60.0
+
+
+class _SurplusTrial(Exception):
+    """A trial started when the study already had its ``n_trials`` (see `_run_shared`)."""
+
+
+def _open_shared(study_name: str, store, where: str, setup: dict, first_params, study_pruner):
+    import optuna
+
+    pruner = study_pruner or optuna.pruners.NopPruner()
+    try:
+        # Without load_if_exists: the database lets exactly one process create the study.
+        study = optuna.create_study(study_name=study_name, storage=store, direction="maximize",
+                                    pruner=pruner)
+    except optuna.exceptions.DuplicatedStudyError:
+        study = optuna.load_study(study_name=study_name, storage=store, pruner=pruner)
+    else:
+        # The creator queues the first point, then publishes the setup: a process that sees
+        # the setup also sees trial 0 queued, and nobody queues it twice.
+        if first_params is not None:
+            study.enqueue_trial(dict(first_params))
+        study.set_user_attr("setup", setup)
+        return study
+    deadline = time.monotonic() + SETUP_WAIT
+    while study.user_attrs.get("setup") is None:
+        if time.monotonic() > deadline:
+            raise ValueError(
+                f"study {study_name!r} in {where} has no recorded setup after {SETUP_WAIT:.0f} s: "
+                "it was made by another program, or its creator died before recording it; "
+                "use another study name or delete the study")
+        time.sleep(0.2)
+    _check_setup(study, setup, study_name, where)
+    return study
+
+
+def _run_shared(objective, *, n_trials, study_name, store, where, seed, setup, progress, first_params,
+                study_pruner):
+    """A database study with a heartbeat: run trials until the study (all workers together)
+    has ``n_trials`` finished ones; see "Shared studies" in the module docstring."""
+    import optuna
+    from optuna.trial import TrialState
+
+    interval = int(store.get_heartbeat_interval())
+    setup = {**setup, "heartbeat": {"interval": interval,
+                                    "grace_period": int(store.grace_period or 2 * interval)}}
+    study = _open_shared(study_name, store, where, setup, first_params, study_pruner)
+    if study.user_attrs.get("n_trials", 0) < n_trials:
+        # What `ltrlib tune-worker` runs to when not told otherwise.
+        study.set_user_attr("n_trials", n_trials)
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    study.sampler = optuna.samplers.TPESampler(
+        n_startup_trials=TPE_STARTUP_TRIALS, constant_liar=True,
+        seed=int(np.random.SeedSequence([int(seed), zlib.crc32(worker.encode())]).generate_state(1)[0]))
+    counted = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+    ahead_states = (*counted, TrialState.WAITING)
+    ran = 0
+
+    def guarded(trial):
+        nonlocal ran
+        ahead = sum(t.number < trial.number for t in study.get_trials(deepcopy=False, states=ahead_states))
+        if ahead >= n_trials:
+            raise _SurplusTrial(f"trial {trial.number} of study {study_name!r} not run: "
+                                f"{ahead} trials were started before it and it needs {n_trials} "
+                                "(another worker started one at the same moment)")
+        ran += 1
+        trial.set_user_attr("worker", worker)
+        return objective(trial)
+
+    def tally() -> tuple[int, int]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(study)  # dead workers' trials: FAIL, queued again
+        trials = study.get_trials(deepcopy=False, states=counted)
+        finished = sum(t.state != TrialState.RUNNING for t in trials)
+        return finished, len(trials) - finished
+
+    finished, _ = tally()
+    bar = _progress_bar(progress, n_trials - finished, study_name)
+    shown = finished
+    try:
+        while True:
+            finished, running = tally()
+            if bar is not None and finished > shown:
+                bar.update(min(finished, n_trials) - min(shown, n_trials))
+                shown = finished
+            if finished >= n_trials:
+                break
+            if finished + running >= n_trials:
+                # The missing trials run elsewhere: wait for them to finish, or to go stale
+                # and come back queued, which the next round then runs here.
+                time.sleep(min(interval, 2))
+                continue
+            study.optimize(guarded, n_trials=1, catch=(_SurplusTrial,), gc_after_trial=False)
+    finally:
+        if bar is not None:
+            bar.close()
+    return study, ran
+
+
+def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> TuningResult:
+    from optuna.trial import TrialState
+
+    finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
+    used = sorted(finished, key=lambda t: t.number)[:n_trials]
     completed = [t for t in used if t.state == TrialState.COMPLETE]
     if not completed:
         raise RuntimeError(f"study {study_name!r}: none of its first {len(used)} trials completed")
@@ -427,7 +666,7 @@ def _run_study(
                      "seconds": (t.duration.total_seconds() if t.duration else math.nan)})
     trials = pd.DataFrame(rows)
     trials["best_so_far"] = trials["value"].cummax().ffill()
-    return TuningResult(study_name=study_name, n_trials=len(used), n_new=missing,
+    return TuningResult(study_name=study_name, n_trials=len(used), n_new=n_new,
                         best_trial=best.number, best_value=float(best.value),
                         best_params={k: best.params[k] for k in tuned},
                         best_iteration=int(best.user_attrs.get("best_iteration", 0)),
@@ -460,8 +699,9 @@ def tune(
     Each trial trains `train_ranker` on ``train`` with early stopping on ``vali`` and the
     trial's point of `SEARCH_SPACE` on top of the fixed ``params``; the trial's value is the
     early-stopped model's NDCG@``eval_at`` on ``vali``. ``storage``: None (in memory), a
-    journal file path or an Optuna storage; with a persistent storage an interrupted study
-    resumes and a finished one is reused (see the module docstring). ``seed`` seeds both the
+    journal file path, a database URL (a shared study other processes can join) or an
+    Optuna storage; with a persistent storage an interrupted study resumes and a finished
+    one is reused (see the module docstring). ``seed`` seeds both the
     sampler and LightGBM. ``first_params`` (e.g. `PAPER_TABLE6_MEDIAN`): a point of the
     search space evaluated as the first trial before TPE takes over (not in the paper).
     ``prune``: stop hopeless trials early (`pruner`, fed from the validation curve; see the
@@ -604,11 +844,14 @@ def fit_tuned(
     num_threads: int | None = None,
     progress: bool = True,
     prune: bool = True,
+    storage=None,
 ) -> tuple[Ranker, TuningResult]:
     """Tune (or resume, or reuse) the study ``"<split>.<name>"`` and return its best model.
 
-    The study lives in ``<store.run_dir>/optuna.journal``; the model in ``store`` as
-    ``(split, name)``. The model is loaded from the store when its sidecar records the
+    The study lives in ``storage``, by default (None or "") the run's journal
+    ``<store.run_dir>/optuna.journal``; a database URL makes it a shared study that
+    ``ltrlib tune-worker`` processes can join (`study_storage`). The model goes to ``store``
+    as ``(split, name)``. The model is loaded from the store when its sidecar records the
     same study and best trial; otherwise it is the best trial's model from this call, or
     (after a resumed or reused study) retrained with the best parameters, which gives the
     same model since training is deterministic. The stored sidecar's ``info["tuning"]``
@@ -616,7 +859,7 @@ def fit_tuned(
     """
     study = f"{split}.{name}"
     result = tune(train, vali, n_trials=n_trials, study_name=study,
-                  storage=Path(store.run_dir) / JOURNAL_FILE, seed=seed, params=params,
+                  storage=storage or Path(store.run_dir) / JOURNAL_FILE, seed=seed, params=params,
                   first_params=first_params,
                   backend=backend, max_trees=max_trees, early_stopping=early_stopping,
                   eval_at=eval_at, num_threads=num_threads, progress=progress, prune=prune)
@@ -713,6 +956,7 @@ def fit_client_models(
     progress: bool = True,
     backend: str = "lightgbm",
     prune: bool = True,
+    storage=None,
 ) -> ClientModels:
     """Tune and train M1 (on DS1), M2' (on DS2') per split, and M_full (on DS) once.
 
@@ -724,7 +968,8 @@ def fit_client_models(
     already fitted model (DS2' is identical in Split1 and Split2, both category 11) reuses
     that model: it is stored again under its own split, with the original study recorded.
     ``backend``: ``"lightgbm"`` (the paper) or ``"xgboost"``, tuned over its own space
-    (`search_space`). ``prune``: stop hopeless trials early (see `tune`).
+    (`search_space`). ``prune``: stop hopeless trials early (see `tune`). ``storage``: where
+    the studies live, by default the run's journal (see `fit_tuned`).
     """
     names = list(nsplits) if splits is None else (
         [s.strip() for s in splits.split(",") if s.strip()] if isinstance(splits, str) else list(splits))
@@ -733,7 +978,7 @@ def fit_client_models(
         raise ValueError(f"splits {unknown or names!r} not available; choose from {list(nsplits)}")
     common = dict(n_trials=n_trials, seed=seed, first_params=first_params, max_trees=max_trees,
                   early_stopping=early_stopping, eval_at=eval_at, num_threads=num_threads,
-                  progress=progress, backend=backend, prune=prune)
+                  progress=progress, backend=backend, prune=prune, storage=storage)
     full = nsplits[names[0]].full
     for s in names[1:]:
         other = nsplits[s].full
