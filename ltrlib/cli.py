@@ -1,4 +1,5 @@
-"""Command line: ``ltrlib run ...`` and ``ltrlib fidelity RUN_DIR`` (also ``python -m ltrlib ...``).
+"""Command line: ``ltrlib run ...``, ``ltrlib fidelity RUN_DIR`` and ``ltrlib tune-worker ...``
+(also ``python -m ltrlib ...``).
 
 Subcommands live in a subparser table so that others (``ltrlib data``, ``ltrlib bench`` ...)
 can be added beside ``run`` without touching its options.
@@ -98,12 +99,79 @@ def _fidelity(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_tune_worker_parser(subparsers) -> None:
+    w = subparsers.add_parser(
+        "tune-worker",
+        help="join a shared Optuna study of notebook 03 and run its trials",
+        description="Run trials of notebook 03's study STUDY ('full.M_full', 'Split1.M1', ...) in the "
+        "database STORAGE, beside the notebook and any other worker, until the study has its trials. "
+        "Give the notebook's data arguments; the training settings are read from the study, and a "
+        "worker whose data or settings differ is refused.",
+    )
+    w.add_argument("--storage", required=True, metavar="URL",
+                   help="the study database, e.g. postgresql://user@host:5432/db (the notebook's -p storage)")
+    w.add_argument("--study", required=True, metavar="NAME", help="study name, '<split>.<model>', e.g. full.M_full")
+    data = w.add_argument_group("data (as notebook 03's parameters)")
+    data.add_argument("--dataset", default="synthetic", metavar="synthetic|PATH",
+                      help="'synthetic' or a LETOR/SVMlight dataset (default: %(default)s)")
+    data.add_argument("--data-dir", default="", metavar="DIR", help="directory of the dataset's files, if separate")
+    data.add_argument("--scale", default="small", choices=sorted(config.SCALES),
+                      help="synthetic data size (default: %(default)s)")
+    data.add_argument("--seed", type=int, default=0, help="seed of the data, the splits and training (default: %(default)s)")
+    data.add_argument("--category-feature", default="", metavar="FEATURE",
+                      help="real data: the feature holding the topic category")
+    data.add_argument("--category-bins", type=int, default=0, metavar="N",
+                      help="above 0: quantile-bin --category-feature into N categories")
+    for i, default in enumerate((11, 11, 14), start=1):
+        data.add_argument(f"--split{i}-category", type=int, default=default, metavar="C",
+                          help=f"category of Split{i} (default: %(default)s)")
+    run = w.add_argument_group("trials (default: as recorded in the study)")
+    run.add_argument("--n-trials", type=int, default=None, metavar="N",
+                     help="finished trials the study needs (default: its target; required to start a new study)")
+    run.add_argument("--max-trees", type=int, default=None, metavar="N", help="most trees per trial")
+    run.add_argument("--early-stopping", type=int, default=None, metavar="N",
+                     help="stop after N trees without validation gain")
+    run.add_argument("--backend", default=None, choices=("lightgbm", "xgboost"), help="training backend")
+    run.add_argument("--start-from-paper", action=argparse.BooleanOptionalAction, default=None,
+                     help="trial 0 is the paper's Table 6 median")
+    run.add_argument("--prune", action=argparse.BooleanOptionalAction, default=None,
+                     help="stop hopeless trials early (median pruner)")
+    run.add_argument("--num-threads", type=int, default=2, metavar="N",
+                     help="LightGBM threads; the notebook's for bit-identical trial values (default: %(default)s)")
+    run.add_argument("--heartbeat", type=int, default=None, metavar="SECONDS", dest="heartbeat_interval",
+                     help="seconds between a running trial's heartbeats "
+                     "(a new study: ltrlib.train.tuning.HEARTBEAT_INTERVAL)")
+    run.add_argument("--grace-period", type=int, default=None, metavar="SECONDS",
+                     help="a trial without heartbeat this long is failed and run again "
+                     "(a new study: ltrlib.train.tuning.GRACE_PERIOD)")
+    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    w.set_defaults(handler=_tune_worker)
+
+
+def _tune_worker(args: argparse.Namespace) -> int:
+    from ltrlib.train.workers import tune_worker
+
+    result = tune_worker(
+        args.storage, args.study, dataset=args.dataset, data_dir=args.data_dir, scale=args.scale,
+        seed=args.seed, category_feature=args.category_feature, category_bins=args.category_bins,
+        categories=(args.split1_category, args.split2_category, args.split3_category),
+        n_trials=args.n_trials, max_trees=args.max_trees, early_stopping=args.early_stopping,
+        backend=args.backend, start_from_paper=args.start_from_paper, prune=args.prune,
+        num_threads=args.num_threads, heartbeat_interval=args.heartbeat_interval,
+        grace_period=args.grace_period, progress=not args.no_progress)
+    print(json.dumps({"study": result.study_name, "ran_here": result.n_new, "n_trials": result.n_trials,
+                      "best_trial": result.best_trial, "best_value": result.best_value,
+                      "best_params": result.best_params}))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ltrlib", description="ltrlib: learning to rank on non-IID data")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_run_parser(subparsers)
     _add_fidelity_parser(subparsers)
+    _add_tune_worker_parser(subparsers)
     return parser
 
 

@@ -2,6 +2,8 @@
 non-IID paper's search space, and a per-run model store that later notebooks reload.
 
     from ltrlib.train import train_ranker, tune, fit_tuned, ModelStore
+
+`tune_worker` (``ltrlib tune-worker``) runs trials of a study shared through a database.
 """
 
 from ltrlib.train.ranker import (
@@ -45,13 +47,14 @@ from ltrlib.train.tuning import (
     tuned_parameters,
     tuning_history,
 )
+from ltrlib.train.workers import tune_worker
 
 __all__ = [
     "BACKENDS", "DEFAULT_EARLY_STOPPING", "DEFAULT_EVAL_AT", "DEFAULT_MAX_TREES",
     "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TuningResult",
     "ClientModels", "client_metrics", "client_results", "client_table", "fit_client_models",
     "evaluate_rankers", "fit_tuned", "in_backend", "results_table", "study_storage", "suggest_params",
-    "train_ranker", "tune", "tune_cv", "tuned_parameters", "tuning_history",
+    "train_ranker", "tune", "tune_cv", "tune_worker", "tuned_parameters", "tuning_history",
     "validation_curves", "SEARCH_SPACES", "search_space", "xgboost_propensities",
     "client_means", "second_test_set", "table1_initial", "table3_alternative",
 ]

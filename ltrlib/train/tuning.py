@@ -89,7 +89,9 @@ any number of processes, on any machines, run its trials together (``ltrlib tune
   it and fails at once without training (Optuna's ``MaxTrialsCallback`` counts only after a
   trial, so it would let the study overshoot).
 * Only the process that creates the study (the database refuses a second one of the same
-  name) enqueues ``first_params`` and then records the setup; a joining process waits for
+  name) enqueues ``first_params`` and then records the setup. The first point is never
+  pruned (another worker's trial may complete before it, and the best must not be worse
+  than it); a joining process waits for
   the setup and is refused, naming the study and the differing settings, when its own
   differs. The setup also records the heartbeat, since a worker with a shorter grace
   period would fail other workers' live trials.
@@ -237,6 +239,9 @@ GRACE_PERIOD = 120
 # A dead worker's trial is run again once; a point that kills its worker twice (out of
 # memory, say) is left FAIL rather than taking down every worker in turn.
 MAX_RETRY = 1
+# Tries to open a database whose Optuna tables other processes may be creating (see
+# `_rdb_storage`); 5 tries wait 5 s in all.
+SCHEMA_ATTEMPTS = 5
 
 
 def study_storage(storage: str | os.PathLike | Any | None, *,
@@ -265,6 +270,17 @@ def study_storage(storage: str | os.PathLike | Any | None, *,
     return JournalStorage(JournalFileBackend(str(path), lock_obj=JournalFileOpenLock(str(path))))
 
 
+def database_url(url: str) -> str:
+    """``url`` with the PostgreSQL driver named when it names none: ``postgresql://...``
+    becomes ``postgresql+psycopg2://...``, the driver ltrlib installs (SQLAlchemy's own
+    default is psycopg2 before SQLAlchemy 2.1 and psycopg 3 from 2.1 on). A URL that names
+    a driver is kept as it is."""
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme in ("postgresql", "postgres"):
+        return f"postgresql+psycopg2://{rest}"
+    return url
+
+
 def _rdb_storage(url: str, heartbeat_interval: int, grace_period: int):
     import optuna
 
@@ -276,6 +292,8 @@ def _rdb_storage(url: str, heartbeat_interval: int, grace_period: int):
         raise ValueError(f"grace_period ({grace_period} s) must exceed heartbeat_interval "
                          f"({heartbeat_interval} s)")
     storages = optuna.storages
+    from sqlalchemy.exc import IntegrityError, ProgrammingError
+
     with warnings.catch_warnings():
         # The heartbeat and its retry callback have been "experimental" since Optuna 2.8.
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -285,11 +303,20 @@ def _rdb_storage(url: str, heartbeat_interval: int, grace_period: int):
             retry = {"heartbeat_stale_trial_callback": storages.RetryHeartbeatStaleTrialCallback(MAX_RETRY)}
         else:
             retry = {"failed_trial_callback": storages.RetryFailedTrialCallback(MAX_RETRY)}
-        # pool_pre_ping: a worker's connection can sit idle for a long trial and be dropped
-        # by the server or a firewall in between; test it before use instead of failing.
-        return storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True},
-                                   heartbeat_interval=int(heartbeat_interval),
-                                   grace_period=int(grace_period), **retry)
+        for attempt in range(SCHEMA_ATTEMPTS):
+            try:
+                # pool_pre_ping: a worker's connection can sit idle through a long trial and
+                # be dropped by the server or a firewall; test it before use instead of failing.
+                return storages.RDBStorage(database_url(url), engine_kwargs={"pool_pre_ping": True},
+                                           heartbeat_interval=int(heartbeat_interval),
+                                           grace_period=int(grace_period), **retry)
+            except (IntegrityError, ProgrammingError):
+                # Workers started together on an empty database all create Optuna's tables;
+                # PostgreSQL lets one do it and fails the others on a duplicate type or
+                # relation. Once the winner has committed, the tables are there to be used.
+                if attempt == SCHEMA_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
 
 
 def is_shared(storage) -> bool:
@@ -363,14 +390,22 @@ def _pruning_setup(prune: bool, early_stopping: int) -> dict | None:
             "every": prune_every(early_stopping)}
 
 
+# User attribute of the enqueued first point (`first_params`), kept by Optuna's retry copy.
+FIRST_POINT = "first_point"
+
+
 def _reporter(trial, early_stopping: int, step_offset: int = 0):
     """A `train_ranker` monitor that reports the best validation value so far to ``trial``
     every `prune_every` trees (at step ``step_offset + trees``) once the warm-up is over, and
-    raises ``optuna.TrialPruned`` when the pruner says so."""
+    raises ``optuna.TrialPruned`` when the pruner says so, except in the first point."""
     import optuna
 
     every, warmup = prune_every(early_stopping), prune_warmup(early_stopping)
     best = -math.inf
+    # The first point always completes, so a study's best is never worse than it. Alone,
+    # the pruner cannot stop it anyway (no trial completed before it); in a shared study
+    # another worker's trial can complete first.
+    prunable = not trial.user_attrs.get(FIRST_POINT)
 
     def monitor(trees: int, value: float) -> None:
         nonlocal best
@@ -380,7 +415,7 @@ def _reporter(trial, early_stopping: int, step_offset: int = 0):
         if trees < warmup or trees % every:
             return
         trial.report(best, step_offset + trees)
-        if trial.should_prune():
+        if prunable and trial.should_prune():
             trial.set_user_attr("pruned_at", int(trees))
             raise optuna.TrialPruned(f"validation NDCG {best:.4f} after {trees} trees is below "
                                      "the median of the completed trials")
@@ -525,7 +560,7 @@ def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, pr
         # Also after an interruption of the first trial: the first finished trial is
         # always this point, as in an uninterrupted study (and it completes: the pruner
         # needs one completed trial before it prunes).
-        study.enqueue_trial(dict(first_params))
+        study.enqueue_trial(dict(first_params), user_attrs={FIRST_POINT: True})
     missing = max(0, n_trials - done)
     bar = _progress_bar(progress, missing, study_name)
     try:
@@ -566,7 +601,7 @@ def _open_shared(study_name: str, store, where: str, setup: dict, first_params, 
         # The creator queues the first point, then publishes the setup: a process that sees
         # the setup also sees trial 0 queued, and nobody queues it twice.
         if first_params is not None:
-            study.enqueue_trial(dict(first_params))
+            study.enqueue_trial(dict(first_params), user_attrs={FIRST_POINT: True})
         study.set_user_attr("setup", setup)
         return study
     deadline = time.monotonic() + SETUP_WAIT

@@ -1,0 +1,268 @@
+"""Shared studies: `ltrlib tune-worker` processes tuning one study in a real PostgreSQL.
+
+A throwaway server is started on 127.0.0.1 (a free port) in a temporary data directory and
+stopped at the end of the session. Worker processes are real subprocesses
+(``python -m ltrlib tune-worker``), so trials are shared through the database only, as
+between machines. Tiny data, 30 trees, a heartbeat every second and a grace period of 3 s
+keep the whole file to well under a minute.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from ltrlib.cli import main
+from ltrlib.config import PROJ_ROOT
+from ltrlib.data import load_dataset
+from ltrlib.metrics import evaluate
+from ltrlib.train import PAPER_TABLE6_MEDIAN, train_ranker, tune
+from ltrlib.train.tuning import database_url, study_storage
+from ltrlib.train.workers import client_data
+
+STUDY = "full.M_full"  # the whole tiny collection: every split definition leaves it intact
+N_TRIALS = 10
+TRAINING = dict(max_trees=30, early_stopping=10, seed=0, num_threads=1)
+WORKER_ARGS = ["--scale", "tiny", "--seed", "0", "--max-trees", "30", "--early-stopping", "10",
+               "--num-threads", "1", "--heartbeat", "1", "--grace-period", "3", "--no-progress"]
+INSTALL_HINT = ("install it with `sudo apt-get install postgresql` (Debian/Ubuntu); "
+                "`make test` does so itself when run as root")
+
+
+# --------------------------------------------------------------------------- server
+
+
+def _postgres_bin() -> Path | None:
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        return Path(on_path).resolve().parent
+    # Debian keeps the server binaries off PATH, one folder per major version.
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"),
+                   key=lambda p: int(re.search(r"/(\d+)/bin/", p).group(1)))
+    return Path(found[-1]).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, port: int):
+        self.port = port
+
+    def database(self, name: str) -> str:
+        """A new, empty database on the server: its URL."""
+        import psycopg2
+
+        conn = psycopg2.connect(host="127.0.0.1", port=self.port, user="ltrlib", dbname="postgres")
+        conn.autocommit = True  # CREATE DATABASE cannot run inside a transaction
+        with conn.cursor() as cur:
+            cur.execute(f'CREATE DATABASE "{name}"')
+        conn.close()
+        return f"postgresql://ltrlib@127.0.0.1:{self.port}/{name}"
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory, request):
+    pytest.importorskip("psycopg2", reason="the PostgreSQL driver is missing: pip install psycopg2-binary "
+                        "(in ltrlib's dev extras)")
+    bindir = _postgres_bin()
+    if bindir is None:
+        pytest.skip(f"PostgreSQL not found (no pg_ctl on PATH or in /usr/lib/postgresql/*/bin): {INSTALL_HINT}")
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        # initdb refuses to run as root. The server runs as Debian's postgres user, in a
+        # folder of its own: pytest's base temp folder is private to root.
+        if shutil.which("runuser") is None:
+            pytest.skip("running as root, and no runuser to start PostgreSQL as another user")
+        try:
+            import pwd
+
+            owner = pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip(f"running as root, and no postgres user to run the server as: {INSTALL_HINT}")
+        top = Path(tempfile.mkdtemp(prefix="ltrlib-pg-"))
+        os.chown(top, owner.pw_uid, owner.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    else:
+        top = tmp_path_factory.mktemp("postgres")
+    data = top / "data"
+    port = _free_port()
+
+    def run(*cmd):
+        done = subprocess.run([*as_user, *cmd], cwd=top, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}"
+
+    # Durability off: the data die with the test.
+    run(str(bindir / "initdb"), "-D", str(data), "-U", "ltrlib", "--auth=trust", "-E", "UTF8", "--no-sync")
+    options = (f"-c listen_addresses=127.0.0.1 -p {port} -k {top} -c fsync=off "
+               "-c synchronous_commit=off -c full_page_writes=off")
+    run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(top / "server.log"), "-o", options, "-w", "-t", "60",
+        "start")
+
+    def stop():
+        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                       cwd=top, capture_output=True, timeout=60)
+        shutil.rmtree(top, ignore_errors=True)
+
+    request.addfinalizer(stop)
+    return Server(port)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _worker(url: str, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "ltrlib", "tune-worker", "--storage", url, "--study", STUDY,
+                             *WORKER_ARGS, *extra],
+                            cwd=PROJ_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, f"worker {proc.pid} exited with {proc.returncode}:\n{err[-3000:]}"
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _study(url: str) -> optuna.Study:
+    return optuna.load_study(study_name=STUDY, storage=optuna.storages.RDBStorage(database_url(url)))
+
+
+def _worker_pid(trial) -> int:
+    return int(trial.user_attrs["worker"].rsplit(":", 1)[1])
+
+
+@pytest.fixture(scope="module")
+def data():
+    return client_data(STUDY, load_dataset("synthetic", scale="tiny", seed=0))
+
+
+@pytest.fixture(scope="module")
+def two_workers(postgres):
+    """One study of N_TRIALS trials run by two workers started together (both race to
+    create it); their printed results and process ids."""
+    url = postgres.database("shared")
+    procs = [_worker(url, "--n-trials", str(N_TRIALS)) for _ in range(2)]
+    results = [_finish(p) for p in procs]
+    return url, results, [p.pid for p in procs]
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@pytest.mark.slow
+def test_two_workers_share_the_trials_and_run_none_twice(two_workers):
+    url, results, pids = two_workers
+    trials = _study(url).get_trials(deepcopy=False)
+    finished = [t for t in trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+    assert len(finished) == N_TRIALS
+    assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
+    # Each finished trial was run by exactly one of the two workers, and both took part.
+    by_worker = {pid: [t.number for t in finished if _worker_pid(t) == pid] for pid in pids}
+    assert all(by_worker.values()), by_worker
+    assert sum(map(len, by_worker.values())) == N_TRIALS
+    assert [r["ran_here"] for r in results] == [len(by_worker[pid]) for pid in pids]
+    # The first point was queued once (by whichever worker created the study), and the two
+    # samplers proposed different points.
+    points = [tuple(sorted(t.params.items())) for t in finished]
+    assert len(set(points)) == N_TRIALS
+    start = [t for t in finished if t.params == PAPER_TABLE6_MEDIAN]
+    assert len(start) == 1
+    # It completed although other trials may have completed before it: the best is never
+    # worse than the start.
+    assert start[0].state == TrialState.COMPLETE
+    assert results[0]["best_value"] >= start[0].value
+    # Each worker waited for the other's last trials: both report the whole study.
+    assert results[0] == {**results[1], "ran_here": results[0]["ran_here"]}
+    assert results[0]["n_trials"] == N_TRIALS
+
+
+@pytest.mark.slow
+def test_best_matches_one_process_over_the_same_trials(two_workers, data):
+    url, results, _ = two_workers
+    train, vali = data
+    completed = [t for t in _study(url).get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
+    assert completed
+    # The same points trained here, in one process: the same values (training is
+    # deterministic), hence the same best.
+    values = {}
+    for t in completed:
+        ranker = train_ranker(train, vali, t.params, **TRAINING)
+        values[t.number] = evaluate(vali, ranker.predict(vali), metrics="ndcg@10")["ndcg@10"]
+        assert values[t.number] == pytest.approx(t.value, rel=1e-12, abs=1e-12), t.number
+    best = max(values, key=lambda n: (values[n], -n))
+    assert results[0]["best_trial"] == best
+    assert results[0]["best_value"] == pytest.approx(values[best], rel=1e-12)
+    assert results[0]["best_params"] == next(t.params for t in completed if t.number == best)
+    # The API joins the finished study with the same setup, runs nothing and agrees.
+    joined = tune(train, vali, n_trials=N_TRIALS, study_name=STUDY, first_params=PAPER_TABLE6_MEDIAN,
+                  storage=study_storage(url, heartbeat_interval=1, grace_period=3), progress=False,
+                  **TRAINING)
+    assert joined.n_new == 0
+    assert (joined.best_trial, joined.best_value) == (best, results[0]["best_value"])
+
+
+@pytest.mark.slow
+def test_worker_with_other_settings_or_data_is_refused(two_workers, capsys):
+    url, _, _ = two_workers
+    assert main(["tune-worker", "--storage", url, "--study", STUDY, *WORKER_ARGS, "--max-trees", "40"]) == 1
+    err = capsys.readouterr().err
+    assert STUDY in err and "max_trees" in err and "40" in err
+    assert main(["tune-worker", "--storage", url, "--study", STUDY, *WORKER_ARGS, "--seed", "1"]) == 1
+    err = capsys.readouterr().err
+    assert STUDY in err and "'seed'" in err and "'train'" in err
+    # Nothing to join and no trial count to start a study with.
+    assert main(["tune-worker", "--storage", url, "--study", "Split2.M1", *WORKER_ARGS]) == 1
+    assert "'Split2.M1' is not in" in capsys.readouterr().err
+    assert len(_study(url).trials) >= N_TRIALS  # the refused workers ran nothing
+    assert not [t for t in _study(url).trials if t.state == TrialState.RUNNING]
+
+
+@pytest.mark.slow
+def test_worker_killed_mid_trial_leaves_the_study_usable(postgres):
+    url = postgres.database("killed")
+    n_trials = 4
+    first = _worker(url, "--n-trials", str(n_trials))
+    deadline = time.monotonic() + 60
+    running = []
+    while not running:
+        assert time.monotonic() < deadline, "the first worker never started a trial"
+        assert first.poll() is None, first.communicate()[1][-3000:]
+        try:
+            running = _study(url).get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        except KeyError:  # not created yet
+            pass
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+    killed = _study(url).get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    assert [t.number for t in killed] == [running[0].number]  # left RUNNING: nobody beats for it
+    killed = killed[0]
+
+    # A second worker fails the silent trial once its grace period is over, runs its point
+    # again, and completes the study.
+    second = _worker(url)  # joins: the trial count comes from the study
+    result = _finish(second)
+    trials = _study(url).get_trials(deepcopy=False)
+    assert trials[killed.number].state == TrialState.FAIL
+    finished = [t for t in trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+    assert len(finished) == n_trials
+    retry = [t for t in finished if t.system_attrs.get("failed_trial") == killed.number]
+    assert len(retry) == 1 and retry[0].params == killed.params
+    assert {_worker_pid(t) for t in finished if t.number > killed.number} == {second.pid}
+    assert result["n_trials"] == n_trials
+    assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
