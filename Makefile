@@ -29,10 +29,25 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## Create .venv and install ltrlib with its dependencies
 
+# The shared-study test (tests/train/test_shared_study.py) starts a throwaway PostgreSQL
+# server. As root (CI, a fresh container) a missing server is installed from the Debian
+# archive; otherwise the test says how to install it and skips. The stamp is written only
+# once a server is there, so a later run still installs or reminds.
+PG_STAMP := $(VENV)/.postgresql
+$(PG_STAMP): | $(STAMP)
+	@if command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
+		touch $@; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql \
+		&& touch $@; \
+	else \
+		echo "PostgreSQL not found: the shared-study test will skip (install it: sudo apt-get install postgresql)"; \
+	fi
+
 reproduce: $(STAMP) ## Run every notebook on the synthetic default; writes reports/<run_id>/
 	$(PY) -m ltrlib run --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
-test: $(STAMP) ## Run the whole test suite
+test: $(STAMP) $(PG_STAMP) ## Run the whole test suite (installs PostgreSQL for its shared-study test when root)
 	$(PY) -m pytest
 
 test-fast: $(STAMP) ## Run the tests without the notebook smoke tests

@@ -13,7 +13,8 @@ def _name_spec(req: str) -> tuple[str, str]:
 
 def test_environment_yml_mirrors_pyproject():
     project = tomllib.loads((PROJ_ROOT / "pyproject.toml").read_text())["project"]
-    wanted = dict(_name_spec(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"])
+    extras = [r for reqs in project["optional-dependencies"].values() for r in reqs]
+    wanted = dict(_name_spec(r) for r in project["dependencies"] + extras)
     listed = {}
     for line in (PROJ_ROOT / "environment.yml").read_text().splitlines():
         m = re.match(r"\s*-\s+([A-Za-z0-9_.-]+\s*[<>=!~].*)$", line)
