@@ -66,6 +66,7 @@ early_stopping: int = 100  # stop after this many trees without validation NDCG@
 num_threads: int = 2  # LightGBM threads
 start_from_paper: bool = True  # trial 0 of every study is the median of the paper Table 6 settings; the best can only beat it
 backend: str = "lightgbm"  # lightgbm (the paper) or xgboost; use a new run_id when switching
+storage: str = ""  # Optuna database shared with `ltrlib tune-worker`s, e.g. postgresql://user@host:5432/db; empty means the run's optuna.journal
 
 # %%
 # The tiny scale exists for tests: two trials per model (the second meets the pruner) and
@@ -101,7 +102,7 @@ models = train.fit_client_models(
     nsplits, store, splits=splits_to_run, n_trials=trials, seed=seed,
     first_params=train.in_backend(train.PAPER_TABLE6_MEDIAN, backend) if start_from_paper else None,
     max_trees=trees, early_stopping=early_stopping, num_threads=num_threads,
-    progress=interactive, backend=backend)
+    progress=interactive, backend=backend, storage=storage)
 store.list()
 
 # %% [markdown]
@@ -153,7 +154,7 @@ paper_models = train.fit_client_models(
     {**alternatives, initial.name: initial}, store, n_trials=trials, seed=seed,
     first_params=train.in_backend(train.PAPER_TABLE6_MEDIAN, backend) if start_from_paper else None,
     max_trees=trees, early_stopping=early_stopping, num_threads=num_threads,
-    progress=interactive, backend=backend)
+    progress=interactive, backend=backend, storage=storage)
 paper_per_query = train.client_results(paper_models)
 {**alternatives, initial.name: initial}
 

@@ -57,6 +57,7 @@ normalisation: str = "none"  # score normalisation of that linear merge: none (p
 top_k: int = 15  # features per panel of Figure 3 (score features are always shown)
 splits_to_run: str = "Split1,Split2,Split3"  # comma-separated subset of Split1, Split2, Split3
 backend: str = "lightgbm"  # meta-models: lightgbm (the paper) or xgboost; local models come from notebook 03
+storage: str = ""  # Optuna database for the meta-model studies, e.g. postgresql://user@host:5432/db; empty means the run's optuna.journal
 
 # %%
 # The tiny scale exists for tests: two trials per meta-model keep the notebook to seconds.
@@ -91,7 +92,7 @@ models = merge.load_local_models(store, split_names)
 # %%
 stacked = {name: stacking.stacking_experiment(nsplits[name], models[name], n_trials=trials,
                                               n_folds=n_folds, seed=seed, backend=backend,
-                                              storage=store.run_dir / JOURNAL_FILE,
+                                              storage=storage or store.run_dir / JOURNAL_FILE,
                                               metrics=merge.TABLE_METRICS)
            for name in split_names}
 params = merge.collect(stacked, "params")

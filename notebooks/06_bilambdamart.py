@@ -60,6 +60,7 @@ max_trees: int = 2000  # most trees per model, as the paper
 early_stopping: int = 30  # stop after this many trees without validation NDCG gain, as the paper
 num_threads: int = 1  # LightGBM threads; 1 is fastest on shared 2-core machines
 listwise_ablation: bool = True  # also train the λRank models without listwise features (beyond the paper)
+storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@host:5432/db; empty means the run's 06_bilambdamart.journal
 
 # %%
 # The tiny scale exists for tests: few folds and one trial keep the notebook to seconds.
@@ -103,7 +104,7 @@ stage2 = dict(cutoff=cutoff, train_queries=train_queries, seed=seed, max_trees=m
               early_stopping=early_stopping, num_threads=num_threads)
 exp = experiment.Stage2Experiment(two, **stage2)
 fitted = experiment.fit_models(exp, list(experiment.MODELS), n_trials=trials,
-                               storage=report.run_dir / "06_bilambdamart.journal",
+                               storage=storage or report.run_dir / "06_bilambdamart.journal",
                                progress=interactive)
 per_query = experiment.per_query_results(exp, fitted)
 means = experiment.eval_table(per_query)
@@ -158,7 +159,7 @@ if listwise_ablation:
     bare = experiment.Stage2Experiment(two, **stage2, listwise=False)
     ablation_rows = [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
     bare_fitted = experiment.fit_models(bare, ablation_rows[1:], n_trials=trials,
-                                        storage=report.run_dir / "06_bilambdamart.journal",
+                                        storage=storage or report.run_dir / "06_bilambdamart.journal",
                                         study_prefix="06.no_listwise", progress=interactive)
     bare_per_query = experiment.per_query_results(bare, bare_fitted)
     ablation = experiment.results_table(bare_per_query, ablation_rows)
