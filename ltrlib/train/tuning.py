@@ -141,7 +141,9 @@ __all__ = [
     "pruner",
     "describe_storage",
     "is_shared",
+    "study_database",
     "study_storage",
+    "stored_study",
     "suggest_params",
     "tune",
     "tune_cv",
@@ -245,21 +247,23 @@ SCHEMA_ATTEMPTS = 5
 
 
 def study_storage(storage: str | os.PathLike | Any | None, *,
-                  heartbeat_interval: int = HEARTBEAT_INTERVAL, grace_period: int = GRACE_PERIOD):
+                  heartbeat_interval: int | None = None, grace_period: int | None = None):
     """An Optuna storage: ``None`` (in memory), an Optuna storage object (as is), a database
     URL (``"postgresql://user@host:5432/db"``, ``"sqlite:///..."``), or a path to a journal
     file (created with its folder).
 
     A URL gives an ``RDBStorage`` whose running trials beat every ``heartbeat_interval``
-    seconds; a trial silent for ``grace_period`` seconds is failed and queued again once
-    (see "Shared studies" in the module docstring).
+    seconds (None: `HEARTBEAT_INTERVAL`); a trial silent for ``grace_period`` seconds (None:
+    `GRACE_PERIOD`) is failed and queued again once (see "Shared studies" in the module
+    docstring). `study_database` takes them from the study instead.
     """
     import optuna
 
     if storage is None or isinstance(storage, optuna.storages.BaseStorage):
         return storage
     if isinstance(storage, str) and "://" in storage:
-        return _rdb_storage(storage, heartbeat_interval, grace_period)
+        return _rdb_storage(storage, HEARTBEAT_INTERVAL if heartbeat_interval is None else heartbeat_interval,
+                            GRACE_PERIOD if grace_period is None else grace_period)
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 
@@ -317,6 +321,39 @@ def _rdb_storage(url: str, heartbeat_interval: int, grace_period: int):
                 if attempt == SCHEMA_ATTEMPTS - 1:
                     raise
                 time.sleep(0.5 * (attempt + 1))
+
+
+def stored_study(storage, study_name: str) -> dict[str, Any] | None:
+    """The user attributes of study ``study_name`` (``setup``; for a shared study also
+    ``n_trials``, the most trials any process asked for), or None when ``storage`` (as
+    `study_storage` takes it) holds no such study."""
+    store = study_storage(storage)
+    try:
+        study_id = store.get_study_id_from_name(study_name)
+    except KeyError:
+        return None
+    return store.get_study_user_attrs(study_id)
+
+
+def study_database(url: str, study_name: str, *, heartbeat_interval: int | None = None,
+                   grace_period: int | None = None):
+    """The storage of the shared study ``study_name`` in the database ``url``, with the
+    heartbeat given, else the one the study recorded when it was created, else
+    `HEARTBEAT_INTERVAL` and `GRACE_PERIOD`. All workers of a study must agree on it (one
+    with a shorter grace period would fail the others' live trials), so a process that
+    does not say otherwise follows the study (and the setup check refuses one that does)."""
+    store = study_storage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period)
+    if heartbeat_interval is not None and grace_period is not None:
+        return store
+    beat = ((stored_study(store, study_name) or {}).get("setup") or {}).get("heartbeat")
+    if not beat:
+        return store
+    interval = beat["interval"] if heartbeat_interval is None else heartbeat_interval
+    grace = beat["grace_period"] if grace_period is None else grace_period
+    if (interval, grace) == (store.get_heartbeat_interval(), store.grace_period):
+        return store
+    store.engine.dispose()
+    return study_storage(url, heartbeat_interval=interval, grace_period=grace)
 
 
 def is_shared(storage) -> bool:
@@ -504,7 +541,8 @@ def _run_study(
         raise ValueError(f"study_name must be a non-empty string, got {study_name!r}")
     _quiet_optuna()
     setup = json.loads(json.dumps(setup))  # compare in the form the storage returns
-    store = study_storage(storage)
+    store = (study_database(storage, study_name) if isinstance(storage, str) and "://" in storage
+             else study_storage(storage))
     run = _run_shared if is_shared(store) else _run_alone
     study, n_new = run(objective, n_trials=int(n_trials), study_name=study_name, store=store,
                        where=describe_storage(storage), seed=seed, setup=setup, progress=progress,

@@ -36,18 +36,17 @@ from typing import Any
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.train.ranker import DEFAULT_EARLY_STOPPING, DEFAULT_EVAL_AT, DEFAULT_MAX_TREES
 from ltrlib.train.tuning import (
-    GRACE_PERIOD,
-    HEARTBEAT_INTERVAL,
     MODEL_NAMES,
     PAPER_TABLE6_MEDIAN,
     TuningResult,
     describe_storage,
     in_backend,
-    study_storage,
+    stored_study,
+    study_database,
     tune,
 )
 
-__all__ = ["client_data", "stored_study", "tune_worker"]
+__all__ = ["client_data", "tune_worker"]
 
 # Names of the splits of notebook 03 besides Split1-3: Table 1's initial split and Table 3's
 # configurations (`ltrlib.noniid.splits.initial_split`, `alternative_splits`).
@@ -91,25 +90,6 @@ def client_data(study_name: str, splits: Splits, categories: Sequence[int] = (11
     return client.train, client.vali
 
 
-def stored_study(storage: str, study_name: str) -> dict[str, Any] | None:
-    """The user attributes of study ``study_name`` in the database ``storage`` (``setup``,
-    ``n_trials``), or None when there is no such study."""
-    import optuna
-    import sqlalchemy.exc
-
-    where = describe_storage(storage)
-    try:
-        store = study_storage(storage)
-    except (sqlalchemy.exc.SQLAlchemyError, ImportError) as exc:  # unreachable; no driver
-        raise ValueError(f"cannot open the study database {where}: {getattr(exc, 'orig', None) or exc}") from exc
-    try:
-        return dict(optuna.load_study(study_name=study_name, storage=store).user_attrs)
-    except KeyError:
-        return None
-    finally:
-        store.engine.dispose()  # a worker runs for hours: hold no idle connection
-
-
 def tune_worker(
     storage: str,
     study_name: str,
@@ -142,13 +122,20 @@ def tune_worker(
     the paper's Table 6 median, pruning), which needs ``n_trials``. Returns the study's
     `TuningResult` (``n_new``: the trials this worker ran).
     """
+    import sqlalchemy.exc
+
     from ltrlib.data.loading import load_dataset
 
     if not isinstance(storage, str) or "://" not in storage:
         raise ValueError(f"storage must be a database URL such as postgresql://user@host:5432/db, "
                          f"got {storage!r}; a journal file is for one process")
     where = describe_storage(storage)
-    attrs = stored_study(storage, study_name) or {}
+    try:
+        store = study_database(storage, study_name, heartbeat_interval=heartbeat_interval,
+                               grace_period=grace_period)
+        attrs = stored_study(store, study_name) or {}
+    except (sqlalchemy.exc.SQLAlchemyError, ImportError) as exc:  # unreachable; no driver
+        raise ValueError(f"cannot open the study database {where}: {getattr(exc, 'orig', None) or exc}") from exc
     setup = attrs.get("setup")
     if setup is not None and setup.get("kind") != "holdout":
         raise ValueError(f"study {study_name!r} in {where} is a {setup.get('kind')!r} study, not one of "
@@ -172,11 +159,6 @@ def tune_worker(
         first_params = in_backend(PAPER_TABLE6_MEDIAN, backend) if start_from_paper else None
     if prune is None:
         prune = setup["pruning"] is not None if setup is not None else True
-    beat = (setup or {}).get("heartbeat") or {}
-    store = study_storage(
-        storage,
-        heartbeat_interval=heartbeat_interval or beat.get("interval", HEARTBEAT_INTERVAL),
-        grace_period=grace_period or beat.get("grace_period", GRACE_PERIOD))
 
     splits = load_dataset(dataset, data_dir, scale, seed,
                           category_feature=category_feature or None, category_bins=category_bins)

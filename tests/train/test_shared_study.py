@@ -28,15 +28,17 @@ from ltrlib.cli import main
 from ltrlib.config import PROJ_ROOT
 from ltrlib.data import load_dataset
 from ltrlib.metrics import evaluate
-from ltrlib.train import PAPER_TABLE6_MEDIAN, train_ranker, tune
-from ltrlib.train.tuning import database_url, study_storage
+from ltrlib.train import PAPER_TABLE6_MEDIAN, ModelStore, fit_tuned, train_ranker
+from ltrlib.train.tuning import database_url
 from ltrlib.train.workers import client_data
 
 STUDY = "full.M_full"  # the whole tiny collection: every split definition leaves it intact
 N_TRIALS = 10
 TRAINING = dict(max_trees=30, early_stopping=10, seed=0, num_threads=1)
-WORKER_ARGS = ["--scale", "tiny", "--seed", "0", "--max-trees", "30", "--early-stopping", "10",
-               "--num-threads", "1", "--heartbeat", "1", "--grace-period", "3", "--no-progress"]
+# Data arguments, as on any machine; the settings only for a worker that starts a study.
+DATA_ARGS = ["--scale", "tiny", "--seed", "0", "--num-threads", "1", "--no-progress"]
+WORKER_ARGS = [*DATA_ARGS, "--max-trees", "30", "--early-stopping", "10", "--heartbeat", "1",
+               "--grace-period", "3"]
 INSTALL_HINT = ("install it with `sudo apt-get install postgresql` (Debian/Ubuntu); "
                 "`make test` does so itself when run as root")
 
@@ -126,9 +128,9 @@ def postgres(tmp_path_factory, request):
 # --------------------------------------------------------------------------- helpers
 
 
-def _worker(url: str, *extra: str) -> subprocess.Popen:
+def _worker(url: str, *args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "ltrlib", "tune-worker", "--storage", url, "--study", STUDY,
-                             *WORKER_ARGS, *extra],
+                             *args],
                             cwd=PROJ_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -156,7 +158,7 @@ def two_workers(postgres):
     """One study of N_TRIALS trials run by two workers started together (both race to
     create it); their printed results and process ids."""
     url = postgres.database("shared")
-    procs = [_worker(url, "--n-trials", str(N_TRIALS)) for _ in range(2)]
+    procs = [_worker(url, *WORKER_ARGS, "--n-trials", str(N_TRIALS)) for _ in range(2)]
     results = [_finish(p) for p in procs]
     return url, results, [p.pid for p in procs]
 
@@ -192,7 +194,7 @@ def test_two_workers_share_the_trials_and_run_none_twice(two_workers):
 
 
 @pytest.mark.slow
-def test_best_matches_one_process_over_the_same_trials(two_workers, data):
+def test_best_matches_one_process_over_the_same_trials(two_workers, data, tmp_path):
     url, results, _ = two_workers
     train, vali = data
     completed = [t for t in _study(url).get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
@@ -208,42 +210,45 @@ def test_best_matches_one_process_over_the_same_trials(two_workers, data):
     assert results[0]["best_trial"] == best
     assert results[0]["best_value"] == pytest.approx(values[best], rel=1e-12)
     assert results[0]["best_params"] == next(t.params for t in completed if t.number == best)
-    # The API joins the finished study with the same setup, runs nothing and agrees.
-    joined = tune(train, vali, n_trials=N_TRIALS, study_name=STUDY, first_params=PAPER_TABLE6_MEDIAN,
-                  storage=study_storage(url, heartbeat_interval=1, grace_period=3), progress=False,
-                  **TRAINING)
+    # Notebook 03's call (its storage parameter) joins the finished study with the same
+    # setup and the study's heartbeat, runs nothing, and keeps the best trial's model.
+    ranker, joined = fit_tuned(train, vali, store=ModelStore("run", root=tmp_path), split="full",
+                               name="M_full", storage=url, n_trials=N_TRIALS,
+                               first_params=PAPER_TABLE6_MEDIAN, progress=False, **TRAINING)
     assert joined.n_new == 0
     assert (joined.best_trial, joined.best_value) == (best, results[0]["best_value"])
+    assert evaluate(vali, ranker.predict(vali), metrics="ndcg@10")["ndcg@10"] == pytest.approx(values[best])
 
 
 @pytest.mark.slow
 def test_worker_with_other_settings_or_data_is_refused(two_workers, capsys):
     url, _, _ = two_workers
-    assert main(["tune-worker", "--storage", url, "--study", STUDY, *WORKER_ARGS, "--max-trees", "40"]) == 1
+    before = len(_study(url).trials)
+    # The one setting given differs from the study's; every other one is taken from it.
+    assert main(["tune-worker", "--storage", url, "--study", STUDY, *DATA_ARGS, "--max-trees", "40"]) == 1
     err = capsys.readouterr().err
-    assert STUDY in err and "max_trees" in err and "40" in err
-    assert main(["tune-worker", "--storage", url, "--study", STUDY, *WORKER_ARGS, "--seed", "1"]) == 1
-    err = capsys.readouterr().err
-    assert STUDY in err and "'seed'" in err and "'train'" in err
+    assert f"study '{STUDY}'" in err and "differs in ['max_trees']: stored [30], now [40]" in err
+    assert main(["tune-worker", "--storage", url, "--study", STUDY, *DATA_ARGS, "--seed", "1"]) == 1
+    assert "differs in ['seed', 'train', 'vali']" in capsys.readouterr().err
     # Nothing to join and no trial count to start a study with.
-    assert main(["tune-worker", "--storage", url, "--study", "Split2.M1", *WORKER_ARGS]) == 1
+    assert main(["tune-worker", "--storage", url, "--study", "Split2.M1", *DATA_ARGS]) == 1
     assert "'Split2.M1' is not in" in capsys.readouterr().err
-    assert len(_study(url).trials) >= N_TRIALS  # the refused workers ran nothing
-    assert not [t for t in _study(url).trials if t.state == TrialState.RUNNING]
+    assert len(_study(url).trials) == before  # the refused workers started no trial
 
 
 @pytest.mark.slow
 def test_worker_killed_mid_trial_leaves_the_study_usable(postgres):
     url = postgres.database("killed")
     n_trials = 4
-    first = _worker(url, "--n-trials", str(n_trials))
+    first = _worker(url, *WORKER_ARGS, "--n-trials", str(n_trials))
     deadline = time.monotonic() + 60
     running = []
-    while not running:
-        assert time.monotonic() < deadline, "the first worker never started a trial"
+    while not running:  # a trial that is training: all four parameters drawn
+        assert time.monotonic() < deadline, "the first worker never started training a trial"
         assert first.poll() is None, first.communicate()[1][-3000:]
         try:
-            running = _study(url).get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            running = [t for t in _study(url).get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+                       if len(t.params) == 4]
         except KeyError:  # not created yet
             pass
         time.sleep(0.05)
@@ -254,8 +259,9 @@ def test_worker_killed_mid_trial_leaves_the_study_usable(postgres):
     killed = killed[0]
 
     # A second worker fails the silent trial once its grace period is over, runs its point
-    # again, and completes the study.
-    second = _worker(url)  # joins: the trial count comes from the study
+    # again, and completes the study. It is given the data only: the trial count, the
+    # training settings and the heartbeat come from the study.
+    second = _worker(url, *DATA_ARGS)
     result = _finish(second)
     trials = _study(url).get_trials(deepcopy=False)
     assert trials[killed.number].state == TrialState.FAIL
