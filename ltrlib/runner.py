@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ltrlib import __version__, config
+from ltrlib import __version__, config, timing
 from ltrlib.report import (
     RUN_MANIFEST,
     atomic_write_text,
@@ -590,6 +590,11 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -
     }
     manifest["notebooks"][notebook] = entry
     _write_manifest(run_dir, manifest)
+    # The kernel appends the seconds of each model fit here (ltrlib.timing).
+    fit_log = out_dir / f".{notebook}.fit.log"
+    fit_log.unlink(missing_ok=True)
+    previous_log = os.environ.get(timing.ENV_VAR)
+    os.environ[timing.ENV_VAR] = str(fit_log)
     start = time.perf_counter()
     try:
         _execute(nb, notebook, params, out_dir, kernel_name, log_output)
@@ -604,4 +609,11 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -
     finally:
         entry["finished"] = _now()
         entry["seconds"] = round(time.perf_counter() - start, 3)
+        if previous_log is None:
+            os.environ.pop(timing.ENV_VAR, None)
+        else:
+            os.environ[timing.ENV_VAR] = previous_log
+        fitted = timing.read_log(fit_log)
+        entry["fit_seconds"] = round(fitted or 0.0, 3)
+        fit_log.unlink(missing_ok=True)
         _write_manifest(run_dir, manifest)

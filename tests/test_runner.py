@@ -62,6 +62,14 @@ ax.plot(range(n_rows))
 rep.figure(fig, "line")
 
 # %%
+import time
+
+from ltrlib import timing
+
+with timing.fitting():  # stands for a model fit: the runner records its seconds
+    time.sleep(0.3)
+
+# %%
 rep.metrics(n_rows=n_rows, interactive=interactive, kernel_python=sys.executable, scale=scale)
 '''
 )
@@ -175,6 +183,10 @@ def test_manifest_records_params_status_and_timings(project):
         entry = manifest["notebooks"][name]
         assert entry["status"] == "completed"
         assert entry["seconds"] > 0 and entry["started"] and entry["finished"]
+    # Seconds inside model fitting (ltrlib.timing), measured in the kernel's process.
+    assert 0.3 <= manifest["notebooks"]["00_tables"]["fit_seconds"] < manifest["notebooks"]["00_tables"]["seconds"]
+    assert manifest["notebooks"]["01_plain"]["fit_seconds"] == 0.0
+    assert not list((project["run_dir"] / "notebooks").glob(".*.fit.log"))  # the channel is cleaned up
 
 
 def test_resume_skips_completed_and_force_reruns(project):

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ltrlib import timing
 from ltrlib.bivariate.objective import LBObjective, aggregate, mean_ndcg
 from ltrlib.bivariate.pairs import PairIndex, PairSequence, pair_feature_names, pair_index, pair_rows
 from ltrlib.metrics import ideal_dcg as _ideal_dcg
@@ -245,9 +246,10 @@ def fit_lb(
 
         callbacks = [lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
                      lgb.record_evaluation(curve)]
-    booster = lgb.train(full, dtrain, num_boost_round=int(max_trees), valid_sets=valid_sets,
-                        valid_names=["vali"] if valid_sets else None, feval=feval,
-                        callbacks=callbacks)
+    with timing.fitting():
+        booster = lgb.train(full, dtrain, num_boost_round=int(max_trees), valid_sets=valid_sets,
+                            valid_names=["vali"] if valid_sets else None, feval=feval,
+                            callbacks=callbacks)
     values = [float(v) for v in curve["vali"][metric]] if curve else []
     best = int(booster.best_iteration) if values else booster.current_iteration()
     stored = {k: v for k, v in full.items() if k != "objective"}

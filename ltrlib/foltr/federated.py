@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ltrlib import timing
 from ltrlib.foltr.clicks import ClickModel, stack_click_models
 from ltrlib.foltr.pdgd import client_update, normalise_queries
 from ltrlib.foltr.rankers import RankerSpec, make_ranker
@@ -123,6 +124,7 @@ def _offline(spec: RankerSpec, vectors, fed: Federation) -> float:
     return float(np.mean(vals))
 
 
+@timing.fitting()
 def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000, *, seed: int = 0,
                   lr: float = 0.1, mu: float = 0.0, fedper: bool = False, eval_every: int = 100,
                   hidden: int = 64, warmup_interactions: int = 1000) -> RunResult:

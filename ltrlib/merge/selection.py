@@ -34,6 +34,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from ltrlib import timing
 from ltrlib.metrics.ranking import ndcg, parse_metric, evaluate
 
 __all__ = [
@@ -238,7 +239,8 @@ def fit_selector(ds, scores: Mapping[str, np.ndarray], *, metric: str = "ndcg@10
     p.update({"objective": "binary"} if n == 2 else {"objective": "multiclass", "num_class": n})
     dtrain = lgb.Dataset(agg.to_numpy(np.float64)[informative], label=label[informative],
                          weight=w, params={"feature_pre_filter": False, "verbosity": -1})
-    booster = lgb.train(p, dtrain, num_boost_round=int(num_boost_round))
+    with timing.fitting():
+        booster = lgb.train(p, dtrain, num_boost_round=int(num_boost_round))
     return RankerSelector(models, booster, default, columns, include_scores, info)
 
 

@@ -52,6 +52,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from ltrlib import timing
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train import xgboost_backend as _xgb
@@ -369,6 +370,7 @@ def _check_positive_int(value, name: str) -> int:
     return int(value)
 
 
+@timing.fitting()
 def train_ranker(
     train: Dataset,
     vali: Dataset | None = None,

@@ -1,0 +1,80 @@
+"""Wall time of the whole batch (every notebook) per scale, and where it goes.
+
+Goal (issues 11 and 14): `make reproduce` at the default scale (`small`) within 25 minutes on
+a quiet 2-core machine, with the calibrated twin and real tuning switched on.
+
+For each scale, runs the batch into a fresh ``reports/bench-<scale>/`` (removed first, so
+nothing is resumed) and prints, per notebook, the wall time, the seconds inside model
+fitting (``fit_seconds`` of ``run.json``, measured by `ltrlib.timing`) and the share spent
+outside fitting (data, evaluation, tables, figures). Run it when nothing else runs: on
+two cores a parallel job inflates these figures severalfold.
+
+Run: .venv/bin/python bench/bench_batch.py [--scales tiny,small] [--seed 0] [--only 03,05]
+or ``make bench-batch``. ``--report`` only prints the table of an existing run directory.
+"""
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from ltrlib import config
+from ltrlib.runner import run_all
+
+#: The issue's goal for the whole batch at the default scale, in seconds.
+GOALS = {"small": 25 * 60}
+
+
+def summary(run_dir: Path) -> list[tuple[str, float, float]]:
+    """(notebook, seconds, fit seconds) per completed notebook of a run."""
+    manifest = json.loads((run_dir / "run.json").read_text())
+    return [(name, float(e["seconds"]), float(e.get("fit_seconds") or 0.0))
+            for name, e in sorted(manifest["notebooks"].items()) if e.get("status") == "completed"]
+
+
+def print_summary(label: str, rows: list[tuple[str, float, float]], wall: float | None = None) -> None:
+    print(f"\n{label}")
+    print(f"  {'notebook':24s} {'seconds':>9s} {'fitting':>9s} {'outside fitting':>16s}")
+    for name, sec, fit in rows:
+        print(f"  {name:24s} {sec:9.1f} {fit:9.1f} {(sec - fit) / max(sec, 1e-9):15.0%}")
+    total = sum(r[1] for r in rows)
+    fit = sum(r[2] for r in rows)
+    print(f"  {'all notebooks':24s} {total:9.1f} {fit:9.1f} {(total - fit) / max(total, 1e-9):15.0%}"
+          + (f"   (wall {wall:.0f} s with start-up)" if wall is not None else ""))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scales", default="tiny,small")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", default=None, help="notebook numbers, e.g. 03,05 (default all)")
+    ap.add_argument("--report", default=None, help="print the table of this existing run directory")
+    args = ap.parse_args()
+
+    if args.report:
+        print_summary(args.report, summary(Path(args.report)))
+        return 0
+    ok = True
+    for scale in [s.strip() for s in args.scales.split(",") if s.strip()]:
+        run_id = f"bench-{scale}"
+        run_dir = config.REPORTS_DIR / run_id
+        shutil.rmtree(run_dir, ignore_errors=True)
+        start = time.perf_counter()
+        run_all("synthetic", scale=scale, seed=args.seed, run_id=run_id, only=args.only, progress=False)
+        wall = time.perf_counter() - start
+        rows = summary(run_dir)
+        print_summary(f"scale {scale}, seed {args.seed} ({run_dir})", rows, wall)
+        goal = GOALS.get(scale)
+        if goal is not None and args.only is None:
+            met = wall <= goal
+            ok &= met
+            print(f"  goal: whole batch within {goal / 60:.0f} min: {'PASS' if met else 'FAIL'} "
+                  f"({wall / 60:.1f} min)")
+    sys.stdout.flush()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
