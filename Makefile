@@ -13,7 +13,7 @@ DATASET ?= synthetic
 RUN_ID ?=
 ARGS ?=
 
-.PHONY: help install reproduce test test-fast bench calibrate lab clean-cache clean-reports
+.PHONY: help install reproduce test test-fast bench bench-batch calibrate lab clean-cache clean-reports
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -59,6 +59,9 @@ bench: $(STAMP) ## Print the speed and memory figures (parse, reload, metrics, g
 	$(PY) bench/bench_synthetic.py
 	$(PY) bench/bench_foltr.py
 	$(PY) bench/bench_bivariate.py
+
+bench-batch: $(STAMP) ## Time the whole batch at tiny and small, per notebook, with the share outside model fitting
+	$(PY) bench/bench_batch.py --scales tiny,small --seed $(SEED)
 
 calibrate: $(STAMP) ## Print the synthetic twin's data statistics against Istella-S's (SCALE, SEED)
 	$(PY) -m ltrlib.data.calibration --scale $(SCALE) --seed $(SEED)
