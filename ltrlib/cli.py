@@ -144,6 +144,9 @@ def _add_tune_worker_parser(subparsers) -> None:
     run.add_argument("--grace-period", type=int, default=None, metavar="SECONDS",
                      help="a trial without heartbeat this long is failed and run again "
                      "(a new study: ltrlib.train.tuning.GRACE_PERIOD)")
+    run.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+                     help="wait this long for the notebook to start the study (it tunes one model "
+                     "after another; default: %(default)s)")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     w.set_defaults(handler=_tune_worker)
 
@@ -158,7 +161,7 @@ def _tune_worker(args: argparse.Namespace) -> int:
         n_trials=args.n_trials, max_trees=args.max_trees, early_stopping=args.early_stopping,
         backend=args.backend, start_from_paper=args.start_from_paper, prune=args.prune,
         num_threads=args.num_threads, heartbeat_interval=args.heartbeat_interval,
-        grace_period=args.grace_period, progress=not args.no_progress)
+        grace_period=args.grace_period, wait=args.wait, progress=not args.no_progress)
     print(json.dumps({"study": result.study_name, "ran_here": result.n_new, "n_trials": result.n_trials,
                       "best_trial": result.best_trial, "best_value": result.best_value,
                       "best_params": result.best_params}))

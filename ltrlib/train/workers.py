@@ -30,6 +30,7 @@ values must be reproducible to the last digit.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,6 +44,7 @@ from ltrlib.train.tuning import (
     in_backend,
     stored_study,
     study_database,
+    study_storage,
     tune,
 )
 
@@ -51,6 +53,8 @@ __all__ = ["client_data", "tune_worker"]
 # Names of the splits of notebook 03 besides Split1-3: Table 1's initial split and Table 3's
 # configurations (`ltrlib.noniid.splits.initial_split`, `alternative_splits`).
 _NAMED_SPLIT = re.compile(r"(initial|tie_breaking|no_tie_breaking|exclusive)-c(\d+)")
+# Seconds between two looks for a study the notebook has not started yet.
+WAIT_POLL = 2.0
 
 
 def client_data(study_name: str, splits: Splits, categories: Sequence[int] = (11, 11, 14),
@@ -110,6 +114,7 @@ def tune_worker(
     num_threads: int | None = 2,
     heartbeat_interval: int | None = None,
     grace_period: int | None = None,
+    wait: float = 0,
     progress: bool = True,
 ) -> TuningResult:
     """Join (or start) notebook 03's study ``study_name`` in the database ``storage`` and
@@ -119,8 +124,10 @@ def tune_worker(
     ones; given, they must equal them (the setup check refuses the study otherwise). A
     study not yet in the database is started here, with notebook 03's defaults for the
     settings left None (``max_trees`` 3000, ``early_stopping`` 100, LightGBM, trial 0 at
-    the paper's Table 6 median, pruning), which needs ``n_trials``. Returns the study's
-    `TuningResult` (``n_new``: the trials this worker ran).
+    the paper's Table 6 median, pruning), which needs ``n_trials``; without it, the worker
+    waits up to ``wait`` seconds for the notebook to start the study (it tunes its models
+    one after another). Returns the study's `TuningResult` (``n_new``: the trials this
+    worker ran).
     """
     import sqlalchemy.exc
 
@@ -131,9 +138,16 @@ def tune_worker(
                          f"got {storage!r}; a journal file is for one process")
     where = describe_storage(storage)
     try:
+        probe = study_storage(storage)
+        attrs = stored_study(probe, study_name) or {}
+        deadline = time.monotonic() + wait
+        while n_trials is None and "n_trials" not in attrs and time.monotonic() < deadline:
+            time.sleep(min(WAIT_POLL, max(0.0, deadline - time.monotonic())))
+            attrs = stored_study(probe, study_name) or {}
+        probe.engine.dispose()
+        # Opened once the study is there: it follows the study's heartbeat.
         store = study_database(storage, study_name, heartbeat_interval=heartbeat_interval,
                                grace_period=grace_period)
-        attrs = stored_study(store, study_name) or {}
     except (sqlalchemy.exc.SQLAlchemyError, ImportError) as exc:  # unreachable; no driver
         raise ValueError(f"cannot open the study database {where}: {getattr(exc, 'orig', None) or exc}") from exc
     setup = attrs.get("setup")
@@ -144,8 +158,9 @@ def tune_worker(
         n_trials = attrs.get("n_trials")
         if n_trials is None:
             raise ValueError(
-                f"study {study_name!r} is not in {where}: start it from notebook 03 "
-                "(ltrlib run -p storage URL), or give n_trials (--n-trials) to start it here")
+                f"study {study_name!r} is not in {where}{f' after {wait:g} s' if wait else ''}: "
+                "start it from notebook 03 (ltrlib run -p storage URL), wait for it longer "
+                "(--wait), or give n_trials (--n-trials) to start it here")
 
     def setting(name: str, given, default):
         if given is not None:
