@@ -89,12 +89,13 @@ any number of processes, on any machines, run its trials together (``ltrlib tune
   it and fails at once without training (Optuna's ``MaxTrialsCallback`` counts only after a
   trial, so it would let the study overshoot).
 * Only the process that creates the study (the database refuses a second one of the same
-  name) enqueues ``first_params`` and then records the setup. The first point is never
-  pruned (another worker's trial may complete before it, and the best must not be worse
-  than it); a joining process waits for
-  the setup and is refused, naming the study and the differing settings, when its own
-  differs. The setup also records the heartbeat, since a worker with a shorter grace
-  period would fail other workers' live trials.
+  name) enqueues ``first_params``, then records the setup; a joining process waits for the
+  setup and is refused, naming the study and the differing settings, when its own
+  differs. The first point is never pruned: another worker's trial may complete before
+  it, and the best must not be worse than it.
+* The setup also records the heartbeat, since a worker with a shorter grace period would
+  fail other workers' live trials. A process given a URL takes the study's heartbeat
+  (`study_database`); one given an ``RDBStorage`` must match it.
 * Each worker's TPE sampler is seeded from ``(seed, host, process id)`` with Optuna's
   ``constant_liar`` (running trials count as bad results), so two workers propose
   different points. The order in which workers finish trials is not reproducible, hence
@@ -358,7 +359,9 @@ def study_database(url: str, study_name: str, *, heartbeat_interval: int | None 
 
 def is_shared(storage) -> bool:
     """Whether ``storage`` (as returned by `study_storage`) holds shared studies: a database
-    with Optuna's heartbeat, whose running trials may belong to other processes."""
+    with Optuna's heartbeat, whose running trials may belong to other processes. An
+    ``RDBStorage`` made without a heartbeat is run like a journal, by one process: without
+    a heartbeat, a dead worker's trial could not be told from a live one's."""
     import optuna
 
     return isinstance(storage, optuna.storages.RDBStorage) and storage.get_heartbeat_interval() is not None
@@ -669,9 +672,11 @@ def _run_shared(objective, *, n_trials, study_name, store, where, seed, setup, p
         # What `ltrlib tune-worker` runs to when not told otherwise.
         study.set_user_attr("n_trials", n_trials)
     worker = f"{socket.gethostname()}:{os.getpid()}"
-    study.sampler = optuna.samplers.TPESampler(
-        n_startup_trials=TPE_STARTUP_TRIALS, constant_liar=True,
-        seed=int(np.random.SeedSequence([int(seed), zlib.crc32(worker.encode())]).generate_state(1)[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # constant_liar, Optuna < 4
+        study.sampler = optuna.samplers.TPESampler(
+            n_startup_trials=TPE_STARTUP_TRIALS, constant_liar=True,
+            seed=int(np.random.SeedSequence([int(seed), zlib.crc32(worker.encode())]).generate_state(1)[0]))
     counted = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
     ahead_states = (*counted, TrialState.WAITING)
     ran = 0

@@ -4,7 +4,7 @@ A throwaway server is started on 127.0.0.1 (a free port) in a temporary data dir
 stopped at the end of the session. Worker processes are real subprocesses
 (``python -m ltrlib tune-worker``), so trials are shared through the database only, as
 between machines. Tiny data, 30 trees, a heartbeat every second and a grace period of 3 s
-keep the whole file to well under a minute.
+keep the whole file to about a minute. The first tests need no server.
 """
 
 import glob
@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import optuna
 import pytest
 from optuna.trial import TrialState
@@ -29,7 +30,15 @@ from ltrlib.config import PROJ_ROOT
 from ltrlib.data import load_dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train import PAPER_TABLE6_MEDIAN, ModelStore, fit_tuned, train_ranker
-from ltrlib.train.tuning import database_url
+from ltrlib.train.tuning import (
+    GRACE_PERIOD,
+    HEARTBEAT_INTERVAL,
+    database_url,
+    describe_storage,
+    is_shared,
+    study_database,
+    study_storage,
+)
 from ltrlib.train.workers import client_data
 
 STUDY = "full.M_full"  # the whole tiny collection: every split definition leaves it intact
@@ -149,8 +158,13 @@ def _worker_pid(trial) -> int:
 
 
 @pytest.fixture(scope="module")
-def data():
-    return client_data(STUDY, load_dataset("synthetic", scale="tiny", seed=0))
+def splits():
+    return load_dataset("synthetic", scale="tiny", seed=0)
+
+
+@pytest.fixture(scope="module")
+def data(splits):
+    return client_data(STUDY, splits)
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +177,55 @@ def two_workers(postgres):
     return url, results, [p.pid for p in procs]
 
 
-# --------------------------------------------------------------------------- tests
+# --------------------------------------------------------------------------- without a server
+
+
+def test_postgresql_urls_name_the_installed_driver_and_messages_hide_passwords():
+    assert database_url("postgresql://u:secret@db:5432/ltr") == "postgresql+psycopg2://u:secret@db:5432/ltr"
+    assert database_url("postgresql+psycopg://u@db/ltr") == "postgresql+psycopg://u@db/ltr"
+    assert database_url("sqlite:///a.db") == "sqlite:///a.db"
+    shown = describe_storage("postgresql://u:secret@db:5432/ltr")
+    assert "secret" not in shown and shown.startswith("postgresql://u:")
+
+
+def test_heartbeat_settings_are_checked(tmp_path):
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    with pytest.raises(ValueError, match=r"grace_period \(3 s\) must exceed heartbeat_interval \(3 s\)"):
+        study_storage(url, heartbeat_interval=3, grace_period=3)
+    with pytest.raises(ValueError, match="heartbeat_interval must be a positive"):
+        study_storage(url, heartbeat_interval=0)
+
+
+def test_a_process_follows_the_heartbeat_the_study_recorded(tmp_path):
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    assert is_shared(study_storage(url)) and not is_shared(optuna.storages.RDBStorage(url))
+    fresh = study_database(url, "s")  # no such study yet: the defaults
+    assert (fresh.get_heartbeat_interval(), fresh.grace_period) == (HEARTBEAT_INTERVAL, GRACE_PERIOD)
+    optuna.create_study(study_name="s", storage=url).set_user_attr(
+        "setup", {"heartbeat": {"interval": 1, "grace_period": 3}})
+    followed = study_database(url, "s")
+    assert (followed.get_heartbeat_interval(), followed.grace_period) == (1, 3)
+    given = study_database(url, "s", heartbeat_interval=2, grace_period=5)
+    assert (given.get_heartbeat_interval(), given.grace_period) == (2, 5)
+
+
+def test_study_names_map_to_notebook_03s_models(splits):
+    from ltrlib.noniid.splits import initial_split, paper_splits
+
+    train, vali = client_data("full.M_full", splits)
+    assert (train, vali) == (splits.train, splits.vali)
+    ns = paper_splits(splits, categories=(11, 11, 14), seed=0)
+    train, vali = client_data("Split3.M2", splits)
+    assert np.array_equal(train.query_ids, ns["Split3"].clients[1].train.query_ids)
+    assert np.array_equal(vali.query_ids, ns["Split3"].clients[1].vali.query_ids)
+    train, _ = client_data("initial-c11.M1", splits)
+    assert np.array_equal(train.query_ids, initial_split(splits, 11, seed=0).clients[0].train.query_ids)
+    for bad in ("Split1.M_full", "full.M1", "Split9.M1", "Split1.M3", "M1"):
+        with pytest.raises(ValueError, match="notebook 03|unknown split"):
+            client_data(bad, splits)
+
+
+# --------------------------------------------------------------------------- with a server
 
 
 @pytest.mark.slow
