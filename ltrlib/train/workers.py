@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.train.ranker import DEFAULT_EARLY_STOPPING, DEFAULT_EVAL_AT, DEFAULT_MAX_TREES
