@@ -990,7 +990,7 @@ def tuning_history(results: Mapping[tuple[str, str], TuningResult]) -> pd.DataFr
 
 
 __all__ += ["tuning_history", "JOURNAL_FILE", "PAPER_TABLE6_MEDIAN", "TUNED_PARAMS", "SEARCH_SPACES",
-            "search_space"]
+            "search_space", "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "database_url"]
 
 
 # --------------------------------------------------------------------------- client models
