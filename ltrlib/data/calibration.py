@@ -12,9 +12,9 @@ Three uses, all on the command line (``python -m ltrlib.data.calibration``):
 * ``--scale small`` (default): measure every target on the generated training set of a
   scale and print target, achieved, tolerance and whether it is met;
 * ``--search``: rerun the search that set the list-composition defaults of
-  :class:`~ltrlib.data.synthetic.SyntheticConfig`: Optuna TPE (seeded) over those knobs,
-  minimising the squared tolerance-scaled misses, on :func:`simulate_lists` (the generator
-  without features, so a trial takes about a second);
+  :class:`~ltrlib.data.synthetic.SyntheticConfig`: Optuna TPE then CMA-ES (seeded) over
+  those knobs, minimising the tolerance-scaled misses (`loss`), on :func:`simulate_lists`
+  (the generator without features, so a trial takes about two seconds);
 * ``--learnability``: the one model-level target, M_full's NDCG@10 (0.786, Table 3): train
   LightGBM LambdaMART at the paper's Table 6 median settings on the full training set for
   a few values of ``feature_noise`` and interpolate the value that hits it.
@@ -85,6 +85,13 @@ TARGETS: tuple[Target, ...] = (
     Target("docs_per_ds2_prime_14", 78_025 / 1_148, 10.0, "Table 2", "docs_sd, background_shares"),
     Target("relevant_per_exclusive_11", 3_287 / 270, 3.0, "Table 2", "query_difficulty, topic_bonus"),
     Target("relevant_per_exclusive_14", 3_002 / 239, 3.0, "Table 2", "query_difficulty, topic_bonus"),
+    # Table 2's short-list subsets (DS2', 65-68 documents per query) hold 10.1 relevant
+    # documents, its long-list ones (no tie-breaking DS1, 103-118) 12.5-13.2: relevant
+    # documents grow with the list's length to the power 0.44 (11) and 0.52 (14), not 1.
+    Target("relevant_length_elasticity", float(np.mean([
+        np.log((44_547 / 3_385) / (13_723 / 1_351)) / np.log((399_487 / 3_385) / (88_169 / 1_351)),
+        np.log((40_655 / 3_243) / (11_600 / 1_148)) / np.log((333_947 / 3_243) / (78_025 / 1_148))])),
+        0.15, "Table 2", "length_damping"),
     # Figure 2: "the similarity between the two distributions" (relevant documents and
     # queries), with 11 and 14 leading both. Total variation distance between the two.
     Target("figure2_distance", 0.0, 0.15, "Figure 2", "topic_shares vs background_shares"),
@@ -110,7 +117,7 @@ SEARCH_SPACE = {
     "background_share_11": (0.05, 0.45), "background_share_14": (0.05, 0.45),
     "category_tail": (0.0, 1.6), "pure_query_share": (0.0, 0.3), "purity_mean": (0.05, 0.95),
     "purity_concentration": (0.5, 50.0), "topic_bonus": (0.0, 2.5), "query_difficulty": (0.0, 1.5),
-    "docs_sd": (0.2, 1.0),
+    "length_damping": (0.0, 1.0), "docs_sd": (0.2, 1.0),
 }
 
 
@@ -128,6 +135,19 @@ def _subsets(ds: Dataset, seed: int = 0) -> dict[str, np.ndarray]:
 def applies(ds: Dataset) -> bool:
     """Whether the targets can be measured: the data has categories, 11 and 14 among them."""
     return ds.category is not None and set(LEADING_CATEGORIES) <= set(np.unique(ds.category).tolist())
+
+
+def _length_elasticity(ds: Dataset, masks: dict[str, np.ndarray], n_rel: np.ndarray) -> float:
+    """d log(relevant per query) / d log(documents per query) between the DS2' and the
+    no-tie-breaking DS1 subsets, averaged over 11 and 14: as read off the paper's Table 2."""
+    slopes = []
+    for c in LEADING_CATEGORIES:
+        long, short = masks[f"no_tie_breaking_{c}"], masks[f"ds2_prime_{c}"]
+        if not (long.any() and short.any()):
+            return float("nan")
+        docs = ds.group_sizes[long].mean() / ds.group_sizes[short].mean()
+        slopes.append(np.log(n_rel[long].mean() / n_rel[short].mean()) / np.log(docs))
+    return float(np.mean(slopes))
 
 
 def measure(ds: Dataset, seed: int = 0) -> dict[str, float]:
@@ -155,6 +175,7 @@ def measure(ds: Dataset, seed: int = 0) -> dict[str, float]:
         out[f"relevant_per_exclusive_{c}"] = float(n_rel[m].mean()) if m.any() else 0.0
         m = masks[f"ds2_prime_{c}"]
         out[f"docs_per_ds2_prime_{c}"] = float(ds.group_sizes[m].mean()) if m.any() else 0.0
+    out["relevant_length_elasticity"] = _length_elasticity(ds, masks, n_rel)
     fig = relevant_vs_query_categories(ds, seed).pivot(index="category", columns="distribution",
                                                          values="share")
     out["figure2_distance"] = float(0.5 * np.abs(fig["relevant documents"] - fig["queries"]).sum())
@@ -217,31 +238,48 @@ def knobs_of(cfg: SyntheticConfig) -> dict[str, float]:
     return out
 
 
+#: Share of a tolerance the search aims to stay within, leaving the rest for sampling noise.
+SAFE_SHARE = 0.75
+
+
 def loss(got: dict[str, float]) -> float:
-    """Sum of squared tolerance-scaled misses over the numeric targets."""
+    """Sum of squared tolerance-scaled misses over the numeric targets, plus a steep
+    penalty on the part of a miss beyond `SAFE_SHARE` of its tolerance: tolerance is what
+    counts, and a target met only at its edge fails on the next sample (a 15% share
+    measured on 6,000 queries moves by 0.5 points, a sixth of the tie tolerance)."""
     total = 0.0
     for t in TARGETS:
         if t.tolerance > 0:
-            total += ((got[t.name] - t.paper) / t.tolerance) ** 2
+            scaled = abs(got[t.name] - t.paper) / t.tolerance
+            total += scaled**2 + 10.0 * max(scaled - SAFE_SHARE, 0.0) ** 2 if np.isfinite(scaled) else 100.0
         elif got[t.name] != t.paper:  # a qualitative fact of the paper: far worse than any miss
             total += 100.0
     return total
 
 
-def search(n_trials: int = 250, n_queries: int = 5_000, seed: int = 0, n_samples: int = 2,
+def search(n_trials: int = 200, n_queries: int = 5_000, seed: int = 0, n_samples: int = 2,
            progress: bool = True) -> pd.DataFrame:
-    """The data-statistics search: Optuna TPE over :data:`SEARCH_SPACE` on simulated lists.
+    """The data-statistics search: Optuna over :data:`SEARCH_SPACE` on simulated lists.
+
+    Two stages of ``n_trials`` each. TPE (multivariate: the knobs act together, e.g. the
+    topic and background shares of 11) explores the whole space, starting from the current
+    defaults (enqueued, so the search can only improve on them). CMA-ES then refines,
+    warm-started from the best tenth of TPE's trials (Optuna's ``source_trials``): TPE finds
+    the region, but in twelve dimensions it rarely improves on a good point, which is what
+    an evolution strategy does well.
 
     Each trial's loss is the mean over ``n_samples`` simulated samples (seeds ``seed``,
     ``seed + 1``, ...) of ``n_queries`` queries each: one sample alone lets the search fit
-    its noise (a 1.3% share measured on 5,000 queries is off by 0.16 points). Starts from
-    the current defaults (enqueued), so it can only improve on them. Returns the trials
-    (knobs and loss), best first. Deterministic for a given ``seed``.
+    its noise (a 1.3% share measured on 5,000 queries is off by 0.16 points). Returns the
+    trials of both stages (knobs, loss, stage), best first. Deterministic for a given ``seed``.
     """
+    import warnings
+
     import optuna
 
+    if n_trials < 10:
+        raise ValueError(f"n_trials must be >= 10: CMA-ES starts from the best tenth of TPE's trials, got {n_trials}")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    base = SyntheticConfig()
 
     def objective(trial):
         knobs = {name: trial.suggest_float(name, lo, hi, log=name == "purity_concentration")
@@ -250,14 +288,21 @@ def search(n_trials: int = 250, n_queries: int = 5_000, seed: int = 0, n_samples
         return float(np.mean([loss(measure(simulate_lists(n_queries, DOCS_PER_QUERY, seed + k, cfg), seed + k))
                               for k in range(n_samples)]))
 
-    # multivariate TPE: the knobs act together (e.g. topic and background shares of 11)
-    sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=30)
-    study = optuna.create_study(direction="minimize", sampler=sampler)
-    study.enqueue_trial(knobs_of(base))
-    study.optimize(objective, n_trials=n_trials, show_progress_bar=progress)
-    frame = study.trials_dataframe(attrs=("number", "value", "params"))
-    frame.columns = [c.removeprefix("params_") for c in frame.columns]
-    return frame.sort_values("value").reset_index(drop=True)
+    tpe = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(
+        seed=seed, multivariate=True, n_startup_trials=30))
+    tpe.enqueue_trial(knobs_of(SyntheticConfig()))
+    tpe.optimize(objective, n_trials=n_trials, show_progress_bar=progress)
+    with warnings.catch_warnings():  # source_trials is marked experimental since Optuna 2.6
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        cmaes = optuna.samplers.CmaEsSampler(seed=seed, source_trials=tpe.trials)
+    cma = optuna.create_study(direction="minimize", sampler=cmaes)
+    cma.optimize(objective, n_trials=n_trials, show_progress_bar=progress)
+    frames = []
+    for stage, study in (("tpe", tpe), ("cma-es", cma)):
+        frame = study.trials_dataframe(attrs=("number", "value", "params"))
+        frame.columns = [c.removeprefix("params_") for c in frame.columns]
+        frames.append(frame.assign(stage=stage))
+    return pd.concat(frames, ignore_index=True).sort_values("value").reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------- learnability
@@ -311,7 +356,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", default="small", help="scale to measure (tiny, small, paper)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--search", action="store_true", help="rerun the data-statistics search")
-    ap.add_argument("--trials", type=int, default=250, help="trials of --search")
+    ap.add_argument("--trials", type=int, default=200, help="trials of each stage of --search (TPE, then CMA-ES)")
     ap.add_argument("--learnability", action="store_true", help="measure M_full NDCG@10 against feature_noise")
     args = ap.parse_args(argv)
 
@@ -321,8 +366,9 @@ def main(argv=None) -> int:
         best = trials.iloc[0]
         for name in SEARCH_SPACE:
             print(f"  {name} = {best[name]:.3f}")
-        print(f"loss {best['value']:.3f} (current defaults: "
-              f"{trials.loc[trials.number == 0, 'value'].iloc[0]:.3f})")
+        start = trials[(trials.stage == "tpe") & (trials.number == 0)]
+        print(f"loss {best['value']:.3f} ({best['stage']} trial {best['number']}; "
+              f"current defaults: {start['value'].iloc[0]:.3f})")
         return 0
     if args.learnability:
         curve = learnability(args.scale, args.seed)
