@@ -204,6 +204,46 @@ def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, mon
         fit_client_models(nsplits, store, splits="Split9", **fast)
 
 
+def test_models_side_by_side_equal_the_sequential_ones(tmp_path, splits, monkeypatch):
+    # n_jobs=2 trains the distinct models in two worker processes (one thread each), then
+    # loads them; with one thread per model either way, they are the same models.
+    from ltrlib.noniid.splits import paper_splits
+    from ltrlib.train import fit_client_models
+
+    nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
+    fast = dict(n_trials=1, max_trees=10, early_stopping=5, progress=False)
+    seq = fit_client_models(nsplits, ModelStore("seq", root=tmp_path), num_threads=1, **fast)
+    par_store = ModelStore("par", root=tmp_path)
+    par = fit_client_models(nsplits, par_store, num_threads=2, n_jobs=2, **fast)
+    assert set(par.rankers) == set(seq.rankers) and par.reused == seq.reused
+    for key, ranker in seq.rankers.items():
+        other = par.rankers[key]
+        assert other.info["tuning"]["best_value"] == ranker.info["tuning"]["best_value"], key
+        np.testing.assert_array_equal(other.predict(splits.test), ranker.predict(splits.test))
+        assert other.params["num_threads"] == 1  # num_threads // n_jobs per worker
+
+    # the parent only loaded what the workers stored: a second run trains nothing
+    def no_training(*a, **k):
+        raise AssertionError("everything is stored: nothing may train")
+
+    monkeypatch.setattr(tuning_mod, "train_ranker", no_training)
+    fit_client_models(nsplits, par_store, num_threads=1, **fast)
+    with pytest.raises(ValueError, match="n_jobs must be >= 1"):
+        tuning_mod.fit_side_by_side([], par_store, n_jobs=0)
+
+
+def test_client_models_subset_keeps_the_named_splits():
+    from ltrlib.train import ClientModels
+
+    m = ClientModels({("A", "M1"): 1, ("B", "M1"): 2}, {("A", "M1"): "r"}, {"A": {}, "B": {}},
+                     {("B", "M2"): ("A", "M2")})
+    sub = m.subset(["B"])
+    assert sub.rankers == {("B", "M1"): 2} and sub.results == {} and list(sub.tests) == ["B"]
+    assert sub.reused == {("B", "M2"): ("A", "M2")}
+    with pytest.raises(ValueError, match="not fitted"):
+        m.subset(["C"])
+
+
 def test_setup_key_missing_on_one_side_is_named(tmp_path):
     # A key stored as None and absent now is still a different setup, and the message says
     # which key it is.
