@@ -122,9 +122,10 @@ def _add_tune_worker_parser(subparsers) -> None:
                       help="real data: the feature holding the topic category")
     data.add_argument("--category-bins", type=int, default=0, metavar="N",
                       help="above 0: quantile-bin --category-feature into N categories")
-    for i, default in enumerate((11, 11, 14), start=1):
-        data.add_argument(f"--split{i}-category", type=int, default=default, metavar="C",
-                          help=f"category of Split{i} (default: %(default)s)")
+    for i, rank in enumerate(("most frequent", "most frequent", "second most frequent"), start=1):
+        data.add_argument(f"--split{i}-category", default="auto", metavar="C",
+                          help=f"category of Split{i}, as the notebook's (default: auto, the {rank} "
+                               "query category: 11, 11, 14 on Istella-S)")
     run = w.add_argument_group("trials (default: as recorded in the study)")
     run.add_argument("--n-trials", type=int, default=None, metavar="N",
                      help="finished trials the study needs (default: its target; required to start a new study)")

@@ -28,12 +28,12 @@ run_id: str = "interactive"  # reports/run_id/ receives tables and figures
 interactive: bool = True  # widgets when True; plain figures in batch runs
 category_feature: str = ""  # real data: feature with the topic category (f220 on Istella-S); empty means none
 category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
-split1_category: int = 11  # Split1: exclusive partitioning on this category
-split2_category: int = 11  # Split2: partitioning without tie-breaking on this category
-split3_category: int = 14  # Split3: partitioning without tie-breaking on this category
+split1_category: str = "auto"  # Split1: exclusive partitioning on this category; auto: the most frequent query category (11 on Istella-S)
+split2_category: str = "auto"  # Split2: partitioning without tie-breaking on this category; auto: as Split1's
+split3_category: str = "auto"  # Split3: partitioning without tie-breaking on this category; auto: the second most frequent (14 on Istella-S)
 merge_size: str = "train_queries_half"  # D_merge size Q/2 counts the train_queries_half or vali_queries_half of a client
 merge_overflow: str = "shrink"  # pool too small: shrink, overlap or error
-three_client_sets: str = "11/14/rest"  # example with 3 clients: category sets split by a slash, members joined by a plus, rest takes the remainder
+three_client_sets: str = "auto"  # example with 3 clients: category sets split by a slash, members joined by a plus, rest takes the remainder; auto: Split2's/Split3's/rest (11/14/rest on Istella-S)
 
 # %%
 import pandas as pd
@@ -41,14 +41,21 @@ from IPython.display import display
 
 from ltrlib import plots
 from ltrlib.data.loading import load_dataset
+from ltrlib.noniid.categories import resolve_split_categories
 from ltrlib.noniid import splits as nsplit
 from ltrlib.report import Reporter
 
 report = Reporter(run_id, "02_split_stats")
 splits = load_dataset(dataset, data_dir, scale, seed,
                       category_feature=category_feature or None, category_bins=category_bins)
+# "auto" categories are the data's most frequent query categories (the paper's reason for 11 and 14).
+split1_category, split2_category, split3_category = resolve_split_categories(
+    splits.train, split1_category, split2_category, split3_category, seed=seed)
+print(f"split categories: Split1 {split1_category}, Split2 {split2_category}, Split3 {split3_category}")
 table2_categories = tuple(dict.fromkeys([split2_category, split3_category, split1_category]))
 split_categories = (split1_category, split2_category, split3_category)
+if three_client_sets.strip().lower() == "auto":
+    three_client_sets = f"{split2_category}/{split3_category}/rest"
 client_sets = [None if s.strip() == "rest" else {int(c) for c in s.split("+")}
                for s in three_client_sets.split("/")]
 splits

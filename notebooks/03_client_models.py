@@ -54,9 +54,9 @@ run_id: str = "interactive"  # reports/run_id/ receives models, studies, tables 
 interactive: bool = True  # widgets when True; plain figures in batch runs
 category_feature: str = ""  # real data: feature with the topic category (f220 on Istella-S); empty means none
 category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
-split1_category: int = 11  # Split1: exclusive partitioning on this category
-split2_category: int = 11  # Split2: partitioning without tie-breaking on this category
-split3_category: int = 14  # Split3: partitioning without tie-breaking on this category
+split1_category: str = "auto"  # Split1: exclusive partitioning on this category; auto: the most frequent query category (11 on Istella-S)
+split2_category: str = "auto"  # Split2: partitioning without tie-breaking on this category; auto: as Split1's
+split3_category: str = "auto"  # Split3: partitioning without tie-breaking on this category; auto: the second most frequent (14 on Istella-S)
 merge_size: str = "train_queries_half"  # D_merge size, as in notebooks 02 and 04 (does not change the models)
 merge_overflow: str = "shrink"  # pool too small: shrink, overlap or error
 splits_to_run: str = "Split1,Split2,Split3"  # comma-separated subset of Split1, Split2, Split3
@@ -80,6 +80,7 @@ trials, trees
 # %%
 from ltrlib import plots, train
 from ltrlib.data.loading import load_dataset
+from ltrlib.noniid.categories import resolve_split_categories
 from ltrlib.noniid.splits import paper_splits
 from ltrlib.report import Reporter
 
@@ -87,6 +88,10 @@ report = Reporter(run_id, "03_client_models")
 store = train.ModelStore(run_id)
 splits = load_dataset(dataset, data_dir, scale, seed,
                       category_feature=category_feature or None, category_bins=category_bins)
+# "auto" categories are the data's most frequent query categories (the paper's reason for 11 and 14).
+split1_category, split2_category, split3_category = resolve_split_categories(
+    splits.train, split1_category, split2_category, split3_category, seed=seed)
+print(f"split categories: Split1 {split1_category}, Split2 {split2_category}, Split3 {split3_category}")
 nsplits = paper_splits(splits, categories=(split1_category, split2_category, split3_category),
                        seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
 nsplits

@@ -45,9 +45,9 @@ run_id: str = "interactive"  # reports/run_id/ holds the models of notebook 03 a
 interactive: bool = True  # widgets when True; plain figures in batch runs
 category_feature: str = ""  # real data: feature with the topic category (f220 on Istella-S); empty means none
 category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
-split1_category: int = 11  # Split1: exclusive partitioning on this category
-split2_category: int = 11  # Split2: partitioning without tie-breaking on this category
-split3_category: int = 14  # Split3: partitioning without tie-breaking on this category
+split1_category: str = "auto"  # Split1: exclusive partitioning on this category; auto: the most frequent query category (11 on Istella-S)
+split2_category: str = "auto"  # Split2: partitioning without tie-breaking on this category; auto: as Split1's
+split3_category: str = "auto"  # Split3: partitioning without tie-breaking on this category; auto: the second most frequent (14 on Istella-S)
 merge_size: str = "train_queries_half"  # D_merge size Q/2 counts the train_queries_half or vali_queries_half of a client
 merge_overflow: str = "shrink"  # pool too small: shrink, overlap or error
 n_trials: int = 6  # Optuna TPE trials per meta-model, pruned ones included; each trains up to n_folds models
@@ -67,6 +67,7 @@ trials
 # %%
 from ltrlib import merge, plots
 from ltrlib.data.loading import load_dataset
+from ltrlib.noniid.categories import resolve_split_categories
 from ltrlib.merge import linear, selection, stacking
 from ltrlib.noniid.splits import paper_splits
 from ltrlib.report import Reporter
@@ -77,6 +78,10 @@ report = Reporter(run_id, "05_stacking")
 store = ModelStore(run_id)
 splits = load_dataset(dataset, data_dir, scale, seed,
                       category_feature=category_feature or None, category_bins=category_bins)
+# "auto" categories are the data's most frequent query categories (the paper's reason for 11 and 14).
+split1_category, split2_category, split3_category = resolve_split_categories(
+    splits.train, split1_category, split2_category, split3_category, seed=seed)
+print(f"split categories: Split1 {split1_category}, Split2 {split2_category}, Split3 {split3_category}")
 nsplits = paper_splits(splits, categories=(split1_category, split2_category, split3_category),
                        seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
 split_names = merge.parse_split_names(splits_to_run, nsplits)

@@ -324,11 +324,23 @@ def _read_units(units, zero_based, n_features, label_range, category_feature, ca
 
     # 3. Categories (bin edges from the first file: the training split of a folder).
     if cat_col is not None:
+        feature, ref = out[0].feature_names[cat_col], out[0].X[:, cat_col]
+        distinct = np.unique(ref)
+        if distinct.size < 2:
+            raise ValueError(f"{units[0].path}: the category feature {feature} has a single value "
+                             f"({distinct[0] if distinct.size else 'none'}), so every document would be "
+                             "in one category; choose another feature")
         if bins is None:
             out = [d.with_category_from_feature(cat_col) for d in out]
         else:
-            ref = out[0].X[:, cat_col]
             edges = np.unique(np.quantile(ref, np.linspace(0, 1, int(bins) + 1)[1:-1]))
+            made = np.unique(np.searchsorted(edges, ref, side="right")).size
+            if made < int(bins):
+                # Quantiles of a feature with many ties coincide, and equal edges merge bins.
+                warnings.warn(f"category_bins: {int(bins)} quantile bins of {feature} gave {made} "
+                              f"categories in {units[0].path.name}: the feature has only "
+                              f"{distinct.size} distinct values or heavy ties at the bin edges",
+                              UserWarning, stacklevel=3)
             out = [d.with_category(np.searchsorted(edges, d.X[:, cat_col], side="right")
                                    .astype(np.int32)) for d in out]
     return out

@@ -7,13 +7,17 @@
 """
 
 from ltrlib.noniid.categories import (
+    AUTO,
     NO_CATEGORY,
     STRATEGIES,
     assign_all,
     assign_query_categories,
     category_counts,
     dominance_statistics,
+    leading_query_categories,
     relevant_vs_query_categories,
+    resolve_category,
+    resolve_split_categories,
 )
 from ltrlib.noniid.splits import (
     Client,
@@ -28,7 +32,8 @@ from ltrlib.noniid.splits import (
 )
 
 __all__ = [
-    "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_counts",
-    "dominance_statistics", "relevant_vs_query_categories",
+    "AUTO", "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_counts",
+    "dominance_statistics", "leading_query_categories", "relevant_vs_query_categories",
+    "resolve_category", "resolve_split_categories",
     "Client", "NonIIDSplit", "alternative_splits", "initial_split", "make_clients", "make_split", "paper_splits", "table2", "table2_wide",
 ]

@@ -255,6 +255,73 @@ def relevant_vs_query_categories(ds: Dataset, seed: int = 0) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+# --------------------------------------------------------------------------- choosing categories
+
+#: Parameter value that picks a split category from the data (`resolve_split_categories`).
+AUTO = "auto"
+
+
+def leading_query_categories(ds: Dataset, n: int = 2, seed: int = 0) -> tuple[int, ...]:
+    """The ``n`` most frequent query categories (§3.1 assignment) of ``ds``, most frequent
+    first; equal counts go to the smaller category number.
+
+    The paper picks its split categories this way: "the two most popular categories in the
+    dataset, namely categories 11 and 14 (see Figure 2b)", and Figure 2b counts queries.
+    """
+    assigned = assign_query_categories(ds, seed).category
+    counts = assigned[assigned != NO_CATEGORY].value_counts()
+    if len(counts) < n:
+        raise ValueError(f"{ds.name}: {n} query categories needed, the data has {len(counts)} "
+                         f"({sorted(counts.index.tolist())}); with category_bins, more bins may help")
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return tuple(int(c) for c, _ in ranked[:n])
+
+
+def _category_value(value, name: str) -> int | None:
+    """An explicit category as an int, or None for `AUTO`; refuses anything else by name."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == AUTO:
+            return None
+        if text.lstrip("-").isdigit():
+            return int(text)
+    elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    raise ValueError(f"{name} must be a category number or {AUTO!r}, got {value!r}")
+
+
+def _check_known(ds: Dataset, name: str, category: int) -> int:
+    known = np.unique(_require_categories(ds)).tolist()
+    if category not in known:
+        raise ValueError(f"{name}={category} is not a document category of {ds.name} "
+                         f"(categories: {known}); use {AUTO!r} to pick from the data")
+    return category
+
+
+def resolve_category(ds: Dataset, value="auto", name: str = "category", seed: int = 0) -> int:
+    """One category parameter: `AUTO` is the most frequent query category of ``ds``; an
+    explicit value (int, or digit string) must be a document category of ``ds``. ``name``
+    is the parameter's name, used in errors."""
+    c = _category_value(value, name)
+    return _check_known(ds, name, leading_query_categories(ds, 1, seed)[0] if c is None else c)
+
+
+def resolve_split_categories(ds: Dataset, split1="auto", split2="auto", split3="auto",
+                             seed: int = 0) -> tuple[int, int, int]:
+    """The categories of Split1-3 (`ltrlib.noniid.splits.paper_splits`) with `AUTO` filled
+    in from the training set ``ds``: Split1 and Split2 on the most frequent query category,
+    Split3 on the second, as the paper's 11, 11 and 14 on Istella-S. Explicit values (ints,
+    or digit strings as papermill may pass them) are kept, and must be categories of ``ds``.
+    """
+    given = {f"split{i}_category": _category_value(v, f"split{i}_category")
+             for i, v in enumerate((split1, split2, split3), start=1)}
+    if any(v is None for v in given.values()):
+        first, second = leading_query_categories(ds, 2, seed)
+        auto = dict(zip(given, (first, first, second)))
+        given = {k: auto[k] if v is None else v for k, v in given.items()}
+    return tuple(_check_known(ds, name, c) for name, c in given.items())
+
+
 # --------------------------------------------------------------------------- §5 statistics
 
 

@@ -103,7 +103,7 @@ def tune_worker(
     seed: int = 0,
     category_feature: str = "",
     category_bins: int = 0,
-    categories: Sequence[int] = (11, 11, 14),
+    categories: Sequence[int | str] = ("auto", "auto", "auto"),
     n_trials: int | None = None,
     max_trees: int | None = None,
     early_stopping: int | None = None,
@@ -131,6 +131,7 @@ def tune_worker(
     import sqlalchemy.exc
 
     from ltrlib.data.loading import load_dataset
+    from ltrlib.noniid.categories import resolve_split_categories
 
     if not isinstance(storage, str) or "://" not in storage:
         raise ValueError(f"storage must be a database URL such as postgresql://user@host:5432/db, "
@@ -176,6 +177,8 @@ def tune_worker(
 
     splits = load_dataset(dataset, data_dir, scale, seed,
                           category_feature=category_feature or None, category_bins=category_bins)
+    # As the notebook does: "auto" categories are resolved on the training set.
+    categories = resolve_split_categories(splits.train, *categories, seed=seed)
     train, vali = client_data(study_name, splits, categories, seed)
     return tune(train, vali, n_trials=int(n_trials), study_name=study_name, storage=store,
                 seed=seed, params=setting("params", None, {}), first_params=first_params,

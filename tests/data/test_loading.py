@@ -63,3 +63,24 @@ def test_read_letor_roundtrip_of_synthetic(tmp_path):
     np.testing.assert_array_equal(back.y, tiny.y)
     np.testing.assert_array_equal(back.query_ids, tiny.query_ids)
     np.testing.assert_allclose(back.X, tiny.X, rtol=1e-6)
+
+
+def test_quantile_bins_that_collapse_are_reported(recwarn):
+    if not config.SHARED_LIGHTGBM_RANK.exists():
+        pytest.skip(f"shared example data not found at {config.SHARED_LIGHTGBM_RANK}")
+    with pytest.warns(UserWarning, match=r"10 quantile bins of f10 gave (\d) categories"):
+        s = load_dataset("lightgbm-rank", seed=0, category_feature="f10", category_bins=10)
+    assert np.unique(s.train.category).size < 10
+
+
+def test_a_single_valued_category_feature_is_refused(tmp_path):
+    folder = tmp_path / "flat"
+    folder.mkdir()
+    lines = [f"{y} qid:{q} 1:{q} 2:0.5 3:{d}" for q in (1, 2) for d, y in enumerate((1, 0, 0))]
+    for name in ("train.txt", "vali.txt", "test.txt"):
+        (folder / name).write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"train.txt: the category feature f2 has a single value \(0.5\)"):
+        load_dataset("flat", data_dir=tmp_path, category_feature="f2", cache_dir=tmp_path / "cache")
+    with pytest.raises(ValueError, match="the category feature f2 has a single value"):
+        load_dataset("flat", data_dir=tmp_path, category_feature="f2", category_bins=3,
+                     cache_dir=tmp_path / "cache")

@@ -130,3 +130,55 @@ def test_strategy_counts_match_the_masks():
     assigned = cats.assign_query_categories(splits.train, 0, cc).category.to_numpy()
     assert ds1_mask(cc, assigned, 3, "exclusive").tolist() == [False, False, True, False, False]
     assert isinstance(cats.decided_by_summary(cats.assign_all(splits)), pd.DataFrame)
+
+
+# --------------------------------------------------------------------------- choosing categories
+
+
+def test_auto_split_categories_are_the_two_most_frequent_query_categories():
+    from ltrlib.data import load_dataset
+    from ltrlib.noniid import leading_query_categories, resolve_split_categories
+
+    train = load_dataset("synthetic", scale="small", seed=0).train
+    counts = cats.assign_query_categories(train, 0).category.value_counts()
+    assert leading_query_categories(train) == tuple(counts.index[:2])
+    # On the Istella-S twin these are the paper's 11 and 14 (§5.2, Figure 2b).
+    assert resolve_split_categories(train) == (11, 11, 14)
+    # explicit values are kept, also as the digit strings papermill may pass
+    assert resolve_split_categories(train, "3", 11, "auto") == (3, 11, 14)
+    with pytest.raises(ValueError, match="split2_category must be a category number or 'auto'"):
+        resolve_split_categories(train, "auto", "eleven")
+    with pytest.raises(ValueError, match="split3_category=42 is not a document category"):
+        resolve_split_categories(train, split3=42)
+
+
+def test_auto_categories_follow_binned_real_data():
+    from ltrlib import config
+    from ltrlib.data import load_dataset
+    from ltrlib.noniid import leading_query_categories, resolve_split_categories
+
+    if not config.SHARED_LIGHTGBM_RANK.exists():
+        pytest.skip(f"shared example data not found at {config.SHARED_LIGHTGBM_RANK}")
+    s = load_dataset("lightgbm-rank", seed=0, category_feature="f1", category_bins=5)
+    first, second = leading_query_categories(s.train)
+    assert first != second and {first, second} <= set(np.unique(s.train.category).tolist())
+    assert resolve_split_categories(s.train) == (first, first, second)
+    with pytest.raises(ValueError, match="split1_category=11 is not a document category"):
+        resolve_split_categories(s.train, 11)
+
+
+def test_one_category_parameter_resolves_alike():
+    from ltrlib.data import load_dataset
+    from ltrlib.noniid import leading_query_categories, resolve_category
+
+    train = load_dataset("synthetic", scale="tiny", seed=0).train
+    assert resolve_category(train) == leading_query_categories(train, 1)[0]
+    assert resolve_category(train, "14") == 14
+    with pytest.raises(ValueError, match="category=99 is not a document category"):
+        resolve_category(train, 99)
+    plain = Dataset(X=np.zeros((2, 1)), y=[1, 0], query_ids=[1], offsets=[0, 2], name="plain")
+    with pytest.raises(ValueError, match="no document categories"):
+        resolve_category(plain, "auto")
+    # one category only: there is no second one for Split3
+    with pytest.raises(ValueError, match="2 query categories needed, the data has 1"):
+        cats.resolve_split_categories(build([[(1, 3), (0, 3)]]))
