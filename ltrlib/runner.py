@@ -613,7 +613,7 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -
             os.environ.pop(timing.ENV_VAR, None)
         else:
             os.environ[timing.ENV_VAR] = previous_log
-        fitted = timing.read_log(fit_log)
+        fitted = timing.read_log(fit_log, parent=os.getpid())  # the kernel's own lines
         entry["fit_seconds"] = round(fitted or 0.0, 3)
         fit_log.unlink(missing_ok=True)
         _write_manifest(run_dir, manifest)

@@ -10,6 +10,11 @@ a file per notebook before the notebook's kernel starts; each outermost :func:`f
 block then appends its seconds to that file as one line (a kernel is a separate process,
 so a file is the simplest channel, and an appended line survives a crash of the kernel).
 Without the variable, the blocks only add to :data:`seconds` of the running process.
+
+Fits run side by side in worker processes (joblib) inherit the variable. Each line carries
+the writer's process and parent ids, and the runner counts only the lines of its own
+child, the kernel: the kernel times a side-by-side block as one wall-clock span, and the
+workers' overlapping seconds would count the same wall time twice.
 """
 
 from __future__ import annotations
@@ -49,12 +54,18 @@ def fitting() -> Iterator[None]:
             log = os.environ.get(ENV_VAR)
             if log:
                 with open(log, "a", encoding="utf-8") as fh:
-                    fh.write(f"{elapsed:.6f}\n")
+                    fh.write(f"{elapsed:.6f} {os.getpid()} {os.getppid()}\n")
 
 
-def read_log(path: str | os.PathLike) -> float | None:
-    """Total seconds in a fitting log; None if nothing was fitted (no file)."""
+def read_log(path: str | os.PathLike, parent: int | None = None) -> float | None:
+    """Total seconds in a fitting log; None if nothing was fitted (no file). ``parent``:
+    count only the lines of processes whose parent has this id (the runner's kernel)."""
     p = Path(path)
     if not p.exists():
         return None
-    return sum(float(line) for line in p.read_text(encoding="utf-8").split())
+    total = 0.0
+    for line in p.read_text(encoding="utf-8").splitlines():
+        seconds, _pid, ppid = line.split()
+        if parent is None or int(ppid) == parent:
+            total += float(seconds)
+    return total

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from ltrlib import timing
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
 
@@ -110,19 +111,21 @@ def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", prog
 
     bar = tqdm(total=len(jobs), desc="foltr runs", disable=not progress)
     results = []
-    if scheduler:
-        results = _run_dask(data, jobs, scheduler, bar)
-    elif n_jobs == 1:
-        for j in jobs:
-            results.append(run_job(data, j))
-            bar.update()
-    else:
-        from joblib import Parallel, delayed
+    # One wall-clock span of fitting, whether the runs are here or in worker processes.
+    with timing.fitting():
+        if scheduler:
+            results = _run_dask(data, jobs, scheduler, bar)
+        elif n_jobs == 1:
+            for j in jobs:
+                results.append(run_job(data, j))
+                bar.update()
+        else:
+            from joblib import Parallel, delayed
 
-        par = Parallel(n_jobs=n_jobs, return_as="generator")
-        for r in par(delayed(run_job)(data, j) for j in jobs):
-            results.append(r)
-            bar.update()
+            par = Parallel(n_jobs=n_jobs, return_as="generator")
+            for r in par(delayed(run_job)(data, j) for j in jobs):
+                results.append(r)
+                bar.update()
     bar.close()
     offline = pd.concat([r[0] for r in results], ignore_index=True)
     online = pd.DataFrame([r[1] for r in results])

@@ -1125,11 +1125,6 @@ def _distinct_fits(nsplits: Mapping[str, Any], names: list[str]) -> list[tuple[s
 
 
 def _fit_in_worker(train, vali, store, split, name, kwargs) -> tuple[str, str]:
-    from ltrlib import timing
-
-    # The parent times the whole side-by-side block as fitting; workers logging their own
-    # seconds too would count the same wall time twice.
-    os.environ.pop(timing.ENV_VAR, None)
     fit_tuned(train, vali, store=store, split=split, name=name, **kwargs)
     return split, name
 
