@@ -1081,22 +1081,25 @@ def fit_client_models(
         if not (_same_data(full.train, other.train) and _same_data(full.vali, other.vali)):
             raise ValueError(f"{names[0]} and {s} have different full collections DS; "
                              "M_full is trained once for all splits")
+    for s in names:
+        if len(nsplits[s].clients) != 2:
+            raise ValueError(f"{s} has {len(nsplits[s].clients)} clients; notebook 03 expects 2")
+    plan = _fit_plan(nsplits, names)
     if n_jobs > 1:
-        fit_side_by_side(_distinct_fits(nsplits, names), store, n_jobs=n_jobs, **common)
+        own = [key for key, trained_as in plan.items() if trained_as == key]
+        fits = [("full", "M_full", full.train, full.vali)] + [
+            (*key, _client(nsplits, key).train, _client(nsplits, key).vali) for key in own]
+        fit_side_by_side(fits, store, n_jobs=n_jobs, **common)
     out = ClientModels({}, {}, {})
     r_full, res_full = fit_tuned(full.train, full.vali, store=store, split="full",
                                  name="M_full", **common)
-    fitted: list[tuple[tuple[str, str], Dataset, Dataset]] = []
     for s in names:
         ns = nsplits[s]
-        if len(ns.clients) != 2:
-            raise ValueError(f"{s} has {len(ns.clients)} clients; notebook 03 expects 2")
         out.tests[s] = {"DS1": ns.clients[0].test, "DS2'": ns.clients[1].test, "DS": ns.full.test}
         for model, client in zip(("M1", "M2"), ns.clients):
             key = (s, model)
-            twin = next((k for k, tr, va in fitted
-                         if _same_data(tr, client.train) and _same_data(va, client.vali)), None)
-            if twin is not None:
+            twin = plan[key]
+            if twin != key:
                 ranker, result = out.rankers[twin], out.results[twin]
                 out.reused[key] = twin
                 if not store.exists(s, model) or \
@@ -1105,23 +1108,28 @@ def fit_client_models(
             else:
                 ranker, result = fit_tuned(client.train, client.vali, store=store, split=s,
                                            name=model, **common)
-                fitted.append((key, client.train, client.vali))
             out.rankers[key], out.results[key] = ranker, result
         out.rankers[(s, "M_full")], out.results[(s, "M_full")] = r_full, res_full
     return out
 
 
-def _distinct_fits(nsplits: Mapping[str, Any], names: list[str]) -> list[tuple[str, str, Dataset, Dataset]]:
-    """``(split, model, train, vali)`` of every model `fit_client_models` trains, in its
-    order: M_full, then each split's M1 and M2 unless an earlier one has the same data."""
-    full = nsplits[names[0]].full
-    fits = [("full", "M_full", full.train, full.vali)]
+def _fit_plan(nsplits: Mapping[str, Any], names: list[str]) -> dict[tuple[str, str], tuple[str, str]]:
+    """Each client model ``(split, model)`` of ``names`` mapped to the model it is trained as:
+    itself, or the earlier one with the same training and validation data (DS2' is the same
+    in Split1 and Split2, both category 11), which it then reuses."""
+    plan: dict[tuple[str, str], tuple[str, str]] = {}
     for s in names:
         for model, client in zip(("M1", "M2"), nsplits[s].clients):
-            if not any(_same_data(tr, client.train) and _same_data(va, client.vali)
-                       for _, _, tr, va in fits[1:]):
-                fits.append((s, model, client.train, client.vali))
-    return fits
+            plan[(s, model)] = next(
+                (k for k, own in plan.items() if own == k
+                 and _same_data(_client(nsplits, k).train, client.train)
+                 and _same_data(_client(nsplits, k).vali, client.vali)), (s, model))
+    return plan
+
+
+def _client(nsplits: Mapping[str, Any], key: tuple[str, str]):
+    split, model = key
+    return nsplits[split].clients[("M1", "M2").index(model)]
 
 
 def _fit_in_worker(train, vali, store, split, name, kwargs) -> tuple[str, str]:
