@@ -41,12 +41,19 @@ TABLE_METRICS = ("ndcg@10", "map", "map@10", "mrr@10")
 
 
 def score_models(models: Mapping[str, object], ds) -> dict[str, np.ndarray]:
-    """``{name: model.predict(ds.X)}`` as float64; a clear error if a model cannot score ``ds``."""
+    """``{name: model.predict(ds.X)}`` as float64; a clear error if a model cannot score ``ds``.
+
+    A `Ranker` is given the Dataset itself, so that it reuses the scores of queries it
+    has scored before (the merge notebooks score each client model on D_merge and the test
+    set of several experiments)."""
+    from ltrlib.train.ranker import Ranker
+
     out = {}
     for name, model in models.items():
         if not hasattr(model, "predict"):
             raise TypeError(f"model {name!r} ({type(model).__name__}) has no predict(X) method")
-        s = np.asarray(model.predict(ds.X), dtype=np.float64).ravel()
+        s = np.asarray(model.predict(ds if isinstance(model, Ranker) else ds.X),
+                       dtype=np.float64).ravel()
         if s.size != ds.n_docs:
             raise ValueError(
                 f"model {name!r} returned {s.size} scores for {ds.n_docs} documents of {ds.name!r}"
