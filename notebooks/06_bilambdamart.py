@@ -58,7 +58,8 @@ train_queries: int = 500  # stage-2 training queries drawn for every model; 0 us
 n_trials: int = 1  # Optuna TPE trials per model; the first is the model default point
 max_trees: int = 2000  # most trees per model, as the paper
 early_stopping: int = 30  # stop after this many trees without validation NDCG gain, as the paper
-num_threads: int = 1  # LightGBM threads; 1 is fastest on shared 2-core machines
+num_threads: int = 1  # LightGBM threads per model; 1 is fastest on shared 2-core machines
+n_jobs: int = 2  # stage-1 folds trained side by side in worker processes; 1: one after another
 listwise_ablation: bool = True  # also train the λRank models without listwise features (beyond the paper)
 storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@host:5432/db; empty means the run's 06_bilambdamart.journal
 
@@ -88,7 +89,7 @@ splits
 # %%
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features,
                       max_trees=stage1_max_trees, early_stopping=early_stopping, seed=seed,
-                      num_threads=num_threads, progress=interactive)
+                      num_threads=num_threads, n_jobs=n_jobs, progress=interactive)
 stats = table1(two)
 report.table(stats, "table1_stats", caption="Table 1: statistics of each ranking stage")
 stats
