@@ -313,6 +313,8 @@ class Ranker:
             scores = self._predict_rows(part.X)
             for i, a, b in zip(missing, part.offsets[:-1].tolist(), part.offsets[1:].tolist()):
                 self._query_scores[keys[i]] = scores[a:b]
+        if not keys:  # an empty part (a tiny D_merge)
+            return np.empty(0, dtype=np.float64)
         return np.concatenate([self._query_scores[k] for k in keys])
 
     def _predict_rows(self, X: np.ndarray) -> np.ndarray:

@@ -45,3 +45,8 @@ def test_a_query_is_predicted_once(data, monkeypatch):
     ranker.predict(test)
     ranker.predict(test.take([3]))
     assert seen == [int(test.group_sizes[:2].sum()), int(test.group_sizes[2:].sum())]
+
+
+def test_an_empty_part_gets_no_scores(data):
+    ds, ranker = data
+    assert ranker.predict(ds.take([])).shape == (0,)
