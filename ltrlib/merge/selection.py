@@ -63,7 +63,7 @@ DEFAULT_SELECTOR_PARAMS = {
     "verbosity": -1,
     "deterministic": True,
     "force_row_wise": True,
-    "num_threads": 1,  # see ltrlib.merge.stacking.STACKING_NUM_THREADS
+    "num_threads": 1,  # one row per query: too little work per tree to share between threads
 }
 
 
