@@ -13,7 +13,11 @@ choice and its clicks. The same seed gives identical curves.
 
 Remedies:
 
-- **FedProx** (``mu > 0``): the local step is ``g - mu (w_local - w_global)``.
+- **FedProx** (``mu > 0``): the local step is ``g - mu (w_local - w_global)``, taken at
+  every interaction, also when the clicks give no gradient (``g = 0``: no click, or no
+  pair), as the reference implementation does (ielab/2022-SIGIR-noniid-foltr,
+  ``client/client.py``). ``prox_every_interaction=False`` takes it only with a click
+  update: a client without clicks then stays where FedAvg left it (ltrlib's earlier form).
 - **FedPer** (``fedper=True``, neural ranker): the output layer ``w2`` stays on the client.
   Each client owns its output layer (a copy of the initial one, never aliased with another
   client's); only ``W1, b1`` are averaged. Offline NDCG is then the mean over clients of
@@ -127,7 +131,8 @@ def _offline(spec: RankerSpec, vectors, fed: Federation) -> float:
 @timing.fitting()
 def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000, *, seed: int = 0,
                   lr: float = 0.1, mu: float = 0.0, fedper: bool = False, eval_every: int = 100,
-                  hidden: int = 64, warmup_interactions: int = 1000) -> RunResult:
+                  hidden: int = 64, warmup_interactions: int = 1000,
+                  prox_every_interaction: bool = True) -> RunResult:
     """One FPDGD run; see the module docstring."""
     if n_rounds < 1:
         raise ValueError(f"run_federated: n_rounds must be >= 1, got {n_rounds}")
@@ -157,7 +162,7 @@ def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000,
         # so that no client's stream is consumed before round 1.
         sh = fed.shared
         buf = np.zeros(warmup_interactions)
-        client_update(kind, H, w_global, w_global.copy(), 0.0, lr, warmup_interactions, X, sh.rows,
+        client_update(kind, H, w_global, w_global.copy(), 0.0, False, lr, warmup_interactions, X, sh.rows,
                       sh.labels, sh.q_off, sh.ideal, sh.model_choices, kinds, click_c, click_s,
                       click_eta, rng_sample, rng_sample, buf)
 
@@ -189,7 +194,8 @@ def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000,
             w = w_global.copy()
             if fedper:
                 w[out_sl] = local_out[c]
-            n_c = client_update(kind, H, w, w_global, mu, lr, view.n_updates, X, view.rows, view.labels,
+            n_c = client_update(kind, H, w, w_global, mu, bool(prox_every_interaction), lr,
+                                view.n_updates, X, view.rows, view.labels,
                                 view.q_off, view.ideal, view.model_choices, kinds, click_c, click_s,
                                 click_eta, rng_clients[c], rng_sample, online_buf)
             counts[c] = n_c

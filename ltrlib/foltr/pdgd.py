@@ -158,11 +158,23 @@ def ideal_dcgs(labels, q_off, k):
 
 
 @numba.njit(cache=True, nogil=True)
-def pdgd_interaction(kind, H, w, w_global, mu, lr, X, rows, labels, a, b, ideal_q,
+def prox_step(w, w_global, mu, lr):
+    """FedProx's step alone (a zero click gradient): ``w += lr * -mu (w - w_global)``."""
+    if mu > 0.0:
+        for j in range(len(w)):
+            w[j] += lr * (-mu * (w[j] - w_global[j]))
+
+
+@numba.njit(cache=True, nogil=True)
+def pdgd_interaction(kind, H, w, w_global, mu, prox_always, lr, X, rows, labels, a, b, ideal_q,
                      model, click_kinds, click_c, click_s, click_eta,
                      rng_client, rng_sample, grad, scores, hid, ranking, pos_max, pos_sum,
                      placed, clicks, shown_labels, coef, docs, coefs):
-    """One query interaction on documents ``rows[a:b]``; returns its online NDCG@10."""
+    """One query interaction on documents ``rows[a:b]``; returns its online NDCG@10.
+
+    With ``mu > 0`` the step adds FedProx's pull ``-mu (w - w_global)``; with
+    ``prox_always`` also when the clicks give no gradient (no click, or no pair), as the
+    reference implementation does (its update is ``g - mu (w - w_global)`` with ``g = 0``)."""
     n = b - a
     k = min(LIST_SIZE, n)
     score_rows(kind, H, w, X, rows, a, b, scores, hid)
@@ -173,6 +185,8 @@ def pdgd_interaction(kind, H, w, w_global, mu, lr, X, rows, labels, a, b, ideal_
                                shown_labels[:k], rng_client, clicks)
     ndcg = list_dcg(labels, a, ranking, k) / ideal_q if ideal_q > 0 else 0.0
     if n_clicks == 0:
+        if prox_always:
+            prox_step(w, w_global, mu, lr)
         return ndcg
     last = 0
     for p in range(k):
@@ -196,6 +210,8 @@ def pdgd_interaction(kind, H, w, w_global, mu, lr, X, rows, labels, a, b, ideal_
             coef[j] -= wgt
             any_pair = True
     if not any_pair:
+        if prox_always:
+            prox_step(w, w_global, mu, lr)
         return ndcg
     for j in range(len(grad)):
         grad[j] = 0.0
@@ -222,7 +238,7 @@ def pdgd_interaction(kind, H, w, w_global, mu, lr, X, rows, labels, a, b, ideal_
 
 
 @numba.njit(cache=True, nogil=True)
-def client_update(kind, H, w, w_global, mu, lr, n_updates, X, rows, labels, q_off, ideal,
+def client_update(kind, H, w, w_global, mu, prox_always, lr, n_updates, X, rows, labels, q_off, ideal,
                   model_choices, click_kinds, click_c, click_s, click_eta,
                   rng_client, rng_sample, online_out):
     """``n_updates`` PDGD interactions on random queries of one client view, in place on ``w``.
@@ -253,7 +269,7 @@ def client_update(kind, H, w, w_global, mu, lr, n_updates, X, rows, labels, q_of
         model = model_choices[0]
         if n_models > 1:
             model = model_choices[rng_client.integers(0, n_models)]
-        online_out[t] = pdgd_interaction(kind, H, w, w_global, mu, lr, X, rows, labels,
+        online_out[t] = pdgd_interaction(kind, H, w, w_global, mu, prox_always, lr, X, rows, labels,
                                          q_off[q], q_off[q + 1], ideal[q], model, click_kinds,
                                          click_c, click_s, click_eta, rng_client, rng_sample,
                                          grad, scores, hid, ranking, pos_max, pos_sum, placed,

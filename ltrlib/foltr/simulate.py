@@ -48,6 +48,7 @@ class Job:
     warmup_interactions: int = 1000
     lr: float = 0.1
     label: str = ""             # display name of the setting (e.g. type2_R1 with 10 clients)
+    prox_every_interaction: bool = True  # FedProx's pull also without a click update (the reference's)
 
     def __post_init__(self):
         if self.setting not in SETTINGS:
@@ -83,7 +84,8 @@ def run_job(data: P.FoltrData, job: Job) -> tuple[pd.DataFrame, dict]:
     fed = build_federation(data, job)
     res = run_federated(fed, job.ranker, job.n_rounds, seed=job.seed, lr=job.lr,
                         mu=job.mu if job.remedy == "fedprox" else 0.0, fedper=job.remedy == "fedper",
-                        eval_every=job.eval_every, warmup_interactions=job.warmup_interactions)
+                        eval_every=job.eval_every, warmup_interactions=job.warmup_interactions,
+                        prox_every_interaction=job.prox_every_interaction)
     tags = _tags(job)
     off = res.offline.assign(**tags)
     row = dict(tags, cumulative_online=res.cumulative_online,
@@ -97,6 +99,8 @@ def run_job(data: P.FoltrData, job: Job) -> tuple[pd.DataFrame, dict]:
 def _tags(job: Job) -> dict:
     d = asdict(job)
     remedy = job.remedy if job.remedy != "fedprox" else f"fedprox(mu={job.mu:g})"
+    if job.remedy == "fedprox" and not job.prox_every_interaction:
+        remedy = f"fedprox(mu={job.mu:g}, on updates)"
     return dict(setting=job.label or job.setting, data="non-IID" if job.noniid else "IID", ranker=job.ranker,
                 click=job.click if not job.setting.startswith("type3") else job.setting.split("_")[1],
                 remedy=remedy, seed=job.seed, n_rounds=d["n_rounds"], B=job.B)

@@ -221,3 +221,27 @@ def test_fedprox_pulls_only_after_the_first_local_step(toy):
     assert not np.allclose(plain, prox)
     with pytest.raises(ValueError, match="mu must be >= 0"):
         run_federated(many, "linear", mu=-1.0, **kw)
+
+
+def test_fedprox_pulls_at_every_interaction_as_the_reference(toy):
+    """The reference subtracts mu (w - w_global) from the click gradient at every
+    interaction, a zero gradient included; a step without clicks still pulls w back."""
+    from ltrlib.foltr.clicks import stack_click_models
+    from ltrlib.foltr.pdgd import client_update
+
+    # All labels 0: the perfect click model never clicks, so no interaction has a gradient.
+    view = view_of_queries("quiet", toy.offsets, np.zeros_like(toy.y), n_updates=10)
+    kinds, c, s, eta = stack_click_models((sdbn("perfect"),))
+    w_global = np.zeros(toy.X.shape[1])
+    ideal = np.ones(len(view.q_off) - 1)
+
+    def local_model(mu, every):
+        w = np.ones_like(w_global)  # a local model away from the global one
+        client_update(0, 1, w, w_global, mu, every, 0.1, 10, toy.X, view.rows, view.labels,
+                      view.q_off, ideal, view.model_choices, kinds, c, s, eta,
+                      np.random.default_rng(0), np.random.default_rng(1), np.zeros(10))
+        return w
+
+    np.testing.assert_allclose(local_model(1.0, True), (1 - 0.1 * 1.0) ** 10)
+    np.testing.assert_array_equal(local_model(1.0, False), 1.0)  # the named older form
+    np.testing.assert_array_equal(local_model(0.0, True), 1.0)   # FedAvg: no pull at all
