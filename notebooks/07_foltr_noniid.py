@@ -12,7 +12,8 @@
 # data; its baseline gives every client 5 on the same data, so the gap is the quantity
 # skew's alone. Then the remedies FedProx (mu grid), FedPer (neural, output layer kept
 # local; offline NDCG averaged over the clients' personalised models) and data sharing
-# (10% of training queries shared after a warm-up) on one setting.
+# (10% of the training queries, whole and with their true labels, replace the clients'
+# own parts of them, as in the authors' code; no server warm-up) on one setting.
 #
 # **Inputs.** The dataset (`synthetic` by default; Type 1 needs document categories, so a
 # real collection needs `category_feature`). The paper's own Type 1 collection, the

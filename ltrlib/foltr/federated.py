@@ -22,8 +22,10 @@ Remedies:
   Each client owns its output layer (a copy of the initial one, never aliased with another
   client's); only ``W1, b1`` are averaged. Offline NDCG is then the mean over clients of
   the NDCG of each personalised model (global ``W1, b1`` + the client's ``w2``).
-- **Data sharing**: see ``ltrlib.foltr.partition.with_data_sharing``; the warm-up is
-  ``warmup_interactions`` centralised PDGD interactions on the shared view before round 1.
+- **Data sharing**: see ``ltrlib.foltr.partition.with_data_sharing`` (the shared queries
+  replace the clients' own parts of them, as in the reference). An optional server warm-up,
+  ``warmup_interactions`` centralised PDGD interactions on the shared view before round 1,
+  is not in the paper and off by default (0).
 
 Metrics:
 
@@ -131,7 +133,7 @@ def _offline(spec: RankerSpec, vectors, fed: Federation) -> float:
 @timing.fitting()
 def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000, *, seed: int = 0,
                   lr: float = 0.1, mu: float = 0.0, fedper: bool = False, eval_every: int = 100,
-                  hidden: int = 64, warmup_interactions: int = 1000,
+                  hidden: int = 64, warmup_interactions: int = 0,
                   prox_every_interaction: bool = True) -> RunResult:
     """One FPDGD run; see the module docstring."""
     if n_rounds < 1:

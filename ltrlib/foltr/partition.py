@@ -30,8 +30,8 @@ original labels are the same, so offline curves compare directly.
   the same non-IID data and equalises only the quantities, so the gap is the quantity skew's.
 
 ``with_data_sharing`` adds the remedy: a random ``fraction`` (10%) of the training queries,
-with their original labels, is appended to every client's view and used by the server to
-warm up the global model before round 1.
+whole and with their original labels, replaces each client's own part of them in its view
+(the reference's construction); a server warm-up on them is an option of `run_federated`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import numpy as np
 
 from ltrlib.foltr.clicks import PBM_ETAS, SDBN_PRESET_NAMES, click_model, pbm, sdbn
 from ltrlib.foltr.federated import Federation, prepare_features
-from ltrlib.foltr.views import ClientView, concat_views, view_of_queries
+from ltrlib.foltr.views import ClientView, concat_views, view_of_queries, without_queries
 
 TYPE4_QUANTITIES = (1, 3, 5, 7, 9)
 N_INTENTS = 4
@@ -242,8 +242,17 @@ def type4(data: FoltrData, noniid: bool = True, quantities=TYPE4_QUANTITIES, cli
                 type="type4", mix=mix, noniid=noniid, click=click)
 
 
-def with_data_sharing(fed: Federation, data: FoltrData, fraction: float = 0.1, seed: int = 0) -> Federation:
-    """Append a shared random ``fraction`` of training queries to every client (and warm-up set)."""
+def with_data_sharing(fed: Federation, data: FoltrData, fraction: float = 0.1, seed: int = 0,
+                      remove_from_shards: bool = True) -> Federation:
+    """Share a random ``fraction`` of the training queries with every client (§3.4 of the
+    paper: 10 %), as the reference builds it (ielab/2022-SIGIR-noniid-foltr,
+    ``utils/data_process.py``): the shared queries, whole and with their true labels, are
+    taken out of every client's shard and appended to it, so a client sees each shared query
+    once. ``remove_from_shards=False`` appends them without removing the client's own part
+    of them (ltrlib's earlier form). The queries are drawn without replacement (exactly
+    ``fraction``; the reference draws with replacement and keeps the distinct ones).
+    ``run_federated(..., warmup_interactions=N)`` can add a server warm-up on the shared
+    queries before round 1 (not in the paper; off by default)."""
     if not 0 < fraction <= 1:
         raise ValueError(f"with_data_sharing: fraction must be in (0, 1], got {fraction}")
     rng = np.random.default_rng(seed)
@@ -251,7 +260,8 @@ def with_data_sharing(fed: Federation, data: FoltrData, fraction: float = 0.1, s
     shared_q = np.sort(rng.choice(data.n_queries, n_shared, replace=False))
     shared = view_of_queries("shared", data.offsets, data.y, query_index=shared_q,
                              model_choices=fed.clients[0].model_choices)
-    clients = [concat_views(v.name, [v, shared.with_(model_choices=v.model_choices)]) for v in fed.clients]
-    meta = dict(fed.meta, data_sharing=fraction)
+    own = [without_queries(v, data.offsets, shared_q) if remove_from_shards else v for v in fed.clients]
+    clients = [concat_views(v.name, [v, shared.with_(model_choices=v.model_choices)]) for v in own]
+    meta = dict(fed.meta, data_sharing=fraction, shared_removed_from_shards=bool(remove_from_shards))
     return Federation(fed.X, tuple(clients), fed.click_models, fed.X_test, fed.y_test, fed.offsets_test,
                       shared=shared, name=fed.name + "_sharing", meta=meta)

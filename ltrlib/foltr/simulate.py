@@ -45,7 +45,7 @@ class Job:
     B: int = 5
     n_clients: int = 0          # 0: the setting's default
     share_fraction: float = 0.1
-    warmup_interactions: int = 1000
+    warmup_interactions: int = 0  # server warm-up on the shared queries (not in the paper)
     lr: float = 0.1
     label: str = ""             # display name of the setting (e.g. type2_R1 with 10 clients)
     prox_every_interaction: bool = True  # FedProx's pull also without a click update (the reference's)

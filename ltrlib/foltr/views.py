@@ -84,3 +84,15 @@ def concat_views(name, views) -> ClientView:
     sizes = np.concatenate([np.diff(v.q_off) for v in views])
     return views[0].with_(name=name, rows=rows, labels=labels,
                           q_off=np.concatenate([[0], np.cumsum(sizes)]))
+
+
+def without_queries(view: ClientView, offsets, query_index) -> ClientView:
+    """``view`` without its queries that are training queries ``query_index`` (positions
+    in the training matrix's ``offsets``); every view query is part of one training query."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    sizes = np.diff(view.q_off)
+    owner = np.searchsorted(offsets, view.rows[view.q_off[:-1]], side="right") - 1
+    keep = ~np.isin(owner, np.asarray(query_index, dtype=np.int64))
+    rows = np.repeat(keep, sizes)
+    return view.with_(rows=view.rows[rows], labels=view.labels[rows],
+                      q_off=np.concatenate([[0], np.cumsum(sizes[keep])]))

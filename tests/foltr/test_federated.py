@@ -143,9 +143,17 @@ def test_data_sharing_appends_shared_queries(toy):
     fed = P.with_data_sharing(P.type2(toy, True, R=1), toy, 0.1, seed=0)
     n_shared = fed.shared.n_queries
     assert n_shared == 6
-    for c in fed.clients:
+    shared_docs = set(fed.shared.rows.tolist())
+    plain = P.type2(toy, True, R=1)
+    for c, own in zip(fed.clients, plain.clients):
         assert np.array_equal(c.rows[-len(fed.shared.rows):], fed.shared.rows)
         assert np.array_equal(c.labels[-len(fed.shared.rows):], toy.y[fed.shared.rows])
+        # as the reference: the client's own part of a shared query is taken out of its
+        # shard, so every shared document appears once, with its true label
+        assert len(c.rows) == len(set(c.rows.tolist()))
+        assert set(c.rows.tolist()) == (set(own.rows.tolist()) - shared_docs) | shared_docs
+    kept = P.with_data_sharing(plain, toy, 0.1, seed=0, remove_from_shards=False)
+    assert sum(len(c.rows) for c in kept.clients) > sum(len(c.rows) for c in fed.clients)
     r = run_federated(fed, "linear", 2, seed=0, eval_every=2, warmup_interactions=50)
     assert r.offline.offline_ndcg.iloc[0] > 0
 
