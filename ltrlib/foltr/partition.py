@@ -16,9 +16,15 @@ original labels are the same, so offline curves compare directly.
   intent ``perm_q[c mod n_intents]``. All clients hold all training queries. IID: a
   document is relevant if relevant under any intent, i.e. every client uses the original
   labels (the groups partition the categories). Needs ``Dataset.category``.
-- **Type 2, label skew** (``type2``): with ``R = 1`` client c holds, in every query, only the
-  documents labelled ``c mod 5``; with ``R = 2`` it holds those of the label pair
-  ``combinations(range(5), 2)[c mod 10]``. Queries left without documents are dropped from
+- **Type 2, label skew** (``type2``): with ``R = 1`` client c holds only the documents
+  labelled ``c mod 5``; with ``R = 2`` those of the label pair
+  ``combinations(range(5), 2)[c mod 10]``. As the paper's text, no document goes to two
+  clients: with ``R = 1`` and 10 clients a label's documents are divided between its two
+  owners by query, and with ``R = 2`` the queries are split into one disjoint part per
+  client, which keeps its pair's documents there (the reference's ``LDS2_V2``).
+  ``overlap=True`` gives every client its labels' documents in every query instead (the
+  reference's ``LDS2_V1``, the one its run scripts read; R = 1 with 10 clients then
+  duplicates each label's documents). Queries left without documents are dropped from
   the client. Default clients: 5 for ``R = 1``, 10 for ``R = 2`` (pass ``n_clients=10`` for
   ``R = 1`` when comparing the two). IID: every client samples from the whole training set.
 - **Type 3, click preferences** (``type3``): each client clicks with its own model: 3
@@ -186,7 +192,9 @@ def label_sets(R: int, n_clients: int, n_levels: int = 5) -> list[tuple[int, ...
 
 
 def type2(data: FoltrData, noniid: bool = True, R: int = 1, n_clients: int | None = None, B: int = 5,
-          click: str = "perfect") -> Federation:
+          click: str = "perfect", overlap: bool = False, seed: int = 0) -> Federation:
+    """Label skew; see the module docstring. ``overlap`` and ``seed`` only matter when
+    a document could go to several clients (R = 1 with more than 5 clients, R = 2)."""
     if n_clients is None:
         n_clients = data.n_levels if R == 1 else len(list(combinations(range(data.n_levels), 2)))
     sets = label_sets(R, n_clients, data.n_levels)   # validates R even for the baseline
@@ -194,9 +202,24 @@ def type2(data: FoltrData, noniid: bool = True, R: int = 1, n_clients: int | Non
     if not noniid:
         return _fed(data, _whole(data, n_clients, B), models, f"type2_R{R}_iid", type="type2", R=R,
                     noniid=False, click=click)
-    clients = [view_of_queries(f"client{c}", data.offsets, data.y, keep=np.isin(data.y, s), n_updates=B)
-               for c, s in enumerate(sets)]
-    return _fed(data, clients, models, f"type2_R{R}_noniid", type="type2", R=R, noniid=True, click=click)
+    keep = [np.isin(data.y, s) for s in sets]
+    if not overlap:
+        # Each document to one client at most: the clients that could share a document
+        # (R = 1: the owners of the same label; R = 2: all, as labels recur across pairs)
+        # split the queries between them, shuffled by seed.
+        query_of_row = np.repeat(np.arange(data.n_queries), np.diff(data.offsets))
+        order = np.random.default_rng(seed).permutation(data.n_queries)
+        groups = ([[c for c in range(n_clients) if sets[c] == s] for s in dict.fromkeys(sets)]
+                  if R == 1 else [list(range(n_clients))])
+        for group in groups:
+            for c, part in zip(group, np.array_split(order, len(group))):
+                mine = np.zeros(data.n_queries, dtype=bool)
+                mine[part] = True
+                keep[c] &= mine[query_of_row]
+    clients = [view_of_queries(f"client{c}", data.offsets, data.y, keep=k, n_updates=B)
+               for c, k in enumerate(keep)]
+    return _fed(data, clients, models, f"type2_R{R}_noniid", type="type2", R=R, noniid=True,
+                click=click, overlap=bool(overlap))
 
 
 def type3(data: FoltrData, noniid: bool = True, family: str = "sdbn", B: int = 5) -> Federation:

@@ -49,6 +49,7 @@ class Job:
     lr: float = 0.1
     label: str = ""             # display name of the setting (e.g. type2_R1 with 10 clients)
     prox_every_interaction: bool = True  # FedProx's pull also without a click update (the reference's)
+    label_overlap: bool = False  # Type 2: a document may go to several clients (the reference's runs)
 
     def __post_init__(self):
         if self.setting not in SETTINGS:
@@ -68,7 +69,8 @@ def build_federation(data: P.FoltrData, job: Job):
     elif s == "type1":
         fed = P.type1(data, job.noniid, nc or P.N_INTENTS, job.B, job.click, seed=job.seed)
     elif s in ("type2_R1", "type2_R2"):
-        fed = P.type2(data, job.noniid, R=int(s[-1]), n_clients=nc, B=job.B, click=job.click)
+        fed = P.type2(data, job.noniid, R=int(s[-1]), n_clients=nc, B=job.B, click=job.click,
+                      overlap=job.label_overlap, seed=job.seed)
     elif s in ("type3_sdbn", "type3_pbm"):
         fed = P.type3(data, job.noniid, s.split("_")[1], job.B)
     else:

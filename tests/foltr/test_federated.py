@@ -91,6 +91,18 @@ def test_type2_label_skew_invariants(toy):
     assert total == len(toy.y)                             # R=1 partitions every document once
     base = P.type2(toy, False, R=1)
     assert all(len(c.rows) == len(toy.y) for c in base.clients)
+    # No document goes to two clients: 10 clients with R=1 divide each label's documents
+    # between its two owners, and R=2's pairs hold disjoint query parts.
+    for many in (P.type2(toy, True, R=1, n_clients=10), fed2):
+        rows = np.concatenate([c.rows for c in many.clients])
+        assert len(rows) == len(np.unique(rows))
+    ten = P.type2(toy, True, R=1, n_clients=10)
+    assert sum(len(c.rows) for c in ten.clients) == len(toy.y)
+    assert ten.clients[0].label_set() == ten.clients[5].label_set() == {0}
+    # overlap=True: the reference's LDS2_V1, every pair's documents in every query
+    over = P.type2(toy, True, R=2, overlap=True)
+    for c, pair in zip(over.clients, P.label_sets(2, 10)):
+        assert len(c.rows) == np.isin(toy.y, pair).sum()
     with pytest.raises(ValueError, match="R .labels per client. must be 1 or 2"):
         P.type2(toy, True, R=3)
 
