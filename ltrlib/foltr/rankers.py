@@ -61,11 +61,15 @@ class RankerSpec:
     def init(self, rng: np.random.Generator) -> np.ndarray:
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"RankerSpec.init: rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        # As the reference (ielab/2022-SIGIR-noniid-foltr, ranker/LinearRanker.py and
+        # PDGDNeuralRanker.py): a random direction of length 0.01 for the linear ranker;
+        # for the neural one every weight and bias of a layer drawn from N(0, sd = 1/fan_in).
         if self.kind == "linear":
-            return rng.uniform(-0.01, 0.01, self.n_features)
+            u = rng.standard_normal(self.n_features)
+            return 0.01 * u / np.linalg.norm(u)
         F, H = self.n_features, self.hidden
-        w1 = rng.uniform(-1.0, 1.0, F * H + H) / np.sqrt(F)
-        w2 = rng.uniform(-1.0, 1.0, H) / np.sqrt(H)
+        w1 = rng.normal(0.0, 1.0 / F, F * H + H)  # W1 and b1
+        w2 = rng.normal(0.0, 1.0 / H, H)
         return np.concatenate([w1, w2])
 
     def score(self, w: np.ndarray, X: np.ndarray) -> np.ndarray:

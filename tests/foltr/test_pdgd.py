@@ -139,3 +139,16 @@ def test_batched_neural_gradient_equals_sum_of_per_document_gradients():
     for d, c in zip(docs, coefs):
         add_score_gradient(1, H, w, X, rows[d], hid[d], c, single)
     np.testing.assert_allclose(batched, single, atol=1e-12)
+
+
+def test_initialisation_follows_the_reference():
+    """Linear: a random direction of length 0.01; neural: N(0, sd = 1/fan_in) per layer."""
+    rng = np.random.default_rng(0)
+    lin = make_ranker("linear", 300).init(rng)
+    assert np.linalg.norm(lin) == pytest.approx(0.01)
+    assert (lin > 0).any() and (lin < 0).any()
+    F, H = 300, 64
+    w = make_ranker("neural", F, H).init(rng)
+    first, out = w[:F * H + H], w[F * H + H:]
+    assert first.std() == pytest.approx(1 / F, rel=0.02) and abs(first.mean()) < 1e-4
+    assert out.std() == pytest.approx(1 / H, rel=0.25)
