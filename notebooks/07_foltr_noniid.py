@@ -5,8 +5,10 @@
 # Federated Online Learning to Rank?* (SIGIR 2022), on our data: FPDGD (federated PDGD,
 # FedAvg weighted by the interactions each client performed) with a linear and a neural
 # ranker, for each non-IID type against its IID baseline. Type 1: intents synthesised from
-# groups of document categories, shuffled across clients per query. Type 2: label skew,
-# each client holds the documents of one label (R = 1) or of two (R = 2). Type 3: a click
+# groups of document categories, shuffled across clients per query, and evaluated as the
+# paper does, on the training queries under every intent, averaged. Type 2: label skew,
+# each client holds the documents of one label (R = 1) or of two (R = 2), no document
+# held twice (the paper's text; `Job(label_overlap=True)` for the authors' runs). Type 3: a click
 # model per client (3 SDBN or 5 PBM); IID draws one per interaction. Type 4: clients
 # perform 1, 3, 5, 7, 9 interactions per round, alone and on top of Type 1 and Type 2 non-IID
 # data; its baseline gives every client 5 on the same data, so the gap is the quantity

@@ -131,6 +131,11 @@ def test_type1_intent_invariants(toy):
     assert all(np.array_equal(a, b) for a, b in zip(labels, again))
     iid = P.type1(toy, False)
     assert all(np.array_equal(c.labels, toy.y) for c in iid.clients)
+    # Both sides are evaluated as the paper does: on the training queries, under every
+    # intent (one label row per intent), not on held-out queries with the union labels.
+    for fed in (P.type1(toy, False, seed=3), P.type1(toy, True, seed=3)):
+        assert fed.X_test is toy.X and np.array_equal(fed.offsets_test, toy.offsets)
+        np.testing.assert_array_equal(fed.y_test, [np.where(group == k, toy.y, 0) for k in range(4)])
     with pytest.raises(ValueError, match="no document categories"):
         P.intent_labels(P.FoltrData(**{**toy.__dict__, "category": None}), 4, 4, 0)
 
