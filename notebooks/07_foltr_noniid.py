@@ -54,6 +54,7 @@ rankers: str = "linear,neural"  # comma-separated: linear, neural
 clicks: str = "perfect,navigational,informational"  # SDBN click models for Types 1, 2 and 4
 settings: str = "type1,type2_R1,type2_R2,type3_sdbn,type3_pbm,type4,type4_type1,type4_type2"  # non-IID settings to run
 type2_R1_with_10_clients: bool = True  # also run one label per client with 10 clients, the fair comparison with two labels
+type2_R1_B_sweep: str = "2,10"  # label skew with one label per client again at these B, beside B above (the paper uses 2, 5 and 10); empty skips
 remedy_setting: str = "type2_R1"  # setting where FedProx, FedPer and data sharing are tried; empty skips
 remedy_clicks: str = "perfect"  # click models of the remedy runs, comma-separated
 mu_grid: str = "0.001,0.01,0.1,1,10"  # FedProx mu values
@@ -97,7 +98,9 @@ dict(train_queries=data.n_queries, test_queries=len(data.offsets_test) - 1, feat
 # %% [markdown]
 # ## The runs
 # Every setting, IID and non-IID, for each ranker and click model (Type 3 brings its own
-# click models), then the remedies on `remedy_setting`. Runs go through joblib (or Dask
+# click models), label skew with one label per client also at the other B of
+# `type2_R1_B_sweep` (settings `type2_R1_B2`, `type2_R1_B10`), then the remedies on
+# `remedy_setting`. Runs go through joblib (or Dask
 # with `scheduler`), one core each.
 
 # %%
@@ -106,6 +109,12 @@ jobs = S.grid(setting_list, seeds, rankers=ranker_list, clicks=click_list, **com
 if type2_R1_with_10_clients and "type2_R2" in setting_list:
     jobs += [S.Job("type2_R1", nn, rk, ck, seed=s, n_clients=10, label="type2_R1_10clients", **common)
              for nn in (False, True) for rk in ranker_list for ck in click_list for s in seeds]
+if "type2_R1" in setting_list:
+    # The paper's sweep of local updates per round under label skew: each B is a setting
+    # of its own (type2_R1_B2, ...) with its IID baseline at the same B.
+    for b in [int(v) for v in type2_R1_B_sweep.split(",") if v.strip() and int(v) != B]:
+        jobs += S.grid(["type2_R1"], seeds, rankers=ranker_list, clicks=click_list,
+                       **{**common, "B": b, "label": f"type2_R1_B{b}"})
 if remedy_setting:
     remedies = [("fedprox", mu) for mu in mus] + [("fedper", 0.0), ("sharing", 0.0)]
     jobs += S.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,

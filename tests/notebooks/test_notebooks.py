@@ -144,6 +144,10 @@ def test_foltr_noniid_results(run_dir):
     # Every client performs its B (5) interactions per round; Type 4 gives 1+3+5+7+9 = 25.
     t4 = runs[runs.setting == "type4"]
     assert (t4.interactions == 40 * 25).all()
+    # The paper's B sweep under label skew: its own settings, 5 clients making B each.
+    for b in (2, 10):
+        sweep = plain[plain.setting == f"type2_R1_B{b}"]
+        assert set(sweep["data"]) == {"IID", "non-IID"} and (sweep.interactions == 40 * 5 * b).all()
     assert (runs.cumulative_online <= (1 - 0.9995 ** 40) / (1 - 0.9995) + 1e-9).all()
     # Label skew with one label per client is the paper's clearest gap: IID must win by a margin.
     assert m["offline_gap_type2_R1_linear_perfect"] < -0.05
