@@ -149,9 +149,8 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], max_tr
     fit = delayed(_fit_fold)
     calls = (fit(splits, fold_of, f, params, max_trees, early_stopping, seed, num_threads)
              for f in range(folds))
-    # The folds are independent: n_jobs of them train side by side in worker processes
-    # (one-thread LightGBM models side by side use two cores better than one two-thread
-    # model, as in `ltrlib.train.fit_side_by_side`); n_jobs=1 trains them in this process.
+    # The folds are independent: n_jobs of them train side by side in worker processes,
+    # as `ltrlib.train.fit_side_by_side` does; n_jobs=1 trains them in this process.
     # Fitting time is counted here, in the notebook's process (the run's timing log counts
     # the kernel's own lines only, so workers' lines are not added twice).
     with timing.fitting():
@@ -202,8 +201,10 @@ def build_two_stage(
     """Run (or reload) stage 1 and cut every query to its top ``top_k`` documents.
 
     The folds train ``n_jobs`` at a time in worker processes, ``num_threads`` LightGBM
-    threads each (default 1: on the project's 2-core machines two one-thread folds side by
-    side beat one two-thread fold; at the tiny scale 2 threads even ran 10x slower).
+    threads each. On 2 cores at the small scale, two one-thread folds side by side (five
+    folds in 277 s) match one two-thread fold at a time (48-58 s a fold), and leave no
+    core idle as one one-thread fold at a time did (81 s a fold); at the tiny scale 2
+    threads per fold ran 10x slower, hence the default of 1.
 
     ``n_features > 0`` keeps only the base features with the largest total gain in the
     stage-1 models (kept in column order), besides the stage-1 score: not in the paper, a way to
