@@ -28,7 +28,6 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from ltrlib.data import load_dataset  # noqa: E402
-from ltrlib.data.dataset import concat  # noqa: E402
 from ltrlib.foltr import partition as P  # noqa: E402
 from ltrlib.foltr.federated import run_federated  # noqa: E402
 
@@ -53,9 +52,7 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
 
     s = load_dataset("lightgbm-rank", "", "small", 0)
-    # The reference trains on the whole of rank.train (201 queries); ltrlib's loader holds
-    # out a validation part of it, which online learning has no use for: put it back.
-    data = P.prepare_data(concat([s.train, s.vali]), s.test)
+    data = P.prepare_data(P.online_training_queries(s), s.test)  # all 201 of rank.train
     fed = P.iid(data, 5, 5, "perfect")
     print(f"lightgbm-rank: {data.n_queries} train / {len(data.offsets_test) - 1} test queries, "
           f"{data.X.shape[1]} features; 5 IID clients, B=5, lr 0.1, perfect SDBN clicks, "

@@ -89,9 +89,13 @@ if intent_qrels:
 else:
     splits = load_dataset(dataset, data_dir, scale, seed,
                           category_feature=category_feature or None, category_bins=category_bins)
-    data = foltr.prepare_data(splits.train, splits.test)
-if data.category is None and data.intents is None and "type1" in setting_list:
-    print("no document categories: Type 1 settings are skipped (set category_feature)")
+    # All training queries: a validation part cut out of the training file goes back in.
+    data = foltr.prepare_data(foltr.online_training_queries(splits), splits.test)
+# Synthesised Type 1 intents are groups of document categories: at least one per intent.
+n_categories = 0 if data.category is None else len(set(data.category.tolist()))
+if data.intents is None and n_categories < foltr.partition.N_INTENTS and "type1" in setting_list:
+    print(f"Type 1 settings are skipped: {n_categories} document categories, fewer than the "
+          f"{foltr.partition.N_INTENTS} intents (set category_feature, and category_bins)")
     setting_list = [s for s in setting_list if s not in ("type1", "type4_type1")]
 dict(train_queries=data.n_queries, test_queries=len(data.offsets_test) - 1, features=data.X.shape[1])
 

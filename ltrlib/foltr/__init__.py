@@ -15,13 +15,13 @@ from ltrlib.foltr.clicks import (
 )
 from ltrlib.foltr.federated import Federation, RunResult, fedavg, run_federated
 from ltrlib.foltr.intents import read_intent_collection
-from ltrlib.foltr.partition import FoltrData, prepare_data
+from ltrlib.foltr.partition import FoltrData, online_training_queries, prepare_data
 from ltrlib.foltr.rankers import RankerSpec, make_ranker
 from ltrlib.foltr.simulate import Job, grid, online_table, run_jobs, summarise_offline
 
 __all__ = [
     "ClickModel", "LabelError", "SDBN", "PBM", "PBM_ETAS", "SDBN_PRESET_NAMES", "sdbn", "pbm",
     "click_model", "check_labels", "stack_click_models", "simulate_clicks",
-    "Federation", "RunResult", "fedavg", "run_federated", "FoltrData", "prepare_data", "read_intent_collection",
+    "Federation", "RunResult", "fedavg", "run_federated", "FoltrData", "online_training_queries", "prepare_data", "read_intent_collection",
     "RankerSpec", "make_ranker", "Job", "grid", "run_jobs", "online_table", "summarise_offline",
 ]

@@ -81,6 +81,19 @@ class FoltrData:
 LABEL_SCALES = (2, 3, 5)  # the label scales the click-model presets are given for
 
 
+def online_training_queries(splits):
+    """The queries the clients learn from: the collection's training part. Online learning
+    uses no validation queries, so when ltrlib's loader cut them out of the training file
+    (a collection without its own validation part, such as lightgbm-rank; the parts carry
+    ``meta["vali_from_train"]``) they are put back: the authors' code trains on the whole
+    training file. A collection's own validation part (MSLR's ``vali.txt``) stays out."""
+    from ltrlib.data.dataset import concat
+
+    if splits.vali is not None and splits.train.meta.get("vali_from_train"):
+        return concat([splits.train, splits.vali], name=splits.train.name)
+    return splits.train
+
+
 def prepare_data(train, test, normalise: bool = True, n_levels: int | None = None,
                  intents: np.ndarray | None = None) -> FoltrData:
     """``train``/``test``: ``ltrlib.data.Dataset``. ``n_levels``: the label scale the click

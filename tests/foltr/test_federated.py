@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ltrlib import config
 from ltrlib.data import Dataset, load_dataset
 from ltrlib.foltr import partition as P
 from ltrlib.foltr import simulate as S
@@ -187,8 +188,25 @@ def test_jobs_frames_and_errors(toy):
         S.Job("type1", remedy="fedprox")
 
 
+def _lightgbm_rank():
+    if not config.SHARED_LIGHTGBM_RANK.exists():
+        pytest.skip(f"shared example data not found at {config.SHARED_LIGHTGBM_RANK}")
+    return load_dataset("lightgbm-rank", "", "tiny", 0)
+
+
+def test_online_learning_uses_the_whole_training_file():
+    """lightgbm-rank ships no validation file: the loader's validation queries, cut out of
+    rank.train, go back to the clients (201 queries, as the authors' code); a collection
+    with its own validation part keeps it out."""
+    s = _lightgbm_rank()
+    assert s.train.n_queries + s.vali.n_queries == 201
+    assert P.online_training_queries(s).n_queries == 201
+    own = load_dataset("synthetic", "", "tiny", 0)
+    assert P.online_training_queries(own) is own.train
+
+
 def test_real_lightgbm_data_learns():
-    s = load_dataset("lightgbm-rank", "", "tiny", 0)
+    s = _lightgbm_rank()
     data = P.prepare_data(s.train, s.test)
     res = run_federated(P.iid(data, 5, 5, "perfect"), "linear", 200, seed=0, eval_every=200)
     start, end = res.offline.offline_ndcg
