@@ -161,36 +161,40 @@ def intent_groups(category: np.ndarray, n_intents: int, rng: np.random.Generator
 def intent_labels(data: FoltrData, n_clients: int, n_intents: int, seed: int):
     """Per-client label arrays under Type 1 (see module docstring), and the intent groups
     (None with judged intents, whose number then replaces ``n_intents``)."""
+    labels, _, group = _intents(data, n_clients, n_intents, seed)
+    return labels, group
+
+
+def _intents(data: FoltrData, n_clients: int, n_intents: int, seed: int):
+    """`intent_labels`, plus one row of training labels per intent: the judged ones, or,
+    under synthesised intent k, a document's label if its category's group is k, else 0.
+    A client's label of a document is its row under the intent the client holds for the
+    document's query."""
     rng = np.random.default_rng(seed)
     if data.intents is not None:
-        group, n_intents = None, len(data.intents)
+        group, rows = None, data.intents
     elif data.category is None:
         raise ValueError("type1: the training data has no document categories; load it with "
                          "category_feature (and category_bins) so intents can be synthesised")
     else:
         group = intent_groups(data.category, n_intents, rng)
+        rows = np.stack([np.where(group == k, data.y, 0) for k in range(n_intents)])
+    n_intents = len(rows)
     nq = data.n_queries
     perms = np.argsort(rng.random((nq, n_intents)), axis=1)   # one shuffle of intents per query
     q_of_doc = np.repeat(np.arange(nq), np.diff(data.offsets))
-    labels = []
-    for c in range(n_clients):
-        intent = perms[q_of_doc, c % n_intents]
-        if group is None:
-            labels.append(data.intents[intent, np.arange(len(intent))])
-        else:
-            labels.append(np.where(group == intent, data.y, 0))
-    return labels, group
+    docs = np.arange(len(q_of_doc))
+    labels = [rows[perms[q_of_doc, c % n_intents], docs] for c in range(n_clients)]
+    return labels, rows, group
 
 
 def type1(data: FoltrData, noniid: bool = True, n_clients: int = N_INTENTS, B: int = 5,
           click: str = "perfect", seed: int = 0, n_intents: int = N_INTENTS) -> Federation:
     models = [click_model(click, data.n_levels)]
-    labels, group = intent_labels(data, n_clients, n_intents, seed)
+    labels, per_intent, _ = _intents(data, n_clients, n_intents, seed)
     # The paper's protocol: offline NDCG on the training queries under each intent,
     # averaged (Federation takes 2-D test labels), for judged and synthesised intents
     # alike; the union labels of held-out queries would favour the IID baseline.
-    per_intent = data.intents if group is None else np.stack(
-        [np.where(group == k, data.y, 0) for k in range(n_intents)])
     judged = dict(X_test=data.X, y_test=per_intent, offsets_test=data.offsets)
     if not noniid:
         return _fed(data, _whole(data, n_clients, B), models, "type1_iid", type="type1", noniid=False,
