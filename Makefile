@@ -66,8 +66,8 @@ bench-batch: $(STAMP) ## Time the whole batch at tiny and small, per notebook, w
 calibrate: $(STAMP) ## Print the synthetic twin's data statistics against Istella-S's (SCALE, SEED)
 	$(PY) -m ltrlib.data.calibration --scale $(SCALE) --seed $(SEED)
 
-lab: $(STAMP) ## Open JupyterLab on the notebooks
-	$(VENV)/bin/jupyter lab notebooks/
+lab: $(STAMP) ## Open JupyterLab at the project root; the notebooks default to SCALE, SEED, DATASET, RUN_ID
+	$(PY) -m ltrlib lab --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
 clean-cache: ## Remove the parsed-data cache (data/cache/)
 	rm -rf data/cache

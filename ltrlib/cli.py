@@ -169,6 +169,60 @@ def _tune_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_lab_parser(subparsers) -> None:
+    lab = subparsers.add_parser(
+        "lab",
+        help="open the notebooks in the project's JupyterLab",
+        description="Start JupyterLab at the project root, with .py notebooks opening as notebooks on "
+        "the project's kernel. The notebooks' standard parameters default to the options below, so "
+        "a session at another scale or on other data needs no edit of a tracked notebook.",
+    )
+    lab.add_argument("--dataset", default="synthetic", metavar="synthetic|lightgbm-rank|PATH",
+                     help="the notebooks' dataset (default: %(default)s)")
+    lab.add_argument("--data-dir", default="", metavar="DIR", help="directory of the dataset's files, if separate")
+    lab.add_argument("--scale", default="small", choices=sorted(config.SCALES),
+                     help="synthetic data size (default: %(default)s)")
+    lab.add_argument("--seed", type=int, default=0, help="the notebooks' seed (default: %(default)s)")
+    lab.add_argument("--run-id", default="", metavar="ID",
+                     help="report folder under reports/ (default: interactive-<dataset>-<scale>-seed<seed>; "
+                     "give a batch run's id to explore its models)")
+    lab.add_argument("--port", type=int, default=None, help="serve on 127.0.0.1:PORT (default: JupyterLab's)")
+    lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    lab.set_defaults(handler=_lab)
+
+
+def _lab(args: argparse.Namespace) -> int:
+    from ltrlib import lab
+
+    return lab.main(dataset=args.dataset, data_dir=args.data_dir, scale=args.scale, seed=args.seed,
+                    run_id=args.run_id, port=args.port, open_browser=not args.no_browser)
+
+
+def _add_index_parser(subparsers) -> None:
+    idx = subparsers.add_parser(
+        "index", help="rebuild a run's index.html and index.md",
+        description="Rebuild RUN's index (reports/RUN/index.html and index.md) from what is on disk.")
+    idx.add_argument("run", metavar="RUN", help="a run id under reports/, or a run directory")
+    idx.set_defaults(handler=_index)
+
+
+def _index(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    run_dir = Path(args.run)
+    if not run_dir.is_dir():
+        run_dir = Path(config.REPORTS_DIR) / args.run
+    if not run_dir.is_dir():
+        runs = sorted(p.name for p in Path(config.REPORTS_DIR).iterdir() if p.is_dir()) \
+            if Path(config.REPORTS_DIR).is_dir() else []
+        raise ValueError(f"no run {args.run!r}: neither a directory nor a run under {config.REPORTS_DIR} "
+                         f"(runs: {', '.join(runs) or 'none'})")
+    from ltrlib.report import write_index
+
+    print(write_index(run_dir))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ltrlib", description="ltrlib: learning to rank on non-IID data")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -176,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(subparsers)
     _add_fidelity_parser(subparsers)
     _add_tune_worker_parser(subparsers)
+    _add_lab_parser(subparsers)
+    _add_index_parser(subparsers)
     return parser
 
 

@@ -69,3 +69,66 @@ def get_scale(scale: str | Scale) -> Scale:
         return SCALES[scale]
     except KeyError:
         raise ValueError(f"unknown scale {scale!r}; expected one of {sorted(SCALES)}") from None
+
+
+# --------------------------------------------------------------------------- sessions
+
+#: Environment variables a JupyterLab session takes its data and run from (`ltrlib lab`,
+#: `make lab SCALE=tiny RUN_ID=...`), so nobody edits a tracked notebook to change them.
+SESSION_ENV = {"dataset": "LTRLIB_DATASET", "data_dir": "LTRLIB_DATA_DIR", "scale": "LTRLIB_SCALE",
+               "seed": "LTRLIB_SEED", "run_id": "LTRLIB_RUN_ID"}
+#: Set by the batch runner in its kernels' environment: notebooks then draw plain figures.
+#: Executed notebooks therefore carry no ``interactive = False``, and reopened in JupyterLab
+#: they show their widgets again.
+BATCH_ENV = "LTRLIB_BATCH"
+
+
+@dataclass(frozen=True)
+class Session:
+    """The standard notebook parameters' defaults in this process (see `session`)."""
+
+    dataset: str
+    data_dir: str
+    scale: str
+    seed: int
+    run_id: str
+    interactive: bool
+
+
+def session() -> Session:
+    """Defaults of the notebooks' standard parameters, from the environment.
+
+    A notebook's parameters cell reads its defaults from here; a batch run's injected
+    parameters come after that cell and win. Without any variable set this is the synthetic
+    data at ``small``, seed 0, run id ``interactive-synthetic-small-seed0``: the run id names
+    the data, so sessions on different data never share a report folder by accident.
+    """
+    env = os.environ
+    dataset = env.get(SESSION_ENV["dataset"]) or "synthetic"
+    scale = env.get(SESSION_ENV["scale"]) or "small"
+    get_scale(scale) if dataset == "synthetic" else None  # refuse an unknown scale early
+    raw_seed = env.get(SESSION_ENV["seed"]) or "0"
+    try:
+        seed = int(raw_seed)
+    except ValueError:
+        raise ValueError(f"{SESSION_ENV['seed']}={raw_seed!r} is not an integer seed") from None
+    run_id = env.get(SESSION_ENV["run_id"]) or "interactive-" + default_run_id(dataset, scale, seed)
+    batch = env.get(BATCH_ENV, "") not in ("", "0")
+    return Session(dataset=dataset, data_dir=env.get(SESSION_ENV["data_dir"], ""), scale=scale,
+                   seed=seed, run_id=run_id, interactive=not batch)
+
+
+def dataset_label(dataset: str) -> str:
+    """The dataset part of a run id: "synthetic", or the basename of a user path."""
+    import re
+
+    if dataset == "synthetic":
+        return dataset
+    name = Path(str(dataset).rstrip("/\\")).expanduser().name or "dataset"
+    # A run_id is one path component; keep only characters that are safe everywhere.
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", name).lstrip(".") or "dataset"
+
+
+def default_run_id(dataset: str, scale: str, seed: int) -> str:
+    """``<dataset_label>-<scale>-seed<seed>``: deterministic, so a repeated run resumes."""
+    return f"{dataset_label(dataset)}-{scale}-seed{seed}"

@@ -165,12 +165,20 @@ class Reporter:
         explicitly because a kernel cannot reliably tell which notebook it is running.
     root:
         Directory holding all runs; defaults to ``ltrlib.config.REPORTS_DIR``.
+    data:
+        The `Splits` the notebook works on. The run folder is bound to their provenance
+        (`ltrlib.provenance.bind_run`): a run holding results of other data is refused here,
+        before anything is computed or overwritten.
     """
 
-    def __init__(self, run_id: str, notebook: str, root: str | os.PathLike | None = None):
+    def __init__(self, run_id: str, notebook: str, root: str | os.PathLike | None = None, data=None):
         self.run_id = validate_name(run_id, "run_id")
         self.notebook = validate_name(notebook, "notebook name")
         self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
+        if data is not None:
+            from ltrlib import provenance
+
+            provenance.bind_run(self.run_dir, provenance.describe(data))
 
     def __repr__(self) -> str:
         return f"Reporter(run_id={self.run_id!r}, notebook={self.notebook!r}, root={str(self.root)!r})"

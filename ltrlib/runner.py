@@ -24,7 +24,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ltrlib import __version__, config, timing
+from ltrlib import __version__, config, provenance, timing
+from ltrlib.config import dataset_label, default_run_id
 from ltrlib.report import (
     RUN_MANIFEST,
     atomic_write_text,
@@ -166,20 +167,6 @@ def declared_parameters(nb) -> dict[str, dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------- parameters
-
-
-def dataset_label(dataset: str) -> str:
-    """The dataset part of a default run_id: "synthetic", or the basename of a user path."""
-    if dataset == "synthetic":
-        return dataset
-    name = Path(str(dataset).rstrip("/\\")).expanduser().name or "dataset"
-    # A run_id is one path component; keep only characters that are safe everywhere.
-    return re.sub(r"[^A-Za-z0-9._+-]", "_", name).lstrip(".") or "dataset"
-
-
-def default_run_id(dataset: str, scale: str, seed: int) -> str:
-    """``<dataset_label>-<scale>-seed<seed>``: deterministic, so a repeated run resumes."""
-    return f"{dataset_label(dataset)}-{scale}-seed{seed}"
 
 
 def _absolute_if_exists(value: str) -> str:
@@ -340,19 +327,23 @@ def _this_interpreter_kernel_manager():
 
 @contextlib.contextmanager
 def _kernel_environment(reports_dir: Path) -> Iterator[None]:
-    """Make kernels started inside the block write reports where this run expects them.
+    """Make kernels started inside the block batch kernels writing where this run expects.
 
-    Kernels inherit the runner's environment; ``ltrlib.config`` reads LTRLIB_REPORTS_DIR.
+    Kernels inherit the runner's environment: ``ltrlib.config`` reads LTRLIB_REPORTS_DIR, and
+    `config.session` turns the notebooks' ``interactive`` default off under LTRLIB_BATCH (so
+    the executed notebooks carry no injected ``interactive = False``).
     """
-    previous = os.environ.get("LTRLIB_REPORTS_DIR")
-    os.environ["LTRLIB_REPORTS_DIR"] = str(reports_dir)
+    wanted = {"LTRLIB_REPORTS_DIR": str(reports_dir), config.BATCH_ENV: "1"}
+    previous = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop("LTRLIB_REPORTS_DIR", None)
-        else:
-            os.environ["LTRLIB_REPORTS_DIR"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _source_cell_number(executed_nb, cell_index: int) -> int:
@@ -461,8 +452,9 @@ def run_all(
     Parameters
     ----------
     dataset, data_dir, scale, seed:
-        Standard parameters injected into every notebook (with ``run_id`` and
-        ``interactive=False``). An existing ``dataset``/``data_dir`` path is made absolute.
+        Standard parameters injected into every notebook (with ``run_id``; ``interactive``
+        is off through the kernels' environment, see `_kernel_environment`). An existing
+        ``dataset``/``data_dir`` path is made absolute.
     run_id:
         Run directory name; default ``<dataset_label>-<scale>-seed<seed>``.
     only:
@@ -509,7 +501,6 @@ def run_all(
         "scale": scale,
         "seed": seed,
         "run_id": run_id,
-        "interactive": False,
     }
     plan = _plan_parameters(declared, standard, user)
 
@@ -522,6 +513,8 @@ def run_all(
     manifest = _start_manifest(manifest, run_id, run_params)
 
     (run_dir / "notebooks").mkdir(parents=True, exist_ok=True)
+    if force:  # the notebooks rebind the run to the data they load (ltrlib.provenance)
+        (run_dir / provenance.FILE).unlink(missing_ok=True)
     _write_manifest(run_dir, manifest)
     try:
         with _kernel_environment(reports_dir), _progress(len(plan), progress) as bar:

@@ -17,13 +17,20 @@
 # `category_distribution`, `calibration`, `calibration_subsets`, `feature_sparsity`; figures `label_distribution`,
 # `per_query_counts`, `category_distribution`, `calibration`, `feature_sparsity`; metrics in `metrics.json`.
 
+# %%
+# The standard parameters default to this JupyterLab session's data, scale, seed and run id
+# (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
+from ltrlib.config import session
+
+defaults = session()
+
 # %% tags=["parameters"]
-dataset: str = "synthetic"  # "synthetic", "lightgbm-rank", or a LETOR path / name under data_dir
-data_dir: str = ""  # folder of user collections; empty means data/raw
-scale: str = "small"  # synthetic size: "tiny", "small" or "paper"
-seed: int = 0  # seed of the synthetic data and of every sample drawn here
-run_id: str = "interactive"  # reports/<run_id>/ receives tables and figures
-interactive: bool = True  # widgets when True; plain figures in batch runs
+dataset: str = defaults.dataset  # "synthetic", "lightgbm-rank", or a LETOR path / name under data_dir
+data_dir: str = defaults.data_dir  # folder of user collections; empty means data/raw
+scale: str = defaults.scale  # synthetic size: "tiny", "small" or "paper"
+seed: int = defaults.seed  # seed of the synthetic data and of every sample drawn here
+run_id: str = defaults.run_id  # reports/<run_id>/ receives tables and figures
+interactive: bool = defaults.interactive  # widgets when True; plain figures in batch runs
 category_feature: str = ""  # real data: feature with the topic category (f220 for example); empty means none
 category_bins: int = 0  # > 0: quantile-bin category_feature into this many categories
 
@@ -33,9 +40,9 @@ from ltrlib.data.loading import load_dataset
 from ltrlib import plots
 from ltrlib.report import Reporter
 
-report = Reporter(run_id, "00_dataset_overview")
 splits = load_dataset(dataset, data_dir, scale, seed,
                       category_feature=category_feature or None, category_bins=category_bins)
+report = Reporter(run_id, "00_dataset_overview", data=splits)
 splits
 
 # %% [markdown]

@@ -17,13 +17,20 @@
 # figures `figure2_category_distributions`, `dominance_statistics`,
 # `strategy_query_counts`; metrics in `metrics.json`.
 
+# %%
+# The standard parameters default to this JupyterLab session's data, scale, seed and run id
+# (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
+from ltrlib.config import session
+
+defaults = session()
+
 # %% tags=["parameters"]
-dataset: str = "synthetic"  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
-data_dir: str = ""  # folder of user collections; empty means data/raw
-scale: str = "small"  # synthetic size: tiny, small or paper
-seed: int = 0  # seed of the synthetic data and of the random tie-break
-run_id: str = "interactive"  # reports/run_id/ receives tables and figures
-interactive: bool = True  # widgets when True; plain figures in batch runs
+dataset: str = defaults.dataset  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
+data_dir: str = defaults.data_dir  # folder of user collections; empty means data/raw
+scale: str = defaults.scale  # synthetic size: tiny, small or paper
+seed: int = defaults.seed  # seed of the synthetic data and of the random tie-break
+run_id: str = defaults.run_id  # reports/run_id/ receives tables and figures
+interactive: bool = defaults.interactive  # widgets when True; plain figures in batch runs
 category_feature: str = ""  # real data: feature with the topic category (f220 on Istella-S); empty means none
 category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
 category: str = "auto"  # category shown in the strategy view; auto: the most frequent query category (11 on Istella-S)
@@ -34,9 +41,9 @@ from ltrlib.data.loading import load_dataset
 from ltrlib.noniid import categories as cats
 from ltrlib.report import Reporter
 
-report = Reporter(run_id, "01_category_analysis")
 splits = load_dataset(dataset, data_dir, scale, seed,
                       category_feature=category_feature or None, category_bins=category_bins)
+report = Reporter(run_id, "01_category_analysis", data=splits)
 category = cats.resolve_category(splits.train, category, seed=seed)
 print(f"category shown: {category}")
 splits

@@ -45,13 +45,20 @@
 # figures `validation_curves`, `tuning_history`; NDCG@10 per split, model and test set in
 # `metrics.json`.
 
+# %%
+# The standard parameters default to this JupyterLab session's data, scale, seed and run id
+# (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
+from ltrlib.config import session
+
+defaults = session()
+
 # %% tags=["parameters"]
-dataset: str = "synthetic"  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
-data_dir: str = ""  # folder of user collections; empty means data/raw
-scale: str = "small"  # synthetic size: tiny, small or paper
-seed: int = 0  # seed of the data, the splits, the Optuna sampler and LightGBM
-run_id: str = "interactive"  # reports/run_id/ receives models, studies, tables and figures
-interactive: bool = True  # widgets when True; plain figures in batch runs
+dataset: str = defaults.dataset  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
+data_dir: str = defaults.data_dir  # folder of user collections; empty means data/raw
+scale: str = defaults.scale  # synthetic size: tiny, small or paper
+seed: int = defaults.seed  # seed of the data, the splits, the Optuna sampler and LightGBM
+run_id: str = defaults.run_id  # reports/run_id/ receives models, studies, tables and figures
+interactive: bool = defaults.interactive  # widgets when True; plain figures in batch runs
 category_feature: str = ""  # real data: feature with the topic category (f220 on Istella-S); empty means none
 category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
 split1_category: str = "auto"  # Split1: exclusive partitioning on this category; auto: the most frequent query category (11 on Istella-S)
@@ -84,10 +91,10 @@ from ltrlib.noniid.categories import resolve_split_categories
 from ltrlib.noniid.splits import paper_splits
 from ltrlib.report import Reporter
 
-report = Reporter(run_id, "03_client_models")
-store = train.ModelStore(run_id)
 splits = load_dataset(dataset, data_dir, scale, seed,
                       category_feature=category_feature or None, category_bins=category_bins)
+report = Reporter(run_id, "03_client_models", data=splits)
+store = train.ModelStore(run_id, data=splits)
 # "auto" categories are the data's most frequent query categories (the paper's reason for 11 and 14).
 split1_category, split2_category, split3_category = resolve_split_categories(
     splits.train, split1_category, split2_category, split3_category, seed=seed)

@@ -42,13 +42,20 @@
 # NDCG@5 per model in `metrics.json`; Optuna studies in `06_bilambdamart.journal` (a rerun
 # resumes them).
 
+# %%
+# The standard parameters default to this JupyterLab session's data, scale, seed and run id
+# (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
+from ltrlib.config import session
+
+defaults = session()
+
 # %% tags=["parameters"]
-dataset: str = "synthetic"  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
-data_dir: str = ""  # folder of user collections; empty means data/raw
-scale: str = "small"  # synthetic size: tiny, small or paper
-seed: int = 0  # seed of the data, the folds, the query sample, the Optuna sampler and LightGBM
-run_id: str = "interactive"  # reports/run_id/ receives the tables, figures and studies
-interactive: bool = True  # widgets when True; plain figures in batch runs
+dataset: str = defaults.dataset  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
+data_dir: str = defaults.data_dir  # folder of user collections; empty means data/raw
+scale: str = defaults.scale  # synthetic size: tiny, small or paper
+seed: int = defaults.seed  # seed of the data, the folds, the query sample, the Optuna sampler and LightGBM
+run_id: str = defaults.run_id  # reports/run_id/ receives the tables, figures and studies
+interactive: bool = defaults.interactive  # widgets when True; plain figures in batch runs
 folds: int = 5  # stage-1 cross-validation folds by query; the paper uses 10
 stage1_max_trees: int = 200  # most trees per stage-1 model; the paper allows 2000
 top_k: int = 20  # documents per query kept by stage 1, as the paper
@@ -75,8 +82,8 @@ from ltrlib.bivariate import build_two_stage, experiment, table1
 from ltrlib.data.loading import load_dataset
 from ltrlib.report import Reporter
 
-report = Reporter(run_id, "06_bilambdamart")
 splits = load_dataset(dataset, data_dir, scale, seed)
+report = Reporter(run_id, "06_bilambdamart", data=splits)
 splits
 
 # %% [markdown]

@@ -36,13 +36,20 @@
 # Conventions: offline NDCG@10 skips test queries without relevant documents; online
 # NDCG@10 counts them as 0 (as the reference does). Features are min-max scaled per query.
 
+# %%
+# The standard parameters default to this JupyterLab session's data, scale, seed and run id
+# (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
+from ltrlib.config import session
+
+defaults = session()
+
 # %% tags=["parameters"]
-dataset: str = "synthetic"  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
-data_dir: str = ""  # folder of user collections; empty means data/raw
-scale: str = "small"  # synthetic size: tiny, small or paper
-seed: int = 0  # first seed; runs use seed, seed+1, and so on
-run_id: str = "interactive"  # reports/run_id/ receives the tables and figures
-interactive: bool = True  # widgets when True; plain figures in batch runs
+dataset: str = defaults.dataset  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
+data_dir: str = defaults.data_dir  # folder of user collections; empty means data/raw
+scale: str = defaults.scale  # synthetic size: tiny, small or paper
+seed: int = defaults.seed  # first seed; runs use seed, seed+1, and so on
+run_id: str = defaults.run_id  # reports/run_id/ receives the tables and figures
+interactive: bool = defaults.interactive  # widgets when True; plain figures in batch runs
 category_feature: str = ""  # real data: feature with the document category for Type 1; empty means none
 category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
 intent_qrels: str = ""  # intent-change collection: comma-separated qrels files, one per intent; dataset is its features file
@@ -80,7 +87,6 @@ from ltrlib.data.loading import load_dataset, resolve_dataset
 from ltrlib.foltr import simulate as S
 from ltrlib.report import Reporter
 
-report = Reporter(run_id, "07_foltr_noniid")
 if intent_qrels:
     if dataset == "synthetic":
         raise ValueError("intent_qrels needs --dataset set to the intent-change features file")
@@ -91,6 +97,8 @@ else:
                           category_feature=category_feature or None, category_bins=category_bins)
     # All training queries: a validation part cut out of the training file goes back in.
     data = foltr.prepare_data(foltr.online_training_queries(splits), splits.test)
+# An intent collection is read outside load_dataset and records no provenance.
+report = Reporter(run_id, "07_foltr_noniid", data=None if intent_qrels else splits)
 # Synthesised Type 1 intents are groups of document categories: at least one per intent.
 n_categories = 0 if data.category is None else len(set(data.category.tolist()))
 type1_settings = ("type1", "type4_type1")

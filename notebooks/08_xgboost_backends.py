@@ -25,13 +25,20 @@
 # all); the pair-method study on each size of `pair_train_queries`. The larger setting is
 # one parameter away: `ltrlib run --scale paper --only 08` (sizes 150, 1000 and 19245).
 
+# %%
+# The standard parameters default to this JupyterLab session's data, scale, seed and run id
+# (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
+from ltrlib.config import session
+
+defaults = session()
+
 # %% tags=["parameters"]
-dataset: str = "synthetic"  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
-data_dir: str = ""  # folder of user collections; empty means data/raw
-scale: str = "small"  # synthetic size: tiny, small or paper
-seed: int = 0  # seed of the data, of the query subsets and of the models
-run_id: str = "interactive"  # reports/run_id/ receives the tables and figures
-interactive: bool = True  # widgets when True; plain figures in batch runs
+dataset: str = defaults.dataset  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
+data_dir: str = defaults.data_dir  # folder of user collections; empty means data/raw
+scale: str = defaults.scale  # synthetic size: tiny, small or paper
+seed: int = defaults.seed  # seed of the data, of the query subsets and of the models
+run_id: str = defaults.run_id  # reports/run_id/ receives the tables and figures
+interactive: bool = defaults.interactive  # widgets when True; plain figures in batch runs
 train_queries: int = 1000  # training queries of the backend comparison; 0 means all
 pair_train_queries: str = "150,1000,all"  # training-set sizes of the pair-method study; all means every training query
 learning_rate: float = 0.2  # the same for every model
@@ -46,8 +53,8 @@ from ltrlib.data.loading import load_dataset
 from ltrlib.report import Reporter
 from ltrlib.train import comparison
 
-report = Reporter(run_id, "08_xgboost_backends")
 splits = load_dataset(dataset, data_dir, scale, seed)
+report = Reporter(run_id, "08_xgboost_backends", data=splits)
 common = {"learning_rate": learning_rate}
 limits = dict(**comparison.limits_for_scale(scale, max_trees, early_stopping), seed=seed)
 variants = comparison.backend_variants(objectives=objectives.split(","), pair_methods=pair_methods.split(","))

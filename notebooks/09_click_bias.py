@@ -24,13 +24,20 @@
 # 6000, paper 3000, 30000 and 300000 with the paper's tree limits, one parameter away
 # (`ltrlib run --scale paper --only 09`).
 
+# %%
+# The standard parameters default to this JupyterLab session's data, scale, seed and run id
+# (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
+from ltrlib.config import session
+
+defaults = session()
+
 # %% tags=["parameters"]
-dataset: str = "synthetic"  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
-data_dir: str = ""  # folder of user collections; empty means data/raw
-scale: str = "small"  # synthetic size: tiny, small or paper
-seed: int = 0  # seed of the data, of the sessions and clicks and of the models
-run_id: str = "interactive"  # reports/run_id/ receives the tables and figures
-interactive: bool = True  # widgets when True; plain figures in batch runs
+dataset: str = defaults.dataset  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
+data_dir: str = defaults.data_dir  # folder of user collections; empty means data/raw
+scale: str = defaults.scale  # synthetic size: tiny, small or paper
+seed: int = defaults.seed  # seed of the data, of the sessions and clicks and of the models
+run_id: str = defaults.run_id  # reports/run_id/ receives the tables and figures
+interactive: bool = defaults.interactive  # widgets when True; plain figures in batch runs
 etas: str = "0,0.5,1,1.5,2"  # PBM position-bias exponents
 sessions: str = ""  # comma-separated numbers of logged sessions; empty means by scale
 top_k: int = 10  # documents shown per session
@@ -44,8 +51,8 @@ from ltrlib import plots_backends as plots
 from ltrlib.data.loading import load_dataset
 from ltrlib.report import Reporter
 
-report = Reporter(run_id, "09_click_bias")
 splits = load_dataset(dataset, data_dir, scale, seed)
+report = Reporter(run_id, "09_click_bias", data=splits)
 settings = clicklog.settings_for_scale(scale, sessions, click_trees, ceiling_trees)
 eta_values = clicklog.parse_list(etas, float, "etas")
 settings

@@ -23,13 +23,16 @@ from ltrlib.runner import (
     select_notebooks,
 )
 
-STANDARD_CELL = '''# %% tags=["parameters"]
+STANDARD_CELL = '''# %%
+from ltrlib.config import session
+
+# %% tags=["parameters"]
 dataset: str = "synthetic"  # dataset name or path
 data_dir: str = ""  # directory of the dataset files
 scale: str = "small"  # tiny | small | paper
 seed: int = 0  # random seed
 run_id: str = "interactive"  # report directory name
-interactive: bool = True  # widgets when True
+interactive: bool = session().interactive  # widgets when True
 counter: str = ""  # file the test appends to on every execution
 '''
 
@@ -267,9 +270,9 @@ def test_failing_cell_raises_notebook_error_and_keeps_partial(tmp_path):
     with pytest.raises(NotebookError) as err:
         run_all(notebooks_dir=nbs, reports_dir=tmp_path / "reports", run_id="fail", progress=False)
     exc = err.value
-    assert (exc.notebook, exc.cell, exc.ename) == ("05_failing", 3, "ZeroDivisionError")
+    assert (exc.notebook, exc.cell, exc.ename) == ("05_failing", 4, "ZeroDivisionError")
     assert exc.source_line == "ratio = x / 0  # the failing line"
-    assert "notebook 05_failing, cell 3" in str(exc) and "ZeroDivisionError: division by zero" in str(exc)
+    assert "notebook 05_failing, cell 4" in str(exc) and "ZeroDivisionError: division by zero" in str(exc)
 
     run_dir = tmp_path / "reports" / "fail"
     assert exc.saved == run_dir / "notebooks" / "05_failing.failed.ipynb" and exc.saved.exists()

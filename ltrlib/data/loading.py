@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ltrlib import config
+from ltrlib import config, provenance
 from ltrlib.data.dataset import Splits
 from ltrlib.data.readers import read_letor, read_letor_folder, read_lightgbm
 from ltrlib.data.synthetic import make_synthetic
@@ -50,7 +50,9 @@ def load_dataset(
         if category_feature not in (None, ""):
             raise ValueError("category_feature does not apply to the synthetic dataset: "
                              "it carries its own category feature")
-        return make_synthetic(scale, seed)
+        splits = make_synthetic(scale, seed)
+        provenance.record(splits, dataset=dataset, scale=scale, seed=seed)
+        return splits
 
     cat = {}
     if category_feature not in (None, ""):
@@ -77,7 +79,9 @@ def load_dataset(
             splits = Splits(read_lightgbm(path, **options))
         else:
             splits = Splits(read_letor(path, **options))
-    return _ensure_vali(splits, vali_fraction, seed)
+    splits = _ensure_vali(splits, vali_fraction, seed)
+    provenance.record(splits, dataset=dataset, scale=None, seed=seed)
+    return splits
 
 
 def resolve_dataset(dataset: str, data_dir=None) -> Path:

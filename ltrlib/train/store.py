@@ -5,22 +5,29 @@ Layout (inside the run's report folder)::
     reports/<run_id>/models/<split>/<name>.txt    the model, LightGBM text format
     reports/<run_id>/models/<split>/<name>.json   sidecar: backend, params, best_iteration,
                                                   feature names, validation curve, info
-                                                  (train/vali sizes, tuning study, best value)
+                                                  (train/vali sizes, tuning study, best value,
+                                                  provenance: dataset, scale, seed, data
+                                                  fingerprint)
 
 ``split`` is ``"Split1"``..``"Split3"`` or ``"full"`` (M_full is shared by every split);
 ``name`` is the model, e.g. ``"M1"``, ``"M2"``, ``"M_full"``. Both files are written
 atomically, the sidecar last, so `exists` (which needs both) never sees half a model.
+
+A store opened with ``data=`` (the notebook's loaded splits) records their provenance in
+every model it saves, binds the run folder to them (`ltrlib.provenance.bind_run`), and
+refuses to load a model trained on other data.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import config, provenance
 from ltrlib.report import validate_name
 from ltrlib.train.ranker import Ranker
 
@@ -34,11 +41,15 @@ class ModelStore:
     ----------
     run_id : the run's folder name under ``root`` (a notebook's ``run_id`` parameter)
     root : folder holding all runs; defaults to ``ltrlib.config.REPORTS_DIR``
+    data : the `Splits` the models are (or were) trained on; None skips the provenance checks
     """
 
-    def __init__(self, run_id: str, root: str | os.PathLike | None = None):
+    def __init__(self, run_id: str, root: str | os.PathLike | None = None, data=None):
         self.run_id = validate_name(run_id, "run_id")
         self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
+        self.provenance = provenance.describe(data) if data is not None else None
+        if self.provenance is not None:
+            provenance.bind_run(self.run_dir, self.provenance)
 
     def __repr__(self) -> str:
         return f"ModelStore({str(self.dir)!r})"
@@ -65,6 +76,8 @@ class ModelStore:
         """Save ``ranker`` as ``(split, name)``, replacing what was there; return its path."""
         if not isinstance(ranker, Ranker):
             raise TypeError(f"ModelStore.save expects a Ranker, got {type(ranker).__name__}")
+        if self.provenance is not None:  # in the saved record only; the caller's ranker is untouched
+            ranker = dataclasses.replace(ranker, info={**ranker.info, "provenance": self.provenance})
         return ranker.save(self.path(split, name))
 
     def load(self, split: str, name: str) -> Ranker:
@@ -72,10 +85,25 @@ class ModelStore:
         if not self.exists(split, name):
             stored = ", ".join(f"{s}/{n}" for s, n in self.keys()) or "nothing"
             raise FileNotFoundError(
-                f"no model {split}/{name} in {self.dir} (stored: {stored}); "
-                "run notebook 03_client_models for this run_id first"
+                f"no model {split}/{name} in {self.dir} (stored: {stored}); train it first: "
+                f"{self._train_command()}"
             )
+        if self.provenance is not None:
+            trained_on = self.info(split, name).get("info", {}).get("provenance")
+            if trained_on is None or not provenance.matches(trained_on, self.provenance):
+                what = provenance.summary(trained_on) if trained_on else "data it did not record"
+                raise provenance.ProvenanceError(
+                    f"model {split}/{name} of run {self.run_id!r} was trained on {what}; this "
+                    f"notebook's data is {provenance.summary(self.provenance)}. Train the models "
+                    f"for this data: {self._train_command()} --force, or use a run id whose "
+                    "models match (make lab RUN_ID=...)"
+                )
         return Ranker.load(self.path(split, name))
+
+    def _train_command(self) -> str:
+        if self.provenance is None:
+            return f"ltrlib run --only 03 --run-id {self.run_id} (with this notebook's --dataset, --scale and --seed)"
+        return provenance.rebuild_command(self.provenance, self.run_id, only="03")
 
     def info(self, split: str, name: str) -> dict:
         """The sidecar of ``(split, name)`` without loading the model."""

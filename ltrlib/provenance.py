@@ -1,0 +1,125 @@
+"""Which data a run's results and models come from, recorded beside them and checked.
+
+Every result of a run folder must come from one dataset, scale and seed. A JupyterLab
+session at ``tiny`` pointed at a run trained at ``small`` would otherwise merge tiny models
+on small data and overwrite the run's tables with no warning. So:
+
+* `load_dataset` records ``dataset``, ``scale`` (synthetic data only) and ``seed`` in the
+  training part's ``meta``; `describe` adds a **data fingerprint**: a BLAKE2b digest of the
+  labels, query offsets, query ids, categories, feature names and every k-th row of ``X``
+  (k keeps it to about 4,096 rows per part, so it costs milliseconds at any scale; any other
+  scale, seed, generator version or file changes labels and offsets, which are hashed whole).
+* `bind_run` writes ``<run>/provenance.json`` the first time a notebook writes into a run,
+  and refuses, with `ProvenanceError`, a notebook whose data differ from it.
+* `ltrlib.train.ModelStore` saves the provenance in every model's sidecar and refuses to
+  load a model trained on other data; the message names both and the command that fixes it.
+
+Two provenances *match* when their fingerprint and seed agree: the fingerprint already
+covers the dataset and scale, and the seed also drives the splits' tie-breaks and training.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltrlib.atomic import atomic_write_text
+
+__all__ = ["FILE", "ProvenanceError", "bind_run", "describe", "matches", "read_run", "rebuild_command",
+           "record", "summary"]
+
+FILE = "provenance.json"
+_META_KEY = "provenance"
+_SAMPLED_ROWS = 4096
+
+
+class ProvenanceError(ValueError):
+    """Results or models of one dataset/scale/seed met data of another."""
+
+
+def record(splits, *, dataset: str, scale: str | None, seed: int) -> None:
+    """Note what ``splits`` were loaded from (`load_dataset` calls this)."""
+    splits.train.meta[_META_KEY] = {"dataset": str(dataset), "scale": scale, "seed": int(seed)}
+
+
+def describe(splits) -> dict[str, Any]:
+    """``{dataset, scale, seed, fingerprint}`` of ``splits`` (a `Splits` or one `Dataset`).
+
+    Data not built by `load_dataset` get their name as ``dataset`` and no scale or seed.
+    The fingerprint is recomputed on every call (milliseconds), so a part derived from
+    loaded data, which may share its ``meta``, never passes for the whole.
+    """
+    parts = [p for _, p in splits.items()] if hasattr(splits, "items") else [splits]
+    prov = parts[0].meta.get(_META_KEY) or {"dataset": parts[0].name, "scale": None, "seed": None}
+    return {**prov, "fingerprint": _fingerprint(parts)}
+
+
+def _fingerprint(parts) -> str:
+    h = hashlib.blake2b(digest_size=8)
+    for ds in parts:
+        h.update(repr((ds.X.shape, tuple(ds.feature_names))).encode())
+        for arr in (ds.y, ds.offsets, ds.query_ids, ds.category):
+            if arr is not None:
+                h.update(np.ascontiguousarray(arr).tobytes())
+        stride = max(1, ds.X.shape[0] // _SAMPLED_ROWS)
+        h.update(np.ascontiguousarray(ds.X[::stride]).tobytes())
+    return h.hexdigest()
+
+
+def matches(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Same data and seed (see the module docstring)."""
+    return a.get("fingerprint") == b.get("fingerprint") and a.get("seed") == b.get("seed")
+
+
+def summary(prov: dict[str, Any]) -> str:
+    """One line for messages: ``synthetic, scale tiny, seed 0 (data 1a2b3c4d5e6f7a8b)``."""
+    parts = [str(prov.get("dataset"))]
+    if prov.get("scale"):
+        parts.append(f"scale {prov['scale']}")
+    if prov.get("seed") is not None:
+        parts.append(f"seed {prov['seed']}")
+    return ", ".join(parts) + f" (data {prov.get('fingerprint')})"
+
+
+def rebuild_command(prov: dict[str, Any], run_id: str, only: str | None = None) -> str:
+    """The `ltrlib run` command that recomputes ``run_id`` on the data of ``prov``."""
+    words = ["ltrlib run"]
+    if only:
+        words.append(f"--only {only}")
+    words.append(f"--dataset {prov.get('dataset')}")
+    if prov.get("scale"):
+        words.append(f"--scale {prov['scale']}")
+    if prov.get("seed") is not None:
+        words.append(f"--seed {prov['seed']}")
+    words.append(f"--run-id {run_id}")
+    return " ".join(words)
+
+
+def read_run(run_dir: str | os.PathLike) -> dict[str, Any] | None:
+    """The provenance recorded for a run folder, or None."""
+    path = Path(run_dir) / FILE
+    if not path.exists():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def bind_run(run_dir: str | os.PathLike, prov: dict[str, Any]) -> None:
+    """Record ``prov`` for the run, or refuse it when the run holds results of other data."""
+    run_dir = Path(run_dir)
+    held = read_run(run_dir)
+    if held is None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(run_dir / FILE, json.dumps(prov, indent=2, sort_keys=True) + "\n")
+        return
+    if not matches(held, prov):
+        raise ProvenanceError(
+            f"run {run_dir.name!r} ({run_dir}) holds results of {summary(held)}, but this notebook "
+            f"loaded {summary(prov)}. Use another run id for this data (make lab RUN_ID=..., or "
+            f"-p run_id / --run-id), or recompute the run on this data: "
+            f"{rebuild_command(prov, run_dir.name)} --force"
+        )
