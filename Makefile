@@ -47,7 +47,20 @@ $(PG_STAMP): | $(STAMP)
 reproduce: $(STAMP) ## Run every notebook on the synthetic default; writes reports/<run_id>/
 	$(PY) -m ltrlib run --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
-test: $(STAMP) $(PG_STAMP) ## Run the whole test suite (installs PostgreSQL for its shared-study test when root)
+# The JupyterLab test (tests/notebooks/test_lab_browser.py) drives Debian's Chromium through
+# Playwright; installed the same way as PostgreSQL above.
+BROWSER_STAMP := $(VENV)/.chromium
+$(BROWSER_STAMP): | $(STAMP)
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		touch $@; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
+		&& touch $@; \
+	else \
+		echo "Chromium not found: the JupyterLab browser test will skip (install it: sudo apt-get install chromium)"; \
+	fi
+
+test: $(STAMP) $(PG_STAMP) $(BROWSER_STAMP) ## Run the whole test suite (installs PostgreSQL and Chromium for their tests when root)
 	$(PY) -m pytest
 
 test-fast: $(STAMP) ## Run the tests without the notebook smoke tests

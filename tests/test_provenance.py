@@ -106,3 +106,11 @@ def test_session_defaults_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("LTRLIB_SCALE", "huge")
     with pytest.raises(ValueError, match="unknown scale 'huge'"):
         config.session()
+
+
+def test_missing_models_name_the_command_with_the_scale(tmp_path, tiny):
+    from ltrlib.merge.analysis import load_local_models
+
+    with pytest.raises(FileNotFoundError) as err:
+        load_local_models(ModelStore("fresh", root=tmp_path, data=tiny), ["Split1"])
+    assert "ltrlib run --only 03 --dataset synthetic --scale tiny --seed 0 --run-id fresh" in str(err.value)

@@ -221,15 +221,14 @@ def parse_split_names(splits_to_run: str, available) -> list[str]:
 def load_local_models(store, splits: Sequence[str], names: Sequence[str] = LOCAL_MODELS) -> dict:
     """``{split: {name: Ranker}}`` from notebook 03's model store, never retrained.
 
-    Raises FileNotFoundError listing every missing model and telling the user to run
-    notebook 03_client_models for this run_id first.
+    Raises FileNotFoundError listing every missing model and giving the command that
+    trains them (notebook 03 on the store's dataset, scale and seed).
     """
     missing = [f"{s}/{n}" for s in splits for n in names if not store.exists(s, n)]
     if missing:
         raise FileNotFoundError(
             f"models {', '.join(missing)} are not in {store.dir}: run notebook 03_client_models "
-            f"for run_id={store.run_id!r} first (e.g. `ltrlib run --run-id {store.run_id} --only 03` "
-            "with the same dataset, scale and seed)"
+            f"for run_id={store.run_id!r} first: {store.train_command()}"
         )
     return {s: {n: store.load(s, n) for n in names} for s in splits}
 

@@ -86,7 +86,7 @@ class ModelStore:
             stored = ", ".join(f"{s}/{n}" for s, n in self.keys()) or "nothing"
             raise FileNotFoundError(
                 f"no model {split}/{name} in {self.dir} (stored: {stored}); train it first: "
-                f"{self._train_command()}"
+                f"{self.train_command()}"
             )
         if self.provenance is not None:
             trained_on = self.info(split, name).get("info", {}).get("provenance")
@@ -95,12 +95,13 @@ class ModelStore:
                 raise provenance.ProvenanceError(
                     f"model {split}/{name} of run {self.run_id!r} was trained on {what}; this "
                     f"notebook's data is {provenance.summary(self.provenance)}. Train the models "
-                    f"for this data: {self._train_command()} --force, or use a run id whose "
+                    f"for this data: {self.train_command()} --force, or use a run id whose "
                     "models match (make lab RUN_ID=...)"
                 )
         return Ranker.load(self.path(split, name))
 
-    def _train_command(self) -> str:
+    def train_command(self) -> str:
+        """The `ltrlib run` command that trains this run's models on the store's data."""
         if self.provenance is None:
             return f"ltrlib run --only 03 --run-id {self.run_id} (with this notebook's --dataset, --scale and --seed)"
         return provenance.rebuild_command(self.provenance, self.run_id, only="03")

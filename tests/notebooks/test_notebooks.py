@@ -13,9 +13,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    reports = tmp_path_factory.mktemp("reports")
-    return runner.run_all(scale="tiny", seed=0, run_id="smoke", reports_dir=reports, progress=False)
+def run_dir(tiny_run):
+    return tiny_run
 
 
 def test_every_notebook_ran(run_dir):

@@ -1,0 +1,205 @@
+"""The project's JupyterLab in a real browser, as a researcher uses it (issue 15).
+
+Starts `ltrlib lab`'s server on 127.0.0.1 with a token, over a copy of the project's
+notebooks (so autosave can only touch the copy), with the session at ``tiny`` and the
+models of the session's tiny batch run. Debian's Chromium is driven with Playwright for
+Python, launched on the system binary: nothing is downloaded. The test
+
+* sees ``reports/`` in the root folder, opens ``notebooks/`` and then
+  ``04_linear_merge.py`` by double-click, as a notebook, on the ``ltrlib`` kernel, with no
+  "Select Kernel" dialog;
+* runs every cell, drags the α slider and picks another split in the dropdown, and checks
+  that the figure and the table changed;
+* replaces the run's models by models of other data (their sidecars say scale ``small``)
+  and checks that rerunning refuses them with the command that trains the right ones;
+* checks that the session left the notebook file byte-identical.
+
+Screenshots go to the test's temporary folder (printed with ``-s``).
+"""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from ltrlib import config, lab
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+RUN_ID = "browser"
+NOTEBOOK = "04_linear_merge.py"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def sync_playwright():
+    if CHROMIUM is None:
+        pytest.skip("Chromium not found (make test installs it as root: apt-get install chromium)")
+    api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing: pip install -e '.[dev]'")
+    return api.sync_playwright
+
+
+@pytest.fixture(scope="module")
+def lab_server(tiny_run, tmp_path_factory, sync_playwright):
+    """A project lab over a copy of the notebooks; yields (url, token, root)."""
+    root = tmp_path_factory.mktemp("lab_root")
+    shutil.copytree(config.NOTEBOOKS_DIR, root / "notebooks")
+    shutil.copy(config.PROJ_ROOT / "jupytext.toml", root / "jupytext.toml")
+    run = root / "reports" / RUN_ID
+    shutil.copytree(tiny_run / "models", run / "models")
+    shutil.copy(tiny_run / "provenance.json", run / "provenance.json")
+
+    lab.install()
+    jupyter = tmp_path_factory.mktemp("jupyter")  # the user's ~/.jupyter stays out of it
+    env = lab.environment(scale="tiny", seed=0, run_id=RUN_ID)
+    env.update(LTRLIB_ROOT=str(root), LTRLIB_REPORTS_DIR=str(root / "reports"),
+               LTRLIB_CACHE_DIR=str(root / "data" / "cache"),
+               JUPYTER_CONFIG_DIR=str(jupyter / "config"), JUPYTER_RUNTIME_DIR=str(jupyter / "runtime"),
+               JUPYTERLAB_WORKSPACES_DIR=str(jupyter / "workspaces"))
+    port, token = _free_port(), secrets.token_hex(16)
+    log = (jupyter / "server.log").open("w")
+    proc = subprocess.Popen(lab.command(root=root, port=port, token=token, open_browser=False),
+                            env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{(jupyter / 'server.log').read_text()[-3000:]}")
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not answer on {url} within 90 s")
+                time.sleep(0.5)
+        yield url, token, root
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _wait_until(condition, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.25)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def _all_cells_done(page):
+    # A running or queued cell shows "[*]:" in its prompt.
+    page.wait_for_function(
+        "() => !Array.from(document.querySelectorAll('.jp-InputPrompt')).some(e => e.textContent.includes('*'))",
+        timeout=240_000)
+
+
+def _models_of_other_data(run):
+    """Make the stored models look trained at another scale: what a session at ``tiny``
+    meets after someone trained ``small`` models under the same run id."""
+    for side in (run / "models").glob("*/*.json"):
+        record = json.loads(side.read_text())
+        record["info"]["provenance"] = {**record["info"]["provenance"], "scale": "small",
+                                        "fingerprint": "0123456789abcdef"}
+        side.write_text(json.dumps(record))
+
+
+def test_notebook_04_in_jupyterlab(lab_server, sync_playwright, tmp_path):
+    url, token, root = lab_server
+    notebook_file = root / "notebooks" / NOTEBOOK
+    original = notebook_file.read_bytes()
+    started = time.monotonic()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{url}/lab?reset&token={token}")
+            page.wait_for_selector(".jp-DirListing-item", timeout=60_000)
+            # Rooted at the project: the reports are one click away.
+            assert page.locator('.jp-DirListing-item[title^="Name: reports"]').count() == 1
+            page.locator('.jp-DirListing-item[title^="Name: notebooks"]').dblclick()
+            page.locator(f'.jp-DirListing-item[title^="Name: {NOTEBOOK}"]').dblclick()
+
+            # Opened as a notebook, on the project's kernel, without asking for one.
+            page.wait_for_selector(".jp-NotebookPanel", timeout=30_000)
+            page.wait_for_selector("text=Python (ltrlib) | Idle", timeout=60_000)
+            assert page.locator(".jp-Dialog").count() == 0
+            page.screenshot(path=tmp_path / "1_opened.png")
+
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_text("Run All Cells", exact=True).click()
+            slider = page.locator(".widget-slider").first
+            slider.wait_for(timeout=240_000)
+            _all_cells_done(page)
+            assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+                                ":has-text('Error')").count() == 0
+            slider.scroll_into_view_if_needed()
+            explorer = slider.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
+            readout = slider.locator(".widget-readout")
+
+            def figure():
+                return explorer.locator("img").first.get_attribute("src")
+
+            def table():
+                return explorer.locator("table").first.inner_text()
+
+            figure0, table0, alpha0 = figure(), table(), readout.inner_text()
+            page.screenshot(path=tmp_path / "2_explorer.png")
+
+            # Drag the α handle to the left, as a user does.
+            handle = slider.locator(".noUi-handle").bounding_box()
+            y = handle["y"] + handle["height"] / 2
+            page.mouse.move(handle["x"] + handle["width"] / 2, y)
+            page.mouse.down()
+            page.mouse.move(handle["x"] - 40, y, steps=5)
+            page.mouse.up()
+            _wait_until(lambda: figure() != figure0, 60, "the figure to redraw after the slider moved")
+            assert readout.inner_text() != alpha0
+            assert table() != table0 and readout.inner_text() in table()
+            page.screenshot(path=tmp_path / "3_slider_moved.png")
+
+            # Another split and client: a new curve, and the slider jumps to its chosen α.
+            figure1, table1 = figure(), table()
+            pair = explorer.locator("select").first
+            options = pair.locator("option").all_inner_texts()
+            assert len(options) == 6  # 3 splits x 2 clients
+            pair.select_option(index=2)
+            _wait_until(lambda: figure() != figure1, 60, "the figure to redraw for another split")
+            _wait_until(lambda: table() != table1, 30, "the table of the other split")
+            page.screenshot(path=tmp_path / "4_other_split.png")
+
+            # Models of other data under this run id are refused, with the way out.
+            _models_of_other_data(root / "reports" / RUN_ID)
+            page.get_by_role("menuitem", name="Kernel", exact=True).click()
+            page.get_by_text("Restart Kernel and Run All Cells…", exact=True).click()
+            page.locator(".jp-Dialog button:has-text('Restart')").click()
+            error = page.locator(".jp-OutputArea-output:has-text('ProvenanceError')").first
+            error.wait_for(timeout=120_000)
+            message = error.inner_text()
+            assert "was trained on synthetic, scale small, seed 0" in message
+            assert f"ltrlib run --only 03 --dataset synthetic --scale tiny --seed 0 --run-id {RUN_ID} --force" \
+                in " ".join(message.split())
+            error.scroll_into_view_if_needed()
+            page.screenshot(path=tmp_path / "5_refused.png")
+        finally:
+            browser.close()
+    print(f"JupyterLab browser test: {time.monotonic() - started:.0f} s; screenshots in {tmp_path}")
+    # Running, autosaving and restarting never rewrote the notebook file.
+    assert notebook_file.read_bytes() == original
