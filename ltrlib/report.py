@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ltrlib import config
+from ltrlib import config, provenance
 from ltrlib.atomic import atomic_path, atomic_write_text
 
 __all__ = [
@@ -176,8 +176,6 @@ class Reporter:
         self.notebook = validate_name(notebook, "notebook name")
         self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
         if data is not None:
-            from ltrlib import provenance
-
             provenance.bind_run(self.run_dir, provenance.describe(data))
 
     def __repr__(self) -> str:
@@ -206,38 +204,50 @@ class Reporter:
         with atomic_path(csv_path) as tmp:
             df.to_csv(tmp, index=index)
         atomic_write_text(csv_path.with_suffix(".md"), table_to_markdown(df, index=index, caption=caption))
+        write_index(self.run_dir)
         return csv_path
 
-    def figure(self, fig, name: str, dpi: int = 120, close: bool = False) -> Path:
-        """Save the matplotlib figure ``fig`` as ``<name>.png``; return its path.
+    def figure(self, fig, name: str, dpi: int = 120, close: bool = False,
+               caption: str | None = None) -> None:
+        """Save the matplotlib figure ``fig`` as ``<name>.png`` (and ``caption``, shown under
+        it in the index, as ``<name>.caption.txt``).
 
         The figure stays open by default so the notebook still displays it; pass
-        ``close=True`` in loops that draw many figures.
+        ``close=True`` in loops that draw many figures. Returns nothing, so a notebook cell
+        ending in it echoes nothing (`figure_path` says where it went).
         """
-        validate_name(name, "figure name")
-        path = self.figures_dir / f"{name}.png"
+        path = self.figure_path(name)
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
+        caption_path = path.with_suffix(".caption.txt")
+        if caption:
+            atomic_write_text(caption_path, caption.strip() + "\n")
+        else:
+            caption_path.unlink(missing_ok=True)
         if close:
             import matplotlib.pyplot as plt
 
             plt.close(fig)
-        return path
+        write_index(self.run_dir)
 
-    def metrics(self, **values: Any) -> dict[str, Any]:
+    def figure_path(self, name: str) -> Path:
+        """Where `figure` saves the figure ``name``."""
+        return self.figures_dir / f"{validate_name(name, 'figure name')}.png"
+
+    def metrics(self, **values: Any) -> None:
         """Merge scalar results into ``metrics.json`` under this notebook's key.
 
-        Returns the notebook's metrics after the merge. Values must be scalars; NaN and
-        infinities are stored as null. Notebooks of one run execute one after another, so a
-        read-modify-write with an atomic replace is enough (no lock).
+        Values must be scalars; NaN and infinities are stored as null. Notebooks of one run
+        execute one after another, so a read-modify-write with an atomic replace is enough
+        (no lock). Returns nothing (no raw dict at the end of a notebook); `read_metrics`
+        reads them back.
         """
         converted = {validate_name(k, "metric name"): _json_scalar(k, v) for k, v in values.items()}
         path = self.run_dir / METRICS_FILE
         data = read_metrics(self.run_dir)
-        mine = {**data.get(self.notebook, {}), **converted}
-        data[self.notebook] = mine
+        data[self.notebook] = {**data.get(self.notebook, {}), **converted}
         atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
-        return mine
+        write_index(self.run_dir)
 
 
 # --------------------------------------------------------------------------- index
@@ -269,9 +279,11 @@ def _collect(run_dir: Path) -> dict[str, dict[str, Any]]:
         failed = nb_dir / f"{name}.failed.ipynb"
         tables_dir = run_dir / "tables" / name
         figures_dir = run_dir / "figures" / name
+        as_html = nb_dir / f"{name}.html"
         entries[name] = {
             "status": statuses.get(name),
             "notebook": executed if executed.exists() else None,
+            "notebook_html": as_html if as_html.exists() and executed.exists() else None,
             "failed_notebook": failed if failed.exists() else None,
             "tables": sorted(tables_dir.glob("[!.]*.csv")) if tables_dir.is_dir() else [],
             "figures": sorted(figures_dir.glob("[!.]*.png")) if figures_dir.is_dir() else [],
@@ -292,7 +304,8 @@ def _index_markdown(run_dir: Path, entries: dict[str, dict[str, Any]], has_metri
         status = f" ({e['status']})" if e["status"] else ""
         lines += [f"## {name}{status}", ""]
         if e["notebook"]:
-            lines.append(f"- Executed notebook: [{e['notebook'].name}]({_href(e['notebook'], run_dir)})")
+            page = f"[html]({_href(e['notebook_html'], run_dir)}), " if e["notebook_html"] else ""
+            lines.append(f"- Executed notebook: {page}[{e['notebook'].name}]({_href(e['notebook'], run_dir)})")
         if e["failed_notebook"]:
             fn = e["failed_notebook"]
             lines.append(f"- Failed notebook (partial): [{fn.name}]({_href(fn, run_dir)})")
@@ -301,9 +314,48 @@ def _index_markdown(run_dir: Path, entries: dict[str, dict[str, Any]], has_metri
             md_link = f", [md]({_href(md, run_dir)})" if md.exists() else ""
             lines.append(f"- Table `{csv.stem}`: [csv]({_href(csv, run_dir)}){md_link}")
         for png in e["figures"]:
-            lines.append(f"- Figure `{png.stem}`: ![{png.stem}]({_href(png, run_dir)})")
+            lines.append(f"- Figure `{png.stem}`: ![{_figure_caption(png)}]({_href(png, run_dir)})")
         lines.append("")
     return "\n".join(lines)
+
+
+#: Rows of a table shown in index.html; the CSV link holds them all.
+INDEX_TABLE_ROWS = 25
+
+
+def _table_caption(csv: Path) -> str:
+    """The caption `Reporter.table` wrote above the Markdown table, or ""."""
+    md = csv.with_suffix(".md")
+    if not md.exists():
+        return ""
+    head = md.read_text(encoding="utf-8").split("\n\n", 1)[0]
+    return "" if head.lstrip().startswith("|") else head.strip()
+
+
+def _figure_caption(png: Path) -> str:
+    """The caption given to `Reporter.figure`, else the figure's name in words."""
+    path = png.with_suffix(".caption.txt")
+    return path.read_text(encoding="utf-8").strip() if path.exists() else png.stem.replace("_", " ")
+
+
+def _table_html(csv: Path, run_dir: Path) -> str:
+    import pandas as pd
+
+    esc = html.escape
+    caption = _table_caption(csv) or csv.stem.replace("_", " ")
+    try:
+        frame = pd.read_csv(csv)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+        return f"<p>Table <code>{esc(csv.stem)}</code>: unreadable ({esc(str(exc))})</p>"
+    more = len(frame) - INDEX_TABLE_ROWS
+    body = frame.head(INDEX_TABLE_ROWS).to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.4g}")
+    links = f'<a href="{_href(csv, run_dir)}">csv</a>'
+    md = csv.with_suffix(".md")
+    if md.exists():
+        links += f' · <a href="{_href(md, run_dir)}">md</a>'
+    rest = f"; {more} more rows in the csv" if more > 0 else ""
+    return (f'<figure class="table"><figcaption><b>{esc(csv.stem)}</b>: {esc(caption)} '
+            f"<small>({links}{rest})</small></figcaption>{body}</figure>")
 
 
 def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: bool) -> str:
@@ -313,11 +365,17 @@ def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: 
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{title}</title>",
-        "<style>body{font-family:sans-serif;max-width:70em;margin:auto}"
-        "img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0}</style>",
+        "<style>body{font-family:sans-serif;max-width:75em;margin:auto;padding:0 1em}"
+        "img{max-width:100%;border:1px solid #ddd}figure{margin:1.2em 0}"
+        "figcaption{margin:.3em 0;color:#333}table{border-collapse:collapse;font-size:90%}"
+        "th,td{padding:.15em .6em;border-bottom:1px solid #ddd;text-align:right}"
+        "figure.table{overflow-x:auto}</style>",
         "</head><body>",
         f"<h1>{title}</h1>",
     ]
+    held = provenance.read_run(run_dir)
+    if held:
+        out.append(f"<p>Data: {esc(provenance.summary(held))}</p>")
     links = []
     if has_metrics:
         links.append(f'<a href="{METRICS_FILE}">{METRICS_FILE}</a>')
@@ -327,25 +385,27 @@ def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: 
               if (run_dir / f).exists()]
     if links:
         out.append(f"<p>{' &middot; '.join(links)}</p>")
+    if entries:
+        out.append("<p>" + " &middot; ".join(f'<a href="#{esc(n)}">{esc(n)}</a>' for n in entries) + "</p>")
     for name, e in entries.items():
         status = f" <small>({esc(e['status'])})</small>" if e["status"] else ""
         out.append(f'<h2 id="{esc(name)}">{esc(name)}{status}</h2>')
         items = []
         if e["notebook"]:
-            items.append(f'Executed notebook: <a href="{_href(e["notebook"], run_dir)}">{esc(e["notebook"].name)}</a>')
+            nb = e["notebook"]
+            page = (f'<a href="{_href(e["notebook_html"], run_dir)}">as a page</a>, '
+                    if e["notebook_html"] else "")
+            items.append(f'Executed notebook: {page}<a href="{_href(nb, run_dir)}">{esc(nb.name)}</a>')
         if e["failed_notebook"]:
             fn = e["failed_notebook"]
             items.append(f'Failed notebook (partial): <a href="{_href(fn, run_dir)}">{esc(fn.name)}</a>')
-        for csv in e["tables"]:
-            md = csv.with_suffix(".md")
-            md_link = f' <a href="{_href(md, run_dir)}">md</a>' if md.exists() else ""
-            items.append(f'Table <code>{esc(csv.stem)}</code>: <a href="{_href(csv, run_dir)}">csv</a>{md_link}')
         if items:
             out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+        out.extend(_table_html(csv, run_dir) for csv in e["tables"])
         for png in e["figures"]:
             out.append(
                 f'<figure><img src="{_href(png, run_dir)}" alt="{esc(png.stem)}">'
-                f"<figcaption>{esc(png.stem)}</figcaption></figure>"
+                f"<figcaption><b>{esc(png.stem)}</b>: {esc(_figure_caption(png))}</figcaption></figure>"
             )
     out.append("</body></html>\n")
     return "\n".join(out)

@@ -314,8 +314,15 @@ def _this_interpreter_kernel_manager():
     from ipykernel.kernelspec import RESOURCES, get_kernel_dict
     from jupyter_client.kernelspec import KernelSpec
     from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
 
     class ThisInterpreterKernelManager(AsyncKernelManager):
+        # Local sockets instead of TCP: the kernel is on this machine, and ipykernel warns
+        # about unencrypted TCP in every batch notebook otherwise.
+        @default("transport")
+        def _transport_default(self):
+            return "ipc"
+
         @property
         def kernel_spec(self):
             if self._kernel_spec is None:
@@ -417,6 +424,20 @@ def _execute(
     os.replace(partial, final)
     failed.unlink(missing_ok=True)
     return final
+
+
+def _export_html(executed: Path) -> None:
+    """``NN_topic.html`` beside the executed notebook, so the index links a readable page
+    (a browser shows an .ipynb as raw JSON). A failure here is reported, never fatal."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    try:
+        body, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
+        atomic_write_text(executed.with_suffix(".html"), body)
+    except Exception as exc:  # noqa: BLE001 - the notebook ran; its page is a convenience
+        print(f"ltrlib run: {executed.name} could not be exported as HTML: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
 
 
 def _keep_partial(partial: Path, failed: Path) -> Path | None:
@@ -573,6 +594,7 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -
     # A rerun replaces the notebook's previous outputs entirely, so stale tables or figures
     # from an earlier version of the notebook cannot pass for results of this run.
     (out_dir / f"{notebook}.ipynb").unlink(missing_ok=True)
+    (out_dir / f"{notebook}.html").unlink(missing_ok=True)
     clear_notebook_outputs(run_dir, notebook)
     entry = {
         "status": "running",
@@ -599,6 +621,7 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -
         raise
     else:
         entry["status"] = "completed"
+        _export_html(out_dir / f"{notebook}.ipynb")
     finally:
         entry["finished"] = _now()
         entry["seconds"] = round(time.perf_counter() - start, 3)

@@ -108,7 +108,8 @@ def test_rewriting_a_table_replaces_it(rep, frame):
 def test_figure_writes_png_and_keeps_figure_open(rep):
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])
-    path = rep.figure(fig, "curve")
+    assert rep.figure(fig, "curve") is None  # a cell ending in it echoes no path
+    path = rep.figure_path("curve")
     assert path == rep.run_dir / "figures" / "00_overview" / "curve.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert plt.fignum_exists(fig.number)
@@ -162,8 +163,8 @@ def test_metrics_merge_per_notebook(tmp_path):
     b = Reporter("run1", "01_b", root=tmp_path)
     a.metrics(ndcg=0.5, n_queries=np.int64(250))
     b.metrics(flag=True)
-    merged = a.metrics(ndcg=np.float32(0.75), missing=float("nan"), note="ok")
-    assert merged == {"ndcg": 0.75, "n_queries": 250, "missing": None, "note": "ok"}
+    assert a.metrics(ndcg=np.float32(0.75), missing=float("nan"), note="ok") is None  # nothing echoed
+    merged = {"ndcg": 0.75, "n_queries": 250, "missing": None, "note": "ok"}
     data = json.loads((tmp_path / "run1" / "metrics.json").read_text())
     assert data == {"00_a": merged, "01_b": {"flag": True}}
     assert isinstance(data["00_a"]["n_queries"], int)
@@ -207,6 +208,7 @@ def test_index_links_everything_relatively(tmp_path, frame):
     nb_dir = rep.run_dir / "notebooks"
     nb_dir.mkdir()
     (nb_dir / "00_a.ipynb").write_text("{}")
+    (nb_dir / "00_a.html").write_text("<html></html>")
     (nb_dir / "01_b.failed.ipynb").write_text("{}")
     (nb_dir / ".01_b.running.ipynb").write_text("{}")  # a temp file is never listed
     manifest = {"notebooks": {"00_a": {"status": "completed"}, "01_b": {"status": "failed"}}}
@@ -219,6 +221,7 @@ def test_index_links_everything_relatively(tmp_path, frame):
     assert "## 00_a (completed)" in md and "## 01_b (failed)" in md
     for link in [
         "(notebooks/00_a.ipynb)",
+        "(notebooks/00_a.html)",
         "(tables/00_a/scores.csv)",
         "(tables/00_a/scores.md)",
         "(figures/00_a/curve.png)",
@@ -229,7 +232,26 @@ def test_index_links_everything_relatively(tmp_path, frame):
         assert link in md
     assert '<img src="figures/00_a/curve.png"' in html
     assert 'href="tables/00_a/scores.csv"' in html and 'href="metrics.json"' in html
+    assert 'href="notebooks/00_a.html">as a page</a>' in html
     assert "running" not in md and str(tmp_path) not in md + html
+
+
+def test_index_follows_every_write_and_renders_tables_and_captions(tmp_path):
+    rep = Reporter("run1", "00_a", root=tmp_path)
+    rows = pd.DataFrame({"model": [f"M{i}" for i in range(40)], "ndcg": np.linspace(0.5, 0.9, 40)})
+    rep.table(rows, "many", caption="Table 4: NDCG@10 per model")
+    html = (rep.run_dir / "index.html").read_text()  # no write_index call: the table wrote it
+    assert "<b>many</b>: Table 4: NDCG@10 per model" in html
+    assert "<table" in html and "<td>M0</td>" in html and "<td>M24</td>" in html
+    assert "<td>M25</td>" not in html and "15 more rows in the csv" in html
+    fig, _ = plt.subplots()
+    rep.figure(fig, "alpha_sweep", close=True, caption="NDCG@10 against α on D_merge")
+    html = (rep.run_dir / "index.html").read_text()
+    assert "<b>alpha_sweep</b>: NDCG@10 against α on D_merge" in html
+    rep.figure(plt.subplots()[0], "no_caption", close=True)
+    assert "<b>no_caption</b>: no caption" in (rep.run_dir / "index.html").read_text()
+    rep.metrics(x=1)
+    assert 'href="metrics.json"' in (rep.run_dir / "index.html").read_text()
 
 
 def test_index_of_missing_run_dir_is_an_error(tmp_path):

@@ -153,7 +153,9 @@ def project(tmp_path_factory):
 def test_run_writes_notebooks_tables_figures_metrics_and_index(project):
     run_dir = project["run_dir"]
     assert run_dir == project["root"] / "reports" / "synthetic-tiny-seed0"
-    assert sorted(p.name for p in (run_dir / "notebooks").iterdir()) == ["00_tables.ipynb", "01_plain.ipynb"]
+    assert sorted(p.name for p in (run_dir / "notebooks").iterdir()) == ["00_tables.html", "00_tables.ipynb",
+                                                                     "01_plain.html", "01_plain.ipynb"]
+    assert "<html" in (run_dir / "notebooks" / "00_tables.html").read_text()
     assert (run_dir / "tables" / "00_tables" / "rows.csv").read_text().count("\n") == 5  # header + 4 rows
     assert (run_dir / "tables" / "00_tables" / "rows.md").exists()
     assert (run_dir / "figures" / "00_tables" / "line.png").read_bytes()[:4] == b"\x89PNG"
