@@ -3,9 +3,10 @@ returns a matplotlib `Figure`, so notebooks can display it and `Reporter` can sa
 
 from __future__ import annotations
 
-
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 import pandas as pd
 import seaborn as sns
 
@@ -150,6 +151,7 @@ def merge_pool_frame(df: pd.DataFrame) -> plt.Figure:
         sns.barplot(data=counts, x="key", y="queries", hue="client", ax=ax,
                     hue_order=clients + ["unused"], palette=palette)
         ax.set(title=f"{name}: D_merge pool", xlabel="relevant documents of client 1's category")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # query counts
         ax.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
     return fig
@@ -184,8 +186,9 @@ def alpha_sweep(sweep: pd.DataFrame, current_alpha: float | None = None,
         raise ValueError(f"sweep has no rows for metric {metric!r} (has {sorted(sweep.metric.unique())})")
     splits = list(pd.unique(part.split)) if "split" in part else [None]
     clients = list(pd.unique(part.client)) if "client" in part else [None]
+    single = len(splits) * len(clients) == 1  # the explorer's one panel: large enough to read
     fig, axes = plt.subplots(len(splits), len(clients), squeeze=False, sharex=True,
-                             figsize=(4.6 * len(clients) + 0.8, 2.9 * len(splits) + 0.4))
+                             figsize=(8, 4.6) if single else (4.6 * len(clients) + 0.8, 2.9 * len(splits) + 0.4))
     palette = dict(zip(sorted(part.dataset.unique()), sns.color_palette()))
     for r, split in enumerate(splits):
         for c, client in enumerate(clients):
@@ -207,7 +210,7 @@ def alpha_sweep(sweep: pd.DataFrame, current_alpha: float | None = None,
             ax.set(title=title or None, xlim=(0, 1), ylabel=metric if c == 0 else "")
             if r == len(splits) - 1:
                 ax.set_xlabel("α (weight of M2)")
-            ax.legend(fontsize=7, loc="best")
+            ax.legend(fontsize=10 if single else 7, loc="best")
     fig.tight_layout()
     return fig
 
@@ -222,7 +225,7 @@ def stacking_importance(importance: pd.DataFrame, top_k: int | None = None) -> p
     kinds = [k for k in ("gain", "split") if k in set(importance.kind)]
     n_rows = max(int(importance.groupby(["model", "kind"]).size().max()), 1)
     fig, axes = plt.subplots(len(models), len(kinds), squeeze=False,
-                             figsize=(5.2 * len(kinds), 0.24 * n_rows * len(models) + 1.2 * len(models)))
+                             figsize=(5.8 * len(kinds), 0.26 * n_rows * len(models) + 1.2 * len(models) + 0.5))
     base, hi = sns.color_palette()[0], "tab:red"
     for r, model in enumerate(models):
         for c, kind in enumerate(kinds):
@@ -237,9 +240,11 @@ def stacking_importance(importance: pd.DataFrame, top_k: int | None = None) -> p
                 ax.text(0.5, 0.5, "no splits: a constant model", transform=ax.transAxes,
                         ha="center", va="center", color="tab:red")
             ax.invert_yaxis()
-            ax.tick_params(axis="y", labelsize=7)
+            ax.tick_params(axis="y", labelsize=9)
             ax.set(title=f"{model}: {kind}", xlabel=f"share of total {kind}")
-    fig.tight_layout()
+    fig.legend(handles=[Patch(color=hi, label="local model score (s₁, s₂)"), Patch(color=base, label="document feature")],
+               loc="upper center", ncol=2, frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
     return fig
 
 
@@ -268,7 +273,8 @@ def merge_category_deltas(deltas: pd.DataFrame, baseline: str | None = None) -> 
         base = baseline or ", ".join(pd.unique(part.baseline))
         ax.set(title=f"{split}: per-query change of {'ndcg@10'} vs {base}, by query category",
                xlabel="query category (queries)", ylabel="mean delta")
-        ax.legend(fontsize=7, ncol=4)
+        # Beside the axes, never over the bars (it covered Split3's).
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1), borderaxespad=0, title="model")
     fig.tight_layout()
     return fig
 
@@ -308,6 +314,7 @@ def tuning_history(df: pd.DataFrame) -> plt.Figure:
             ax.scatter(g.trial + 1, g.value, color=color, s=14, alpha=0.6)
             ax.step(g.trial + 1, g.best_so_far, where="post", color=color, label=model)
         ax.set(title=split, xlabel="trial")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # trials are counted, not measured
         ax.legend(fontsize=8)
     axes[0][0].set_ylabel("validation NDCG@10")
     fig.tight_layout()

@@ -127,7 +127,7 @@ all_models = train.fit_client_models(
     n_trials=trials, seed=seed,
     first_params=train.in_backend(train.PAPER_TABLE6_MEDIAN, backend) if start_from_paper else None,
     max_trees=trees, early_stopping=early_stopping, num_threads=num_threads, n_jobs=n_jobs,
-    progress=interactive, backend=backend, storage=storage)
+    progress=True, backend=backend, storage=storage)
 models = all_models.subset(run_splits)
 store.list()
 

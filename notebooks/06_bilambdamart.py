@@ -96,7 +96,7 @@ splits
 # %%
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features,
                       max_trees=stage1_max_trees, early_stopping=early_stopping, seed=seed,
-                      num_threads=num_threads, n_jobs=n_jobs, progress=interactive)
+                      num_threads=num_threads, n_jobs=n_jobs, progress=True)
 stats = table1(two)
 report.table(stats, "table1_stats", caption="Table 1: statistics of each ranking stage")
 stats
@@ -113,7 +113,7 @@ stage2 = dict(cutoff=cutoff, train_queries=train_queries, seed=seed, max_trees=m
 exp = experiment.Stage2Experiment(two, **stage2)
 fitted = experiment.fit_models(exp, list(experiment.MODELS), n_trials=trials,
                                storage=storage or report.run_dir / "06_bilambdamart.journal",
-                               progress=interactive)
+                               progress=True)
 per_query = experiment.per_query_results(exp, fitted)
 means = experiment.eval_table(per_query)
 report.table(means.reset_index(), "ndcg_means", caption="Test NDCG@k (full-list IDCG), plain means")
@@ -168,7 +168,7 @@ if listwise_ablation:
     ablation_rows = [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
     bare_fitted = experiment.fit_models(bare, ablation_rows[1:], n_trials=trials,
                                         storage=storage or report.run_dir / "06_bilambdamart.journal",
-                                        study_prefix="06.no_listwise", progress=interactive)
+                                        study_prefix="06.no_listwise", progress=True)
     bare_per_query = experiment.per_query_results(bare, bare_fitted)
     ablation = experiment.results_table(bare_per_query, ablation_rows)
     report.table(ablation, "ablation_listwise", index=True,

@@ -138,9 +138,9 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], max_tr
                    early_stopping: int, seed: int, num_threads: int, n_jobs: int,
                    progress: bool) -> tuple[dict[str, np.ndarray], list[int], np.ndarray]:
     from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
 
     from ltrlib import timing
+    from ltrlib.progress import bar
 
     fold_of = {p: getattr(splits, p).fold_ids(folds, seed + i) for i, p in enumerate(_PARTS)}
     scores = {p: np.full(getattr(splits, p).n_docs, np.nan) for p in _PARTS}
@@ -155,8 +155,8 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], max_tr
     # the kernel's own lines only, so workers' lines are not added twice).
     with timing.fitting():
         done = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(calls)
-        for f, best, fold_gain, fold_scores in tqdm(done, total=folds, desc="stage-1 folds",
-                                                    leave=False, disable=not progress):
+        for f, best, fold_gain, fold_scores in bar(done, total=folds, desc="stage-1 folds",
+                                                   leave=False, enabled=progress):
             iterations[f] = best
             gain += fold_gain
             for p, (docs, s) in fold_scores.items():

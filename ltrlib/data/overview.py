@@ -102,8 +102,9 @@ def feature_by_label(ds: Dataset, feature: int | str) -> pd.DataFrame:
     return pd.DataFrame({"label": ds.y, "value": ds.X[:, col]})
 
 
-def most_label_correlated(ds: Dataset, max_rows: int = 200_000, seed: int = 0) -> str:
-    """Name of the feature with the largest absolute Spearman correlation with the label."""
+def label_correlations(ds: Dataset, max_rows: int = 200_000, seed: int = 0) -> pd.Series:
+    """Spearman correlation of every feature with the label (on at most ``max_rows``
+    sampled documents), features ordered by its absolute value, strongest first."""
     from scipy.stats import rankdata
 
     rows = np.arange(ds.n_docs)
@@ -115,4 +116,10 @@ def most_label_correlated(ds: Dataset, max_rows: int = 200_000, seed: int = 0) -
     yc = y - y.mean()
     denom = np.sqrt((rc**2).sum(0) * (yc**2).sum())
     corr = np.divide(rc.T @ yc, denom, out=np.zeros(ds.n_features), where=denom > 0)
-    return ds.feature_names[int(np.argmax(np.abs(corr)))]
+    order = np.argsort(-np.abs(corr), kind="stable")
+    return pd.Series(corr[order], index=[ds.feature_names[i] for i in order], name="spearman")
+
+
+def most_label_correlated(ds: Dataset, max_rows: int = 200_000, seed: int = 0) -> str:
+    """Name of the feature with the largest absolute Spearman correlation with the label."""
+    return label_correlations(ds, max_rows, seed).index[0]

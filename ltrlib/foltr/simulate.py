@@ -113,9 +113,9 @@ def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", prog
     jobs = list(jobs)
     if not jobs:
         raise ValueError("run_jobs: no jobs")
-    from tqdm.auto import tqdm
+    from ltrlib.progress import bar as progress_bar
 
-    bar = tqdm(total=len(jobs), desc="foltr runs", disable=not progress)
+    bar = progress_bar(total=len(jobs), desc="foltr runs", enabled=progress)
     results = []
     # One wall-clock span of fitting, whether the runs are here or in worker processes.
     with timing.fitting():

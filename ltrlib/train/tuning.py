@@ -574,9 +574,9 @@ def _check_setup(study, setup: dict, study_name: str, where: str) -> None:
 def _progress_bar(progress: bool, total: int, study_name: str):
     if not (progress and total > 0):
         return None
-    from tqdm.auto import tqdm
+    from ltrlib.progress import bar
 
-    return tqdm(total=total, desc=f"tuning {study_name}", leave=False)
+    return bar(total=total, desc=f"tuning {study_name}", leave=False)
 
 
 def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, progress, first_params,
@@ -1151,9 +1151,9 @@ def fit_side_by_side(fits, store, *, n_jobs: int = 2, num_threads: int | None = 
     locks across processes; a database does too); the models go to ``store``.
     """
     from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
 
     from ltrlib import timing
+    from ltrlib.progress import bar
 
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
@@ -1164,8 +1164,8 @@ def fit_side_by_side(fits, store, *, n_jobs: int = 2, num_threads: int | None = 
              for split, name, train, vali in order)
     with timing.fitting():
         done = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(calls)
-        for split, name in tqdm(done, total=len(order), desc=f"models, {n_jobs} at a time",
-                                unit="model", disable=not progress):
+        for split, name in bar(done, total=len(order), desc=f"models, {n_jobs} at a time",
+                               unit="model", enabled=progress):
             pass
 
 

@@ -1,0 +1,56 @@
+"""Figure fixes of issue 15: counted axes have integer ticks, legends stay off the data,
+and Figure 3 says what its red bars are."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ltrlib import plots
+
+
+def _integer_ticks(axis) -> bool:
+    lo, hi = axis.get_view_interval()
+    ticks = [t for t in axis.get_ticklocs() if lo <= t <= hi]
+    return len(ticks) >= 2 and all(float(t).is_integer() for t in ticks)
+
+
+def test_tuning_history_counts_trials_in_whole_numbers():
+    df = pd.DataFrame({"split": "Split1", "model": "M1", "trial": [0, 1, 2],
+                       "value": [0.70, 0.72, 0.71], "best_so_far": [0.70, 0.72, 0.72]})
+    fig = plots.tuning_history(df)
+    assert _integer_ticks(fig.axes[0].xaxis)
+    plt.close(fig)
+
+
+def test_merge_pools_count_queries_in_whole_numbers():
+    df = pd.DataFrame({"split": "Split1", "key": [0, 0, 1, 2, 2],
+                       "client": ["client1", "client2", "client1", "unused", "client2"]})
+    fig = plots.merge_pool_frame(df)
+    assert _integer_ticks(fig.axes[0].yaxis)
+    plt.close(fig)
+
+
+def test_category_delta_legend_sits_beside_the_bars():
+    rows = [{"split": "Split3", "category": c, "model": m, "baseline": "M2", "mean_delta": d, "n_queries": 9}
+            for c in range(6) for m, d in (("M12α", 0.05), ("M21α", -0.04))]
+    fig = plots.merge_category_deltas(pd.DataFrame(rows), baseline="M2")
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 >= ax.get_window_extent().x1  # right of the axes, over no bar
+    plt.close(fig)
+
+
+def test_figure3_explains_its_red_bars():
+    rows = [{"model": "Split1 M12S", "kind": k, "feature": f, "value": v, "share": v / 6, "rank": r,
+             "is_score": f.startswith("s")}
+            for k in ("gain", "split") for r, (f, v) in enumerate((("s1", 3.0), ("f7", 2.0), ("s2", 1.0)), 1)]
+    fig = plots.stacking_importance(pd.DataFrame(rows))
+    labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert labels == ["local model score (s₁, s₂)", "document feature"]
+    assert all(t.get_fontsize() >= 9 for t in fig.axes[0].get_yticklabels())
+    plt.close(fig)
