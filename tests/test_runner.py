@@ -175,6 +175,14 @@ def test_parameters_are_injected_where_declared(project):
     assert "n_rows" not in manifest["notebooks"]["01_plain"]["parameters"]  # 01 doesn't declare it
 
 
+def test_executed_notebooks_reopen_interactive(project):
+    """Batch kernels are told by the environment, not by an injected ``interactive = False``,
+    so an executed notebook rerun in JupyterLab shows its widgets."""
+    nb = json.loads((project["run_dir"] / "notebooks" / "00_tables.ipynb").read_text())
+    injected = ["".join(c["source"]) for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert len(injected) == 1 and "run_id" in injected[0] and "interactive" not in injected[0]
+
+
 def test_kernel_runs_on_this_interpreter(project):
     metrics = json.loads((project["run_dir"] / "metrics.json").read_text())
     assert metrics["00_tables"]["kernel_python"] == sys.executable
