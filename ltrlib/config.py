@@ -106,7 +106,8 @@ def session() -> Session:
     env = os.environ
     dataset = env.get(SESSION_ENV["dataset"]) or "synthetic"
     scale = env.get(SESSION_ENV["scale"]) or "small"
-    get_scale(scale) if dataset == "synthetic" else None  # refuse an unknown scale early
+    if dataset == "synthetic":
+        get_scale(scale)  # an unknown scale is refused here, naming the choices
     raw_seed = env.get(SESSION_ENV["seed"]) or "0"
     try:
         seed = int(raw_seed)

@@ -55,16 +55,26 @@ def install(prefix: str | os.PathLike | None = None) -> Path:
             current = json.loads(settings.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{settings} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
-    merged = {**current, **{key: {**current.get(key, {}), **value} for key, value in LAB_SETTINGS.items()}}
+    merged = _merged(current, LAB_SETTINGS)
     if merged != current:
         atomic_write_text(settings, json.dumps(merged, indent=2, sort_keys=True) + "\n")
     return settings
 
 
+def _merged(mine: dict, ours: dict) -> dict:
+    """``mine`` with ``ours`` laid over it key by key, at every depth: settings of the
+    environment's other plugins, and other file types' viewers, are kept."""
+    out = dict(mine)
+    for key, value in ours.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 def environment(*, dataset: str = "synthetic", data_dir: str = "", scale: str = "small", seed: int = 0,
                 run_id: str = "", base: dict | None = None) -> dict[str, str]:
     """``base`` (default ``os.environ``) with the session variables `config.session` reads."""
-    config.get_scale(scale) if dataset == "synthetic" else None
+    if dataset == "synthetic":
+        config.get_scale(scale)  # an unknown scale is refused before JupyterLab starts
     env = dict(os.environ if base is None else base)
     env.pop(config.BATCH_ENV, None)  # a lab started from a batch kernel is still interactive
     values = {"dataset": dataset, "data_dir": data_dir, "scale": scale, "seed": str(int(seed)),
