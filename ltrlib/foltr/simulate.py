@@ -108,6 +108,29 @@ def _tags(job: Job) -> dict:
                 remedy=remedy, seed=job.seed, n_rounds=d["n_rounds"], B=job.B)
 
 
+#: Global rounds T and seeds per curve by scale (shortened), and the paper's protocol.
+ROUNDS_AND_SEEDS = {"tiny": (40, 1), "small": (300, 2), "paper": (10_000, 5)}
+PROFILES = {"": None, "paper": ROUNDS_AND_SEEDS["paper"]}
+
+
+def rounds_and_seeds(profile: str, scale: str) -> tuple[int, int]:
+    """``(T, n_seeds)`` of notebook 07: the ``profile``'s ("paper": T = 10,000 and 5 seeds,
+    on any data), else the scale's (a user collection counts as ``small``)."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; expected '' (by scale) or 'paper'")
+    return PROFILES[profile] or ROUNDS_AND_SEEDS.get(scale, ROUNDS_AND_SEEDS["small"])
+
+
+def online_table_caption(n_rounds: int, n_seeds: int) -> str:
+    """Caption of the Tables 2-3 counterpart, saying when its values compare with the paper's:
+    cumulative online NDCG sums over the rounds, so only at the paper's T."""
+    paper_T = ROUNDS_AND_SEEDS["paper"][0]
+    comparable = ("the paper's T: its values compare with Tables 2-3" if n_rounds == paper_T else
+                  f"the paper has T = {paper_T}: compare gaps and orderings with its Tables 2-3, not values")
+    return (f"Cumulative discounted online NDCG@10, mean over {n_seeds} seeds, T = {n_rounds} "
+            f"({comparable})")
+
+
 def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = True):
     """Run ``jobs``; returns ``(offline, online)`` frames (see module docstring)."""
     jobs = list(jobs)

@@ -288,3 +288,14 @@ def test_fedprox_pulls_at_every_interaction_as_the_reference(toy):
     np.testing.assert_allclose(local_model(1.0, True), (1 - 0.1 * 1.0) ** 10)
     np.testing.assert_array_equal(local_model(1.0, False), 1.0)  # the named older form
     np.testing.assert_array_equal(local_model(0.0, True), 1.0)   # FedAvg: no pull at all
+
+
+def test_paper_profile_is_one_flag_and_captions_say_when_values_compare():
+    from ltrlib.foltr.simulate import online_table_caption, rounds_and_seeds
+
+    assert rounds_and_seeds("paper", "tiny") == (10_000, 5) == rounds_and_seeds("", "paper")
+    assert rounds_and_seeds("", "small") == (300, 2) and rounds_and_seeds("", "tiny") == (40, 1)
+    with pytest.raises(ValueError, match="unknown profile 'huge'"):
+        rounds_and_seeds("huge", "small")
+    assert "compare with Tables 2-3" in online_table_caption(10_000, 5)
+    assert "not values" in online_table_caption(300, 2)
