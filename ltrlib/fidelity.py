@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltrlib import provenance
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.report import RUN_MANIFEST, table_to_markdown
 
@@ -593,12 +594,14 @@ class FidelityReport:
 
 def _provenance(run_dir: Path) -> dict[str, Any]:
     path = run_dir / RUN_MANIFEST
+    held = provenance.read_run(run_dir)  # written by the notebooks: the data fingerprint
+    data = {"data fingerprint": held["fingerprint"]} if held else {}
     if not path.exists():
-        return {"run_id": run_dir.name}
+        return {"run_id": run_dir.name, **data}
     manifest = json.loads(path.read_text(encoding="utf-8"))
     params = manifest.get("params", {})
     nbs = manifest.get("notebooks", {})
-    out = {"run_id": manifest.get("run_id", run_dir.name), **params,
+    out = {"run_id": manifest.get("run_id", run_dir.name), **params, **data,
            "ltrlib_version": manifest.get("ltrlib_version"), "created": manifest.get("created")}
     for nb in ("03_client_models", "04_linear_merge", "05_stacking"):
         entry = nbs.get(nb)
@@ -632,7 +635,7 @@ def fidelity_report(run_dir: str | os.PathLike) -> FidelityReport:
 def _markdown(rep: FidelityReport) -> str:
     prov = rep.provenance
     lines = [f"# Fidelity to the non-IID paper: run {prov.get('run_id', '')}", ""]
-    lines += ["Provenance (from `run.json`):", ""]
+    lines += ["Provenance (from `run.json` and `provenance.json`):", ""]
     lines += [f"- {k}: `{v}`" for k, v in prov.items() if k != "run_id"] or ["- no run.json"]
     dataset = str(prov.get("dataset", ""))
     if dataset and dataset != "synthetic" and "istella" not in dataset.lower():
