@@ -55,7 +55,7 @@ interactive: bool = defaults.interactive  # widgets when True; plain figures in 
 category_feature: str = ""  # real data: feature with the document category for Type 1; empty means none
 category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
 intent_qrels: str = ""  # intent-change collection: comma-separated qrels files, one per intent; dataset is its features file
-profile: str = ""  # paper: the paper's T = 10000 rounds and 5 seeds on this data; empty: by scale
+profile: str = ""  # paper: 10000 rounds and 5 seeds as in the paper, on this data; empty: by scale
 n_rounds: int = 0  # global rounds T; 0 means by profile or scale, 40 tiny, 300 small, 10000 paper (the paper value)
 n_seeds: int = 0  # runs per curve; 0 means by profile or scale, 1 tiny, 2 small, 5 paper
 eval_every: int = 0  # rounds between offline evaluations; 0 means T/10

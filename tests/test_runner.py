@@ -7,6 +7,7 @@ that only inspect its outputs; the checks that must fail early start no kernel a
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -379,3 +380,15 @@ def test_digits_given_to_a_str_parameter_become_that_string():
         _plan_parameters(declared, {}, {"n_rounds": "5"})
     with pytest.raises(ValueError, match="declared str"):
         _plan_parameters(declared, {}, {"category_feature": True})
+
+
+def test_every_parameter_of_the_shipped_notebooks_is_declared():
+    """Papermill skips a parameters-cell line it cannot parse (an ``=`` or a quote in the
+    comment does it), and the runner would then refuse ``-p`` for that parameter."""
+    from ltrlib.runner import declared_parameters, load_notebook
+
+    for path in discover():
+        nb = load_notebook(path)
+        cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        assigned = re.findall(r"^([A-Za-z_]\w*)\s*:", cell.source, flags=re.M)
+        assert assigned and list(declared_parameters(nb)) == assigned, path.name
