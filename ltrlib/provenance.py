@@ -6,9 +6,13 @@ on small data and overwrite the run's tables with no warning. So:
 
 * `load_dataset` records ``dataset``, ``scale`` (synthetic data only) and ``seed`` in the
   training part's ``meta``; `describe` adds a **data fingerprint**: a BLAKE2b digest of the
-  labels, query offsets, query ids, categories, feature names and every k-th row of ``X``
-  (k keeps it to about 4,096 rows per part, so it costs milliseconds at any scale; any other
-  scale, seed, generator version or file changes labels and offsets, which are hashed whole).
+  labels, query offsets, query ids, feature names and every k-th row of ``X`` (k keeps it to
+  about 4,096 rows per part, so it costs milliseconds at any scale; any other scale, seed,
+  generator version or file changes labels and offsets, which are hashed whole). The
+  document categories are not part of it: on real data they are an analysis choice
+  (``category_feature``/``category_bins``, recorded with each notebook's parameters in
+  ``run.json``) that the non-IID notebooks make and the others (06-09) do not, over the same
+  collection; the synthetic data's categories are a column of ``X``.
 * `bind_run` writes ``<run>/provenance.json`` the first time a notebook writes into a run,
   and refuses, with `ProvenanceError`, a notebook whose data differ from it.
 * `ltrlib.train.ModelStore` saves the provenance in every model's sidecar and refuses to
@@ -63,9 +67,8 @@ def _fingerprint(parts) -> str:
     h = hashlib.blake2b(digest_size=8)
     for ds in parts:
         h.update(repr((ds.X.shape, tuple(ds.feature_names))).encode())
-        for arr in (ds.y, ds.offsets, ds.query_ids, ds.category):
-            if arr is not None:
-                h.update(np.ascontiguousarray(arr).tobytes())
+        for arr in (ds.y, ds.offsets, ds.query_ids):
+            h.update(np.ascontiguousarray(arr).tobytes())
         stride = max(1, ds.X.shape[0] // _SAMPLED_ROWS)
         h.update(np.ascontiguousarray(ds.X[::stride]).tobytes())
     return h.hexdigest()

@@ -88,7 +88,7 @@ trials, trees
 from ltrlib import plots, train
 from ltrlib.data.loading import load_dataset
 from ltrlib.noniid.categories import resolve_split_categories
-from ltrlib.noniid.splits import paper_splits
+from ltrlib.noniid.splits import paper_splits, select_splits, trainable_splits
 from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed,
@@ -99,8 +99,9 @@ store = train.ModelStore(run_id, data=splits)
 split1_category, split2_category, split3_category = resolve_split_categories(
     splits.train, split1_category, split2_category, split3_category, seed=seed)
 print(f"split categories: Split1 {split1_category}, Split2 {split2_category}, Split3 {split3_category}")
-nsplits = paper_splits(splits, categories=(split1_category, split2_category, split3_category),
-                       seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
+# A split a client of which holds too few queries to train on is left out, with a warning.
+nsplits = trainable_splits(paper_splits(splits, categories=(split1_category, split2_category, split3_category),
+                                        seed=seed, merge_size=merge_size, merge_overflow=merge_overflow))
 nsplits
 
 # %% [markdown]
@@ -120,7 +121,7 @@ from ltrlib.noniid.splits import alternative_splits, initial_split
 initial = initial_split(splits, split2_category, seed=seed)
 alternatives = alternative_splits(splits, nsplits, categories=(split2_category, split3_category),
                                   seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
-run_splits = [s.strip() for s in splits_to_run.split(",") if s.strip()]
+run_splits = select_splits(nsplits, splits_to_run)
 all_models = train.fit_client_models(
     {**nsplits, **alternatives, initial.name: initial}, store,
     splits=[*run_splits, *(s for s in alternatives if s not in run_splits), initial.name],

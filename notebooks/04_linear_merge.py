@@ -47,7 +47,7 @@ from ltrlib import merge, plots
 from ltrlib.data.loading import load_dataset
 from ltrlib.noniid.categories import resolve_split_categories
 from ltrlib.merge import linear
-from ltrlib.noniid.splits import paper_splits
+from ltrlib.noniid.splits import paper_splits, select_splits, trainable_splits
 from ltrlib.report import Reporter
 from ltrlib.train import ModelStore
 
@@ -58,9 +58,10 @@ report = Reporter(run_id, "04_linear_merge", data=splits)
 split1_category, split2_category, split3_category = resolve_split_categories(
     splits.train, split1_category, split2_category, split3_category, seed=seed)
 print(f"split categories: Split1 {split1_category}, Split2 {split2_category}, Split3 {split3_category}")
-nsplits = paper_splits(splits, categories=(split1_category, split2_category, split3_category),
-                       seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
-split_names = merge.parse_split_names(splits_to_run, nsplits)
+# A split a client of which holds too few queries to train on is left out, with a warning.
+nsplits = trainable_splits(paper_splits(splits, categories=(split1_category, split2_category, split3_category),
+                                        seed=seed, merge_size=merge_size, merge_overflow=merge_overflow))
+split_names = select_splits(nsplits, splits_to_run)
 models = merge.load_local_models(ModelStore(run_id, data=splits), split_names)
 {name: nsplits[name] for name in split_names}
 

@@ -114,3 +114,14 @@ def test_missing_models_name_the_command_with_the_scale(tmp_path, tiny):
     with pytest.raises(FileNotFoundError) as err:
         load_local_models(ModelStore("fresh", root=tmp_path, data=tiny), ["Split1"])
     assert "ltrlib run --only 03 --dataset synthetic --scale tiny --seed 0 --run-id fresh" in str(err.value)
+
+
+def test_categories_chosen_on_real_data_do_not_change_the_collection():
+    """Notebooks 00-05 bin a category feature, 06-09 do not: one run, one collection."""
+    shared = config.SHARED_LIGHTGBM_RANK
+    if not shared.exists():
+        pytest.skip(f"{shared} not found: the shared real dataset sits beside the project")
+    plain = provenance.describe(load_dataset("lightgbm-rank", seed=0))
+    binned = provenance.describe(load_dataset("lightgbm-rank", seed=0, category_feature="f216", category_bins=6))
+    assert provenance.matches(plain, binned)
+    assert not provenance.matches(plain, provenance.describe(load_dataset("lightgbm-rank", seed=1)))

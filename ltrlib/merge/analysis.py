@@ -26,7 +26,6 @@ __all__ = [
     "flatten_columns",
     "headline_metrics",
     "load_local_models",
-    "parse_split_names",
     "means_table",
     "merged_model_name",
     "per_query_frame",
@@ -205,17 +204,6 @@ def category_deltas(per_query: pd.DataFrame, categories: pd.DataFrame, *,
 
 #: The local models notebook 03 stores per split (`ltrlib.train.ModelStore`), in client order.
 LOCAL_MODELS = ("M1", "M2")
-
-
-def parse_split_names(splits_to_run: str, available) -> list[str]:
-    """``"Split1,Split3"`` -> ``["Split1", "Split3"]``; ValueError naming the parameter."""
-    names = [s.strip() for s in str(splits_to_run).split(",") if s.strip()]
-    known = list(available)
-    bad = [s for s in names if s not in known]
-    if not names or bad:
-        raise ValueError(f"splits_to_run={splits_to_run!r}: unknown or no split names {bad}; "
-                         f"choose from {known}, comma-separated")
-    return names
 
 
 def load_local_models(store, splits: Sequence[str], names: Sequence[str] = LOCAL_MODELS) -> dict:

@@ -448,6 +448,41 @@ def alternative_splits(
     return out
 
 
+def trainable_splits(nsplits: dict[str, NonIIDSplit], min_queries: int = 2) -> dict[str, NonIIDSplit]:
+    """``nsplits`` without the splits that cannot be trained and tested: those with a client
+    holding fewer than ``min_queries`` training, validation or test queries (on other data a
+    category's exclusive partition can be empty, e.g. binned categories of a real collection).
+    Each is left out with a warning naming its sizes; the tables then lack its rows."""
+    import warnings
+
+    kept = {}
+    for name, ns in nsplits.items():
+        small = {f"{c.name} {p}": getattr(c, p).n_queries for c in ns.clients
+                 for p in ("train", "vali", "test") if getattr(c, p).n_queries < min_queries}
+        if small:
+            warnings.warn(f"{name} left out: too few queries to train and test ({small}; "
+                          f"min_queries={min_queries})", stacklevel=2)
+        else:
+            kept[name] = ns
+    return kept
+
+
+def select_splits(nsplits: dict[str, NonIIDSplit], splits_to_run: str) -> list[str]:
+    """The names in ``splits_to_run`` (``"Split1,Split3"``) among ``nsplits``; a paper split
+    that `trainable_splits` left out is skipped. ValueError naming the parameter for an
+    unknown name, or when no split is left."""
+    names = [s.strip() for s in str(splits_to_run).split(",") if s.strip()]
+    bad = [s for s in names if s not in nsplits and s not in PAPER_SPLITS]
+    if not names or bad:
+        raise ValueError(f"splits_to_run={splits_to_run!r}: unknown or no split names {bad}; "
+                         f"choose from {list(PAPER_SPLITS)}, comma-separated")
+    kept = [s for s in names if s in nsplits]
+    if not kept:
+        raise ValueError(f"splits_to_run={splits_to_run!r}: none of these splits can be trained on this "
+                         f"data (each was left out above); choose other split categories")
+    return kept
+
+
 # --------------------------------------------------------------------------- summaries
 
 

@@ -1,5 +1,7 @@
 """Type 1 splits (DS1 strategies, DS2'), D_merge, Table 2 and the n-client generalisation."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -240,3 +242,21 @@ def test_alternative_splits_reuse_the_kept_splits(splits):
     with pytest.warns(UserWarning, match="exclusive-c2 left out"):
         few = S.alternative_splits(splits, kept, categories=(1, 2), merge_size=0)
     assert list(few) == ["Split2", "Split3", "Split1"]
+
+
+def test_splits_too_small_to_train_are_left_out_with_their_sizes(splits):
+    import dataclasses
+
+    ns = S.paper_splits(splits, categories=(1, 1, 2), merge_size=0)
+    first, *rest = ns["Split1"].clients
+    empty = dataclasses.replace(first, train=first.train.take([]))  # as binned real data can give
+    with pytest.warns(UserWarning) as warned:
+        kept = S.trainable_splits({**ns, "Split1": dataclasses.replace(ns["Split1"], clients=[empty, *rest])})
+    assert any(re.search(r"Split1 left out: too few queries to train and test \(\{'client1 train': 0", str(w.message))
+               for w in warned)
+    assert "Split1" not in kept and "Split2" in kept
+    assert S.select_splits(kept, "Split1,Split2") == ["Split2"]  # left out above: skipped
+    with pytest.raises(ValueError, match="splits_to_run='Split9'"):
+        S.select_splits(kept, "Split9")
+    with pytest.raises(ValueError, match="none of these splits can be trained"):
+        S.select_splits(kept, "Split1")
