@@ -36,8 +36,9 @@ def load_dataset(
         ``"synthetic"`` (the Istella-like default, sized by ``scale``, drawn from ``seed``);
         ``"lightgbm-rank"`` (the small real example shipped in ``../shared``); or a path, or
         a name under ``data_dir`` (default ``data/raw``): a LETOR folder
-        (``[FoldN/]train.txt, vali.txt, test.txt``), a LETOR file with ``qid:``, or a
-        LightGBM-format file with its ``.query`` file.
+        (``train.txt, vali.txt, test.txt``; MSLR's ``Fold1``-``Fold5`` read ``Fold1``
+        unless ``fold`` says otherwise; Yahoo's ``set1.{train,valid,test}.txt``), a LETOR
+        file with ``qid:``, or a LightGBM-format file with its ``.query`` file.
     ``category_feature``
         The feature holding each document's topic category (file index or name, e.g. ``220``
         or ``"f220"``). With ``category_bins > 0`` the feature is binned by quantiles
@@ -74,7 +75,8 @@ def load_dataset(
     else:
         path = resolve_dataset(dataset, data_dir)
         if path.is_dir():
-            splits = read_letor_folder(path, fold, **options)
+            fold, files = _folder_layout(path, fold)
+            splits = read_letor_folder(path, fold, files=files, **options)
         elif Path(str(path) + ".query").exists():
             splits = Splits(read_lightgbm(path, **options))
         else:
@@ -82,6 +84,24 @@ def load_dataset(
     splits = _ensure_vali(splits, vali_fraction, seed)
     provenance.record(splits, dataset=dataset, scale=None, seed=seed)
     return splits
+
+
+#: The three files of a collection folder: LETOR's names, then Yahoo LTRC's (set 1).
+FOLDER_FILES = (("train.txt", "vali.txt", "test.txt"),
+                ("set1.train.txt", "set1.valid.txt", "set1.test.txt"))
+
+
+def _folder_layout(path: Path, fold):
+    """``(fold, files)`` for a collection folder as the collections ship: its own
+    ``train.txt`` (Istella-S, or one MSLR fold given directly), Yahoo's ``set1.*.txt``, or,
+    with neither and ``fold`` unset, MSLR's and MQ2007's ``Fold1`` (the first of the
+    cross-validation folds; give ``.../Fold3`` as the dataset for another)."""
+    if fold is None and not any((path / files[0]).exists() for files in FOLDER_FILES) \
+            and (path / "Fold1").is_dir():
+        fold = 1
+    folder = path if fold is None else path / (f"Fold{fold}" if isinstance(fold, int) else str(fold))
+    files = next((f for f in FOLDER_FILES if (folder / f[0]).exists()), FOLDER_FILES[0])
+    return fold, files  # read_letor_folder names whatever is missing
 
 
 def resolve_dataset(dataset: str, data_dir=None) -> Path:

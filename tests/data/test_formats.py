@@ -25,6 +25,9 @@ def test_mslr_folds_rotate_five_parts_and_read_back_with_binned_categories(tiny,
         assert set(np.unique(s.train.y)) <= {0, 1, 2, 3, 4}
         assert np.unique(s.train.category).size == 10
         tests.append(set(s.test.query_ids.tolist()))
+    # A folder of folds given as the dataset, as the README's MSLR command does, reads Fold1.
+    first = load_dataset(str(tmp_path / "MSLR-WEB10K"), cache_dir=tmp_path / "cache")
+    assert first.train.name.startswith("Fold1/") and set(first.test.query_ids.tolist()) == tests[0]
     # every query is tested in exactly one fold
     assert sum(len(t) for t in tests) == total and len(set().union(*tests)) == total
     # the features are the twin's first 136 columns, with its authority score as f130
@@ -49,6 +52,10 @@ def test_yahoo_layout_spreads_the_features_over_700_indices(tiny, tmp_path):
     from ltrlib.data.readers import read_letor
 
     train = read_letor(folder / "set1.train.txt", n_features=700, cache=False)
+    # Given as a dataset folder, Yahoo's set1.{train,valid,test}.txt are found by their names.
+    s = load_dataset(str(folder), cache_dir=tmp_path / "cache")
+    assert (s.train.n_queries, s.vali.n_queries, s.test.n_queries) == (
+        tiny.train.n_queries, tiny.vali.n_queries, tiny.test.n_queries)
     assert train.n_features == 700 and train.n_queries == tiny.train.n_queries
     np.testing.assert_array_equal(train.X[:, 3 * np.arange(220)], tiny.train.X)
     assert not train.X[:, 1::3].any()
