@@ -140,6 +140,9 @@ t2_train = t2[(t2.partition == "train") & (t2.statistic == "queries")]
 q = {(r.strategy, r.category, r.part): r.value for r in t2_train.itertuples()}
 sizes = merge.set_index(["split", "client"])
 report.metrics(
+    # The categories the splits were made on ("auto" resolves to the data's most frequent).
+    split1_category=int(split1_category), split2_category=int(split2_category),
+    split3_category=int(split3_category),
     train_queries=int(q[("", -1, "DS")]),
     split1_train_ds1=int(nsplits["Split1"].clients[0].train.n_queries),
     split1_train_ds2_prime=int(nsplits["Split1"].clients[1].train.n_queries),

@@ -222,4 +222,5 @@ report.table(history, "tuning_trials")
 report.figure(plots.tuning_history(history), "tuning_history")
 
 # %%
-report.metrics(n_trials=trials, **train.client_metrics(models, per_query))
+report.metrics(n_trials=trials, split1_category=int(split1_category), split2_category=int(split2_category),
+               split3_category=int(split3_category), **train.client_metrics(models, per_query))

@@ -448,11 +448,13 @@ def alternative_splits(
     return out
 
 
-def trainable_splits(nsplits: dict[str, NonIIDSplit], min_queries: int = 2) -> dict[str, NonIIDSplit]:
+def trainable_splits(nsplits: dict[str, NonIIDSplit], min_queries: int = 1) -> dict[str, NonIIDSplit]:
     """``nsplits`` without the splits that cannot be trained and tested: those with a client
     holding fewer than ``min_queries`` training, validation or test queries (on other data a
-    category's exclusive partition can be empty, e.g. binned categories of a real collection).
-    Each is left out with a warning naming its sizes; the tables then lack its rows."""
+    category's exclusive partition can be empty, e.g. binned categories of a real collection,
+    and LightGBM cannot train on no rows). Each is left out with a warning naming its sizes;
+    the tables then lack its rows. The default keeps any split with a query in every part,
+    as the tiny synthetic scale has (Split1's DS1: 1 training query)."""
     import warnings
 
     kept = {}

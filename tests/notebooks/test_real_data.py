@@ -41,6 +41,10 @@ def test_real_data_results_follow_the_data(real_run):
     assert metrics["00_dataset_overview"]["train_queries"] == 201 - 40  # 20 % carved out as validation
     assert metrics["00_dataset_overview"]["n_categories"] == 6
     assert metrics["01_category_analysis"]["category_train_exclusive"] == 0
+    # "auto" split categories follow the data (its most frequent query categories) and are recorded.
+    chosen = {k: metrics["02_split_stats"][f"{k}_category"] for k in ("split1", "split2", "split3")}
+    assert chosen == {k: metrics["03_client_models"][f"{k}_category"] for k in chosen}
+    assert set(chosen.values()) <= set(range(6)) and chosen["split1"] == chosen["split2"] != chosen["split3"]
     # Split1 (exclusive) cannot be trained here and is left out; Split2 and Split3 are merged.
     merged = metrics["04_linear_merge"]
     assert not any(k.startswith("Split1.") for k in merged)
