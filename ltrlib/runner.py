@@ -334,7 +334,7 @@ def _this_interpreter_kernel_manager():
 
 @contextlib.contextmanager
 def _kernel_environment(reports_dir: Path) -> Iterator[None]:
-    """Make kernels started inside the block batch kernels writing where this run expects.
+    """Kernels started inside the block are batch kernels that write where this run expects.
 
     Kernels inherit the runner's environment: ``ltrlib.config`` reads LTRLIB_REPORTS_DIR, and
     `config.session` turns the notebooks' ``interactive`` default off under LTRLIB_BATCH (so
