@@ -61,14 +61,16 @@ stats
 # %%
 labels = overview.label_distribution(splits)
 report.table(labels, "label_distribution")
-report.figure(plots.label_distribution(labels), "label_distribution")
+report.figure(plots.label_distribution(labels), "label_distribution",
+              caption="Share of documents per relevance label, per partition")
 
 # %% [markdown]
 # ## Documents and relevant documents per query
 
 # %%
 per_query = overview.per_query_counts(splits)
-report.figure(plots.per_query_counts(per_query), "per_query_counts")
+report.figure(plots.per_query_counts(per_query), "per_query_counts",
+              caption="Documents and relevant documents per query")
 per_query.groupby("split")[["n_docs", "n_relevant"]].describe().T
 
 # %% [markdown]
@@ -79,7 +81,8 @@ per_query.groupby("split")[["n_docs", "n_relevant"]].describe().T
 # %%
 categories = overview.category_distribution(splits)
 report.table(categories, "category_distribution")
-report.figure(plots.category_distribution(categories, "train"), "category_distribution")
+report.figure(plots.category_distribution(categories, "train"), "category_distribution",
+              caption="Documents and relevant documents per topic category (training queries)")
 
 # %% [markdown]
 # ## The synthetic twin against Istella-S
@@ -117,7 +120,8 @@ else:
 # %%
 sparsity = overview.feature_sparsity(splits.train, seed=seed)
 report.table(sparsity, "feature_sparsity")
-report.figure(plots.feature_sparsity(sparsity), "feature_sparsity")
+report.figure(plots.feature_sparsity(sparsity), "feature_sparsity",
+              caption="Share of zero values per feature")
 sparsity.kind.value_counts()
 
 # %% [markdown]

@@ -73,7 +73,8 @@ decided.pivot(index="decided_by", columns="split", values="queries")
 # %%
 figure2 = cats.relevant_vs_query_categories(splits.train, seed=seed)
 report.table(figure2, "figure2_distributions", caption="Figure 2 (training set)")
-report.figure(plots.relevant_vs_query_categories(figure2), "figure2_category_distributions")
+report.figure(plots.relevant_vs_query_categories(figure2), "figure2_category_distributions",
+              caption="Figure 2: relevant documents and queries per category")
 figure2.pivot(index="category", columns="distribution", values="share").round(3).T
 
 # %% [markdown]
@@ -90,7 +91,8 @@ train_assignments = assignments[assignments.split == "train"]
 dominance = cats.dominance_statistics(train_assignments)
 report.table(dominance, "dominance_statistics",
              caption="Dominant-category lead on the training set, ours next to the paper's (Istella-S)")
-report.figure(plots.dominance_statistics(dominance), "dominance_statistics")
+report.figure(plots.dominance_statistics(dominance), "dominance_statistics",
+              caption="§3.1: how a query's category is decided (all relevant in one, tie, lead of 1-3 or more)")
 dominance
 
 # %% [markdown]

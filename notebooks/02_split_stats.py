@@ -115,7 +115,8 @@ split_stats.pivot_table(index=["split", "client"], columns="part", values="queri
 merge = nsplit.merge_summary(nsplits)
 report.table(merge, "merge_summary", caption="D_merge sizes per split and client")
 pools = pd.concat([nsplit.merge_pool_frame(ns) for ns in nsplits.values()], ignore_index=True)
-report.figure(plots.merge_pool_frame(pools), "merge_pools")
+report.figure(plots.merge_pool_frame(pools), "merge_pools",
+              caption="D_merge pools: queries by relevant documents of client 1's category")
 merge
 
 # %% [markdown]

@@ -209,7 +209,8 @@ hyper
 
 # %%
 curves = train.validation_curves(models.rankers)
-report.figure(plots.validation_curves(curves), "validation_curves")
+report.figure(plots.validation_curves(curves), "validation_curves",
+              caption="Validation NDCG@10 against trees; dots mark the early-stopping optimum")
 
 # %% [markdown]
 # ## Tuning history
@@ -219,7 +220,8 @@ report.figure(plots.validation_curves(curves), "validation_curves")
 # %%
 history = train.tuning_history(models.results)
 report.table(history, "tuning_trials")
-report.figure(plots.tuning_history(history), "tuning_history")
+report.figure(plots.tuning_history(history), "tuning_history",
+              caption="Optuna trials: each trial's validation NDCG@10 and the best so far")
 
 # %%
 report.metrics(n_trials=trials, split1_category=int(split1_category), split2_category=int(split2_category),

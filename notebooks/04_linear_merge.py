@@ -105,7 +105,8 @@ table4
 
 # %%
 sweep = merge.collect(experiments, "sweep")
-report.figure(plots.alpha_sweep(sweep, selected_alpha=choices), "alpha_sweep")
+report.figure(plots.alpha_sweep(sweep, selected_alpha=choices), "alpha_sweep",
+              caption="NDCG@10 of the merged model against α on D_merge and test; red: the chosen α")
 
 # %% [markdown]
 # ## Exploring α
@@ -135,10 +136,12 @@ else:
 categories = merge.query_categories(splits.test, seed=seed)
 deltas = merge.category_deltas(per_query, categories, models=["M12α", "M21α"], min_queries=3)
 report.table(deltas, "category_deltas")
-report.figure(plots.merge_category_deltas(deltas, baseline="M1"), "category_deltas_vs_M1")
+report.figure(plots.merge_category_deltas(deltas, baseline="M1"), "category_deltas_vs_M1",
+              caption="Per-query change of NDCG@10 against M1, by query category")
 
 # %%
-report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_deltas_vs_M2")
+report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_deltas_vs_M2",
+              caption="Per-query change of NDCG@10 against M2, by query category")
 
 # %%
 report.metrics(**merge.headline_metrics(per_query, choices=choices))

@@ -141,7 +141,8 @@ importance = stacking.feature_importance(
     {f"{name} {m}": meta for name in split_names for m, meta in stacked[name].meta.items()},
     top_k=top_k)
 report.table(importance, "figure3_importance")
-report.figure(plots.stacking_importance(importance), "figure3_importance")
+report.figure(plots.stacking_importance(importance), "figure3_importance",
+              caption="Figure 3: meta-model feature importance by gain and by splits; red: local model scores")
 
 # %% [markdown]
 # ## Beyond the paper: per-query ranker selection
@@ -180,7 +181,8 @@ deltas = merge.category_deltas(all_per_query, categories,
                                models=["M12α", "M21α", "M12S", "M21S", "M12sel", "M21sel"],
                                min_queries=3)
 report.table(deltas, "category_deltas")
-report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_deltas_vs_M2")
+report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_deltas_vs_M2",
+              caption="Per-query change of NDCG@10 of the stacked models against M2, by query category")
 
 # %% [markdown]
 # ## Exploring the meta-models

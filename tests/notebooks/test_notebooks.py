@@ -27,6 +27,9 @@ def test_every_notebook_ran(run_dir):
     assert set(statuses) == set(names) and set(statuses.values()) == {"completed"}
     index = (run_dir / "index.html").read_text()
     assert "00_dataset_overview" in index and ".png" in index
+    # Figures carry the captions the notebooks give them; tables render with theirs.
+    assert "<b>figure3_importance</b>: Figure 3: meta-model feature importance" in index
+    assert "<b>table4_linear</b>: Linear combination" in index and "<table" in index
 
 
 def test_dataset_overview_results(run_dir):
