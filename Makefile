@@ -29,20 +29,27 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## Create .venv and install ltrlib with its dependencies
 
+# $(call debian_package,FOUND,PACKAGE,SKIPS): the recipe of a stamp for a system program a
+# test needs. Touches the stamp when the shell test FOUND succeeds; as root installs Debian's
+# PACKAGE first; otherwise says which test SKIPS (and leaves no stamp, to check again).
+define debian_package
+	@if $(1); then \
+		touch $@; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(2) \
+		&& touch $@; \
+	else \
+		echo "$(2) not found: $(3) will skip (install it: sudo apt-get install $(2))"; \
+	fi
+endef
+
 # The shared-study test (tests/train/test_shared_study.py) starts a throwaway PostgreSQL
 # server. As root (CI, a fresh container) a missing server is installed from the Debian
 # archive; otherwise the test says how to install it and skips. The stamp is written only
 # once a server is there, so a later run still installs or reminds.
 PG_STAMP := $(VENV)/.postgresql
 $(PG_STAMP): | $(STAMP)
-	@if command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
-		touch $@; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql \
-		&& touch $@; \
-	else \
-		echo "PostgreSQL not found: the shared-study test will skip (install it: sudo apt-get install postgresql)"; \
-	fi
+	$(call debian_package,command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1,postgresql,the shared-study test)
 
 reproduce: $(STAMP) ## Run every notebook on the synthetic default; writes reports/<run_id>/
 	$(PY) -m ltrlib run --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
@@ -51,14 +58,7 @@ reproduce: $(STAMP) ## Run every notebook on the synthetic default; writes repor
 # Playwright; installed the same way as PostgreSQL above.
 BROWSER_STAMP := $(VENV)/.chromium
 $(BROWSER_STAMP): | $(STAMP)
-	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
-		touch $@; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
-		&& touch $@; \
-	else \
-		echo "Chromium not found: the JupyterLab browser test will skip (install it: sudo apt-get install chromium)"; \
-	fi
+	$(call debian_package,command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1,chromium,the JupyterLab browser test)
 
 test: $(STAMP) $(PG_STAMP) $(BROWSER_STAMP) ## Run the whole test suite (installs PostgreSQL and Chromium for their tests when root)
 	$(PY) -m pytest

@@ -34,6 +34,17 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def _add_data_arguments(parser, *, dataset_help: str, seed_help: str) -> None:
+    """``--dataset``, ``--data-dir``, ``--scale`` and ``--seed``: the notebooks' standard data
+    parameters, which `run`, `tune-worker` and `lab` all take."""
+    parser.add_argument("--dataset", default="synthetic", metavar="synthetic|lightgbm-rank|PATH",
+                        help=f"{dataset_help} (default: %(default)s)")
+    parser.add_argument("--data-dir", default="", metavar="DIR", help="directory of the dataset's files, if separate")
+    parser.add_argument("--scale", default="small", choices=sorted(config.SCALES),
+                        help="synthetic data size (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help=f"{seed_help} (default: %(default)s)")
+
+
 def _add_run_parser(subparsers) -> None:
     run = subparsers.add_parser(
         "run",
@@ -42,17 +53,8 @@ def _add_run_parser(subparsers) -> None:
         "(executed notebooks, tables, figures, metrics.json, index.html). "
         "A repeated run with the same run_id resumes where it stopped.",
     )
-    run.add_argument(
-        "--dataset",
-        default="synthetic",
-        metavar="synthetic|PATH",
-        help="'synthetic' (generated, no download) or a path to a LETOR/SVMlight dataset (default: %(default)s)",
-    )
-    run.add_argument("--data-dir", default="", metavar="DIR", help="directory of the dataset's files, if separate")
-    run.add_argument(
-        "--scale", default="small", choices=sorted(config.SCALES), help="synthetic data size (default: %(default)s)"
-    )
-    run.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    _add_data_arguments(run, dataset_help="'synthetic' (generated, no download), 'lightgbm-rank', or a path "
+                        "to a LETOR/SVMlight dataset", seed_help="random seed")
     run.add_argument(
         "--run-id", default=None, metavar="ID", help="report directory name (default: <dataset>-<scale>-seed<seed>)"
     )
@@ -112,12 +114,8 @@ def _add_tune_worker_parser(subparsers) -> None:
                    help="the study database, e.g. postgresql://user@host:5432/db (the notebook's -p storage)")
     w.add_argument("--study", required=True, metavar="NAME", help="study name, '<split>.<model>', e.g. full.M_full")
     data = w.add_argument_group("data (as notebook 03's parameters)")
-    data.add_argument("--dataset", default="synthetic", metavar="synthetic|PATH",
-                      help="'synthetic' or a LETOR/SVMlight dataset (default: %(default)s)")
-    data.add_argument("--data-dir", default="", metavar="DIR", help="directory of the dataset's files, if separate")
-    data.add_argument("--scale", default="small", choices=sorted(config.SCALES),
-                      help="synthetic data size (default: %(default)s)")
-    data.add_argument("--seed", type=int, default=0, help="seed of the data, the splits and training (default: %(default)s)")
+    _add_data_arguments(data, dataset_help="'synthetic', 'lightgbm-rank', or a LETOR/SVMlight dataset",
+                        seed_help="seed of the data, the splits and training")
     data.add_argument("--category-feature", default="", metavar="FEATURE",
                       help="real data: the feature holding the topic category")
     data.add_argument("--category-bins", type=int, default=0, metavar="N",
@@ -177,12 +175,7 @@ def _add_lab_parser(subparsers) -> None:
         "the project's kernel. The notebooks' standard parameters default to the options below, so "
         "a session at another scale or on other data needs no edit of a tracked notebook.",
     )
-    lab.add_argument("--dataset", default="synthetic", metavar="synthetic|lightgbm-rank|PATH",
-                     help="the notebooks' dataset (default: %(default)s)")
-    lab.add_argument("--data-dir", default="", metavar="DIR", help="directory of the dataset's files, if separate")
-    lab.add_argument("--scale", default="small", choices=sorted(config.SCALES),
-                     help="synthetic data size (default: %(default)s)")
-    lab.add_argument("--seed", type=int, default=0, help="the notebooks' seed (default: %(default)s)")
+    _add_data_arguments(lab, dataset_help="the notebooks' dataset", seed_help="the notebooks' seed")
     lab.add_argument("--run-id", default="", metavar="ID",
                      help="report folder under reports/ (default: interactive-<dataset>-<scale>-seed<seed>; "
                      "give a batch run's id to explore its models)")

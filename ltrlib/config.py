@@ -7,6 +7,7 @@ batch runner, or from any working directory.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,16 +114,18 @@ def session() -> Session:
         seed = int(raw_seed)
     except ValueError:
         raise ValueError(f"{SESSION_ENV['seed']}={raw_seed!r} is not an integer seed") from None
-    run_id = env.get(SESSION_ENV["run_id"]) or "interactive-" + default_run_id(dataset, scale, seed)
-    batch = env.get(BATCH_ENV, "") not in ("", "0")
+    run_id = env.get(SESSION_ENV["run_id"]) or interactive_run_id(dataset, scale, seed)
     return Session(dataset=dataset, data_dir=env.get(SESSION_ENV["data_dir"], ""), scale=scale,
-                   seed=seed, run_id=run_id, interactive=not batch)
+                   seed=seed, run_id=run_id, interactive=not in_batch())
+
+
+def in_batch() -> bool:
+    """Whether this process is a batch run's kernel (`BATCH_ENV`)."""
+    return os.environ.get(BATCH_ENV, "") not in ("", "0")
 
 
 def dataset_label(dataset: str) -> str:
     """The dataset part of a run id: "synthetic", or the basename of a user path."""
-    import re
-
     if dataset == "synthetic":
         return dataset
     name = Path(str(dataset).rstrip("/\\")).expanduser().name or "dataset"
@@ -133,3 +136,8 @@ def dataset_label(dataset: str) -> str:
 def default_run_id(dataset: str, scale: str, seed: int) -> str:
     """``<dataset_label>-<scale>-seed<seed>``: deterministic, so a repeated run resumes."""
     return f"{dataset_label(dataset)}-{scale}-seed{seed}"
+
+
+def interactive_run_id(dataset: str, scale: str, seed: int) -> str:
+    """A JupyterLab session's run id when none is given: ``interactive-`` + `default_run_id`."""
+    return "interactive-" + default_run_id(dataset, scale, seed)

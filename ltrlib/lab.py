@@ -108,7 +108,7 @@ def main(*, dataset: str, data_dir: str, scale: str, seed: int, run_id: str, por
     """`ltrlib lab`: install, say what the session is, and run JupyterLab until it stops."""
     install()
     env = environment(dataset=dataset, data_dir=data_dir, scale=scale, seed=seed, run_id=run_id)
-    session_run = run_id or "interactive-" + config.default_run_id(dataset, scale, seed)
+    session_run = run_id or config.interactive_run_id(dataset, scale, seed)
     print(f"ltrlib lab: notebooks default to dataset {dataset}, scale {scale}, seed {seed}; "
           f"results go to reports/{session_run}/", file=sys.stderr)
     return subprocess.call(command(port=port, open_browser=open_browser), env=env, cwd=config.PROJ_ROOT)

@@ -11,7 +11,6 @@ One helper, so every long loop reports the same way in both places a notebook ru
 
 from __future__ import annotations
 
-import os
 import sys
 
 from ltrlib import config
@@ -25,7 +24,7 @@ BATCH_INTERVAL = 30.0
 def bar(iterable=None, *, total: int | None = None, desc: str = "", enabled: bool = True, **kwargs):
     """A tqdm bar over ``iterable`` (or to `update` by hand), as the module docstring says;
     ``enabled=False`` gives a bar that prints nothing."""
-    if os.environ.get(config.BATCH_ENV, "") not in ("", "0"):
+    if config.in_batch():
         from tqdm.std import tqdm
 
         kwargs = {"file": sys.stderr, "mininterval": BATCH_INTERVAL, "ascii": True, "dynamic_ncols": False,
