@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -303,8 +304,9 @@ def _check_resume(
 # --------------------------------------------------------------------------- execution
 
 
-def _this_interpreter_kernel_manager():
-    """A kernel manager class that always starts ipykernel with ``sys.executable``.
+def _this_interpreter_kernel_manager(socket_dir: str):
+    """A kernel manager class that always starts ipykernel with ``sys.executable``, its
+    sockets in ``socket_dir``.
 
     jupyter_client resolves a kernel *name* through kernelspec directories, where a user-level
     "python3" spec can point at another interpreter. Building the spec from ipykernel for the
@@ -322,6 +324,14 @@ def _this_interpreter_kernel_manager():
         @default("transport")
         def _transport_default(self):
             return "ipc"
+
+        # jupyter_client names IPC sockets "kernel-ipc-1" ... in the working directory,
+        # taking the first free numbers: two kernels started at once there (two runs, the
+        # test workers) take the same sockets and read each other's messages ("Invalid
+        # Signature"). An absolute path in a directory of this kernel's own cannot clash.
+        @default("ip")
+        def _ip_default(self):
+            return os.path.join(socket_dir, "kernel")
 
         @property
         def kernel_spec(self):
@@ -384,8 +394,9 @@ def _execute(
     failed = out_dir / f"{notebook}.failed.ipynb"
     partial = out_dir / f".{notebook}.running.ipynb"
     engine_kwargs: dict[str, Any] = {}
+    socket_dir = tempfile.TemporaryDirectory(prefix="ltrlib-kernel-")
     if kernel_name is None:
-        engine_kwargs["kernel_manager_class"] = _this_interpreter_kernel_manager()
+        engine_kwargs["kernel_manager_class"] = _this_interpreter_kernel_manager(socket_dir.name)
     try:
         papermill.execute_notebook(
             nb,
@@ -421,6 +432,8 @@ def _execute(
     except BaseException:  # KeyboardInterrupt: keep what ran, then let it propagate
         _keep_partial(partial, failed)
         raise
+    finally:
+        socket_dir.cleanup()
     os.replace(partial, final)
     failed.unlink(missing_ok=True)
     return final

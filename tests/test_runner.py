@@ -392,3 +392,15 @@ def test_every_parameter_of_the_shipped_notebooks_is_declared():
         cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
         assigned = re.findall(r"^([A-Za-z_]\w*)\s*:", cell.source, flags=re.M)
         assert assigned and list(declared_parameters(nb)) == assigned, path.name
+
+
+def test_kernels_started_side_by_side_get_sockets_of_their_own(tmp_path, monkeypatch):
+    # jupyter_client's default put every kernel's IPC sockets at "kernel-ipc-1".. in the
+    # working directory, so two runs (or two test workers) at once crossed messages.
+    from ltrlib.runner import _this_interpreter_kernel_manager
+
+    monkeypatch.chdir(tmp_path)
+    managers = [_this_interpreter_kernel_manager(str(tmp_path / d))() for d in ("a", "b")]
+    assert all(m.transport == "ipc" for m in managers)
+    assert [m.ip for m in managers] == [str(tmp_path / "a" / "kernel"), str(tmp_path / "b" / "kernel")]
+
