@@ -17,8 +17,9 @@ Conventions
 * Indices on a line must be strictly increasing (as scikit-learn requires): a repeated index
   would make the dense value ambiguous.
 * Labels are integers (``2`` or ``2.0``); blank lines and lines holding only a ``# comment``
-  are skipped; CRLF line ends and a UTF-8 byte-order mark are accepted. Line numbers in error
-  messages are 1-based physical line numbers, counting blank and comment lines.
+  are skipped; a line ends at LF, CRLF or a lone CR (classic Mac files), and a UTF-8
+  byte-order mark is accepted. Line numbers in error messages are 1-based physical line
+  numbers, counting blank and comment lines.
 * Values: decimal numbers with optional sign, fraction and exponent (``-1.5``, ``.25``,
   ``1e-05``). ``nan`` and ``inf`` are refused, and so are values that overflow float32.
 
@@ -401,31 +402,73 @@ def _count_newlines(buf, nchunks):
     return counts
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _is_lone_cr(buf, i):
+    # A CR not followed by LF ends a line (classic Mac files, or one stray CR): such a line
+    # end would otherwise glue lines together, silently inside a '# comment'.
+    return buf[i] == _CR and (i + 1 >= buf.size or buf[i + 1] != _NL)
+
+
 @njit(cache=True, nogil=True)
-def _bounds_range(buf, lo, hi, k, starts, ends):
+def _count_breaks_range(buf, lo, hi):
+    k = np.int64(0)
     for i in range(lo, hi):
-        if buf[i] == _NL:
+        if buf[i] == _NL or _is_lone_cr(buf, i):
+            k += 1
+    return k
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _count_breaks(buf, nchunks):
+    """Per chunk, the line ends when a lone CR also ends a line (the slow path of
+    `_count_newlines`, only taken for files that have one)."""
+    n = buf.size
+    counts = np.zeros(nchunks, dtype=np.int64)
+    for c in prange(nchunks):
+        counts[c] = _count_breaks_range(buf, c * n // nchunks, (c + 1) * n // nchunks)
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def _bounds_range(buf, lo, hi, k, starts, ends, cr_breaks):
+    """Line ends in buf[lo:hi], written from line k on. Returns the number of lone CRs seen:
+    with ``cr_breaks`` they end lines too; without, the caller redoes the split when any."""
+    lone = 0
+    for i in range(lo, hi):
+        c = buf[i]
+        if c == _NL:
             e = i
             if e > 0 and buf[e - 1] == _CR:
                 e -= 1
             ends[k] = e
             starts[k + 1] = i + 1
             k += 1
+        elif c == _CR and _is_lone_cr(buf, i):
+            lone += 1
+            if cr_breaks:
+                ends[k] = i
+                starts[k + 1] = i + 1
+                k += 1
+    return lone
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _line_bounds(buf, nchunks, first, starts, ends, start0):
-    """Fill starts/ends of every line; first[c] is the number of newlines before chunk c."""
+def _line_bounds(buf, nchunks, first, starts, ends, start0, cr_breaks):
+    """Fill starts/ends of every line; first[c] is the number of line ends before chunk c.
+    Returns the number of lone CRs (see `_bounds_range`)."""
     n = buf.size
+    lone = np.zeros(nchunks, dtype=np.int64)
     for c in prange(nchunks):
-        _bounds_range(buf, c * n // nchunks, (c + 1) * n // nchunks, first[c], starts, ends)
+        lone[c] = _bounds_range(buf, c * n // nchunks, (c + 1) * n // nchunks, first[c], starts,
+                                ends, cr_breaks)
     starts[0] = start0
-    nl = starts.size - 1  # a final line without '\n' (if any) ends at the end of the buffer
+    nl = starts.size - 1  # a final line without a line end (if any) ends at the end of the buffer
     if ends.size > nl:
         e = n
         if e > starts[nl] and buf[e - 1] == _CR:
             e -= 1
         ends[nl] = e
+    return lone.sum()
 
 
 @njit(cache=True, nogil=True)
@@ -563,6 +606,27 @@ class Source:
         return None if self.hasher is None else self.hasher.result()
 
 
+def _split_lines(buf, nb: int, start0: int, cr_breaks: bool):
+    """``(starts, ends, lone_crs)`` of the lines of buf; see `_bounds_range`."""
+    with _KERNEL_LOCK:
+        if not buf.size:
+            counts = np.zeros(1, np.int64)
+        else:
+            counts = _count_breaks(buf, nb) if cr_breaks else _count_newlines(buf, nb)
+    n_breaks = int(counts.sum())
+    last = int(buf[-1]) if buf.size else _NL
+    ends_with_break = last == _NL or (cr_breaks and last == _CR)
+    n_lines = n_breaks + int(buf.size > 0 and not ends_with_break)
+    starts = np.empty(n_breaks + 1, dtype=np.int64)
+    ends = np.empty(n_lines, dtype=np.int64)
+    lone = 0
+    if buf.size:
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        with _KERNEL_LOCK:
+            lone = int(_line_bounds(buf, nb, first, starts, ends, start0, cr_breaks))
+    return starts[:n_lines], ends, lone  # no line starts after the final line end
+
+
 def open_source(path, *, hash_content: bool = False) -> Source:
     """Map a file and find its lines. With ``hash_content`` a background thread computes the
     full-file SHA-256 meanwhile (`Source.content_hash`)."""
@@ -575,17 +639,11 @@ def open_source(path, *, hash_content: bool = False) -> Source:
     fp = fingerprint_bytes(buf)
     start0 = 3 if buf[:3].tobytes() == b"\xef\xbb\xbf" else 0  # UTF-8 byte-order mark
     nb = _nchunks(max(1, buf.size >> 20))
-    with _KERNEL_LOCK:
-        counts = _count_newlines(buf, nb) if buf.size else np.zeros(1, np.int64)
-    n_nl = int(counts.sum())
-    n_lines = n_nl + int(buf.size > 0 and buf[-1] != _NL)
-    starts = np.empty(n_nl + 1, dtype=np.int64)
-    ends = np.empty(n_lines, dtype=np.int64)
-    if buf.size:
-        first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        with _KERNEL_LOCK:
-            _line_bounds(buf, nb, first, starts, ends, start0)
-    starts = starts[:n_lines]  # no line starts after the final newline
+    starts, ends, lone = _split_lines(buf, nb, start0, False)
+    if lone:
+        # CR-only line ends (classic Mac): split again with CR as a line end too. Files with
+        # LF or CRLF ends never get here, so they keep the fast newline count.
+        starts, ends, _ = _split_lines(buf, nb, start0, True)
     return Source(path, buf, starts, ends, st.st_size, st.st_mtime_ns, fp, hasher)
 
 
@@ -846,7 +904,8 @@ def read_group_file(path, n_docs: int, data_path) -> np.ndarray:
             "(pass query_file=... if it lives elsewhere)", path, None, None)
     sizes = []
     with open(path, "rb") as fh:
-        for ln, raw in enumerate(fh, 1):
+        # splitlines: LF, CRLF and CR-only line ends, as the data file's parser accepts.
+        for ln, raw in enumerate(fh.read().splitlines(), 1):
             tok = raw.split(b"#", 1)[0].strip()
             if not tok:
                 continue

@@ -161,6 +161,39 @@ def test_comments_blank_lines_crlf_bom_tabs_sparse(tmp_path):
     assert ds.feature_names == ("f1", "f2", "f3")
 
 
+def test_cr_only_line_ends_read_like_lf(tmp_path):
+    # Classic Mac files end lines with a lone CR. Read as one line, everything after the
+    # first '# comment' vanished into that comment (3 documents loaded as 1).
+    text = "# header\n2 qid:1 1:0.5 # docid = a\n1 qid:1 2:1\n\n# gap\n0 qid:2 1:3 2:.25\n"
+    lf = read_letor(_write(tmp_path / "lf.txt", text), cache=False)
+    path = _write(tmp_path / "cr.txt", text.replace("\n", "\r"))
+    for cache in (False, True, True):  # no cache, first parse into the cache's memmap, reload
+        cr = read_letor(path, cache=cache, cache_dir=tmp_path / "cache")
+        np.testing.assert_array_equal(np.asarray(cr.X), np.asarray(lf.X))
+        np.testing.assert_array_equal(cr.y, [2, 1, 0])
+        np.testing.assert_array_equal(cr.offsets, lf.offsets)
+    assert cr.meta["cache"] == "hit"
+    # Errors name the physical line (CR counts as a line end) and an uncut token.
+    bad = _write(tmp_path / "bad.txt", b"2 qid:1 1:0.5\r1 qid:1 2:x1\r", binary=True)
+    with pytest.raises(LetorFormatError, match="malformed feature value") as e:
+        read_letor(bad, cache=False)
+    assert (e.value.line, e.value.token) == (2, "2:x1")
+    # No final line end, and a stray CR in an LF file, also end lines.
+    tail = _write(tmp_path / "t.txt", b"2 qid:1 1:0.5\n1 qid:1 2:1\r0 qid:2 1:3", binary=True)
+    np.testing.assert_array_equal(read_letor(tail, cache=False).y, [2, 1, 0])
+
+
+def test_cr_only_line_ends_across_parallel_chunks(tmp_path):
+    # > 2 MiB, so line ends are found by several parallel chunks; lone CRs sit on chunk edges.
+    lines = [f"{i % 5} qid:{i // 7} 1:{i} 3:0.5 # doc {i}" for i in range(80_000)]
+    lf = read_letor(_write(tmp_path / "lf.txt", "\n".join(lines) + "\n"), cache=False)
+    cr = read_letor(_write(tmp_path / "cr.txt", "\r".join(lines)), cache=False)
+    assert (tmp_path / "cr.txt").stat().st_size > 2 << 20
+    np.testing.assert_array_equal(np.asarray(cr.X), np.asarray(lf.X))
+    np.testing.assert_array_equal(cr.y, lf.y)
+    np.testing.assert_array_equal(cr.query_ids, lf.query_ids)
+
+
 def test_zero_and_one_based(tmp_path):
     path = _write(tmp_path / "z.txt", "1 qid:1 0:5 2:7\n0 qid:1 1:3\n")
     auto = read_letor(path, cache=False)
@@ -313,6 +346,13 @@ def test_lightgbm_format_and_group_file_errors(tmp_path):
     with pytest.raises(LetorFormatError, match="positive integer") as e:
         read_lightgbm(data, cache=False)
     assert (e.value.line, e.value.token) == (2, "0")
+
+    # CR-only line ends in both files (classic Mac), as in the data file's parser.
+    data.write_bytes(data.read_bytes().replace(b"\n", b"\r"))
+    qf.write_bytes("".join(f"{s}\r" for s in ds.group_sizes).encode())
+    back = read_lightgbm(data, cache=False, n_features=ds.n_features)
+    np.testing.assert_array_equal(np.asarray(back.X), ds.X)
+    np.testing.assert_array_equal(back.offsets, ds.offsets)
 
 
 # --------------------------------------------------------------------------- folders
