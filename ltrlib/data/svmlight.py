@@ -76,6 +76,8 @@ __all__ = [
     "run_parse",
     "finish_parse",
     "resolve_layout",
+    "MAX_FEATURES",
+    "check_width",
     "read_group_file",
     "write_svmlight",
     "write_lightgbm",
@@ -488,6 +490,18 @@ def _sample_range(buf, starts, ends, lines):
     return lo, hi
 
 
+@njit(cache=True, nogil=True)
+def _first_line_beyond(buf, starts, ends, limit):
+    """The first line (0-based) with a feature index above ``limit``, or -1; lines with
+    errors are skipped (the full parse reports those)."""
+    dummy = np.zeros((0, 0), dtype=np.float32)
+    for li in range(starts.size):
+        code, pos, fl, lab, q, mn, mx = _parse_line(buf, starts[li], ends[li], dummy, 0, 0, False)
+        if code == 0 and mx > limit:
+            return li
+    return -1
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def _parse_all(buf, starts, ends, nchunks, X, base, flags, labels, qids, mins, maxs,
                err_code, err_pos):
@@ -781,6 +795,35 @@ def resolve_layout(
         return zb, int(n_features)
     top = max((hi for _, hi in index_ranges), default=-1)
     return zb, max(0, top - base + 1)
+
+
+#: Default bound on the width read from a file's indices: far above every LETOR collection
+#: (Yahoo LTRC 700 features, Istella 220, MSLR 136), far below an index typed by mistake.
+MAX_FEATURES = 100_000
+
+
+def check_width(src: Source, zero_based: bool, max_index: int, max_features: int) -> None:
+    """Refuse, before any matrix is allocated, a file whose largest feature index
+    ``max_index`` would make it wider than ``max_features`` columns: the dense matrix has
+    one float32 column per index up to the largest, so one stray ``100000000:1`` asks for
+    gigabytes. The error names the first line holding such an index."""
+    base = 0 if zero_based else 1
+    if max_index - base + 1 <= max_features:
+        return
+    limit = max_features - 1 + base  # the largest index that still fits
+    li = int(_first_line_beyond(src.buf, src.starts, src.ends, limit))
+    where = f"{src.path}: line {li + 1}: " if li >= 0 else f"{src.path}: "
+    line = src.line_text(li) if li >= 0 else ""
+    token = _find_token(line, lambda t: _index_of(t) > limit) if li >= 0 else None
+    idx = _index_of(token) if token is not None else -1
+    if idx <= limit:
+        idx = max_index
+    raise LetorFormatError(
+        f"{where}feature index {idx} would make the feature matrix {idx - base + 1} columns "
+        f"wide, more than max_features={max_features} (token {token!r}); the LETOR "
+        f"collections have at most 700 features, so this index is probably a mistake. To "
+        f"read such a file anyway pass max_features={idx - base + 1} (or more) to the reader",
+        src.path, li + 1 if li >= 0 else None, token)
 
 
 @dataclass

@@ -227,6 +227,61 @@ def test_n_features_forces_width(tmp_path):
     assert (e.value.line, e.value.token) == (1, "3:7")
 
 
+def test_huge_feature_index_is_refused_before_allocating(tmp_path, monkeypatch):
+    # One index of 10**8 used to ask for a (3, 10**8) float32 matrix (or an 11 GiB cache
+    # file) and end in a bare MemoryError, with no file, line or token.
+    from ltrlib.data import readers
+
+    widths = []
+    real_parse = readers.run_parse
+    monkeypatch.setattr(readers, "run_parse",
+                        lambda src, zb, width, out=None: widths.append(width) or real_parse(src, zb, width, out))
+    path = _write(tmp_path / "h.txt", "1 qid:1 1:0.5\n0 qid:1 2:1 100000000:3\n2 qid:2 1:1\n")
+    with pytest.raises(LetorFormatError) as e:
+        read_letor(path, cache=True, cache_dir=tmp_path / "cache")
+    msg = str(e.value)
+    assert str(path) in msg and "line 2:" in msg and "'100000000:3'" in msg, msg
+    assert "max_features=100000" in msg and "max_features=100000000" in msg, msg
+    assert (e.value.line, e.value.token) == (2, "100000000:3")
+    assert widths == []  # refused before any matrix was allocated
+
+    # The bound is a reader option; n_features, the caller's own width, is not bounded.
+    ok = _write(tmp_path / "w.txt", "1 qid:1 1:0.5 300:2\n")
+    assert read_letor(ok, cache=False, max_features=300).n_features == 300
+    with pytest.raises(LetorFormatError, match="max_features=299"):
+        read_letor(ok, cache=False, max_features=299)
+    assert read_letor(ok, cache=False, max_features=10, n_features=400).n_features == 400
+    with pytest.raises(ValueError, match="max_features must be a positive integer"):
+        read_letor(ok, cache=False, max_features=0)
+
+
+def test_huge_index_missed_by_the_sample_or_known_from_the_cache_is_refused(tmp_path, monkeypatch):
+    from ltrlib.data import readers
+
+    # Line 100 is not among the sampled lines (see the test below): the first parse uses
+    # the guessed width, and the check runs before the re-parse at the true width.
+    lines = [f"{i % 3} qid:{i // 10} 1:{i} 2:0.5" for i in range(10_000)]
+    lines[100] = "1 qid:10 2:0.5 5000000:3"
+    path = _write(tmp_path / "g.txt", "\n".join(lines) + "\n")
+    widths = []
+    real_parse = readers.run_parse
+    monkeypatch.setattr(readers, "run_parse",
+                        lambda src, zb, width, out=None: widths.append(width) or real_parse(src, zb, width, out))
+    with pytest.raises(LetorFormatError) as e:
+        read_letor(path, cache=False, max_features=1000)
+    assert (e.value.line, e.value.token) == (101, "5000000:3")
+    assert widths == [2]
+
+    # A cache entry made with a larger bound records the range; a read with a smaller one
+    # is refused from it, naming the line all the same.
+    small = _write(tmp_path / "s.txt", "1 qid:1 1:0.5\n0 qid:1 2000:1\n")
+    assert read_letor(small, cache_dir=tmp_path / "c", max_features=2000).n_features == 2000
+    widths.clear()
+    with pytest.raises(LetorFormatError) as e:
+        read_letor(small, cache_dir=tmp_path / "c", max_features=1000)
+    assert (e.value.line, e.value.token) == (2, "2000:1") and widths == []
+
+
 def test_layout_guess_missed_by_sample_is_corrected(tmp_path):
     # 10_000 lines: the sampled blocks cover lines 0-63, 157-220, ...; line 100 is not sampled
     # and alone holds index 0 and the largest index.
