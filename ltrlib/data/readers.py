@@ -273,7 +273,8 @@ def _read_units(units, zero_based, n_features, max_features, label_range, catego
         if isinstance(zero_based, str) and zero_based == "auto" or n_features is None:
             known = {}
             for i in range(len(units)):
-                r = _cache.index_range(sigs[i], cache_dir) if cache else None
+                r = _cache_lookup(lambda: _cache.index_range(sigs[i], cache_dir), cache_dir) \
+                    if cache else None
                 if r is not None:
                     known[i] = r
             if len(known) < len(units):
@@ -315,7 +316,7 @@ def _read_units(units, zero_based, n_features, max_features, label_range, catego
                 raw = parse(i, zb, width)  # the sampled guess missed: parse again
             hit = None
             if raw is None and cache:
-                hit = _cache.load(sigs[i], opts, cache_dir, verify)
+                hit = _cache_lookup(lambda: _cache.load(sigs[i], opts, cache_dir, verify), cache_dir)
             meta = {"source": str(u.path), "format": u.fmt, "index_base": base}
             if hit is not None:
                 a = hit.arrays
@@ -367,6 +368,18 @@ def _read_units(units, zero_based, n_features, max_features, label_range, catego
             out = [d.with_category(np.searchsorted(edges, d.X[:, cat_col], side="right")
                                    .astype(np.int32)) for d in out]
     return out
+
+
+def _cache_lookup(lookup, cache_dir):
+    """``lookup()``, or None (a miss) when the cache cannot be read: a cache folder under a
+    parent that cannot be searched, or under a file, must not stop the read any more than a
+    read-only one does (the data are fine, only slower to load)."""
+    try:
+        return lookup()
+    except OSError as exc:
+        warnings.warn(f"cannot read the cache under {_cache.cache_root(cache_dir)}: {exc}",
+                      RuntimeWarning, stacklevel=4)
+        return None
 
 
 def _store(u: _Unit, src, pending, opts, parsed, X, y, qids, offsets, cache_dir) -> dict:
