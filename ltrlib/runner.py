@@ -122,6 +122,10 @@ def select_notebooks(notebooks: Sequence[Path], only: str | Iterable[str] | None
         return list(notebooks)
     selectors = [only] if isinstance(only, str) else list(only)
     selectors = [s.strip() for item in selectors for s in str(item).split(",") if s.strip()]
+    if not selectors:  # --only '' would otherwise run nothing, reported as "no notebooks found"
+        available = ", ".join(p.stem for p in notebooks) or "none"
+        raise ValueError(f"--only {only!r} is an empty selection; give notebook numbers or names, "
+                         f"comma-separated; available: {available}")
     chosen: set[Path] = set()
     for sel in selectors:
         stem = sel[:-3] if sel.endswith(".py") else sel

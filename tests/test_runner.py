@@ -311,6 +311,10 @@ def test_select_by_number_name_and_commas(tmp_path):
     assert [p.stem for p in select_notebooks(nbs, ["01_b.py", "2"])] == ["01_b", "02_c"]
     with pytest.raises(ValueError, match="--only '07' matches no notebook; available: 00_a, 01_b, 02_c"):
         select_notebooks(nbs, "00,07")
+    # An empty selection ran nothing and said no notebooks existed.
+    for empty in ("", [""], " , "):
+        with pytest.raises(ValueError, match="empty selection.*available: 00_a, 01_b, 02_c"):
+            select_notebooks(nbs, empty)
 
 
 def test_default_run_id():

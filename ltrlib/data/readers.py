@@ -121,6 +121,9 @@ def read_lightgbm(
     `LetorFormatError` naming both files and both numbers."""
     p = _existing(path)
     qf = Path(query_file) if query_file is not None else p.with_name(p.name + ".query")
+    if qf.is_dir():
+        raise IsADirectoryError(f"{p}: query group file {qf} is a directory; expected a file "
+                                "with one group size per line")
     if not qf.exists():
         raise LetorFormatError(
             f"{p}: query group file {qf} not found; LightGBM-format files need one "
@@ -169,7 +172,7 @@ def read_letor_folder(
                 have = sorted(q.name for q in folder.iterdir())
                 raise FileNotFoundError(f"{p} not found; {folder} holds {have}")
             continue
-        units.append(_Unit(p, None, f"{tag}/{slot}"))
+        units.append(_Unit(_existing(p, f"{slot} file"), None, f"{tag}/{slot}"))
         slots.append(slot)
     parts = _read_units(units, zero_based, n_features, max_features, label_range,
                         category_feature, category_bins, cache, cache_dir, verify)
@@ -178,10 +181,14 @@ def read_letor_folder(
 
 
 # --------------------------------------------------------------------------- internals
-def _existing(path) -> Path:
+def _existing(path, what: str = "ranking file") -> Path:
     p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(
+            f"{what} {p} is a directory; expected one SVMlight/LETOR file (for a collection "
+            "folder with train.txt, vali.txt, test.txt use read_letor_folder or load_dataset)")
     if not p.is_file():
-        raise FileNotFoundError(f"ranking file {p} not found")
+        raise FileNotFoundError(f"{what} {p} not found")
     return p
 
 

@@ -641,11 +641,28 @@ def _split_lines(buf, nb: int, start0: int, cr_breaks: bool):
     return starts[:n_lines], ends, lone  # no line starts after the final line end
 
 
+#: Leading bytes of compressed files, which would otherwise be parsed as garbage.
+_COMPRESSED = {b"\x1f\x8b": ("gzip", "gunzip -k"), b"BZh": ("bzip2", "bunzip2 -k"),
+               b"\xfd7zXZ\x00": ("xz", "unxz -k"), b"\x28\xb5\x2f\xfd": ("zstd", "unzstd"),
+               b"PK\x03\x04": ("zip", "unzip")}
+
+
+def _refuse_compressed(path: Path, buf: np.ndarray) -> None:
+    head = buf[:6].tobytes()
+    for magic, (kind, command) in _COMPRESSED.items():
+        if head.startswith(magic):
+            raise LetorFormatError(
+                f"{path}: this is a {kind}-compressed file (it starts with the {kind} magic "
+                f"bytes {magic.hex(' ')}), not SVMlight/LETOR text; decompress it first "
+                f"(e.g. {command} {path}) and read the decompressed file", path, None, None)
+
+
 def open_source(path, *, hash_content: bool = False) -> Source:
     """Map a file and find its lines. With ``hash_content`` a background thread computes the
     full-file SHA-256 meanwhile (`Source.content_hash`)."""
     path = Path(path)
     buf, st = _map_file(path)
+    _refuse_compressed(path, buf)
     hasher = None
     if hash_content and buf.size:
         hasher = _Hasher(buf)

@@ -372,6 +372,34 @@ def test_missing_file(tmp_path):
         read_letor(tmp_path / "nope.txt")
 
 
+def test_directory_where_a_file_is_expected_says_so(tmp_path):
+    # It used to say "not found", though the path exists.
+    (tmp_path / "d.txt").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"ranking file .*d\.txt is a directory; expected one "
+                       r"SVMlight/LETOR file .*read_letor_folder"):
+        read_letor(tmp_path / "d.txt")
+    data = _write(tmp_path / "l.train", "1 1:1\n0 2:1\n")
+    (tmp_path / "l.train.query").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"query group file .*l\.train\.query is a directory"):
+        read_lightgbm(data)
+    (tmp_path / "F" / "train.txt").mkdir(parents=True)
+    with pytest.raises(IsADirectoryError, match=r"train file .*train\.txt is a directory"):
+        read_letor_folder(tmp_path / "F")
+
+
+def test_compressed_file_is_named_and_refused(tmp_path):
+    import gzip
+
+    text = b"1 qid:1 1:0.5\n0 qid:1 2:1\n"
+    path = tmp_path / "train.txt.gz"
+    path.write_bytes(gzip.compress(text))
+    with pytest.raises(LetorFormatError) as e:
+        read_letor(path, cache=True, cache_dir=tmp_path / "cache")
+    msg = str(e.value)
+    assert str(path) in msg and "gzip-compressed" in msg and "1f 8b" in msg, msg
+    assert f"gunzip -k {path}" in msg and e.value.path == str(path)
+
+
 # --------------------------------------------------------------------------- LightGBM format
 def test_lightgbm_format_and_group_file_errors(tmp_path):
     ds = _random_dataset(n_queries=8, seed=3)
