@@ -181,6 +181,18 @@ def _absolute_if_exists(value: str) -> str:
     return value
 
 
+def _check_dataset(dataset: str, data_dir: str) -> None:
+    """Refuse a dataset the notebooks could not load, before a kernel starts or a report
+    folder is made: otherwise the first notebook fails inside its kernel and leaves an empty
+    reports/<run_id>/ behind. The resolution is `load_dataset`'s own (`locate_dataset`)."""
+    from ltrlib.data.loading import locate_dataset
+
+    try:
+        locate_dataset(dataset, data_dir)
+    except OSError as exc:  # not found, a directory, unreadable: the message names the path
+        raise ValueError(f"--dataset: {exc}") from None
+
+
 _TYPE_CHECKS = {
     "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
@@ -512,6 +524,7 @@ def run_all(
     reports_dir = reports_dir.expanduser().resolve()
     dataset = _absolute_if_exists(dataset)
     data_dir = _absolute_if_exists(data_dir)
+    _check_dataset(dataset, data_dir)
     run_id = validate_name(run_id if run_id is not None else default_run_id(dataset, scale, seed), "run_id")
     run_dir = reports_dir / run_id
 

@@ -273,6 +273,27 @@ def test_unknown_scale_and_bad_run_id_are_rejected(two_notebooks, tmp_path):
         run_all(notebooks_dir=two_notebooks, reports_dir=tmp_path, run_id="a/b")
 
 
+def test_missing_or_unreadable_dataset_is_refused_before_anything_runs(two_notebooks, tmp_path, monkeypatch, capsys):
+    # It used to fail inside the first notebook's kernel, leaving reports/<run_id>/ behind.
+    reports = tmp_path / "reports"
+    missing = tmp_path / "nonexistent"
+    with pytest.raises(ValueError, match=f"dataset '{missing}' not found: {missing} does not exist"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=reports, dataset=str(missing), scale="tiny")
+    with pytest.raises(ValueError, match=r"dataset 'nope' not found: .*no .*data.raw.nope"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=reports, dataset="nope", scale="tiny")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"empty is a folder but not a LETOR collection: no .*train\.txt"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=reports, dataset=str(tmp_path / "empty"))
+    assert not reports.exists()
+
+    monkeypatch.setattr(config, "NOTEBOOKS_DIR", two_notebooks)
+    monkeypatch.setattr(config, "REPORTS_DIR", reports)
+    assert cli.main(["run", "--dataset", str(missing), "--scale", "tiny", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"ltrlib run: error: --dataset: dataset '{missing}' not found" in err and "Traceback" not in err
+    assert not reports.exists()
+
+
 # --------------------------------------------------------------------------- failures
 
 

@@ -78,6 +78,7 @@ __all__ = [
     "resolve_layout",
     "MAX_FEATURES",
     "check_width",
+    "check_not_compressed",
     "read_group_file",
     "write_svmlight",
     "write_lightgbm",
@@ -647,8 +648,9 @@ _COMPRESSED = {b"\x1f\x8b": ("gzip", "gunzip -k"), b"BZh": ("bzip2", "bunzip2 -k
                b"PK\x03\x04": ("zip", "unzip")}
 
 
-def _refuse_compressed(path: Path, buf: np.ndarray) -> None:
-    head = buf[:6].tobytes()
+def check_not_compressed(path, head: bytes) -> None:
+    """Raise `LetorFormatError` naming ``path`` if its first bytes ``head`` are those of a
+    compressed file."""
     for magic, (kind, command) in _COMPRESSED.items():
         if head.startswith(magic):
             raise LetorFormatError(
@@ -662,7 +664,7 @@ def open_source(path, *, hash_content: bool = False) -> Source:
     full-file SHA-256 meanwhile (`Source.content_hash`)."""
     path = Path(path)
     buf, st = _map_file(path)
-    _refuse_compressed(path, buf)
+    check_not_compressed(path, buf[:6].tobytes())
     hasher = None
     if hash_content and buf.size:
         hasher = _Hasher(buf)
