@@ -234,6 +234,36 @@ def test_cli_resumes_the_run_and_prints_its_dir(project, monkeypatch, capsys):
     assert capsys.readouterr().out.strip() == str(project["run_dir"])
 
 
+HOLD_LOCK = """
+import sys
+from pathlib import Path
+from ltrlib.runner import _run_lock
+with _run_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_running_run_id_is_locked_and_a_crash_leaves_no_stale_lock(project):
+    # Two runs of one run id could start at once and write the same notebooks and manifest.
+    run_dir, counter = project["run_dir"], project["counter"]
+    before = (run_dir / "run.json").read_text()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(run_dir)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(ValueError, match=rf"run 'synthetic-tiny-seed0' is already running: process "
+                           rf"{holder.pid} holds its lock .*\.run\.lock.*--run-id"):
+            run_all(**project["kwargs"], force=True)
+        assert (run_dir / "run.json").read_text() == before  # nothing was touched
+    finally:
+        holder.kill()  # a crash: no clean-up runs, the OS releases the lock
+        holder.wait()
+    runs = _lines(counter)
+    run_all(**project["kwargs"])  # resumes (all completed: no kernel starts), lock file and all
+    assert _lines(counter) == runs and (run_dir / ".run.lock").exists()
+
+
 # --------------------------------------------------------------------------- early errors
 
 
