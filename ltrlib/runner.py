@@ -8,7 +8,8 @@ exactly what a user sees.
 One run directory stands for one set of parameters. Its manifest ``run.json`` records the
 parameters, and per notebook its status, timings and injected parameters; a second call with
 the same run_id resumes: notebooks recorded as completed (and whose executed notebook exists)
-are skipped unless ``force=True``.
+are skipped unless ``force=True``. While a run executes it holds ``<run_id>/.run.lock``, so a
+second run of the same run_id started meanwhile is refused, naming the first one's PID.
 """
 
 from __future__ import annotations
@@ -123,6 +124,10 @@ def select_notebooks(notebooks: Sequence[Path], only: str | Iterable[str] | None
         return list(notebooks)
     selectors = [only] if isinstance(only, str) else list(only)
     selectors = [s.strip() for item in selectors for s in str(item).split(",") if s.strip()]
+    if not selectors:  # --only '' would otherwise run nothing, reported as "no notebooks found"
+        available = ", ".join(p.stem for p in notebooks) or "none"
+        raise ValueError(f"--only {only!r} is an empty selection; give notebook numbers or names, "
+                         f"comma-separated; available: {available}")
     chosen: set[Path] = set()
     for sel in selectors:
         stem = sel[:-3] if sel.endswith(".py") else sel
@@ -176,6 +181,18 @@ def _absolute_if_exists(value: str) -> str:
     if value and value != "synthetic" and Path(value).expanduser().exists():
         return str(Path(value).expanduser().resolve())
     return value
+
+
+def _check_dataset(dataset: str, data_dir: str) -> None:
+    """Refuse a dataset the notebooks could not load, before a kernel starts or a report
+    folder is made: otherwise the first notebook fails inside its kernel and leaves an empty
+    reports/<run_id>/ behind. The resolution is `load_dataset`'s own (`locate_dataset`)."""
+    from ltrlib.data.loading import locate_dataset
+
+    try:
+        locate_dataset(dataset, data_dir)
+    except OSError as exc:  # not found, a directory, unreadable: the message names the path
+        raise ValueError(f"--dataset: {exc}") from None
 
 
 _TYPE_CHECKS = {
@@ -511,7 +528,8 @@ def run_all(
     ------
     ValueError
         Before anything runs: bad selection, unknown or mistyped parameter, a notebook without
-        the standard parameters, or a run_id that exists with other parameters.
+        the standard parameters, a dataset that is not there, a run_id that exists with other
+        parameters, or a run of the same run_id that is still running (`_run_lock`).
     NotebookError
         A notebook failed; the run manifest and index are still written.
     """
@@ -521,6 +539,7 @@ def run_all(
     reports_dir = reports_dir.expanduser().resolve()
     dataset = _absolute_if_exists(dataset)
     data_dir = _absolute_if_exists(data_dir)
+    _check_dataset(dataset, data_dir)
     run_id = validate_name(run_id if run_id is not None else default_run_id(dataset, scale, seed), "run_id")
     run_dir = reports_dir / run_id
 
@@ -541,30 +560,70 @@ def run_all(
     # Run-level parameters: what makes two runs comparable. User parameters are recorded
     # per notebook, since each goes only to the notebooks that declare it.
     run_params = {"dataset": dataset, "data_dir": data_dir, "scale": scale, "seed": seed}
-    manifest = _read_manifest(run_dir)
-    if manifest is not None and not force:
-        _check_resume(run_dir, manifest, run_params, plan)
-    manifest = _start_manifest(manifest, run_id, run_params)
+    with _run_lock(run_dir):  # before the manifest is read: the resume check sees no half-run
+        manifest = _read_manifest(run_dir)
+        if manifest is not None and not force:
+            _check_resume(run_dir, manifest, run_params, plan)
+        manifest = _start_manifest(manifest, run_id, run_params)
 
-    (run_dir / "notebooks").mkdir(parents=True, exist_ok=True)
-    if force:  # the notebooks rebind the run to the data they load (ltrlib.provenance)
-        (run_dir / provenance.FILE).unlink(missing_ok=True)
-    _write_manifest(run_dir, manifest)
-    try:
-        with _kernel_environment(reports_dir), _progress(len(plan), progress) as bar:
-            for notebook, params in plan.items():
-                bar.set_postfix_str(notebook)
-                if not force and _is_completed(run_dir, manifest, notebook):
+        (run_dir / "notebooks").mkdir(parents=True, exist_ok=True)
+        if force:  # the notebooks rebind the run to the data they load (ltrlib.provenance)
+            (run_dir / provenance.FILE).unlink(missing_ok=True)
+        _write_manifest(run_dir, manifest)
+        try:
+            with _kernel_environment(reports_dir), _progress(len(plan), progress) as bar:
+                for notebook, params in plan.items():
+                    bar.set_postfix_str(notebook)
+                    if not force and _is_completed(run_dir, manifest, notebook):
+                        bar.update(1)
+                        continue
+                    _run_one(loaded[notebook], notebook, params, run_dir, manifest, kernel_name,
+                             log_output)
                     bar.update(1)
-                    continue
-                _run_one(loaded[notebook], notebook, params, run_dir, manifest, kernel_name, log_output)
-                bar.update(1)
-    finally:
-        # Also after a failure or an interrupt: the fidelity report and the index then show
-        # what did run.
-        _write_fidelity(run_dir)
-        write_index(run_dir)
+        finally:
+            # Also after a failure or an interrupt: the fidelity report and the index then show
+            # what did run.
+            _write_fidelity(run_dir)
+            write_index(run_dir)
     return run_dir
+
+
+RUN_LOCK = ".run.lock"
+
+
+@contextlib.contextmanager
+def _run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold ``<run_dir>/.run.lock`` for the whole run: two runs of one run id at once would
+    execute the same notebooks into the same files and overwrite each other's manifest.
+
+    An exclusive ``flock``: the OS releases it when the process ends, however it ends, so a
+    crashed or killed run leaves no stale lock and a later run (a resume) takes it at once.
+    The file itself stays: deleting a lock file races with a process that has just opened
+    it. Kernels do not inherit it (Python opens files non-inheritable), so a kernel left
+    running after a crash holds nothing. The holder writes its PID into the file for the
+    message the second run gives."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): run unlocked, as before
+        yield
+        return
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / RUN_LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise ValueError(
+                f"run {run_dir.name!r} is already running: process {holder} holds its lock "
+                f"{path}; wait for that run to finish (or stop it), or choose another --run-id"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _write_fidelity(run_dir: Path) -> None:

@@ -234,6 +234,36 @@ def test_cli_resumes_the_run_and_prints_its_dir(project, monkeypatch, capsys):
     assert capsys.readouterr().out.strip() == str(project["run_dir"])
 
 
+HOLD_LOCK = """
+import sys
+from pathlib import Path
+from ltrlib.runner import _run_lock
+with _run_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_running_run_id_is_locked_and_a_crash_leaves_no_stale_lock(project):
+    # Two runs of one run id could start at once and write the same notebooks and manifest.
+    run_dir, counter = project["run_dir"], project["counter"]
+    before = (run_dir / "run.json").read_text()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(run_dir)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(ValueError, match=rf"run 'synthetic-tiny-seed0' is already running: process "
+                           rf"{holder.pid} holds its lock .*\.run\.lock.*--run-id"):
+            run_all(**project["kwargs"], force=True)
+        assert (run_dir / "run.json").read_text() == before  # nothing was touched
+    finally:
+        holder.kill()  # a crash: no clean-up runs, the OS releases the lock
+        holder.wait()
+    runs = _lines(counter)
+    run_all(**project["kwargs"])  # resumes (all completed: no kernel starts), lock file and all
+    assert _lines(counter) == runs and (run_dir / ".run.lock").exists()
+
+
 # --------------------------------------------------------------------------- early errors
 
 
@@ -271,6 +301,27 @@ def test_unknown_scale_and_bad_run_id_are_rejected(two_notebooks, tmp_path):
         run_all(notebooks_dir=two_notebooks, reports_dir=tmp_path, scale="huge")
     with pytest.raises(ValueError, match="invalid run_id"):
         run_all(notebooks_dir=two_notebooks, reports_dir=tmp_path, run_id="a/b")
+
+
+def test_missing_or_unreadable_dataset_is_refused_before_anything_runs(two_notebooks, tmp_path, monkeypatch, capsys):
+    # It used to fail inside the first notebook's kernel, leaving reports/<run_id>/ behind.
+    reports = tmp_path / "reports"
+    missing = tmp_path / "nonexistent"
+    with pytest.raises(ValueError, match=f"dataset '{missing}' not found: {missing} does not exist"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=reports, dataset=str(missing), scale="tiny")
+    with pytest.raises(ValueError, match=r"dataset 'nope' not found: .*no .*data.raw.nope"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=reports, dataset="nope", scale="tiny")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"empty is a folder but not a LETOR collection: no .*train\.txt"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=reports, dataset=str(tmp_path / "empty"))
+    assert not reports.exists()
+
+    monkeypatch.setattr(config, "NOTEBOOKS_DIR", two_notebooks)
+    monkeypatch.setattr(config, "REPORTS_DIR", reports)
+    assert cli.main(["run", "--dataset", str(missing), "--scale", "tiny", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"ltrlib run: error: --dataset: dataset '{missing}' not found" in err and "Traceback" not in err
+    assert not reports.exists()
 
 
 # --------------------------------------------------------------------------- failures
@@ -311,6 +362,10 @@ def test_select_by_number_name_and_commas(tmp_path):
     assert [p.stem for p in select_notebooks(nbs, ["01_b.py", "2"])] == ["01_b", "02_c"]
     with pytest.raises(ValueError, match="--only '07' matches no notebook; available: 00_a, 01_b, 02_c"):
         select_notebooks(nbs, "00,07")
+    # An empty selection ran nothing and said no notebooks existed.
+    for empty in ("", [""], " , "):
+        with pytest.raises(ValueError, match="empty selection.*available: 00_a, 01_b, 02_c"):
+            select_notebooks(nbs, empty)
 
 
 def test_default_run_id():

@@ -41,6 +41,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ltrlib.metrics.ranking import check_gain_labels
+
 __all__ = [
     "LOSSES",
     "LBObjective",
@@ -256,6 +258,8 @@ def item_gradients(scores, y, offsets, ideal_dcg=None, *, loss: str = "lambdaran
     from ltrlib.metrics import ideal_dcg as _ideal
 
     offsets = _i64(offsets)
+    if loss == "lambdarank":
+        check_gain_labels(y, offsets)
     if ideal_dcg is None:
         ideal_dcg = _ideal(y, offsets, cutoff)
     ideal_dcg = _f64(ideal_dcg)
@@ -272,6 +276,7 @@ def lambdarank_loss(scores, y, offsets, ideal_dcg, *, cutoff: int = 5, sigma: fl
     The |ΔNDCG| weights are those of the ranking at ``scores`` (constant while no two
     documents swap places), so finite differences of this function check the gradients.
     """
+    check_gain_labels(y, offsets)
     return float(_lambdarank_loss(_f64(scores), _f64(y), _i64(offsets), _f64(ideal_dcg),
                                   int(cutoff), float(sigma)))
 
@@ -289,6 +294,7 @@ def softmax_loss(scores, y, offsets) -> float:
 
 def mean_ndcg(scores, y, offsets, ideal_dcg, k: int) -> float:
     """Mean NDCG@k with the given per-query IDCG@k (a query with IDCG 0 counts 1.0)."""
+    check_gain_labels(y, offsets)
     return float(_mean_ndcg(_f64(scores), _f64(y), _i64(offsets), _f64(ideal_dcg), int(k)))
 
 
@@ -329,6 +335,8 @@ class LBObjective:
             raise ValueError(f"cutoff must be a positive integer, got {cutoff!r}")
         self.y = _f64(y)
         self.offsets = _i64(offsets)
+        if loss == "lambdarank":
+            check_gain_labels(self.y, self.offsets)
         self.loss, self.cutoff, self.sigma, self.norm = loss, int(cutoff), float(sigma), bool(norm)
         self.ideal_dcg = _f64(_ideal(y, self.offsets, cutoff) if ideal_dcg is None else ideal_dcg)
         if self.ideal_dcg.shape != (self.offsets.size - 1,):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -117,7 +118,11 @@ def _cache_key(splits: Splits, settings: dict) -> str:
 
 
 def _load(path: Path) -> dict | None:
-    if not path.exists():
+    try:
+        if not path.exists():
+            return None
+    except OSError as exc:  # a cache folder that cannot be searched: compute, as for a miss
+        warnings.warn(f"cannot read the cache {path}: {exc}", RuntimeWarning, stacklevel=3)
         return None
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -128,10 +133,16 @@ def _load(path: Path) -> dict | None:
 
 
 def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **arrays)
+    except OSError as exc:
+        # A read-only, full or unreachable cache must not throw away the stage-1 training
+        # just done: the results are fine, they are only not kept for next time.
+        warnings.warn(f"could not cache the stage-1 scores in {path}: {exc}", RuntimeWarning,
+                      stacklevel=3)
 
 
 def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], max_trees: int,

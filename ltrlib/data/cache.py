@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 #: Bump when the parser's output or the entry layout changes: old entries then never match.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a lone CR ends a line (CR-only files used to read as one line)
 _SIG_FIELDS = ("path", "size", "mtime_ns", "fingerprint")
 _TMP_PREFIX = ".tmp-"
 _TEMP_MAX_AGE_S = 3600.0

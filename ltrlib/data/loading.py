@@ -7,11 +7,13 @@ the same way, whether synthetic, the shipped LightGBM example, or a user's colle
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ltrlib import config, provenance
 from ltrlib.data.dataset import Splits
 from ltrlib.data.readers import read_letor, read_letor_folder, read_lightgbm
+from ltrlib.data.svmlight import check_not_compressed
 from ltrlib.data.synthetic import make_synthetic
 
 #: Names `load_dataset` knows without a path.
@@ -65,25 +67,80 @@ def load_dataset(
         raise ValueError("category_bins needs category_feature: the feature to bin")
     options = {**reader_options, **cat}
 
-    if dataset == "lightgbm-rank" and not Path(dataset).exists():
-        root = Path(data_dir) if data_dir else config.SHARED_LIGHTGBM_RANK
+    src = locate_dataset(dataset, data_dir, fold=fold)
+    if src.kind == "lightgbm-rank":
         splits = Splits(
-            read_lightgbm(_need(root / "rank.train", dataset), name="lightgbm-rank/train", **options),
+            read_lightgbm(src.path / "rank.train", name="lightgbm-rank/train", **options),
             None,
-            read_lightgbm(_need(root / "rank.test", dataset), name="lightgbm-rank/test", **options),
+            read_lightgbm(src.path / "rank.test", name="lightgbm-rank/test", **options),
         )
+    elif src.kind == "folder":
+        splits = read_letor_folder(src.path, src.fold, files=src.files, **options)
+    elif src.kind == "lightgbm":
+        splits = Splits(read_lightgbm(src.path, **options))
     else:
-        path = resolve_dataset(dataset, data_dir)
-        if path.is_dir():
-            fold, files = _folder_layout(path, fold)
-            splits = read_letor_folder(path, fold, files=files, **options)
-        elif Path(str(path) + ".query").exists():
-            splits = Splits(read_lightgbm(path, **options))
-        else:
-            splits = Splits(read_letor(path, **options))
+        splits = Splits(read_letor(src.path, **options))
     splits = _ensure_vali(splits, vali_fraction, seed)
     provenance.record(splits, dataset=dataset, scale=None, seed=seed)
     return splits
+
+
+@dataclass(frozen=True)
+class DatasetSource:
+    """Where `load_dataset` reads a dataset from: ``kind`` is ``"synthetic"`` (no path),
+    ``"lightgbm-rank"`` (``path`` holds rank.train/rank.test), ``"folder"`` (a collection
+    folder, read with ``fold`` and ``files``), ``"lightgbm"`` (a file with its ``.query``) or
+    ``"letor"`` (one file with ``qid:``)."""
+
+    kind: str
+    path: Path | None = None
+    fold: int | str | None = None
+    files: tuple[str, str, str] | None = None
+
+
+def locate_dataset(dataset: str, data_dir: str | Path = "", *, fold=None) -> DatasetSource:
+    """Resolve ``dataset`` as `load_dataset` does, without reading any data, so a batch run
+    can refuse a dataset that is not there before it starts a kernel or makes a report folder.
+
+    Raises FileNotFoundError (nothing there, or a folder that is not a collection),
+    IsADirectoryError or PermissionError, each naming the path."""
+    if dataset == "synthetic":
+        return DatasetSource("synthetic")
+    if dataset == "lightgbm-rank" and not Path(dataset).exists():
+        root = Path(data_dir) if data_dir else config.SHARED_LIGHTGBM_RANK
+        for name in ("rank.train", "rank.test"):
+            _readable_file(_need(root / name, dataset), dataset)
+        return DatasetSource("lightgbm-rank", root)
+    path = resolve_dataset(dataset, data_dir)
+    if path.is_dir():
+        fold, files = _folder_layout(path, fold)
+        folder = path if fold is None else path / (f"Fold{fold}" if isinstance(fold, int) else str(fold))
+        train = folder / files[0]
+        if not train.exists():
+            shown = folder if folder.is_dir() else path
+            have = sorted(p.name for p in shown.iterdir())
+            raise FileNotFoundError(
+                f"dataset {dataset!r}: {path} is a folder but not a LETOR collection: no {train} "
+                f"(expected {', '.join(FOLDER_FILES[0])}, Yahoo's {', '.join(FOLDER_FILES[1])}, "
+                f"or Fold1..Fold5 holding them; {shown} holds {have[:20]})")
+        _readable_file(train, dataset)
+        return DatasetSource("folder", path, fold, files)
+    _readable_file(path, dataset)
+    if Path(str(path) + ".query").exists():
+        return DatasetSource("lightgbm", path)
+    return DatasetSource("letor", path)
+
+
+def _readable_file(path: Path, dataset: str) -> Path:
+    if path.is_dir():
+        raise IsADirectoryError(f"dataset {dataset!r}: {path} is a directory; expected a ranking file")
+    try:  # opening is the one readability test that also holds for root and ACLs
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        raise PermissionError(f"dataset {dataset!r}: {path} cannot be read: {exc}") from None
+    check_not_compressed(path, head)
+    return path
 
 
 #: The three files of a collection folder: LETOR's names, then Yahoo LTRC's (set 1).
@@ -105,12 +162,14 @@ def _folder_layout(path: Path, fold):
 
 
 def resolve_dataset(dataset: str, data_dir=None) -> Path:
-    """The path ``dataset`` names: itself if it exists, else ``data_dir`` (default
-    ``data/raw``) / ``dataset``; FileNotFoundError saying where it looked."""
+    """The path ``dataset`` names: itself if it exists, else (a relative name) ``data_dir``
+    (default ``data/raw``) / ``dataset``; FileNotFoundError saying where it looked."""
     direct = Path(dataset).expanduser()
     if direct.exists():
         return direct
     base = Path(data_dir).expanduser() if data_dir else config.RAW_DIR
+    if direct.is_absolute():
+        raise FileNotFoundError(f"dataset {dataset!r} not found: {direct} does not exist")
     candidate = base / dataset
     if candidate.exists():
         return candidate

@@ -10,7 +10,10 @@ Conventions (see `ltrlib.data.svmlight` for the text format)
 * ``zero_based="auto"``: zero-based if any index 0 appears (in any file of a folder).
   Column ``c`` of ``X`` is file index ``c + base`` and is named ``f{c + base}``, so with a
   one-based MSLR file ``X[:, 0]`` is ``f1``, the feature the file writes as ``1:...``.
-* Width: the largest index seen (over the three files of a folder), or ``n_features=``.
+* Width: the largest index seen (over the three files of a folder), or ``n_features=``. A
+  width read from the indices is bounded by ``max_features`` (default 100,000, far above the
+  700 of Yahoo LTRC): the matrix is dense, so one mistyped index would ask for gigabytes;
+  the error names the file, line and token, and a larger ``max_features`` lifts the bound.
 * Query ids: LETOR files keep the file's qids. LightGBM files have none, so their queries are
   numbered ``0..n_queries-1`` in file order.
 * Labels must be integers within ``label_range`` (default ``(0, 4)``, the grades of every
@@ -46,7 +49,9 @@ import numpy as np
 from ltrlib.data import cache as _cache
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.data.svmlight import (
+    MAX_FEATURES,
     LetorFormatError,
+    check_width,
     finish_parse,
     open_source,
     read_group_file,
@@ -74,6 +79,7 @@ def read_letor(
     *,
     zero_based="auto",
     n_features: int | None = None,
+    max_features: int = MAX_FEATURES,
     label_range: tuple[int, int] | None = (0, 4),
     category_feature: int | str | None = None,
     category_bins: tuple[int | str, int] | None = None,
@@ -88,8 +94,8 @@ def read_letor(
     input; nothing is skipped silently. See the module docstring for the conventions.
     """
     unit = _Unit(_existing(path), None, name or Path(path).stem)
-    (ds,) = _read_units([unit], zero_based, n_features, label_range, category_feature,
-                        category_bins, cache, cache_dir, verify)
+    (ds,) = _read_units([unit], zero_based, n_features, max_features, label_range,
+                        category_feature, category_bins, cache, cache_dir, verify)
     return ds
 
 
@@ -99,6 +105,7 @@ def read_lightgbm(
     query_file=None,
     zero_based="auto",
     n_features: int | None = None,
+    max_features: int = MAX_FEATURES,
     label_range: tuple[int, int] | None = (0, 4),
     category_feature: int | str | None = None,
     category_bins: tuple[int | str, int] | None = None,
@@ -114,14 +121,17 @@ def read_lightgbm(
     `LetorFormatError` naming both files and both numbers."""
     p = _existing(path)
     qf = Path(query_file) if query_file is not None else p.with_name(p.name + ".query")
+    if qf.is_dir():
+        raise IsADirectoryError(f"{p}: query group file {qf} is a directory; expected a file "
+                                "with one group size per line")
     if not qf.exists():
         raise LetorFormatError(
             f"{p}: query group file {qf} not found; LightGBM-format files need one "
             "(pass query_file=... if it lives elsewhere, or use read_letor for files with qid:)",
             qf, None, None)
     unit = _Unit(p, qf, name or p.name)
-    (ds,) = _read_units([unit], zero_based, n_features, label_range, category_feature,
-                        category_bins, cache, cache_dir, verify)
+    (ds,) = _read_units([unit], zero_based, n_features, max_features, label_range,
+                        category_feature, category_bins, cache, cache_dir, verify)
     return ds
 
 
@@ -132,6 +142,7 @@ def read_letor_folder(
     files: tuple[str, str, str] = ("train.txt", "vali.txt", "test.txt"),
     zero_based="auto",
     n_features: int | None = None,
+    max_features: int = MAX_FEATURES,
     label_range: tuple[int, int] | None = (0, 4),
     category_feature: int | str | None = None,
     category_bins: tuple[int | str, int] | None = None,
@@ -161,19 +172,23 @@ def read_letor_folder(
                 have = sorted(q.name for q in folder.iterdir())
                 raise FileNotFoundError(f"{p} not found; {folder} holds {have}")
             continue
-        units.append(_Unit(p, None, f"{tag}/{slot}"))
+        units.append(_Unit(_existing(p, f"{slot} file"), None, f"{tag}/{slot}"))
         slots.append(slot)
-    parts = _read_units(units, zero_based, n_features, label_range, category_feature,
-                        category_bins, cache, cache_dir, verify)
+    parts = _read_units(units, zero_based, n_features, max_features, label_range,
+                        category_feature, category_bins, cache, cache_dir, verify)
     got = dict(zip(slots, parts))
     return Splits(got["train"], got.get("vali"), got.get("test"))
 
 
 # --------------------------------------------------------------------------- internals
-def _existing(path) -> Path:
+def _existing(path, what: str = "ranking file") -> Path:
     p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(
+            f"{what} {p} is a directory; expected one SVMlight/LETOR file (for a collection "
+            "folder with train.txt, vali.txt, test.txt use read_letor_folder or load_dataset)")
     if not p.is_file():
-        raise FileNotFoundError(f"ranking file {p} not found")
+        raise FileNotFoundError(f"{what} {p} not found")
     return p
 
 
@@ -216,12 +231,15 @@ def _scan_signatures(unit: _Unit, src) -> list[dict]:
     return sigs
 
 
-def _read_units(units, zero_based, n_features, label_range, category_feature, category_bins,
-                cache, cache_dir, verify) -> list[Dataset]:
+def _read_units(units, zero_based, n_features, max_features, label_range, category_feature,
+                category_bins, cache, cache_dir, verify) -> list[Dataset]:
     if category_feature is not None and category_bins is not None:
         raise ValueError("give category_feature or category_bins, not both")
     if label_range is not None:
         label_range = (int(label_range[0]), int(label_range[1]))
+    if isinstance(max_features, bool) or not isinstance(max_features, (int, np.integer)) \
+            or max_features < 1:
+        raise ValueError(f"max_features must be a positive integer, got {max_features!r}")
     sigs = [_signatures(u) for u in units] if cache else [None] * len(units)
 
     # 1. The common layout needs every file's true feature index range. A cache entry of the
@@ -248,11 +266,22 @@ def _read_units(units, zero_based, n_features, label_range, category_feature, ca
                               f"{exc}", RuntimeWarning, stacklevel=4)
         return run_parse(src, zb_, width_, out=out)
 
+    def bound_width(index_ranges, zb_):
+        # Before parse() allocates (n_lines, width): a width read from the file's indices is
+        # bounded; one given as n_features is the caller's choice.
+        if n_features is not None:
+            return
+        for i, (_, hi) in enumerate(index_ranges):
+            if hi - (0 if zb_ else 1) + 1 > max_features:
+                src = srcs.get(i) or open_source(units[i].path)  # the range may come from the cache
+                check_width(src, zb_, hi, max_features)
+
     try:
         if isinstance(zero_based, str) and zero_based == "auto" or n_features is None:
             known = {}
             for i in range(len(units)):
-                r = _cache.index_range(sigs[i], cache_dir) if cache else None
+                r = _cache_lookup(lambda: _cache.index_range(sigs[i], cache_dir), cache_dir) \
+                    if cache else None
                 if r is not None:
                     known[i] = r
             if len(known) < len(units):
@@ -262,12 +291,14 @@ def _read_units(units, zero_based, n_features, label_range, category_feature, ca
                 guess = [known[i] if i in known else sample_index_range(srcs[i])
                          for i in range(len(units))]
                 g_zb, g_width = resolve_layout(guess, zero_based, n_features)
+                bound_width(guess, g_zb)
                 for i in list(srcs):
                     raws[i] = parse(i, g_zb, g_width)
             ranges = [known[i] if i in known else raws[i].index_range for i in range(len(units))]
         else:
             ranges = []
         zb, width = resolve_layout(ranges, zero_based, n_features)
+        bound_width(ranges, zb)  # a sampled guess may have missed the widest line
         base = 0 if zb else 1
         cat_col = bins = None
         if category_feature is not None:
@@ -292,7 +323,7 @@ def _read_units(units, zero_based, n_features, label_range, category_feature, ca
                 raw = parse(i, zb, width)  # the sampled guess missed: parse again
             hit = None
             if raw is None and cache:
-                hit = _cache.load(sigs[i], opts, cache_dir, verify)
+                hit = _cache_lookup(lambda: _cache.load(sigs[i], opts, cache_dir, verify), cache_dir)
             meta = {"source": str(u.path), "format": u.fmt, "index_base": base}
             if hit is not None:
                 a = hit.arrays
@@ -344,6 +375,18 @@ def _read_units(units, zero_based, n_features, label_range, category_feature, ca
             out = [d.with_category(np.searchsorted(edges, d.X[:, cat_col], side="right")
                                    .astype(np.int32)) for d in out]
     return out
+
+
+def _cache_lookup(lookup, cache_dir):
+    """``lookup()``, or None (a miss) when the cache cannot be read: a cache folder under a
+    parent that cannot be searched, or under a file, must not stop the read any more than a
+    read-only one does (the data are fine, only slower to load)."""
+    try:
+        return lookup()
+    except OSError as exc:
+        warnings.warn(f"cannot read the cache under {_cache.cache_root(cache_dir)}: {exc}",
+                      RuntimeWarning, stacklevel=4)
+        return None
 
 
 def _store(u: _Unit, src, pending, opts, parsed, X, y, qids, offsets, cache_dir) -> dict:

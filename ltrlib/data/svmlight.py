@@ -17,8 +17,9 @@ Conventions
 * Indices on a line must be strictly increasing (as scikit-learn requires): a repeated index
   would make the dense value ambiguous.
 * Labels are integers (``2`` or ``2.0``); blank lines and lines holding only a ``# comment``
-  are skipped; CRLF line ends and a UTF-8 byte-order mark are accepted. Line numbers in error
-  messages are 1-based physical line numbers, counting blank and comment lines.
+  are skipped; a line ends at LF, CRLF or a lone CR (classic Mac files), and a UTF-8
+  byte-order mark is accepted. Line numbers in error messages are 1-based physical line
+  numbers, counting blank and comment lines.
 * Values: decimal numbers with optional sign, fraction and exponent (``-1.5``, ``.25``,
   ``1e-05``). ``nan`` and ``inf`` are refused, and so are values that overflow float32.
 
@@ -75,6 +76,9 @@ __all__ = [
     "run_parse",
     "finish_parse",
     "resolve_layout",
+    "MAX_FEATURES",
+    "check_width",
+    "check_not_compressed",
     "read_group_file",
     "write_svmlight",
     "write_lightgbm",
@@ -401,31 +405,73 @@ def _count_newlines(buf, nchunks):
     return counts
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _is_lone_cr(buf, i):
+    # A CR not followed by LF ends a line (classic Mac files, or one stray CR): such a line
+    # end would otherwise glue lines together, silently inside a '# comment'.
+    return buf[i] == _CR and (i + 1 >= buf.size or buf[i + 1] != _NL)
+
+
 @njit(cache=True, nogil=True)
-def _bounds_range(buf, lo, hi, k, starts, ends):
+def _count_breaks_range(buf, lo, hi):
+    k = np.int64(0)
     for i in range(lo, hi):
-        if buf[i] == _NL:
+        if buf[i] == _NL or _is_lone_cr(buf, i):
+            k += 1
+    return k
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _count_breaks(buf, nchunks):
+    """Per chunk, the line ends when a lone CR also ends a line (the slow path of
+    `_count_newlines`, only taken for files that have one)."""
+    n = buf.size
+    counts = np.zeros(nchunks, dtype=np.int64)
+    for c in prange(nchunks):
+        counts[c] = _count_breaks_range(buf, c * n // nchunks, (c + 1) * n // nchunks)
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def _bounds_range(buf, lo, hi, k, starts, ends, cr_breaks):
+    """Line ends in buf[lo:hi], written from line k on. Returns the number of lone CRs seen:
+    with ``cr_breaks`` they end lines too; without, the caller redoes the split when any."""
+    lone = 0
+    for i in range(lo, hi):
+        c = buf[i]
+        if c == _NL:
             e = i
             if e > 0 and buf[e - 1] == _CR:
                 e -= 1
             ends[k] = e
             starts[k + 1] = i + 1
             k += 1
+        elif c == _CR and _is_lone_cr(buf, i):
+            lone += 1
+            if cr_breaks:
+                ends[k] = i
+                starts[k + 1] = i + 1
+                k += 1
+    return lone
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _line_bounds(buf, nchunks, first, starts, ends, start0):
-    """Fill starts/ends of every line; first[c] is the number of newlines before chunk c."""
+def _line_bounds(buf, nchunks, first, starts, ends, start0, cr_breaks):
+    """Fill starts/ends of every line; first[c] is the number of line ends before chunk c.
+    Returns the number of lone CRs (see `_bounds_range`)."""
     n = buf.size
+    lone = np.zeros(nchunks, dtype=np.int64)
     for c in prange(nchunks):
-        _bounds_range(buf, c * n // nchunks, (c + 1) * n // nchunks, first[c], starts, ends)
+        lone[c] = _bounds_range(buf, c * n // nchunks, (c + 1) * n // nchunks, first[c], starts,
+                                ends, cr_breaks)
     starts[0] = start0
-    nl = starts.size - 1  # a final line without '\n' (if any) ends at the end of the buffer
+    nl = starts.size - 1  # a final line without a line end (if any) ends at the end of the buffer
     if ends.size > nl:
         e = n
         if e > starts[nl] and buf[e - 1] == _CR:
             e -= 1
         ends[nl] = e
+    return lone.sum()
 
 
 @njit(cache=True, nogil=True)
@@ -443,6 +489,18 @@ def _sample_range(buf, starts, ends, lines):
             if mx > hi:
                 hi = mx
     return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def _first_line_beyond(buf, starts, ends, limit):
+    """The first line (0-based) with a feature index above ``limit``, or -1; lines with
+    errors are skipped (the full parse reports those)."""
+    dummy = np.zeros((0, 0), dtype=np.float32)
+    for li in range(starts.size):
+        code, pos, fl, lab, q, mn, mx = _parse_line(buf, starts[li], ends[li], dummy, 0, 0, False)
+        if code == 0 and mx > limit:
+            return li
+    return -1
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -563,11 +621,50 @@ class Source:
         return None if self.hasher is None else self.hasher.result()
 
 
+def _split_lines(buf, nb: int, start0: int, cr_breaks: bool):
+    """``(starts, ends, lone_crs)`` of the lines of buf; see `_bounds_range`."""
+    with _KERNEL_LOCK:
+        if not buf.size:
+            counts = np.zeros(1, np.int64)
+        else:
+            counts = _count_breaks(buf, nb) if cr_breaks else _count_newlines(buf, nb)
+    n_breaks = int(counts.sum())
+    last = int(buf[-1]) if buf.size else _NL
+    ends_with_break = last == _NL or (cr_breaks and last == _CR)
+    n_lines = n_breaks + int(buf.size > 0 and not ends_with_break)
+    starts = np.empty(n_breaks + 1, dtype=np.int64)
+    ends = np.empty(n_lines, dtype=np.int64)
+    lone = 0
+    if buf.size:
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        with _KERNEL_LOCK:
+            lone = int(_line_bounds(buf, nb, first, starts, ends, start0, cr_breaks))
+    return starts[:n_lines], ends, lone  # no line starts after the final line end
+
+
+#: Leading bytes of compressed files, which would otherwise be parsed as garbage.
+_COMPRESSED = {b"\x1f\x8b": ("gzip", "gunzip -k"), b"BZh": ("bzip2", "bunzip2 -k"),
+               b"\xfd7zXZ\x00": ("xz", "unxz -k"), b"\x28\xb5\x2f\xfd": ("zstd", "unzstd"),
+               b"PK\x03\x04": ("zip", "unzip")}
+
+
+def check_not_compressed(path, head: bytes) -> None:
+    """Raise `LetorFormatError` naming ``path`` if its first bytes ``head`` are those of a
+    compressed file."""
+    for magic, (kind, command) in _COMPRESSED.items():
+        if head.startswith(magic):
+            raise LetorFormatError(
+                f"{path}: this is a {kind}-compressed file (it starts with the {kind} magic "
+                f"bytes {magic.hex(' ')}), not SVMlight/LETOR text; decompress it first "
+                f"(e.g. {command} {path}) and read the decompressed file", path, None, None)
+
+
 def open_source(path, *, hash_content: bool = False) -> Source:
     """Map a file and find its lines. With ``hash_content`` a background thread computes the
     full-file SHA-256 meanwhile (`Source.content_hash`)."""
     path = Path(path)
     buf, st = _map_file(path)
+    check_not_compressed(path, buf[:6].tobytes())
     hasher = None
     if hash_content and buf.size:
         hasher = _Hasher(buf)
@@ -575,17 +672,11 @@ def open_source(path, *, hash_content: bool = False) -> Source:
     fp = fingerprint_bytes(buf)
     start0 = 3 if buf[:3].tobytes() == b"\xef\xbb\xbf" else 0  # UTF-8 byte-order mark
     nb = _nchunks(max(1, buf.size >> 20))
-    with _KERNEL_LOCK:
-        counts = _count_newlines(buf, nb) if buf.size else np.zeros(1, np.int64)
-    n_nl = int(counts.sum())
-    n_lines = n_nl + int(buf.size > 0 and buf[-1] != _NL)
-    starts = np.empty(n_nl + 1, dtype=np.int64)
-    ends = np.empty(n_lines, dtype=np.int64)
-    if buf.size:
-        first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        with _KERNEL_LOCK:
-            _line_bounds(buf, nb, first, starts, ends, start0)
-    starts = starts[:n_lines]  # no line starts after the final newline
+    starts, ends, lone = _split_lines(buf, nb, start0, False)
+    if lone:
+        # CR-only line ends (classic Mac): split again with CR as a line end too. Files with
+        # LF or CRLF ends never get here, so they keep the fast newline count.
+        starts, ends, _ = _split_lines(buf, nb, start0, True)
     return Source(path, buf, starts, ends, st.st_size, st.st_mtime_ns, fp, hasher)
 
 
@@ -725,6 +816,35 @@ def resolve_layout(
     return zb, max(0, top - base + 1)
 
 
+#: Default bound on the width read from a file's indices: far above every LETOR collection
+#: (Yahoo LTRC 700 features, Istella 220, MSLR 136), far below an index typed by mistake.
+MAX_FEATURES = 100_000
+
+
+def check_width(src: Source, zero_based: bool, max_index: int, max_features: int) -> None:
+    """Refuse, before any matrix is allocated, a file whose largest feature index
+    ``max_index`` would make it wider than ``max_features`` columns: the dense matrix has
+    one float32 column per index up to the largest, so one stray ``100000000:1`` asks for
+    gigabytes. The error names the first line holding such an index."""
+    base = 0 if zero_based else 1
+    if max_index - base + 1 <= max_features:
+        return
+    limit = max_features - 1 + base  # the largest index that still fits
+    li = int(_first_line_beyond(src.buf, src.starts, src.ends, limit))
+    where = f"{src.path}: line {li + 1}: " if li >= 0 else f"{src.path}: "
+    line = src.line_text(li) if li >= 0 else ""
+    token = _find_token(line, lambda t: _index_of(t) > limit) if li >= 0 else None
+    idx = _index_of(token) if token is not None else -1
+    if idx <= limit:
+        idx = max_index
+    raise LetorFormatError(
+        f"{where}feature index {idx} would make the feature matrix {idx - base + 1} columns "
+        f"wide, more than max_features={max_features} (token {token!r}); the LETOR "
+        f"collections have at most 700 features, so this index is probably a mistake. To "
+        f"read such a file anyway pass max_features={idx - base + 1} (or more) to the reader",
+        src.path, li + 1 if li >= 0 else None, token)
+
+
 @dataclass
 class Parsed:
     """Arrays of one parsed file. ``X[:, c]`` is file index ``c + base``."""
@@ -846,7 +966,8 @@ def read_group_file(path, n_docs: int, data_path) -> np.ndarray:
             "(pass query_file=... if it lives elsewhere)", path, None, None)
     sizes = []
     with open(path, "rb") as fh:
-        for ln, raw in enumerate(fh, 1):
+        # splitlines: LF, CRLF and CR-only line ends, as the data file's parser accepts.
+        for ln, raw in enumerate(fh.read().splitlines(), 1):
             tok = raw.split(b"#", 1)[0].strip()
             if not tok:
                 continue

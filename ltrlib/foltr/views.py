@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ltrlib.foltr.pdgd import LIST_SIZE, ideal_dcgs
+from ltrlib.metrics.ranking import check_gain_labels
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +38,7 @@ class ClientView:
         if int(self.n_updates) < 0:
             raise ValueError(f"client {self.name!r}: n_updates must be >= 0, got {self.n_updates}")
         object.__setattr__(self, "n_updates", int(self.n_updates))
+        check_gain_labels(self.labels, self.q_off, where=f"client {self.name!r}")
         object.__setattr__(self, "ideal", ideal_dcgs(self.labels, self.q_off, LIST_SIZE))
 
     @property

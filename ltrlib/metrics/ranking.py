@@ -14,6 +14,8 @@ Gain and discount (NDCG)
     the list means the whole list; ``k=None`` (metric string ``"ndcg"``) is the whole list.
     An ideal DCG may be supplied from outside (``ideal_dcg=``), e.g. the ideal DCG of the
     full candidate list when evaluating a truncated top-20 re-ranking; see `ideal_dcg`.
+    Labels whose gain (or a query's sum of gains) overflows float64, from label 1024 on,
+    are refused (`check_gain_labels`) rather than turned into an inf or NaN NDCG.
 
 Relevance (MAP, MRR)
     A document is relevant when ``label >= rel_threshold`` (default 1). NDCG uses the
@@ -67,6 +69,7 @@ __all__ = [
     "NO_RELEVANT_OPTIONS",
     "MetricSpec",
     "average_precision",
+    "check_gain_labels",
     "evaluate",
     "ideal_dcg",
     "ndcg",
@@ -202,6 +205,37 @@ def _as_labels(y) -> np.ndarray:
     if arr.size and arr.min() < 0:
         raise ValueError(f"y must be non-negative relevance labels, got min {arr.min():g}")
     return arr
+
+
+def check_gain_labels(y, offsets, where: str = "y") -> None:
+    """Refuse labels whose NDCG gain ``2**label - 1`` is not a finite float64 (label 1024
+    and above), or whose gains sum to more than a float64 holds within one query: the ideal
+    DCG is then inf or NaN, and such a query silently scored 1.0 or dropped out of the mean.
+    ``y`` and ``offsets`` as in `ndcg` (strictly increasing offsets); metrics, PDGD and the
+    LB objective all check their labels here."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:
+        return
+    top = float(y.max())
+    offsets = np.asarray(offsets, dtype=np.int64)
+    longest = int(np.diff(offsets).max())
+    with np.errstate(over="ignore"):
+        if np.isfinite((np.exp2(top) - 1.0) * longest):
+            return  # every realistic label set: no query's gains can overflow
+        if not np.isfinite(np.exp2(top)):
+            raise ValueError(
+                f"{where} holds label {top:g}, too large for NDCG: its gain 2**label - 1 "
+                f"overflows float64 from label 1024 on (labels must be below 1024); relevance "
+                f"labels are small integer grades, so check where these come from")
+        sums = np.add.reduceat(np.exp2(y) - 1.0, offsets[:-1])
+    bad = np.flatnonzero(~np.isfinite(sums))
+    if bad.size:
+        q = int(bad[0])
+        raise ValueError(
+            f"{where} holds label {top:g}: in query {q} ({int(offsets[q + 1] - offsets[q])} "
+            f"documents) the NDCG gains 2**label - 1 sum to more than a float64 holds; labels "
+            f"that large (near 1024) leave no room for several relevant documents, so check "
+            f"where these come from")
 
 
 def _as_scores(scores, n_docs: int) -> np.ndarray:
@@ -341,6 +375,8 @@ def _single(kind, y, scores, offsets, k, ideal, rel_threshold, no_relevant) -> n
     scores = _as_scores(scores, y.size)
     offsets = _as_offsets(offsets, y.size)
     spec = MetricSpec(kind, _check_k(k) or None)
+    if kind == "ndcg":
+        check_gain_labels(y, offsets)
     fill = _fill_value(no_relevant)
     ideal_2d = None
     if ideal is not None:
@@ -384,6 +420,7 @@ def ideal_dcg(y, offsets, k: int | None = None) -> np.ndarray:
     """
     y = _as_labels(y)
     offsets = _as_offsets(offsets, y.size)
+    check_gain_labels(y, offsets)
     return _ideal_dcg_kernel(y, offsets, np.int64(_check_k(k)))
 
 
@@ -451,6 +488,8 @@ def evaluate(data, scores, offsets=None, metrics: str | Iterable[str] = DEFAULT_
             specs.append(spec)
     if not specs:
         raise ValueError("metrics is empty; ask for at least one, e.g. 'ndcg@10'")
+    if any(s.kind == "ndcg" for s in specs):
+        check_gain_labels(y, offsets)
 
     ideal = None
     if ideal_dcg is not None:

@@ -149,6 +149,14 @@ def test_bad_arguments_are_named():
         LBObjective(y, offsets, ideal_dcg=np.ones(2))
     with pytest.raises(ValueError, match="predictions"):
         LBObjective(y, offsets)(np.zeros(4))
+    # The λRank gain 2**label - 1 must be finite (the metrics' own check).
+    big, ideal = np.array([1100, 0, 2]), np.ones(1)
+    for call in (lambda: LBObjective(big, offsets, ideal_dcg=ideal),
+                 lambda: item_gradients(np.zeros(3), big, offsets, ideal),
+                 lambda: lambdarank_loss(np.zeros(3), big, offsets, ideal),
+                 lambda: mean_ndcg(np.zeros(3), big, offsets, ideal, 3)):
+        with pytest.raises(ValueError, match="label 1100, too large for NDCG"):
+            call()
 
 
 def test_univariate_lambdarank_reproduces_lightgbm():

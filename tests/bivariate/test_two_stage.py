@@ -117,3 +117,26 @@ def test_stage2_experiment_with_and_without_listwise_features(two):
     # The stage-1 row reads the stage-1 score from the same column either way.
     for exp in (full, bare):
         np.testing.assert_array_equal(exp.parts["test"].X[:, exp.n_diff - 1], ts.part("test").X[:, -1])
+
+
+def test_unusable_cache_folder_degrades_to_a_warning(tmp_path, monkeypatch):
+    # A cache folder under a file (or under a parent that cannot be searched) must not throw
+    # away the stage-1 training: it warns and returns the result, uncached.
+    from ltrlib.data import make_synthetic
+
+    splits = make_synthetic("tiny", 0)
+    fake = {p: np.linspace(0, 1, getattr(splits, p).n_docs) for p in ("train", "vali", "test")}
+    monkeypatch.setattr(two_stage, "_stage1_scores",
+                        lambda *a, **k: (fake, [1, 1], np.ones(splits.train.n_features)))
+    (tmp_path / "afile").write_text("")
+    with pytest.warns(RuntimeWarning, match="could not cache the stage-1 scores"):
+        ts = build_two_stage(splits, folds=2, cache_dir=tmp_path / "afile" / "cache")
+    assert np.isin(ts.part("test").X[:, -1], fake["test"].astype(np.float32)).all()
+    assert not (tmp_path / "afile").is_dir()
+
+    def denied(self, *a, **k):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(two_stage.Path, "exists", denied)
+    with pytest.warns(RuntimeWarning, match="cannot read the cache"):
+        assert two_stage._load(tmp_path / "x.npz") is None

@@ -330,3 +330,37 @@ def test_clear(letor, tmp_path):
     assert not C.cache_root(cd).exists()
     shutil.rmtree(cd, ignore_errors=True)
     assert read_letor(letor, cache_dir=cd).meta["cache"] == "miss"
+
+
+def _blocked(monkeypatch, prefix):
+    """Every stat, mkdir and listing under ``prefix`` fails with EACCES, as under a parent
+    without search permission (mode 000), which root's tests cannot produce otherwise."""
+    import errno
+
+    for name in ("stat", "mkdir", "listdir", "scandir"):
+        real = getattr(os, name)
+
+        def guarded(p, *a, _real=real, **k):
+            if str(os.fspath(p)).startswith(str(prefix)):
+                raise PermissionError(errno.EACCES, "Permission denied", str(p))
+            return _real(p, *a, **k)
+
+        monkeypatch.setattr(os, name, guarded)
+
+
+def test_unusable_cache_folder_degrades_to_a_warning(letor, tmp_path, monkeypatch):
+    # A read-only cache already warned; a cache folder under a file, or under a parent that
+    # cannot be searched, stopped the read (NotADirectoryError / PermissionError).
+    plain = read_letor(letor, cache=False)
+    (tmp_path / "afile").write_text("")
+    with pytest.warns(RuntimeWarning, match="cache"):
+        ds = read_letor(letor, cache_dir=tmp_path / "afile" / "cache")
+    assert ds.meta["cache"] == "miss"
+    _same(ds, plain)
+
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "noaccess" / "cache")  # LTRLIB_CACHE_DIR
+    _blocked(monkeypatch, tmp_path / "noaccess")
+    with pytest.warns(RuntimeWarning, match="cannot read the cache under .*noaccess.*Permission denied"):
+        ds = read_letor(letor)
+    assert ds.meta["cache"] == "miss"
+    _same(ds, plain)

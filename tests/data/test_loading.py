@@ -3,6 +3,7 @@ import pytest
 
 from ltrlib import config
 from ltrlib.data import load_dataset, overview
+from ltrlib.data.loading import locate_dataset
 from ltrlib.data.readers import read_letor
 from ltrlib.data.svmlight import write_svmlight
 
@@ -84,3 +85,29 @@ def test_a_single_valued_category_feature_is_refused(tmp_path):
     with pytest.raises(ValueError, match="the category feature f2 has a single value"):
         load_dataset("flat", data_dir=tmp_path, category_feature="f2", category_bins=3,
                      cache_dir=tmp_path / "cache")
+
+
+def test_locate_dataset_resolves_without_reading(tmp_path):
+    # What `ltrlib run` checks before it starts anything (see tests/test_runner.py).
+    import gzip
+
+    assert locate_dataset("synthetic").kind == "synthetic"
+    coll = tmp_path / "MSLR" / "Fold1"
+    coll.mkdir(parents=True)
+    (coll / "train.txt").write_text("1 qid:1 1:1\n")
+    src = locate_dataset("MSLR", data_dir=tmp_path)
+    assert (src.kind, src.path, src.fold, src.files[0]) == ("folder", tmp_path / "MSLR", 1, "train.txt")
+    (tmp_path / "f.txt").write_text("1 1:1\n")
+    assert locate_dataset(str(tmp_path / "f.txt")).kind == "letor"
+    (tmp_path / "f.txt.query").write_text("1\n")
+    assert locate_dataset(str(tmp_path / "f.txt")).kind == "lightgbm"
+
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        locate_dataset(str(tmp_path / "none"))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.md").write_text("")
+    with pytest.raises(FileNotFoundError, match=r"not a LETOR collection: no .*other.train\.txt.*holds \['notes.md'\]"):
+        locate_dataset(str(tmp_path / "other"))
+    (tmp_path / "z.txt").write_bytes(gzip.compress(b"1 qid:1 1:1\n"))
+    with pytest.raises(ValueError, match="gzip-compressed"):
+        locate_dataset(str(tmp_path / "z.txt"))

@@ -161,6 +161,39 @@ def test_comments_blank_lines_crlf_bom_tabs_sparse(tmp_path):
     assert ds.feature_names == ("f1", "f2", "f3")
 
 
+def test_cr_only_line_ends_read_like_lf(tmp_path):
+    # Classic Mac files end lines with a lone CR. Read as one line, everything after the
+    # first '# comment' vanished into that comment (3 documents loaded as 1).
+    text = "# header\n2 qid:1 1:0.5 # docid = a\n1 qid:1 2:1\n\n# gap\n0 qid:2 1:3 2:.25\n"
+    lf = read_letor(_write(tmp_path / "lf.txt", text), cache=False)
+    path = _write(tmp_path / "cr.txt", text.replace("\n", "\r"))
+    for cache in (False, True, True):  # no cache, first parse into the cache's memmap, reload
+        cr = read_letor(path, cache=cache, cache_dir=tmp_path / "cache")
+        np.testing.assert_array_equal(np.asarray(cr.X), np.asarray(lf.X))
+        np.testing.assert_array_equal(cr.y, [2, 1, 0])
+        np.testing.assert_array_equal(cr.offsets, lf.offsets)
+    assert cr.meta["cache"] == "hit"
+    # Errors name the physical line (CR counts as a line end) and an uncut token.
+    bad = _write(tmp_path / "bad.txt", b"2 qid:1 1:0.5\r1 qid:1 2:x1\r", binary=True)
+    with pytest.raises(LetorFormatError, match="malformed feature value") as e:
+        read_letor(bad, cache=False)
+    assert (e.value.line, e.value.token) == (2, "2:x1")
+    # No final line end, and a stray CR in an LF file, also end lines.
+    tail = _write(tmp_path / "t.txt", b"2 qid:1 1:0.5\n1 qid:1 2:1\r0 qid:2 1:3", binary=True)
+    np.testing.assert_array_equal(read_letor(tail, cache=False).y, [2, 1, 0])
+
+
+def test_cr_only_line_ends_across_parallel_chunks(tmp_path):
+    # > 2 MiB, so line ends are found by several parallel chunks; lone CRs sit on chunk edges.
+    lines = [f"{i % 5} qid:{i // 7} 1:{i} 3:0.5 # doc {i}" for i in range(80_000)]
+    lf = read_letor(_write(tmp_path / "lf.txt", "\n".join(lines) + "\n"), cache=False)
+    cr = read_letor(_write(tmp_path / "cr.txt", "\r".join(lines)), cache=False)
+    assert (tmp_path / "cr.txt").stat().st_size > 2 << 20
+    np.testing.assert_array_equal(np.asarray(cr.X), np.asarray(lf.X))
+    np.testing.assert_array_equal(cr.y, lf.y)
+    np.testing.assert_array_equal(cr.query_ids, lf.query_ids)
+
+
 def test_zero_and_one_based(tmp_path):
     path = _write(tmp_path / "z.txt", "1 qid:1 0:5 2:7\n0 qid:1 1:3\n")
     auto = read_letor(path, cache=False)
@@ -192,6 +225,61 @@ def test_n_features_forces_width(tmp_path):
     msg = str(e.value)
     assert str(path) in msg and "line 1" in msg and "'3:7'" in msg and "n_features=2" in msg
     assert (e.value.line, e.value.token) == (1, "3:7")
+
+
+def test_huge_feature_index_is_refused_before_allocating(tmp_path, monkeypatch):
+    # One index of 10**8 used to ask for a (3, 10**8) float32 matrix (or an 11 GiB cache
+    # file) and end in a bare MemoryError, with no file, line or token.
+    from ltrlib.data import readers
+
+    widths = []
+    real_parse = readers.run_parse
+    monkeypatch.setattr(readers, "run_parse",
+                        lambda src, zb, width, out=None: widths.append(width) or real_parse(src, zb, width, out))
+    path = _write(tmp_path / "h.txt", "1 qid:1 1:0.5\n0 qid:1 2:1 100000000:3\n2 qid:2 1:1\n")
+    with pytest.raises(LetorFormatError) as e:
+        read_letor(path, cache=True, cache_dir=tmp_path / "cache")
+    msg = str(e.value)
+    assert str(path) in msg and "line 2:" in msg and "'100000000:3'" in msg, msg
+    assert "max_features=100000" in msg and "max_features=100000000" in msg, msg
+    assert (e.value.line, e.value.token) == (2, "100000000:3")
+    assert widths == []  # refused before any matrix was allocated
+
+    # The bound is a reader option; n_features, the caller's own width, is not bounded.
+    ok = _write(tmp_path / "w.txt", "1 qid:1 1:0.5 300:2\n")
+    assert read_letor(ok, cache=False, max_features=300).n_features == 300
+    with pytest.raises(LetorFormatError, match="max_features=299"):
+        read_letor(ok, cache=False, max_features=299)
+    assert read_letor(ok, cache=False, max_features=10, n_features=400).n_features == 400
+    with pytest.raises(ValueError, match="max_features must be a positive integer"):
+        read_letor(ok, cache=False, max_features=0)
+
+
+def test_huge_index_missed_by_the_sample_or_known_from_the_cache_is_refused(tmp_path, monkeypatch):
+    from ltrlib.data import readers
+
+    # Line 100 is not among the sampled lines (see the test below): the first parse uses
+    # the guessed width, and the check runs before the re-parse at the true width.
+    lines = [f"{i % 3} qid:{i // 10} 1:{i} 2:0.5" for i in range(10_000)]
+    lines[100] = "1 qid:10 2:0.5 5000000:3"
+    path = _write(tmp_path / "g.txt", "\n".join(lines) + "\n")
+    widths = []
+    real_parse = readers.run_parse
+    monkeypatch.setattr(readers, "run_parse",
+                        lambda src, zb, width, out=None: widths.append(width) or real_parse(src, zb, width, out))
+    with pytest.raises(LetorFormatError) as e:
+        read_letor(path, cache=False, max_features=1000)
+    assert (e.value.line, e.value.token) == (101, "5000000:3")
+    assert widths == [2]
+
+    # A cache entry made with a larger bound records the range; a read with a smaller one
+    # is refused from it, naming the line all the same.
+    small = _write(tmp_path / "s.txt", "1 qid:1 1:0.5\n0 qid:1 2000:1\n")
+    assert read_letor(small, cache_dir=tmp_path / "c", max_features=2000).n_features == 2000
+    widths.clear()
+    with pytest.raises(LetorFormatError) as e:
+        read_letor(small, cache_dir=tmp_path / "c", max_features=1000)
+    assert (e.value.line, e.value.token) == (2, "2000:1") and widths == []
 
 
 def test_layout_guess_missed_by_sample_is_corrected(tmp_path):
@@ -284,6 +372,34 @@ def test_missing_file(tmp_path):
         read_letor(tmp_path / "nope.txt")
 
 
+def test_directory_where_a_file_is_expected_says_so(tmp_path):
+    # It used to say "not found", though the path exists.
+    (tmp_path / "d.txt").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"ranking file .*d\.txt is a directory; expected one "
+                       r"SVMlight/LETOR file .*read_letor_folder"):
+        read_letor(tmp_path / "d.txt")
+    data = _write(tmp_path / "l.train", "1 1:1\n0 2:1\n")
+    (tmp_path / "l.train.query").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"query group file .*l\.train\.query is a directory"):
+        read_lightgbm(data)
+    (tmp_path / "F" / "train.txt").mkdir(parents=True)
+    with pytest.raises(IsADirectoryError, match=r"train file .*train\.txt is a directory"):
+        read_letor_folder(tmp_path / "F")
+
+
+def test_compressed_file_is_named_and_refused(tmp_path):
+    import gzip
+
+    text = b"1 qid:1 1:0.5\n0 qid:1 2:1\n"
+    path = tmp_path / "train.txt.gz"
+    path.write_bytes(gzip.compress(text))
+    with pytest.raises(LetorFormatError) as e:
+        read_letor(path, cache=True, cache_dir=tmp_path / "cache")
+    msg = str(e.value)
+    assert str(path) in msg and "gzip-compressed" in msg and "1f 8b" in msg, msg
+    assert f"gunzip -k {path}" in msg and e.value.path == str(path)
+
+
 # --------------------------------------------------------------------------- LightGBM format
 def test_lightgbm_format_and_group_file_errors(tmp_path):
     ds = _random_dataset(n_queries=8, seed=3)
@@ -313,6 +429,13 @@ def test_lightgbm_format_and_group_file_errors(tmp_path):
     with pytest.raises(LetorFormatError, match="positive integer") as e:
         read_lightgbm(data, cache=False)
     assert (e.value.line, e.value.token) == (2, "0")
+
+    # CR-only line ends in both files (classic Mac), as in the data file's parser.
+    data.write_bytes(data.read_bytes().replace(b"\n", b"\r"))
+    qf.write_bytes("".join(f"{s}\r" for s in ds.group_sizes).encode())
+    back = read_lightgbm(data, cache=False, n_features=ds.n_features)
+    np.testing.assert_array_equal(np.asarray(back.X), ds.X)
+    np.testing.assert_array_equal(back.offsets, ds.offsets)
 
 
 # --------------------------------------------------------------------------- folders

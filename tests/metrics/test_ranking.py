@@ -251,6 +251,22 @@ def test_bad_input_gives_clear_errors(call, match):
         call(y, s, o)
 
 
+def test_labels_whose_gain_overflows_are_refused():
+    # 2**1100 - 1 is inf: the query's ideal DCG was NaN, the query was dropped even under
+    # no_relevant="one", and evaluate reported NDCG 1.0.
+    y, s, o = [1100, 0, 2, 1, 0], [1, 2, 3, 1, 0], [0, 3, 5]
+    for call in (lambda: evaluate(y, s, o), lambda: evaluate(y, s, o, "ndcg", no_relevant="one"),
+                 lambda: ndcg(y, s, o, k=3), lambda: ideal_dcg(y, o)):
+        with pytest.raises(ValueError, match=r"label 1100, too large for NDCG.*below 1024"):
+            call()
+    # Below 1024 the gain is finite, but two such gains in one query sum to inf.
+    with pytest.raises(ValueError, match=r"label 1023: in query 0 \(3 documents\)"):
+        evaluate([1023, 1023, 0, 1, 0], s, o)
+    assert evaluate([1023, 0, 2, 1, 0], s, o)["ndcg@10"] == pytest.approx(0.75)
+    # MAP and MRR use no gain: such labels are only thresholded there.
+    assert evaluate(y, s, o, ("map", "mrr"))["map"] == pytest.approx(11 / 12)
+
+
 def test_dataset_with_offsets_is_an_error():
     ds = Dataset(np.zeros((2, 1)), [0, 1], [0], offsets_of(2))
     with pytest.raises(TypeError, match="offsets come from the Dataset"):
