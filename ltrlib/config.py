@@ -119,6 +119,26 @@ def session() -> Session:
                    seed=seed, run_id=run_id, interactive=not in_batch())
 
 
+def parse_list(spec: str, kind=str, name: str = "value", *, allow_empty: bool = False) -> list:
+    """A notebook parameter's comma-separated list: ``"0,0.5, 1"`` -> ``[0.0, 0.5, 1.0]``
+    with ``kind=float``. Blank items are skipped. ValueError naming the parameter ``name``
+    for an item ``kind`` rejects, or for an empty list unless ``allow_empty``.
+
+    Papermill parameters are scalars, so every list-valued notebook parameter is a string
+    parsed here, one way, with one kind of error message.
+    """
+    out = []
+    for part in str(spec).split(","):
+        if part.strip():
+            try:
+                out.append(kind(part.strip()))
+            except ValueError:
+                raise ValueError(f"{name}: {part.strip()!r} is not a valid {getattr(kind, '__name__', kind)}") from None
+    if not out and not allow_empty:
+        raise ValueError(f"{name}: empty list {spec!r}; give comma-separated values")
+    return out
+
+
 def in_batch() -> bool:
     """Whether this process is a batch run's kernel (`BATCH_ENV`)."""
     return os.environ.get(BATCH_ENV, "") not in ("", "0")

@@ -110,23 +110,4 @@ else:
     report.figure(plots.strategy_query_counts(strategy_counts, category), "strategy_query_counts")
 
 # %%
-dom = dominance.set_index("statistic")["share"]
-train_counts = strategy_counts[(strategy_counts.split == "train") & (strategy_counts.category == category)]
-# A strategy that puts no query of the category in DS1 counts 0 (binned real data often has them).
-train_counts = train_counts.set_index("strategy")["queries"].reindex(
-    ["tie_breaking", "no_tie_breaking", "exclusive", "DS2'"], fill_value=0)
-query_top2 = figure2[figure2.distribution == "queries"].nlargest(2, "count").category
-report.metrics(
-    share_all_in_dominant=float(dom["all_in_dominant"]),
-    share_tie=float(dom["tie"]),
-    share_lead_1_to_3=float(dom["lead_1_to_3"]),
-    share_lead_over_3=float(dom["lead_over_3"]),
-    share_no_relevant=float(dom["no_relevant"]),
-    share_decided_randomly=float((train_assignments.decided_by == "random").mean()),
-    top_query_category=int(query_top2.iloc[0]),
-    second_query_category=int(query_top2.iloc[1]),
-    category_train_tie_breaking=int(train_counts["tie_breaking"]),
-    category_train_no_tie_breaking=int(train_counts["no_tie_breaking"]),
-    category_train_exclusive=int(train_counts["exclusive"]),
-    category_train_ds2_prime=int(train_counts["DS2'"]),
-)
+report.metrics(**cats.category_analysis_metrics(train_assignments, dominance, strategy_counts, figure2, category))

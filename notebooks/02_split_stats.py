@@ -61,10 +61,7 @@ split1_category, split2_category, split3_category = resolve_split_categories(
 print(f"split categories: Split1 {split1_category}, Split2 {split2_category}, Split3 {split3_category}")
 table2_categories = tuple(dict.fromkeys([split2_category, split3_category, split1_category]))
 split_categories = (split1_category, split2_category, split3_category)
-if three_client_sets.strip().lower() == "auto":
-    three_client_sets = f"{split2_category}/{split3_category}/rest"
-client_sets = [None if s.strip() == "rest" else {int(c) for c in s.split("+")}
-               for s in three_client_sets.split("/")]
+client_sets = nsplit.parse_client_sets(three_client_sets, auto=(split2_category, split3_category))
 splits
 
 # %% [markdown]

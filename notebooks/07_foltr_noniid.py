@@ -73,17 +73,18 @@ n_jobs: int = 2  # parallel processes for the runs
 scheduler: str = ""  # Dask scheduler address such as tcp://host:8786; empty means joblib here
 
 # %%
+from ltrlib.config import parse_list
 from ltrlib.foltr.simulate import online_table_caption, rounds_and_seeds
 
 by_scale = rounds_and_seeds(profile, scale)
 T = n_rounds or by_scale[0]
 seeds = list(range(seed, seed + (n_seeds or by_scale[1])))
 every = eval_every or max(1, T // 10)
-ranker_list = [r.strip() for r in rankers.split(",") if r.strip()]
-click_list = [c.strip() for c in clicks.split(",") if c.strip()]
-setting_list = [s.strip() for s in settings.split(",") if s.strip()]
-remedy_click_list = [c.strip() for c in remedy_clicks.split(",") if c.strip()]
-mus = [float(m) for m in mu_grid.split(",") if m.strip()]
+ranker_list = parse_list(rankers, name="rankers")
+click_list = parse_list(clicks, name="clicks")
+setting_list = parse_list(settings, name="settings")
+remedy_click_list = parse_list(remedy_clicks, name="remedy_clicks", allow_empty=True)
+mus = parse_list(mu_grid, float, "mu_grid", allow_empty=True)
 dict(T=T, seeds=seeds, eval_every=every, rankers=ranker_list, clicks=click_list)
 
 # %%
@@ -96,7 +97,7 @@ if intent_qrels:
     if dataset == "synthetic":
         raise ValueError("intent_qrels needs --dataset set to the intent-change features file")
     data = foltr.read_intent_collection(resolve_dataset(dataset, data_dir),
-                                        [p.strip() for p in intent_qrels.split(",") if p.strip()])
+                                        parse_list(intent_qrels, name="intent_qrels"))
 else:
     splits = load_dataset(dataset, data_dir, scale, seed,
                           category_feature=category_feature or None, category_bins=category_bins)
@@ -131,7 +132,7 @@ if type2_R1_with_10_clients and "type2_R2" in setting_list:
 if "type2_R1" in setting_list:
     # The paper's sweep of local updates per round under label skew: each B is a setting
     # of its own (type2_R1_B2, ...) with its IID baseline at the same B.
-    for b in [int(v) for v in type2_R1_B_sweep.split(",") if v.strip() and int(v) != B]:
+    for b in [v for v in parse_list(type2_R1_B_sweep, int, "type2_R1_B_sweep", allow_empty=True) if v != B]:
         jobs += S.grid(["type2_R1"], seeds, rankers=ranker_list, clicks=click_list,
                        **{**common, "B": b, "label": f"type2_R1_B{b}"})
 if remedy_setting:

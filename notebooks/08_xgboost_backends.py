@@ -49,6 +49,7 @@ pair_methods: str = "topk,mean"  # XGBoost pair methods to compare
 
 # %%
 from ltrlib import plots_backends as plots
+from ltrlib.config import parse_list
 from ltrlib.data.loading import load_dataset
 from ltrlib.report import Reporter
 from ltrlib.train import comparison
@@ -57,7 +58,8 @@ splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "08_xgboost_backends", data=splits)
 common = {"learning_rate": learning_rate}
 limits = dict(**comparison.limits_for_scale(scale, max_trees, early_stopping), seed=seed)
-variants = comparison.backend_variants(objectives=objectives.split(","), pair_methods=pair_methods.split(","))
+variants = comparison.backend_variants(objectives=parse_list(objectives, name="objectives"),
+                                       pair_methods=parse_list(pair_methods, name="pair_methods"))
 list(variants)
 
 # %% [markdown]

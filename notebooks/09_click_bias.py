@@ -48,13 +48,14 @@ ceiling_trees: int = 0  # tree limit of the true-label ceiling; 0 means by scale
 # %%
 from ltrlib import clicklog
 from ltrlib import plots_backends as plots
+from ltrlib.config import parse_list
 from ltrlib.data.loading import load_dataset
 from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "09_click_bias", data=splits)
 settings = clicklog.settings_for_scale(scale, sessions, click_trees, ceiling_trees)
-eta_values = clicklog.parse_list(etas, float, "etas")
+eta_values = parse_list(etas, float, "etas")
 settings
 
 # %% [markdown]

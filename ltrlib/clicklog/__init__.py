@@ -4,12 +4,12 @@ LightGBM's position-bias model against the biased baseline and a true-label ceil
 
 from ltrlib.clicklog.experiment import (
     CLICK_MODELS, ClickBiasResult, click_bias_experiment, curve_table, headline_metrics,
-    logging_ranker, parse_list, propensity_errors, settings_for_scale,
+    logging_ranker, propensity_errors, settings_for_scale,
 )
 from ltrlib.clicklog.logs import ClickLog, shown_lists, simulate_click_log
 
 __all__ = [
     "CLICK_MODELS", "ClickBiasResult", "ClickLog", "click_bias_experiment", "curve_table",
-    "headline_metrics", "logging_ranker", "parse_list", "propensity_errors", "shown_lists",
+    "headline_metrics", "logging_ranker", "propensity_errors", "shown_lists",
     "settings_for_scale", "simulate_click_log",
 ]

@@ -26,14 +26,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltrlib import config
 from ltrlib.clicklog.logs import ClickLog, simulate_click_log
 from ltrlib.data.dataset import Splits
 from ltrlib.foltr.clicks import pbm
 from ltrlib.metrics import evaluate
 from ltrlib.train import Ranker, train_ranker, xgboost_propensities
 
-__all__ = ["CLICK_MODELS", "ClickBiasResult", "click_bias_experiment", "logging_ranker",
-           "parse_list"]
+__all__ = ["CLICK_MODELS", "ClickBiasResult", "click_bias_experiment", "logging_ranker"]
 
 # name -> (backend, params, uses positions)
 CLICK_MODELS: dict[str, tuple[str, dict, bool]] = {
@@ -41,20 +41,6 @@ CLICK_MODELS: dict[str, tuple[str, dict, bool]] = {
     "XGB biased": ("xgboost", {"lambdarank_unbiased": False}, False),
     "LightGBM positions": ("lightgbm", {}, True),
 }
-
-
-def parse_list(spec: str, kind=float, name: str = "value") -> list:
-    """``"0,0.5,1"`` -> ``[0.0, 0.5, 1.0]``; a clear error naming ``name`` otherwise."""
-    out = []
-    for part in str(spec).split(","):
-        if part.strip():
-            try:
-                out.append(kind(part.strip()))
-            except ValueError:
-                raise ValueError(f"{name}: {part.strip()!r} is not a {kind.__name__}") from None
-    if not out:
-        raise ValueError(f"{name}: empty list {spec!r}")
-    return out
 
 
 def logging_ranker(splits: Splits, fraction: float = 0.01, *, min_queries: int = 3, seed: int = 0,
@@ -199,7 +185,7 @@ def settings_for_scale(scale: str, sessions: str = "", click_trees: int = 0,
     for name, value in (("click_trees", click_trees), ("ceiling_trees", ceiling_trees)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{name} must be a non-negative integer (0 = by scale), got {value!r}")
-    return {"sessions": parse_list(sessions or d_sessions, int, "sessions"),
+    return {"sessions": config.parse_list(sessions or d_sessions, int, "sessions"),
             "click_trees": int(click_trees or d_trees), "ceiling_trees": int(ceiling_trees or d_ceiling)}
 
 

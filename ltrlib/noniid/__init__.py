@@ -12,6 +12,7 @@ from ltrlib.noniid.categories import (
     STRATEGIES,
     assign_all,
     assign_query_categories,
+    category_analysis_metrics,
     category_counts,
     dominance_statistics,
     leading_query_categories,
@@ -27,13 +28,15 @@ from ltrlib.noniid.splits import (
     make_clients,
     make_split,
     paper_splits,
+    parse_client_sets,
     table2,
     table2_wide,
 )
 
 __all__ = [
-    "AUTO", "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_counts",
+    "AUTO", "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_analysis_metrics", "category_counts",
     "dominance_statistics", "leading_query_categories", "relevant_vs_query_categories",
     "resolve_category", "resolve_split_categories",
-    "Client", "NonIIDSplit", "alternative_splits", "initial_split", "make_clients", "make_split", "paper_splits", "table2", "table2_wide",
+    "Client", "NonIIDSplit", "alternative_splits", "initial_split", "make_clients", "make_split", "paper_splits",
+    "parse_client_sets", "table2", "table2_wide",
 ]

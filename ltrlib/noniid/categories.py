@@ -405,6 +405,35 @@ def strategy_query_counts(data: Splits | Dataset, seed: int = 0) -> pd.DataFrame
     return pd.DataFrame(rows, columns=["split", "category", "strategy", "queries"])
 
 
+def category_analysis_metrics(train_assignments: pd.DataFrame, dominance: pd.DataFrame,
+                              strategy_counts: pd.DataFrame, figure2: pd.DataFrame,
+                              category: int) -> dict[str, float | int]:
+    """Notebook 01's headline numbers for ``metrics.json``: the §3.1 dominance shares, the
+    share of queries decided by the random tie-break, the two most frequent query
+    categories (Figure 2b), and ``category``'s training queries in DS1 per strategy and in
+    DS2'. A strategy that puts no query of ``category`` in DS1 counts 0 (binned real data
+    often has such). Inputs are the frames of `assign_all` (training rows),
+    `dominance_statistics`, `strategy_query_counts` and `relevant_vs_query_categories`."""
+    dom = dominance.set_index("statistic")["share"]
+    train = strategy_counts[(strategy_counts.split == "train") & (strategy_counts.category == category)]
+    train = train.set_index("strategy")["queries"].reindex([*STRATEGIES, "DS2'"], fill_value=0)
+    top2 = figure2[figure2.distribution == "queries"].nlargest(2, "count").category
+    return {
+        "share_all_in_dominant": float(dom["all_in_dominant"]),
+        "share_tie": float(dom["tie"]),
+        "share_lead_1_to_3": float(dom["lead_1_to_3"]),
+        "share_lead_over_3": float(dom["lead_over_3"]),
+        "share_no_relevant": float(dom["no_relevant"]),
+        "share_decided_randomly": float((train_assignments.decided_by == "random").mean()),
+        "top_query_category": int(top2.iloc[0]),
+        "second_query_category": int(top2.iloc[1]),
+        "category_train_tie_breaking": int(train["tie_breaking"]),
+        "category_train_no_tie_breaking": int(train["no_tie_breaking"]),
+        "category_train_exclusive": int(train["exclusive"]),
+        "category_train_ds2_prime": int(train["DS2'"]),
+    }
+
+
 def strategy_explorer(counts: pd.DataFrame):
     """A dropdown over categories showing that category's DS1 / DS2' query counts.
 

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.noniid.categories import (
     STRATEGIES,
@@ -228,6 +229,26 @@ def _merge_sizes(requested: list[int], pool: int, overflow: str) -> tuple[list[i
         return sizes, f"D_merge sizes {requested} exceed the pool ({pool}); capped at the pool, sets may overlap"
     sizes = [k * pool // total for k in requested]
     return sizes, f"D_merge sizes {requested} exceed the pool ({pool}); shrunk in proportion to {sizes}"
+
+
+def parse_client_sets(spec: str, auto: tuple[int, ...] = ()) -> list[frozenset[int] | None]:
+    """Notebook 02's ``three_client_sets`` in `make_clients`'s form: one category set per
+    client, split by ``/``, members joined by ``+``, and ``rest`` for the client taking the
+    rest (None). ``"11+3/14/rest"`` -> ``[{11, 3}, {14}, None]``; ``"auto"`` is ``auto``'s
+    categories, one per client, and the rest. ValueError naming the parameter otherwise."""
+    if spec.strip().lower() == "auto":
+        return [frozenset({int(c)}) for c in auto] + [None]
+    sets: list[frozenset[int] | None] = []
+    for part in spec.split("/"):
+        if part.strip().lower() == "rest":
+            sets.append(None)
+            continue
+        try:
+            sets.append(frozenset(int(c) for c in part.split("+")))
+        except ValueError:
+            raise ValueError(f"three_client_sets={spec!r}: {part.strip()!r} is not categories joined "
+                             "by '+' or 'rest'; e.g. 11+3/14/rest") from None
+    return sets
 
 
 def make_clients(
@@ -473,7 +494,7 @@ def select_splits(nsplits: dict[str, NonIIDSplit], splits_to_run: str) -> list[s
     """The names in ``splits_to_run`` (``"Split1,Split3"``) among ``nsplits``; a paper split
     that `trainable_splits` left out is skipped. ValueError naming the parameter for an
     unknown name, or when no split is left."""
-    names = [s.strip() for s in str(splits_to_run).split(",") if s.strip()]
+    names = config.parse_list(splits_to_run, name="splits_to_run", allow_empty=True)
     bad = [s for s in names if s not in nsplits and s not in PAPER_SPLITS]
     if not names or bad:
         raise ValueError(f"splits_to_run={splits_to_run!r}: unknown or no split names {bad}; "

@@ -120,6 +120,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltrlib import config
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train.ranker import (
@@ -1068,7 +1069,7 @@ def fit_client_models(
     (`fit_side_by_side`), each with ``num_threads // n_jobs`` threads, then loads them here.
     """
     names = list(nsplits) if splits is None else (
-        [s.strip() for s in splits.split(",") if s.strip()] if isinstance(splits, str) else list(splits))
+        config.parse_list(splits, name="splits", allow_empty=True) if isinstance(splits, str) else list(splits))
     unknown = [s for s in names if s not in nsplits]
     if unknown or not names:
         raise ValueError(f"splits {unknown or names!r} not available; choose from {list(nsplits)}")

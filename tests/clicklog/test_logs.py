@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ltrlib.clicklog import (
-    click_bias_experiment, curve_table, headline_metrics, parse_list, propensity_errors,
+    click_bias_experiment, curve_table, headline_metrics, propensity_errors,
     settings_for_scale, shown_lists, simulate_click_log,
 )
 from ltrlib.data import load_dataset
@@ -91,8 +91,6 @@ def test_bad_inputs_are_named():
                   offsets=np.array([0, 2]))
     with pytest.raises(ValueError, match="label 7"):
         simulate_click_log(bad, np.zeros(2), pbm(1.0), n_sessions=3)
-    with pytest.raises(ValueError, match="etas"):
-        parse_list("0,x", float, "etas")
     with pytest.raises(ValueError, match="click_trees"):
         settings_for_scale("tiny", click_trees=-1)
     assert settings_for_scale("small")["sessions"] == [600, 2000, 6000]

@@ -260,3 +260,12 @@ def test_splits_too_small_to_train_are_left_out_with_their_sizes(splits):
         S.select_splits(kept, "Split9")
     with pytest.raises(ValueError, match="none of these splits can be trained"):
         S.select_splits(kept, "Split1")
+
+
+def test_client_sets_parameter_parses_sets_rest_and_auto():
+    from ltrlib.noniid.splits import parse_client_sets
+
+    assert parse_client_sets("11+3/14/rest") == [{11, 3}, {14}, None]
+    assert parse_client_sets(" auto ", auto=(11, 14)) == [{11}, {14}, None]
+    with pytest.raises(ValueError, match=r"three_client_sets='11/x/rest': 'x' is not categories"):
+        parse_client_sets("11/x/rest")
