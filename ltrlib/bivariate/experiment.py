@@ -107,10 +107,11 @@ class Stage2Experiment:
         for p in ("train", "vali", "test"):
             ds = two.part(p)
             ideal = two.full_ideal[p]
-            if p == "train" and train_queries and train_queries < ds.n_queries:
-                pick = np.sort(np.random.default_rng(seed).choice(ds.n_queries, int(train_queries),
-                                                                 replace=False))
-                ds, ideal = ds.take(pick), ideal[pick]
+            if p == "train":
+                sample = ds.sample_queries(int(train_queries), seed)
+                if sample is not ds:
+                    # The sample keeps ds's query order, so its queries' IDCGs are a mask.
+                    ds, ideal = sample, ideal[np.isin(ds.query_ids, sample.query_ids)]
             if listwise:
                 # Recomputed rather than cached: seconds at MSLR-WEB10K size (bench_bivariate
                 # generates and expands it in 2 s), less than reading 118k x 685 floats back; the binned Datasets built from

@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ltrlib.metrics.kernels import discount, gain, query_dcg
 from ltrlib.metrics.ranking import check_gain_labels
 
 __all__ = [
@@ -59,16 +60,7 @@ _LAMBDARANK, _SOFTMAX = 0, 1
 
 
 # ====================================================================== per-item kernels
-
-
-@njit(cache=True, inline="always")
-def _gain(label):
-    return 2.0**label - 1.0
-
-
-@njit(cache=True, inline="always")
-def _discount(rank):
-    return 1.0 / np.log2(2.0 + rank)
+# Gain, discount and DCG are the metrics' shared kernels (ltrlib.metrics.kernels).
 
 
 @njit(cache=True)
@@ -89,8 +81,8 @@ def _lambdarank_query(s, y, a, n, inv_idcg, cutoff, sigma, norm, grad, hess):
             else:
                 high, low, high_rank, low_rank = j, i, jj, ii
             delta_score = s[high] - s[low]
-            delta_ndcg = (_gain(y[high]) - _gain(y[low])) \
-                * abs(_discount(high_rank) - _discount(low_rank)) * inv_idcg
+            delta_ndcg = (gain(y[high]) - gain(y[low])) \
+                * abs(discount(high_rank) - discount(low_rank)) * inv_idcg
             if norm and best != worst:
                 delta_ndcg /= 0.01 + abs(delta_score)
             p = 1.0 / (1.0 + np.exp(sigma * delta_score))
@@ -165,8 +157,8 @@ def _lambdarank_loss(s, y, offsets, idcg, cutoff, sigma):
                     high, low, high_rank, low_rank = i, j, ii, jj
                 else:
                     high, low, high_rank, low_rank = j, i, jj, ii
-                w = (_gain(y[high]) - _gain(y[low])) \
-                    * abs(_discount(high_rank) - _discount(low_rank)) / idcg[q]
+                w = (gain(y[high]) - gain(y[low])) \
+                    * abs(discount(high_rank) - discount(low_rank)) / idcg[q]
                 total += w * np.log1p(np.exp(-sigma * (s[high] - s[low])))
         per_query[q] = total
     return per_query.sum()
@@ -174,9 +166,10 @@ def _lambdarank_loss(s, y, offsets, idcg, cutoff, sigma):
 
 @njit(cache=True)
 def _mean_ndcg(s, y, offsets, idcg, k):
-    # The early-stopping metric, evaluated after every tree. Same conventions as
-    # ltrlib.metrics.ndcg (stable descending sort, a query with IDCG 0 scores 1), but
-    # serial: see the module docstring on parallel launches.
+    # The early-stopping metric, evaluated after every tree. Same conventions and DCG
+    # kernel as ltrlib.metrics.ndcg (stable descending sort, a query with IDCG 0 scores 1),
+    # so the same numbers to the bit, but serial: see the module docstring on parallel
+    # launches.
     total = 0.0
     for q in range(offsets.size - 1):
         a = offsets[q]
@@ -185,10 +178,7 @@ def _mean_ndcg(s, y, offsets, idcg, k):
             total += 1.0
             continue
         order = np.argsort(-s[a:a + n], kind="mergesort")
-        dcg = 0.0
-        for r in range(min(k, n)):
-            dcg += _gain(y[a + order[r]]) * _discount(r)
-        total += dcg / idcg[q]
+        total += query_dcg(y[a:a + n], order, min(k, n)) / idcg[q]
     return total / (offsets.size - 1)
 
 

@@ -52,8 +52,7 @@ def logging_ranker(splits: Splits, fraction: float = 0.01, *, min_queries: int =
         raise ValueError(f"logging fraction must be in (0, 1], got {fraction!r}")
     n = max(int(min_queries), int(math.ceil(fraction * splits.train.n_queries)))
     n = min(n, splits.train.n_queries)
-    pick = np.sort(np.random.default_rng(seed).choice(splits.train.n_queries, size=n, replace=False))
-    sample = splits.train.take(pick, name=f"{splits.train.name}-logging{n}")
+    sample = splits.train.sample_queries(n, seed, name=f"{splits.train.name}-logging{n}")
     r = train_ranker(sample, splits.vali, {"learning_rate": 0.1}, max_trees=max_trees,
                      early_stopping=early_stopping, seed=seed, num_threads=num_threads)
     return r, n

@@ -181,6 +181,24 @@ class Dataset:
             )
         return self.take(np.flatnonzero(mask), name=name)
 
+    def sample_queries(self, n: int, seed: int | np.random.Generator = 0,
+                       name: str | None = None) -> "Dataset":
+        """``n`` queries drawn without replacement with ``seed``, kept in this dataset's order.
+
+        ``n = 0`` or ``n >= n_queries`` keeps every query: nothing is drawn and this Dataset
+        itself is returned (renamed when ``name`` is given). Otherwise the draw is
+        ``sorted(default_rng(seed).choice(n_queries, n, replace=False))``, the one every
+        "train on n queries" in ltrlib makes, so a seed picks the same queries everywhere.
+        ``name``: the sample's name (default: this dataset's).
+        """
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"Dataset {self.name!r}: sample_queries needs a non-negative "
+                             f"integer number of queries, got n={n!r}")
+        if n == 0 or n >= self.n_queries:
+            return self if name is None else replace(self, name=name, meta=dict(self.meta))
+        pick = np.sort(np.random.default_rng(seed).choice(self.n_queries, size=int(n), replace=False))
+        return self.take(pick, name=name)
+
     def __iter__(self) -> Iterator[Query]:
         for i in range(self.n_queries):
             a, b = self.offsets[i], self.offsets[i + 1]

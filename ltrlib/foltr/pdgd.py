@@ -27,7 +27,7 @@ Random draws: the query and the click model (when a client has several) come fro
 client's Generator, then the clicks also from the client's Generator; the list sampling from
 the sampling Generator. ``client_update`` runs B interactions and records each one's online
 NDCG@10 (gain ``2^rel - 1``, log2 discount, the client's own labels; a query with no relevant
-document counts 0).
+document counts 0), with the gain, discount and DCG kernels of `ltrlib.metrics.kernels`.
 
 ``normalise_queries`` is the query-wise min-max scaling of features. A feature constant
 within a query (in particular every feature of a single-document query) becomes 0: there
@@ -41,6 +41,7 @@ import numpy as np
 
 from ltrlib.foltr.clicks import simulate_clicks
 from ltrlib.foltr.rankers import add_neural_gradients, add_score_gradient, score_rows
+from ltrlib.metrics.kernels import query_dcg, query_ideal_dcg
 
 LIST_SIZE = 10
 
@@ -134,26 +135,13 @@ def pair_weight(sk, sl):
 
 
 @numba.njit(cache=True, nogil=True)
-def list_dcg(labels, rows_start, ranking, k):
-    dcg = 0.0
-    for p in range(k):
-        rel = labels[rows_start + ranking[p]]
-        if rel > 0:
-            dcg += (2.0 ** rel - 1.0) / np.log2(p + 2.0)
-    return dcg
-
-
-@numba.njit(cache=True, nogil=True)
 def ideal_dcgs(labels, q_off, k):
-    """Ideal DCG@k of every query of a client view (labels in view order)."""
+    """Ideal DCG@k of every query of a client view (labels in view order), from the
+    metrics' shared kernel; serial, as it runs inside a client's thread."""
     nq = len(q_off) - 1
     out = np.zeros(nq)
     for q in range(nq):
-        a, b = q_off[q], q_off[q + 1]
-        srt = np.sort(labels[a:b])[::-1]
-        for p in range(min(k, b - a)):
-            if srt[p] > 0:
-                out[q] += (2.0 ** srt[p] - 1.0) / np.log2(p + 2.0)
+        out[q] = query_ideal_dcg(labels[q_off[q]:q_off[q + 1]], k)
     return out
 
 
@@ -183,7 +171,8 @@ def pdgd_interaction(kind, H, w, w_global, mu, prox_always, lr, X, rows, labels,
         shown_labels[p] = labels[a + ranking[p]]
     n_clicks = simulate_clicks(click_kinds[model], click_c[model], click_s[model], click_eta[model],
                                shown_labels[:k], rng_client, clicks)
-    ndcg = list_dcg(labels, a, ranking, k) / ideal_q if ideal_q > 0 else 0.0
+    # Online NDCG@k of the shown list; a query without relevant documents counts 0.
+    ndcg = query_dcg(labels[a:b], ranking, k) / ideal_q if ideal_q > 0 else 0.0
     if n_clicks == 0:
         if prox_always:
             prox_step(w, w_global, mu, lr)

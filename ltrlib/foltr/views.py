@@ -38,6 +38,10 @@ class ClientView:
         if int(self.n_updates) < 0:
             raise ValueError(f"client {self.name!r}: n_updates must be >= 0, got {self.n_updates}")
         object.__setattr__(self, "n_updates", int(self.n_updates))
+        if len(self.labels) and self.labels.min() < 0:
+            # PDGD's NDCG once counted a negative label as 0 and the shared gain kernel
+            # would not; relevance grades start at 0, so refuse them instead.
+            raise ValueError(f"client {self.name!r}: labels must be >= 0, got {int(self.labels.min())}")
         check_gain_labels(self.labels, self.q_off, where=f"client {self.name!r}")
         object.__setattr__(self, "ideal", ideal_dcgs(self.labels, self.q_off, LIST_SIZE))
 

@@ -1,7 +1,9 @@
 """Ranking metrics (NDCG, MAP, MRR) over flat query-offset arrays, and significance tests.
 
 Conventions (gain, ties, queries without relevant documents) are documented in
-`ltrlib.metrics.ranking`.
+`ltrlib.metrics.ranking`. The compiled gain, discount and DCG kernels behind every NDCG in
+ltrlib (metrics, PDGD, the LB objective) live in `ltrlib.metrics.kernels`, for numba code
+to call.
 """
 
 from ltrlib.metrics.ranking import (

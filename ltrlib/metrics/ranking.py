@@ -16,6 +16,8 @@ Gain and discount (NDCG)
     full candidate list when evaluating a truncated top-20 re-ranking; see `ideal_dcg`.
     Labels whose gain (or a query's sum of gains) overflows float64, from label 1024 on,
     are refused (`check_gain_labels`) rather than turned into an inf or NaN NDCG.
+    Gain, discount and DCG come from `ltrlib.metrics.kernels`, which PDGD and the LB
+    objective call too, so every NDCG in ltrlib is computed the same way, to the bit.
 
 Relevance (MAP, MRR)
     A document is relevant when ``label >= rel_threshold`` (default 1). NDCG uses the
@@ -64,6 +66,8 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
+from ltrlib.metrics.kernels import dcg_term, query_ideal_dcg, sorted_ideal_dcg
+
 __all__ = [
     "DEFAULT_METRICS",
     "NO_RELEVANT_OPTIONS",
@@ -85,6 +89,7 @@ _KINDS = ("ndcg", "map", "mrr")
 # ====================================================================== numba kernels
 # Cutoffs reach the kernels as int64 arrays where 0 means "the whole list", so a single
 # compiled signature serves every combination of metrics.
+# The DCG terms and ideal DCGs themselves are the shared ones of ltrlib.metrics.kernels.
 
 
 @njit(cache=True, inline="always")
@@ -130,7 +135,7 @@ def _metrics_kernel(y, scores, offsets, ndcg_ks, ideal, ap_ks, rr_ks, rel_thresh
         first_hit = 0  # 1-based rank of the first relevant document, 0 = none in depth
         for r in range(depth):
             label = y[a + order[r]]
-            dcg += (2.0**label - 1.0) / np.log2(r + 2.0)
+            dcg += dcg_term(label, r)
             if label >= rel_threshold:
                 hits += 1
                 ap += hits / (r + 1.0)
@@ -150,9 +155,7 @@ def _metrics_kernel(y, scores, offsets, ndcg_ks, ideal, ap_ks, rr_ks, rel_thresh
                 kk = _cut(ndcg_ks[j], n)
                 idcg = ideal[q, j]
                 if np.isnan(idcg):
-                    idcg = 0.0
-                    for r in range(kk):
-                        idcg += (2.0 ** ideal_labels[n - 1 - r] - 1.0) / np.log2(r + 2.0)
+                    idcg = sorted_ideal_dcg(ideal_labels, kk)
                 out[q, j] = cum_dcg[kk - 1] / idcg if idcg > 0.0 else fill
 
         if n_ap + n_rr > 0:
@@ -182,11 +185,7 @@ def _ideal_dcg_kernel(y, offsets, k):
     for q in prange(n_queries):
         a = offsets[q]
         n = offsets[q + 1] - a
-        labels = np.sort(y[a : a + n])
-        total = 0.0
-        for r in range(_cut(k, n)):
-            total += (2.0 ** labels[n - 1 - r] - 1.0) / np.log2(r + 2.0)
-        out[q] = total
+        out[q] = query_ideal_dcg(y[a : a + n], _cut(k, n))
     return out
 
 

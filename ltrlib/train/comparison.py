@@ -218,11 +218,10 @@ def take_train_queries(splits: Splits, n_queries: int, seed: int = 0) -> Splits:
     there are: all of them); validation and test stay as they are."""
     if isinstance(n_queries, bool) or not isinstance(n_queries, (int, np.integer)) or n_queries < 0:
         raise ValueError(f"train_queries must be a non-negative integer, got {n_queries!r}")
-    n = splits.train.n_queries
-    if n_queries == 0 or n_queries >= n:
-        return splits
-    pick = np.sort(np.random.default_rng(seed).choice(n, size=int(n_queries), replace=False))
-    return Splits(splits.train.take(pick, name=f"{splits.train.name}[{n_queries}q]"), splits.vali, splits.test)
+    if n_queries == 0 or n_queries >= splits.train.n_queries:
+        return splits  # every query: the same splits, the training set keeps its name
+    train = splits.train.sample_queries(n_queries, seed, name=f"{splits.train.name}[{n_queries}q]")
+    return Splits(train, splits.vali, splits.test)
 
 
 def parse_train_sizes(spec: str, available: int) -> list[int]:

@@ -73,6 +73,25 @@ def test_split_and_kfold_partition_queries(ds):
         next(ds.kfold(9))
 
 
+def test_sample_queries_is_seeded_sorted_and_keeps_all_when_asked_for_all(ds):
+    a = ds.sample_queries(2, seed=3)
+    # The draw every "train on n queries" site made before it moved here.
+    pick = np.sort(np.random.default_rng(3).choice(4, size=2, replace=False))
+    np.testing.assert_array_equal(a.query_ids, ds.query_ids[pick])
+    np.testing.assert_array_equal(a.y, ds.take(pick).y)
+    assert a.name == "toy" and ds.sample_queries(2, seed=3, name="s").name == "s"
+    np.testing.assert_array_equal(ds.sample_queries(2, seed=3).query_ids, a.query_ids)
+    assert np.all(np.diff(a.query_ids) > 0)                # kept in dataset order
+    assert {tuple(ds.sample_queries(2, seed=s).query_ids) for s in range(20)} != {tuple(a.query_ids)}
+    # 0 and more than there are: every query, the dataset itself (renamed if asked).
+    assert ds.sample_queries(0) is ds and ds.sample_queries(4) is ds and ds.sample_queries(99) is ds
+    renamed = ds.sample_queries(99, name="all")
+    assert renamed.name == "all" and renamed.X is ds.X and ds.name == "toy"
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="'toy'.*sample_queries.*n="):
+            ds.sample_queries(bad)
+
+
 def test_categories_from_features(ds):
     X = np.array(ds.X)
     X[:, 1] = [5, 5, 5, 6, 6, 6, 7, 7, 7, 7]
