@@ -85,7 +85,7 @@ trees = min(max_trees, 300) if scale == "tiny" else max_trees
 trials, trees
 
 # %%
-from ltrlib import plots, train
+from ltrlib import metrics, plots, train
 from ltrlib.data.loading import load_dataset
 from ltrlib.noniid.categories import resolve_split_categories
 from ltrlib.noniid.splits import paper_splits, select_splits, trainable_splits
@@ -140,13 +140,13 @@ store.list()
 
 # %%
 per_query = train.client_results(models)
-table = train.client_table(per_query, baseline="M_full")
+table = metrics.significance_table(per_query, "M_full", by="split", columns="test_set")
 report.table(table.reset_index(), "client_models",
              caption="NDCG@10 per split (rows: models, columns: test sets); ᵃ: p < 0.05 vs M_full")
 table
 
 # %%
-numeric = train.client_table(per_query, baseline=None)
+numeric = metrics.significance_table(per_query, None, by="split", columns="test_set")
 report.table(numeric.reset_index(), "client_models_numeric")
 numeric
 

@@ -51,6 +51,7 @@ pair_methods: str = "topk,mean"  # XGBoost pair methods to compare
 from ltrlib import plots_backends as plots
 from ltrlib.config import parse_list
 from ltrlib.data.loading import load_dataset
+from ltrlib.metrics import significance_table
 from ltrlib.report import Reporter
 from ltrlib.train import comparison
 
@@ -71,7 +72,7 @@ list(variants)
 # %%
 data = comparison.take_train_queries(splits, train_queries, seed)
 runs = comparison.compare_backends(data, variants, common=common, **limits)
-table = comparison.comparison_table(runs.per_query)
+table = significance_table(runs.per_query, comparison.LIGHTGBM)
 numeric = comparison.comparison_numeric(runs.per_query, runs.timing)
 report.table(table, "backend_comparison", index=True,
              caption=f"Test means on {data.train.n_queries} training queries; a: paired t-test p < 0.05 against LightGBM")

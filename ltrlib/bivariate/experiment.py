@@ -35,7 +35,7 @@ from ltrlib.bivariate.features import expand_listwise, expanded_names
 from ltrlib.bivariate.model import LBModel, RankData, fit_lb
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset
-from ltrlib.metrics import ndcg
+from ltrlib.metrics import ndcg, significance_table
 
 __all__ = ["MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "curves_frame",
            "eval_table", "fit_models", "headline", "per_query_results", "results_table",
@@ -248,32 +248,21 @@ def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
 
 
 def results_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01,
-                  letters: str = "abcdefgh", fmt: str = "{:.4f}") -> pd.DataFrame:
-    """Paper layout: rows = models in order, columns = NDCG@k, means with superscripts.
+                  fmt: str = "{:.4f}") -> pd.DataFrame:
+    """Paper layout: rows = models in order (``a. λMART``, ...), columns = NDCG@k, means
+    with superscripts.
 
     A letter marks a significant *improvement* (paired two-sided t-test p < ``alpha``,
     positive mean difference) over the earlier row with that letter, as in Table 2.
     """
-    from ltrlib.metrics import compare
-    from ltrlib.metrics.significance import _markers
-
     models = list(models)
-    marks = dict(zip(models, letters))
-    table = {}
-    for metric in pd.unique(per_query.metric):
-        part = per_query[(per_query.metric == metric) & per_query.model.isin(models)]
-        wide = part.pivot(index="qid", columns="model", values="value")[models]
-        cmp = compare(wide, {m: marks[m] for m in models}, alpha=alpha)
-        cells = {}
-        for i, m in enumerate(models):
-            earlier = cmp[(cmp.model == m) & cmp.baseline.isin(models[:i]) & cmp.significant
-                          & (cmp.mean_diff > 0)]
-            got = "".join(marks[b] for b in models[:i] if b in set(earlier.baseline))
-            cells[m] = fmt.format(wide[m].mean()) + _markers(got, "unicode")
-        table[metric] = pd.Series(cells)
-    out = pd.DataFrame(table)
-    out.index = [f"{marks[m]}. {m}" for m in models]
-    return out.rename_axis("model")
+    # A two-sided t-test's p is twice the one-sided p in the direction of the difference,
+    # so "two-sided p < alpha and better" is exactly a one-sided test at alpha / 2.
+    table = significance_table(per_query, models, models=models, alpha=alpha / 2,
+                               alternative="greater", earlier_only=True, fmt=fmt,
+                               label="{marker}. {model}")
+    # The notebook's tables have no name over the metric columns; keep them as they were.
+    return table.rename_axis(columns=None)
 
 
 def tuned_table(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:

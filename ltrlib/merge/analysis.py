@@ -87,27 +87,13 @@ def results_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None =
     is the mean over the split's test queries with a superscript for every baseline the
     model differs from significantly (paired t-test, ``p < alpha``). Baselines default to
     the paper's ``{"M1": "a", "M2": "b"}``; their rows are labelled ``M1 (a)``, ``M2 (b)``.
-    ``models`` picks and orders the rows (default: order of appearance).
+    ``models`` picks and orders the rows (default: order of appearance). The paper's
+    layout of `ltrlib.metrics.significance_table`, kept here because three notebook cells
+    print it.
     """
-    baselines = dict(baselines or {"M1": "a", "M2": "b"})
-    need = {"split", "model", "qid", "metric", "value"}
-    if not need <= set(per_query.columns):
-        raise KeyError(f"per_query needs columns {sorted(need)}, has {list(per_query.columns)}")
-    if models is not None:
-        unknown = set(models) - set(per_query.model)
-        if unknown:
-            raise KeyError(f"models {sorted(unknown)} not in per_query (has {sorted(set(per_query.model))})")
-        per_query = per_query[per_query.model.isin(models)]
-    parts = {}
-    for split in pd.unique(per_query.split):
-        part = per_query[per_query.split == split]
-        parts[split] = significance_table(part, baselines, alpha=alpha, fmt=fmt, style=style)
-    table = pd.concat(parts, axis=1, names=["split", "metric"])
-    order = list(models) if models is not None else list(pd.unique(per_query.model))
-    table = table.reindex(order)
-    table.index = [f"{m} ({baselines[m]})" if m in baselines else m for m in table.index]
-    table.index.name = "model"
-    return table
+    return significance_table(per_query, baselines or {"M1": "a", "M2": "b"},
+                              columns=["split", "metric"], models=models, alpha=alpha,
+                              fmt=fmt, style=style, label="{model} ({marker})")
 
 
 def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,

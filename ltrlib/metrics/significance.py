@@ -1,4 +1,4 @@
-"""Paired significance tests over per-query metric values, and table markers.
+"""Paired significance tests over per-query metric values, and the papers' marked tables.
 
 Input layout: a wide frame of per-query values, one row per query and one column per
 model (all models evaluated on the same queries, in the same row order). From the tidy
@@ -7,10 +7,12 @@ output of ``evaluate(..., per_query=True)`` collected for several models (column
 
     wide = tidy[tidy.metric == "ndcg@10"].pivot(index="qid", columns="model", values="value")
 
-or let `significance_table` do it for every metric at once.
+or let `significance_table` do it: it builds every marked table of the notebooks (models
+as rows; metrics, test sets or splits as columns) from a tidy per-query frame.
 
-Tests are two-sided paired t-tests (``scipy.stats.ttest_rel``). Queries where either
-model has NaN (``no_relevant="exclude"``) are dropped from that pair.
+Tests are paired t-tests (``scipy.stats.ttest_rel``), two-sided unless an ``alternative``
+is given. Queries where either model has NaN (``no_relevant="exclude"``) are dropped from
+that pair.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ _SUPERSCRIPT = dict(zip(
     "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻",
 ))
 _STYLES = ("unicode", "latex", "plain")
+_ALTERNATIVES = ("two-sided", "greater", "less")
 # Per-query metric values are O(1); differences this small are floating-point noise
 # from computing the same ranking two ways, not a difference between models.
 _TIE = 1e-12
@@ -43,14 +46,18 @@ class PairedTTest(NamedTuple):
     n: int
 
 
-def paired_ttest(a, b) -> PairedTTest:
-    """Two-sided paired t-test of per-query values ``a`` vs ``b``.
+def paired_ttest(a, b, alternative: str = "two-sided") -> PairedTTest:
+    """Paired t-test of per-query values ``a`` vs ``b``.
 
-    Pairs with NaN on either side are dropped. Identical inputs (every difference 0,
-    or below 1e-12 in absolute value) give ``t = 0, p = 1`` rather than scipy's NaN: no
-    evidence of a difference. A constant non-zero difference has zero variance and gives
-    ``t = ±inf, p = 0``. Raises ``ValueError`` for different lengths or fewer than 2 pairs.
+    ``alternative`` as in scipy: ``"two-sided"`` (any difference), ``"greater"`` (the
+    mean of ``a - b`` is above 0) or ``"less"``. Pairs with NaN on either side are dropped.
+    Identical inputs (every difference 0, or below 1e-12 in absolute value) give
+    ``t = 0, p = 1`` rather than scipy's NaN: no evidence of a difference, whatever the
+    alternative. A constant non-zero difference has zero variance and gives ``t = ±inf``
+    and ``p = 0``, or ``p = 1`` when a one-sided alternative points the other way. Raises
+    ``ValueError`` for different lengths or fewer than 2 pairs.
     """
+    _check_alternative(alternative)
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.ndim != 1 or b.ndim != 1:
@@ -70,17 +77,20 @@ def paired_ttest(a, b) -> PairedTTest:
     if np.ptp(diff) <= 1e-12 * np.abs(diff).max():
         # Zero variance (up to rounding, e.g. (a + c) - a): scipy warns about precision
         # loss and returns noise or NaN; the difference is certain.
-        return PairedTTest(mean_diff, float(np.copysign(np.inf, mean_diff)), 0.0, n)
-    res = stats.ttest_rel(a[keep], b[keep])
+        t = float(np.copysign(np.inf, mean_diff))
+        against = (alternative == "greater" and t < 0) or (alternative == "less" and t > 0)
+        return PairedTTest(mean_diff, t, 1.0 if against else 0.0, n)
+    res = stats.ttest_rel(a[keep], b[keep], alternative=alternative)
     return PairedTTest(mean_diff, float(res.statistic), float(res.pvalue), n)
 
 
-def _check_frame(per_query: pd.DataFrame, baselines) -> dict[str, str]:
-    if not isinstance(per_query, pd.DataFrame):
-        raise TypeError(
-            "per_query must be a DataFrame with one row per query and one column per model, "
-            f"got {type(per_query).__name__}"
-        )
+def _check_alternative(alternative: str) -> None:
+    if alternative not in _ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
+
+
+def _letters(baselines) -> dict[str, str]:
+    """``{baseline: marker}`` from a mapping, a list (letters a, b, c, ...) or one name."""
     if isinstance(baselines, Mapping):
         letters = {str(k): str(v) for k, v in baselines.items()}
     elif isinstance(baselines, str):
@@ -92,22 +102,33 @@ def _check_frame(per_query: pd.DataFrame, baselines) -> dict[str, str]:
         letters = {str(m): chr(ord("a") + i) for i, m in enumerate(names)}
     if not letters:
         raise ValueError("baselines is empty")
-    missing = [m for m in letters if m not in per_query.columns]
-    if missing:
-        raise KeyError(
-            f"baselines {missing} are not columns of per_query (models: {list(per_query.columns)})"
-        )
     if len(set(letters.values())) != len(letters):
         raise ValueError(f"baselines must have distinct markers, got {letters}")
     return letters
 
 
+def _check_frame(per_query: pd.DataFrame, baselines) -> dict[str, str]:
+    if not isinstance(per_query, pd.DataFrame):
+        raise TypeError(
+            "per_query must be a DataFrame with one row per query and one column per model, "
+            f"got {type(per_query).__name__}"
+        )
+    letters = _letters(baselines)
+    missing = [m for m in letters if m not in per_query.columns]
+    if missing:
+        raise KeyError(
+            f"baselines {missing} are not columns of per_query (models: {list(per_query.columns)})"
+        )
+    return letters
+
+
 def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str] | str, *,
-            alpha: float = 0.05) -> pd.DataFrame:
+            alpha: float = 0.05, alternative: str = "two-sided") -> pd.DataFrame:
     """Paired t-test of every model (column) against every baseline (not itself).
 
     ``baselines``: baseline column names, or a mapping ``{baseline: letter}`` (a plain
-    list gets letters a, b, c, ... in order).
+    list gets letters a, b, c, ... in order). ``alternative`` (see `paired_ttest`) is
+    about model minus baseline: ``"greater"`` asks whether the model is better.
 
     Returns a tidy frame, one row per (model, baseline): ``model, baseline, marker, n,
     mean_model, mean_baseline, mean_diff, t, p, significant`` where ``mean_diff`` is
@@ -116,8 +137,8 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
     are NaN and ``significant`` is False.
     """
     letters = _check_frame(per_query, baselines)
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    _check_alpha(alpha)
+    _check_alternative(alternative)
     rows = []
     for model in per_query.columns:
         for base, marker in letters.items():
@@ -134,7 +155,7 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
                 diff = float(a[keep].sum() - b[keep].sum()) if n else np.nan
                 res = PairedTTest(diff, np.nan, np.nan, n)
             else:
-                res = paired_ttest(a, b)
+                res = paired_ttest(a, b, alternative)
             rows.append({
                 "model": model, "baseline": base, "marker": marker, "n": res.n,
                 "mean_model": float(a[keep].mean()) if n else np.nan,
@@ -144,6 +165,16 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
             })
     return pd.DataFrame(rows, columns=["model", "baseline", "marker", "n", "mean_model",
                                        "mean_baseline", "mean_diff", "t", "p", "significant"])
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+
+
+def _check_style(style: str) -> None:
+    if style not in _STYLES:
+        raise ValueError(f"style must be one of {_STYLES}, got {style!r}")
 
 
 def _markers(letters: str, style: str) -> str:
@@ -164,57 +195,132 @@ def _markers(letters: str, style: str) -> str:
 
 def mark_significance(per_query: pd.DataFrame,
                       baselines: Mapping[str, str] | Sequence[str] | str, *,
-                      alpha: float = 0.05, fmt: str = "{:.4f}",
+                      alpha: float = 0.05, alternative: str = "two-sided",
+                      earlier_only: bool = False, fmt: str = "{:.4f}",
                       style: str = "unicode") -> pd.Series:
     """Each model's mean formatted with markers of the baselines it differs from.
 
     As in results tables of LTR papers: ``"0.7140ᵃᵇ"`` means significantly different
     (two-sided paired t-test, ``p < alpha``) from baseline ``a`` and from baseline ``b``.
-    Markers follow the order of ``baselines``. ``style``: ``"unicode"`` superscripts,
-    ``"latex"`` (``0.7140$^{ab}$``) or ``"plain"`` (``0.7140^ab``).
+    Markers follow the order of ``baselines``. ``alternative="greater"`` marks only
+    models significantly better than the baseline (one-sided test), ``"less"`` only
+    worse ones. ``earlier_only``: a model is tested only against the baselines in columns
+    before its own, so a letter always points up the table. ``style``: ``"unicode"``
+    superscripts, ``"latex"`` (``0.7140$^{ab}$``) or ``"plain"`` (``0.7140^ab``).
 
     The mean shown is over the model's non-NaN queries. Returns a Series indexed by model.
     """
-    if style not in _STYLES:
-        raise ValueError(f"style must be one of {_STYLES}, got {style!r}")
+    _check_style(style)
     letters = _check_frame(per_query, baselines)
-    table = compare(per_query, letters, alpha=alpha)
+    table = compare(per_query, letters, alpha=alpha, alternative=alternative)
     sig = table[table.significant]
+    position = {m: i for i, m in enumerate(per_query.columns)}
     out = {}
     for model in per_query.columns:
         hit = set(sig.baseline[sig.model == model])
+        if earlier_only:
+            hit = {base for base in hit if position[base] < position[model]}
         marks = "".join(marker for base, marker in letters.items() if base in hit)
         out[model] = fmt.format(float(np.nanmean(per_query[model].to_numpy(np.float64)))) \
             + _markers(marks, style)
     return pd.Series(out, name="value", dtype=object).rename_axis("model")
 
 
-def significance_table(tidy: pd.DataFrame,
-                       baselines: Mapping[str, str] | Sequence[str] | str, *,
-                       alpha: float = 0.05, fmt: str = "{:.4f}", style: str = "unicode",
-                       model: str = "model", metric: str = "metric", qid: str = "qid",
-                       value: str = "value") -> pd.DataFrame:
-    """`mark_significance` for every metric of a tidy per-query frame.
+def _nested_groups(frame: pd.DataFrame, keys: list[str]):
+    """``(values of keys, rows)`` as nested loops would give them: the first key's values
+    in order of appearance, within each the second key's values in order of appearance
+    in those rows, and so on (so a split's metrics stay together as the tables show them)."""
+    if not keys:
+        yield (), frame
+        return
+    for v in pd.unique(frame[keys[0]]):
+        for rest, part in _nested_groups(frame[frame[keys[0]] == v], keys[1:]):
+            yield (v, *rest), part
 
-    ``tidy`` has columns ``model, metric, qid, value`` (names configurable), e.g. the
-    concatenated ``evaluate(..., per_query=True)`` frames of several models with a
-    ``model`` column added. Returns a models x metrics frame of marked strings, models
-    and metrics in their order of appearance.
+
+def significance_table(per_query: pd.DataFrame,
+                       baselines: Mapping[str, str] | Sequence[str] | str | None = None, *,
+                       rows: str = "model", columns: str | Sequence[str] = "metric",
+                       by: str | Sequence[str] | None = None,
+                       models: Sequence[str] | None = None,
+                       alpha: float = 0.05, alternative: str = "two-sided",
+                       earlier_only: bool = False, fmt: str = "{:.4f}", style: str = "unicode",
+                       label: str | None = None, qid: str = "qid",
+                       value: str = "value") -> pd.DataFrame:
+    """The papers' results table from tidy per-query values: one mean per model and column,
+    marked where a paired t-test against a baseline is significant.
+
+    ``per_query``: tidy, one row per (model, query) and per value of the ``columns`` and
+    ``by`` columns, e.g. ``model, test_set, qid, metric, value`` from
+    `ltrlib.train.evaluate_rankers` or ``split, model, qid, metric, value`` from the merge
+    experiments. Every cell is tested on its own queries: those of its ``by`` block and
+    ``columns`` value.
+
+    * ``rows``: the column naming the models, one table row each, in the order of
+      ``models`` (which also drops the others) or else of appearance.
+    * ``columns``: one column name, or several for a column MultiIndex (e.g.
+      ``["split", "metric"]``); values in order of appearance, nested.
+    * ``by``: column(s) whose values make blocks of rows (e.g. ``"split"``: the row index
+      becomes ``split, model``).
+    * ``baselines``: as in `mark_significance` (one name gets marker ``a``); ``None`` gives
+      the plain float means with no tests.
+    * ``alpha``, ``alternative``, ``earlier_only``, ``fmt``, ``style``: as in
+      `mark_significance`.
+    * ``label``: a format for the row names of baselines, with fields ``model`` and
+      ``marker``, e.g. ``"{model} ({marker})"``; other rows keep the model's name.
+
+    Raises ``ValueError`` when a cell has several values for one (model, query), e.g.
+    two metrics left in a table whose columns are test sets, or when the models of a cell
+    were not evaluated on the same queries.
     """
-    missing = [c for c in (model, metric, qid, value) if c not in tidy.columns]
+    if not isinstance(per_query, pd.DataFrame):
+        raise TypeError(f"per_query must be a tidy DataFrame, got {type(per_query).__name__}")
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    by = [] if by is None else [by] if isinstance(by, str) else list(by)
+    missing = [c for c in dict.fromkeys([*by, rows, *columns, qid, value])
+               if c not in per_query.columns]
     if missing:
-        raise KeyError(f"tidy is missing columns {missing} (has {list(tidy.columns)})")
-    columns = {}
-    for name in pd.unique(tidy[metric]):
-        part = tidy[tidy[metric] == name]
-        if part.duplicated([model, qid]).any():
-            raise ValueError(f"tidy has several values for one (model, qid) in metric {name!r}")
-        # pivot sorts models by name; tables list them in the order they were given.
-        wide = part.pivot(index=qid, columns=model, values=value)[pd.unique(part[model])]
-        if wide.isna().any().any() and not part[value].isna().any():
-            raise ValueError(
-                f"models were not evaluated on the same queries for metric {name!r}"
-            )
-        columns[str(name)] = mark_significance(wide, baselines, alpha=alpha, fmt=fmt,
-                                               style=style)
-    return pd.DataFrame(columns).rename_axis(index=model, columns=metric)
+        raise KeyError(f"per_query is missing columns {missing} (has {list(per_query.columns)})")
+    if per_query.empty:
+        raise ValueError("per_query has no rows")
+    letters = None if baselines is None else _letters(baselines)
+    # Checked here so that a bad option fails before any test is run.
+    _check_alpha(alpha)
+    _check_alternative(alternative)
+    _check_style(style)
+    if models is not None:
+        models = list(models)
+        unknown = [m for m in models if m not in set(per_query[rows])]
+        if unknown:
+            raise KeyError(f"models {unknown} are not in per_query "
+                           f"(has {list(pd.unique(per_query[rows]))})")
+        per_query = per_query[per_query[rows].isin(models)]
+    blocks = {}
+    for block_key, block in _nested_groups(per_query, by):
+        order = models if models is not None else list(pd.unique(block[rows]))
+        cells = {}
+        for column_key, part in _nested_groups(block, columns):
+            where = ", ".join(f"{k}={v!r}" for k, v in zip([*by, *columns], block_key + column_key))
+            if part.duplicated([rows, qid]).any():
+                raise ValueError(f"per_query has several values for one ({rows}, {qid}) at {where}")
+            present = set(part[rows])
+            wide = part.pivot(index=qid, columns=rows, values=value)[
+                [m for m in order if m in present]]
+            if wide.isna().any().any() and not part[value].isna().any():
+                raise ValueError(f"models were not evaluated on the same queries at {where}")
+            if letters is None:
+                cell = wide.mean()
+            else:
+                cell = mark_significance(wide, letters, alpha=alpha, alternative=alternative,
+                                         earlier_only=earlier_only, fmt=fmt, style=style)
+            cells[column_key[0] if len(columns) == 1 else column_key] = cell
+        table = pd.DataFrame(cells).reindex(order)
+        if label is not None and letters is not None:
+            table.index = [label.format(model=m, marker=letters[m]) if m in letters else m
+                           for m in table.index]
+        table = table.rename_axis(index=rows)
+        table.columns.names = columns
+        blocks[block_key[0] if len(by) == 1 else block_key] = table
+    if not by:
+        return blocks[()]
+    return pd.concat(blocks, names=[*by, rows])

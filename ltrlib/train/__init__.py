@@ -13,7 +13,6 @@ from ltrlib.train.ranker import (
     DEFAULT_MAX_TREES,
     Ranker,
     evaluate_rankers,
-    results_table,
     train_ranker,
     validation_curves,
 )
@@ -35,7 +34,6 @@ from ltrlib.train.tuning import (
     TuningResult,
     client_metrics,
     client_results,
-    client_table,
     fit_client_models,
     fit_side_by_side,
     fit_tuned,
@@ -53,8 +51,8 @@ from ltrlib.train.workers import tune_worker
 __all__ = [
     "BACKENDS", "DEFAULT_EARLY_STOPPING", "DEFAULT_EVAL_AT", "DEFAULT_MAX_TREES",
     "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TuningResult",
-    "ClientModels", "client_metrics", "client_results", "client_table", "fit_client_models",
-    "evaluate_rankers", "fit_side_by_side", "fit_tuned", "in_backend", "results_table", "study_storage", "suggest_params",
+    "ClientModels", "client_metrics", "client_results", "fit_client_models",
+    "evaluate_rankers", "fit_side_by_side", "fit_tuned", "in_backend", "study_storage", "suggest_params",
     "train_ranker", "tune", "tune_cv", "tune_worker", "tuned_parameters", "tuning_history",
     "validation_curves", "SEARCH_SPACES", "search_space", "xgboost_propensities",
     "client_means", "second_test_set", "table1_initial", "table3_alternative",

@@ -1,7 +1,8 @@
 """Tables 1 and 3 of the non-IID paper in its own layout, from notebook 03's per-query results.
 
-`ltrlib.train.tuning.client_table` gives one block per split (rows ``split, model``, columns
-``DS1, DS2', DS``). The paper prints two other arrangements:
+`ltrlib.metrics.significance_table(per_query, "M_full", by="split", columns="test_set")`
+gives one block per split (rows ``split, model``, columns ``DS1, DS2', DS``). The paper
+prints two other arrangements:
 
 * Table 1, the *initial* split (tie-breaking on category 11, client 2 = the full DS2):
   rows M1, M2, M_full; columns DS1, DS2, DS.
@@ -10,8 +11,8 @@
   DS1, DS'2, DS.
 
 Both are built here from ``client_results`` output and the split objects (which say each
-split's strategy and category), with the same significance marks as ``client_table``
-(ᵃ: paired t-test against M_full). `client_means` is the tidy numeric companion, read by
+split's strategy and category), with the same significance marks (ᵃ: paired t-test
+against M_full). `client_means` is the tidy numeric companion, read by
 `ltrlib.fidelity`.
 """
 
@@ -21,8 +22,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from ltrlib.metrics import significance_table
 from ltrlib.noniid.splits import STRATEGY_LABELS
-from ltrlib.train.tuning import client_table
 
 __all__ = ["client_means", "second_test_set", "table1_initial", "table3_alternative"]
 
@@ -38,6 +39,16 @@ def _check(per_query: pd.DataFrame, nsplits: Mapping[str, object]) -> None:
     if missing:
         raise KeyError(f"per_query has no results for splits {missing} "
                        f"(has {list(pd.unique(per_query.split))})")
+
+
+def _split_table(per_query: pd.DataFrame, split: str, metric: str, baseline: str | None,
+                 alpha: float) -> pd.DataFrame:
+    """One split's models x test sets (``DS1, DS2', DS``), marked against ``baseline``."""
+    pq = per_query[(per_query.split == split) & (per_query.metric == metric)]
+    if pq.empty:
+        raise ValueError(f"per_query has no {metric!r} rows for split {split!r} (metrics: "
+                         f"{list(pd.unique(per_query.metric))})")
+    return significance_table(pq, baseline, columns="test_set", alpha=alpha)
 
 
 def client_means(per_query: pd.DataFrame, nsplits: Mapping[str, object],
@@ -65,9 +76,8 @@ def table1_initial(per_query: pd.DataFrame, split, metric: str = "ndcg@10",
     """Table 1: rows M1, M2, M_full of the initial ``split``; columns DS1, DS2, DS
     (marked strings with ``baseline``, numbers with ``baseline=None``)."""
     _check(per_query, {split.name: split})
-    wide = client_table(per_query[per_query.split == split.name], metric=metric,
-                        baseline=baseline, alpha=alpha)
-    wide = wide.droplevel("split").rename(columns={"DS2'": second_test_set(split)})
+    wide = _split_table(per_query, split.name, metric, baseline, alpha)
+    wide = wide.rename(columns={"DS2'": second_test_set(split)})
     wide.columns.name = "test_set"
     return wide
 
@@ -83,9 +93,7 @@ def table3_alternative(per_query: pd.DataFrame, nsplits: Mapping[str, object],
     _check(per_query, nsplits)
     blocks: dict[str, dict[str, pd.DataFrame]] = {}
     for name, ns in nsplits.items():
-        wide = client_table(per_query[per_query.split == name], metric=metric,
-                            baseline=baseline, alpha=alpha).droplevel("split")
-        wide = wide.rename(index={"M2": "M2'"})
+        wide = _split_table(per_query, name, metric, baseline, alpha).rename(index={"M2": "M2'"})
         wide.columns = [f"Category {ns.category} {t}" for t in wide.columns]
         blocks.setdefault(STRATEGY_LABELS.get(ns.strategy, ns.strategy), {})[name] = wide
     parts = {label: pd.concat(list(b.values()), axis=1) for label, b in blocks.items()}

@@ -2,7 +2,7 @@
 
     variants = backend_variants()                       # name -> (backend, params)
     runs = compare_backends(splits, variants, max_trees=500, seed=0)
-    comparison_table(runs.per_query, baseline="LightGBM λMART")
+    significance_table(runs.per_query, LIGHTGBM)        # ltrlib.metrics; ᵃ: differs from it
     runs.timing                                         # seconds, trees per variant
 
 The same data, the same tree limit, early stopping on validation NDCG@10 and the same
@@ -25,8 +25,8 @@ import pandas as pd
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
 
-__all__ = ["BackendRuns", "backend_variants", "compare_backends", "comparison_table",
-           "effective_pairs", "pair_method_experiment", "pair_method_summary"]
+__all__ = ["BackendRuns", "backend_variants", "compare_backends", "effective_pairs",
+           "pair_method_experiment", "pair_method_summary"]
 
 METRICS = ("ndcg@10", "map", "mrr@10")
 LIGHTGBM = "LightGBM λMART"
@@ -89,15 +89,6 @@ def compare_backends(splits: Splits, variants: Mapping[str, tuple[str, dict]], *
                      "trees_grown": r.info["trees_grown"], "vali_ndcg10": r.best_score})
     per_query = evaluate_rankers(rankers, {"test": splits.test}, metrics=metrics)
     return BackendRuns(rankers, per_query, pd.DataFrame(rows))
-
-
-def comparison_table(per_query: pd.DataFrame, baseline: str = LIGHTGBM, alpha: float = 0.05,
-                     fmt: str = "{:.4f}") -> pd.DataFrame:
-    """Models x metrics; a superscript ᵃ marks a mean that differs from ``baseline``
-    (two-sided paired t-test over the test queries, p < ``alpha``)."""
-    from ltrlib.metrics import significance_table
-
-    return significance_table(per_query, {baseline: "a"}, alpha=alpha, fmt=fmt)
 
 
 def comparison_numeric(per_query: pd.DataFrame, timing: pd.DataFrame | None = None,

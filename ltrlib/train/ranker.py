@@ -67,7 +67,6 @@ __all__ = [
     "DataCache",
     "Ranker",
     "evaluate_rankers",
-    "results_table",
     "train_ranker",
     "validation_curves",
 ]
@@ -517,7 +516,8 @@ def evaluate_rankers(
     """Every ranker on every test set, per query.
 
     Returns a tidy frame ``model, test_set, qid, metric, value`` (models and test sets in
-    the order given), ready for `results_table` and `ltrlib.metrics.significance_table`.
+    the order given), ready for `ltrlib.metrics.significance_table` (``columns="test_set"``
+    for one metric, the paper's Tables 1 and 3).
     """
     if not rankers or not tests:
         raise ValueError("evaluate_rankers needs at least one ranker and one test set")
@@ -529,39 +529,6 @@ def evaluate_rankers(
             pq.insert(0, "model", model_name)
             parts.append(pq)
     return pd.concat(parts, ignore_index=True)
-
-
-def results_table(
-    per_query: pd.DataFrame,
-    metric: str = "ndcg@10",
-    baseline: str | None = None,
-    alpha: float = 0.05,
-    fmt: str = "{:.4f}",
-) -> pd.DataFrame:
-    """The paper's layout (Tables 1 and 3): one row per model, one column per test set.
-
-    Cells are mean ``metric`` values. With ``baseline`` (e.g. ``"M_full"``) they are
-    strings with a superscript ᵃ where a two-sided paired t-test over the test set's
-    queries finds the model different from the baseline at ``alpha``.
-    """
-    from ltrlib.metrics import mark_significance
-
-    part = per_query[per_query.metric == metric]
-    if part.empty:
-        raise ValueError(f"no rows for metric {metric!r}; metrics present: "
-                         f"{sorted(per_query.metric.unique())}")
-    models = list(pd.unique(part.model))
-    tests = list(pd.unique(part.test_set))
-    if baseline is not None and baseline not in models:
-        raise KeyError(f"baseline {baseline!r} is not among the models {models}")
-    columns = {}
-    for test in tests:
-        wide = part[part.test_set == test].pivot(index="qid", columns="model", values="value")[models]
-        if baseline is None:
-            columns[test] = wide.mean()
-        else:
-            columns[test] = mark_significance(wide, {baseline: "a"}, alpha=alpha, fmt=fmt)
-    return pd.DataFrame(columns).rename_axis(index="model", columns="test_set")
 
 
 def validation_curves(rankers: Mapping[Any, Ranker]) -> pd.DataFrame:

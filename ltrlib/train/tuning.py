@@ -1173,7 +1173,10 @@ def fit_side_by_side(fits, store, *, n_jobs: int = 2, num_threads: int | None = 
 def client_results(models: ClientModels, metrics=("ndcg@10",)) -> pd.DataFrame:
     """Every split's M1, M2, M_full on its DS1, DS2', DS test sets, per query.
 
-    Tidy: ``split, model, test_set, qid, metric, value``.
+    Tidy: ``split, model, test_set, qid, metric, value``. Tables 1 and 3 (rows ``split,
+    model``, columns ``DS1, DS2', DS``, ᵃ: paired t-test against M_full) are
+    ``ltrlib.metrics.significance_table(per_query, "M_full", by="split", columns="test_set")``
+    for one metric; see `ltrlib.train.client_tables` for the paper's arrangements.
     """
     from ltrlib.train.ranker import evaluate_rankers
 
@@ -1184,20 +1187,6 @@ def client_results(models: ClientModels, metrics=("ndcg@10",)) -> pd.DataFrame:
         df.insert(0, "split", s)
         parts.append(df)
     return pd.concat(parts, ignore_index=True)
-
-
-def client_table(per_query: pd.DataFrame, metric: str = "ndcg@10", baseline: str | None = "M_full",
-                 alpha: float = 0.05, fmt: str = "{:.4f}") -> pd.DataFrame:
-    """Tables 1 and 3 of the paper: rows ``(split, model)``, columns ``DS1, DS2', DS``.
-
-    With ``baseline`` the cells are strings marked ᵃ where a paired t-test over the test
-    set's queries differs from the baseline at ``alpha``; with ``baseline=None`` numbers.
-    """
-    from ltrlib.train.ranker import results_table
-
-    parts = {s: results_table(g, metric=metric, baseline=baseline, alpha=alpha, fmt=fmt)
-             for s, g in per_query.groupby("split", sort=False)}
-    return pd.concat(parts, names=["split", "model"])
 
 
 def client_metrics(models: ClientModels, per_query: pd.DataFrame,
@@ -1215,4 +1204,4 @@ def client_metrics(models: ClientModels, per_query: pd.DataFrame,
 
 
 __all__ += ["ClientModels", "MODEL_NAMES", "TEST_SETS", "client_metrics", "client_results",
-            "client_table", "fit_client_models"]
+            "fit_client_models"]

@@ -65,7 +65,7 @@ def test_store_round_trip(tmp_path, splits, rankers, backend):
     assert set(store.list().backend) == {backend}
 
 
-def test_results_table_mixes_backends(splits, rankers):
+def test_evaluate_rankers_mixes_backends(splits, rankers):
     pq = evaluate_rankers(rankers, {"test": splits.test}, metrics=("ndcg@10", "map", "mrr@10"))
     assert set(pq.model) == set(BACKENDS) and len(pq) == 2 * 3 * splits.test.n_queries
     assert len(validation_curves(rankers)) == sum(len(r.curve) for r in rankers.values())

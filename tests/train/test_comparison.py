@@ -6,6 +6,7 @@ import pytest
 
 from ltrlib.data import load_dataset
 from ltrlib.data.dataset import Dataset, Splits
+from ltrlib.metrics import significance_table
 from ltrlib.train import comparison
 
 
@@ -60,7 +61,7 @@ def test_compare_backends_tables():
                 "XGB ndcg/mean": ("xgboost", {"lambdarank_pair_method": "mean"})}
     runs = comparison.compare_backends(sp, variants, max_trees=5, early_stopping=5, num_threads=1)
     assert list(runs.timing.model) == list(variants) and (runs.timing.seconds > 0).all()
-    table = comparison.comparison_table(runs.per_query)
+    table = significance_table(runs.per_query, comparison.LIGHTGBM)
     assert list(table.columns) == ["ndcg@10", "map", "mrr@10"] and list(table.index) == list(variants)
     numeric = comparison.comparison_numeric(runs.per_query, runs.timing)
     base = numeric[numeric.model == comparison.LIGHTGBM]

@@ -5,10 +5,8 @@ import pandas as pd
 import pytest
 
 from ltrlib.data import load_dataset
-from ltrlib.metrics import evaluate
-from ltrlib.train import (
-    Ranker, evaluate_rankers, results_table, train_ranker, validation_curves,
-)
+from ltrlib.metrics import evaluate, significance_table
+from ltrlib.train import Ranker, evaluate_rankers, train_ranker, validation_curves
 
 FAST = dict(max_trees=60, early_stopping=10, num_threads=1)
 
@@ -122,18 +120,18 @@ def test_bad_arguments_are_named(splits, kwargs, match):
         train_ranker(splits.train, splits.vali, **kwargs)
 
 
-def test_results_table_paper_layout(splits, ranker):
+def test_evaluate_rankers_gives_the_papers_table(splits, ranker):
     weak = train_ranker(splits.train, splits.vali, {"learning_rate": 0.2}, max_trees=1,
                         num_threads=1)
     tests = {"DS1": splits.test.take(np.arange(25)), "DS": splits.test}
     pq = evaluate_rankers({"M1": weak, "M_full": ranker}, tests)
     assert list(pq.columns) == ["model", "test_set", "qid", "metric", "value"]
     assert len(pq) == 2 * (25 + 50)
-    table = results_table(pq)
+    table = significance_table(pq, None, columns="test_set")
     assert list(table.index) == ["M1", "M_full"] and list(table.columns) == ["DS1", "DS"]
     expect = pq[(pq.model == "M_full") & (pq.test_set == "DS")].value.mean()
     assert table.loc["M_full", "DS"] == pytest.approx(expect)
-    marked = results_table(pq, baseline="M_full")
+    marked = significance_table(pq, "M_full", columns="test_set")
     assert marked.loc["M_full", "DS"] == f"{expect:.4f}"  # the baseline carries no marker
 
 

@@ -172,7 +172,8 @@ def test_first_params_is_trial_zero_even_after_a_crash(tmp_path, splits):
 
 def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, monkeypatch):
     from ltrlib.noniid.splits import paper_splits
-    from ltrlib.train import client_metrics, client_results, client_table, fit_client_models
+    from ltrlib.metrics import significance_table
+    from ltrlib.train import client_metrics, client_results, fit_client_models
 
     nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
     store = ModelStore("run", root=tmp_path)
@@ -194,7 +195,7 @@ def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, mon
     assert list(again.tests) == ["Split3", "Split1"]
 
     per_query = client_results(again)
-    table = client_table(per_query, baseline=None)
+    table = significance_table(per_query, None, by="split", columns="test_set")
     assert list(table.columns) == ["DS1", "DS2'", "DS"]
     assert list(table.index)[:3] == [("Split3", "M1"), ("Split3", "M2"), ("Split3", "M_full")]
     flat = client_metrics(again, per_query)
