@@ -87,21 +87,19 @@ trials, trees
 # %%
 from ltrlib import metrics, plots, train
 from ltrlib.data.loading import load_dataset
-from ltrlib.noniid.categories import resolve_split_categories
-from ltrlib.noniid.splits import paper_splits, select_splits, trainable_splits
+from ltrlib.noniid.splits import paper_split_setup
 from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed,
                       category_feature=category_feature or None, category_bins=category_bins)
 report = Reporter(run_id, "03_client_models", data=splits)
 store = train.ModelStore(run_id, data=splits)
-# "auto" categories are the data's most frequent query categories (the paper's reason for 11 and 14).
-split1_category, split2_category, split3_category = resolve_split_categories(
-    splits.train, split1_category, split2_category, split3_category, seed=seed)
-print(f"split categories: Split1 {split1_category}, Split2 {split2_category}, Split3 {split3_category}")
-# A split a client of which holds too few queries to train on is left out, with a warning.
-nsplits = trainable_splits(paper_splits(splits, categories=(split1_category, split2_category, split3_category),
-                                        seed=seed, merge_size=merge_size, merge_overflow=merge_overflow))
+# "auto" categories are the data's most frequent query categories (the paper's reason for 11
+# and 14); a split a client of which holds too few queries to train on is left out, with a warning.
+setup = paper_split_setup(splits, split1_category, split2_category, split3_category, seed=seed,
+                          merge_size=merge_size, merge_overflow=merge_overflow, splits_to_run=splits_to_run)
+split1_category, split2_category, split3_category = setup.categories
+nsplits, run_splits = setup.splits, setup.names
 nsplits
 
 # %% [markdown]
@@ -121,7 +119,6 @@ from ltrlib.noniid.splits import alternative_splits, initial_split
 initial = initial_split(splits, split2_category, seed=seed)
 alternatives = alternative_splits(splits, nsplits, categories=(split2_category, split3_category),
                                   seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
-run_splits = select_splits(nsplits, splits_to_run)
 all_models = train.fit_client_models(
     {**nsplits, **alternatives, initial.name: initial}, store,
     splits=[*run_splits, *(s for s in alternatives if s not in run_splits), initial.name],

@@ -74,9 +74,8 @@ trials
 # %%
 from ltrlib import merge, plots
 from ltrlib.data.loading import load_dataset
-from ltrlib.noniid.categories import resolve_split_categories
 from ltrlib.merge import linear, selection, stacking
-from ltrlib.noniid.splits import paper_splits, select_splits, trainable_splits
+from ltrlib.noniid.splits import paper_split_setup
 from ltrlib.report import Reporter
 from ltrlib.train import ModelStore
 from ltrlib.train.tuning import JOURNAL_FILE
@@ -85,16 +84,13 @@ splits = load_dataset(dataset, data_dir, scale, seed,
                       category_feature=category_feature or None, category_bins=category_bins)
 report = Reporter(run_id, "05_stacking", data=splits)
 store = ModelStore(run_id, data=splits)
-# "auto" categories are the data's most frequent query categories (the paper's reason for 11 and 14).
-split1_category, split2_category, split3_category = resolve_split_categories(
-    splits.train, split1_category, split2_category, split3_category, seed=seed)
-print(f"split categories: Split1 {split1_category}, Split2 {split2_category}, Split3 {split3_category}")
-# A split a client of which holds too few queries to train on is left out, with a warning.
-nsplits = trainable_splits(paper_splits(splits, categories=(split1_category, split2_category, split3_category),
-                                        seed=seed, merge_size=merge_size, merge_overflow=merge_overflow))
-split_names = select_splits(nsplits, splits_to_run)
+# "auto" categories are the data's most frequent query categories (the paper's reason for 11
+# and 14); a split a client of which holds too few queries to train on is left out, with a warning.
+setup = paper_split_setup(splits, split1_category, split2_category, split3_category, seed=seed,
+                          merge_size=merge_size, merge_overflow=merge_overflow, splits_to_run=splits_to_run)
+nsplits, split_names = setup.splits, setup.names
 models = merge.load_local_models(store, split_names)
-{name: nsplits[name] for name in split_names}
+setup.selected()
 
 # %% [markdown]
 # ## Stacking: tuning and training the meta-models

@@ -27,6 +27,8 @@ from ltrlib.noniid.splits import (
     initial_split,
     make_clients,
     make_split,
+    PaperSplitSetup,
+    paper_split_setup,
     paper_splits,
     parse_client_sets,
     table2,
@@ -37,6 +39,6 @@ __all__ = [
     "AUTO", "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_analysis_metrics", "category_counts",
     "dominance_statistics", "leading_query_categories", "relevant_vs_query_categories",
     "resolve_category", "resolve_split_categories",
-    "Client", "NonIIDSplit", "alternative_splits", "initial_split", "make_clients", "make_split", "paper_splits",
+    "Client", "NonIIDSplit", "alternative_splits", "initial_split", "make_clients", "make_split", "PaperSplitSetup", "paper_split_setup", "paper_splits",
     "parse_client_sets", "table2", "table2_wide",
 ]

@@ -269,3 +269,17 @@ def test_client_sets_parameter_parses_sets_rest_and_auto():
     assert parse_client_sets(" auto ", auto=(11, 14)) == [{11}, {14}, None]
     with pytest.raises(ValueError, match=r"three_client_sets='11/x/rest': 'x' is not categories"):
         parse_client_sets("11/x/rest")
+
+
+def test_paper_split_setup_resolves_keeps_trainable_and_selects(capsys):
+    from ltrlib.data.loading import load_dataset
+    from ltrlib.noniid.splits import paper_split_setup
+
+    splits = load_dataset("synthetic", "", "tiny", 0)
+    setup = paper_split_setup(splits, "auto", "auto", "14", seed=0, splits_to_run="Split3,Split2")
+    assert setup.categories[0] == setup.categories[1] and setup.categories[2] == 14
+    assert f"split categories: Split1 {setup.categories[0]}, " in capsys.readouterr().out
+    assert setup.names == [n for n in ("Split3", "Split2") if n in setup.splits]
+    assert list(setup.selected()) == setup.names
+    with pytest.raises(ValueError, match="splits_to_run='Split9'"):
+        paper_split_setup(splits, splits_to_run="Split9")
