@@ -128,3 +128,21 @@ def test_learnability_curve_runs_end_to_end():
     curve = calibration.learnability("tiny", 0, noises=(1.0,), max_trees=20, progress=False)
     assert list(curve.columns) == ["feature_noise", "ndcg@10", "trees"]
     assert 0.2 < curve["ndcg@10"].iloc[0] <= 1.0 and 1 <= curve.trees.iloc[0] <= 20
+
+
+def test_seed_spread_aggregates_each_seed_and_the_cli_needs_two(capsys):
+    from ltrlib.config import get_scale
+    from ltrlib.data.calibration import DOCS_PER_QUERY, main, measure, seed_spread
+    from ltrlib.data.synthetic import simulate_lists
+
+    spread = seed_spread("tiny", seeds=(3, 4), progress=False).set_index("statistic")
+    per_seed = [measure(simulate_lists(get_scale("tiny").n_train, DOCS_PER_QUERY, s), s) for s in (3, 4)]
+    for name in ("docs_per_ds2_prime_14", "tie", "relevant_share"):
+        values = [m[name] for m in per_seed]
+        assert spread.loc[name, "mean"] == pytest.approx(np.mean(values))
+        assert spread.loc[name, "sd"] == pytest.approx(np.std(values, ddof=1))
+        target = next(t for t in TARGETS if t.name == name)
+        assert spread.loc[name, "seeds_within"] == np.mean([abs(v - target.paper) <= target.tolerance for v in values])
+    with pytest.raises(SystemExit):
+        main(["--scale", "tiny", "--seeds", "1"])
+    assert "at least 2 seeds" in capsys.readouterr().err
