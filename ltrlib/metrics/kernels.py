@@ -20,15 +20,44 @@ ranx and trec_eval compute and what the metrics always reported. ``discount`` it
 used where a difference of discounts is needed (λRank's |ΔNDCG|).
 
 These are numba functions meant to be called from other numba functions (numba compiles
-them into the caller). Numba's on-disk cache of a caller does not notice edits to this
-file: after changing it, delete the ``*.nbi``/``*.nbc`` files in the ``__pycache__``
-directories of ``ltrlib/metrics``, ``ltrlib/foltr`` and ``ltrlib/bivariate``.
+them into the caller). Numba's on-disk cache of a caller is keyed by the caller's own
+source file, so it would keep serving code compiled with an older version of this file
+(after an edit, or a ``git pull`` that changes only this file). `_drop_stale_caches`
+therefore removes the package's numba cache files whenever this file's content changes.
 """
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 from numba import njit
+
+
+def _drop_stale_caches() -> None:
+    """Delete every numba cache file (``__pycache__/*.nbi``, ``*.nbc``) under the ``ltrlib``
+    package when this file differs from the one they were compiled with, recorded as a stamp
+    ``__pycache__/kernels-<hash>.stamp`` beside this file; the next call of each cached
+    function compiles it again. Best effort: a read-only install keeps its caches (numba
+    then caches elsewhere, and an installed release changes every file at once)."""
+    here = Path(__file__)
+    cache_dir = here.parent / "__pycache__"
+    try:
+        stamp = cache_dir / f"kernels-{hashlib.blake2b(here.read_bytes(), digest_size=8).hexdigest()}.stamp"
+        if stamp.exists():
+            return
+        for path in here.parents[1].rglob("__pycache__/*.nb[ic]"):
+            path.unlink(missing_ok=True)
+        for old in cache_dir.glob("kernels-*.stamp"):
+            old.unlink(missing_ok=True)
+        cache_dir.mkdir(exist_ok=True)
+        stamp.touch()
+    except OSError:
+        pass
+
+
+_drop_stale_caches()
 
 __all__ = [
     "dcg_term",

@@ -78,3 +78,28 @@ def test_query_without_relevant_documents_keeps_each_users_convention():
     assert ndcg(y, s, off, 10, no_relevant="zero")[0] == 0.0
     assert mean_ndcg(s, y, off, ideal_dcg(y, off, 10), 10) == 1.0  # LB early stopping
     assert _pdgd_online_ndcg(y, s)[0] == 0.0               # PDGD online NDCG counts 0
+
+
+def test_numba_caches_are_dropped_when_the_kernels_change(tmp_path, monkeypatch):
+    # A caller's numba cache is keyed by the caller's file only; an edit of kernels.py
+    # alone must not leave callers running code compiled with the old kernels.
+    from ltrlib.metrics import kernels
+
+    package = tmp_path / "ltrlib"
+    source = package / "metrics" / "kernels.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("# kernels, version 1\n")
+    caller_cache = package / "foltr" / "__pycache__" / "pdgd.query_dcg-12.py311.nbi"
+    caller_cache.parent.mkdir(parents=True)
+    monkeypatch.setattr(kernels, "__file__", str(source))
+
+    caller_cache.touch()
+    kernels._drop_stale_caches()  # first sight of this version: stale
+    assert not caller_cache.exists()
+    caller_cache.touch()  # compiled again with version 1
+    kernels._drop_stale_caches()
+    assert caller_cache.exists()
+    source.write_text("# kernels, version 2\n")
+    kernels._drop_stale_caches()
+    assert not caller_cache.exists()
+    assert len(list((package / "metrics" / "__pycache__").glob("kernels-*.stamp"))) == 1
