@@ -130,7 +130,7 @@ sparsity.kind.value_counts()
 
 # %%
 if interactive:
-    from ltrlib.widgets import feature_explorer
+    from ltrlib.plots.explore import feature_explorer
 
     feature_explorer(splits.train)
 else:

@@ -105,7 +105,9 @@ dominance
 strategy_counts = cats.strategy_query_counts(splits, seed=seed)
 report.table(strategy_counts, "strategy_query_counts", caption="DS1 and DS2' queries per category")
 if interactive:
-    cats.strategy_explorer(strategy_counts)
+    from ltrlib.plots.explore import strategy_explorer
+
+    strategy_explorer(strategy_counts)
 else:
     report.figure(plots.strategy_query_counts(strategy_counts, category), "strategy_query_counts")
 

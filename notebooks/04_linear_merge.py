@@ -112,7 +112,7 @@ report.figure(plots.alpha_sweep(sweep, selected_alpha=choices), "alpha_sweep",
 
 # %%
 if interactive:
-    from ltrlib.widgets import alpha_explorer
+    from ltrlib.plots.explore import alpha_explorer
 
     display(alpha_explorer(sweep, choices))
 else:

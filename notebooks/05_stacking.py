@@ -187,7 +187,7 @@ report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_delt
 
 # %%
 if interactive:
-    from ltrlib.widgets import importance_explorer
+    from ltrlib.plots.explore import importance_explorer
 
     importance_explorer(importance)
 else:

@@ -158,7 +158,7 @@ for name in plain.setting.unique():
     fig = plots.foltr_curves(part, row="ranker", col="click", hue="data", style="", title=name)
     report.figure(fig, f"offline_{name}", close=not interactive)
 if interactive:
-    from ltrlib.foltr.explore import curve_explorer
+    from ltrlib.plots.explore import curve_explorer
 
     curve_explorer(summary)
 

@@ -48,7 +48,7 @@ objectives: str = "rank:ndcg,rank:pairwise,rank:map"  # XGBoost objectives to co
 pair_methods: str = "topk,mean"  # XGBoost pair methods to compare
 
 # %%
-from ltrlib import plots_backends as plots
+from ltrlib import plots
 from ltrlib.config import parse_list
 from ltrlib.data.loading import load_dataset
 from ltrlib.metrics import significance_table

@@ -47,7 +47,7 @@ ceiling_trees: int = 0  # tree limit of the true-label ceiling; 0 means by scale
 
 # %%
 from ltrlib import clicklog
-from ltrlib import plots_backends as plots
+from ltrlib import plots
 from ltrlib.config import parse_list
 from ltrlib.data.loading import load_dataset
 from ltrlib.report import Reporter

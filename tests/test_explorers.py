@@ -35,7 +35,7 @@ def test_label_correlations_are_ordered_by_strength(ds):
 
 
 def test_feature_explorer_starts_on_the_most_label_correlated_feature(ds):
-    from ltrlib.widgets import feature_explorer
+    from ltrlib.plots.explore import feature_explorer
 
     box = feature_explorer(ds)
     dropdown = next(c for c in box.widget.children if isinstance(c, w.Dropdown))
@@ -44,7 +44,7 @@ def test_feature_explorer_starts_on_the_most_label_correlated_feature(ds):
 
 
 def test_importance_explorer_starts_on_a_meta_model_that_splits():
-    from ltrlib.widgets import importance_explorer
+    from ltrlib.plots.explore import importance_explorer
 
     rows = []
     for model, value in (("Split1 M12S", 0.0), ("Split1 M21S", 5.0)):

@@ -432,24 +432,3 @@ def category_analysis_metrics(train_assignments: pd.DataFrame, dominance: pd.Dat
         "category_train_exclusive": int(train["exclusive"]),
         "category_train_ds2_prime": int(train["DS2'"]),
     }
-
-
-def strategy_explorer(counts: pd.DataFrame):
-    """A dropdown over categories showing that category's DS1 / DS2' query counts.
-
-    ``counts`` is the frame of :func:`strategy_query_counts`. The plain figure is
-    ``ltrlib.plots.strategy_query_counts(counts, category)``, which batch runs draw.
-    """
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-
-    from ltrlib import plots
-
-    def show(category: int):
-        display(counts[counts.category == category]
-                .pivot(index="strategy", columns="split", values="queries"))
-        plt.show(plots.strategy_query_counts(counts, category))
-
-    cats = sorted(counts.category.unique().tolist())
-    return w.interact(show, category=w.Dropdown(options=cats, description="category"))

@@ -36,7 +36,7 @@ def vlines(fig):
 
 
 def test_slider_redraws_figure_and_table(sweep):
-    from ltrlib.widgets import alpha_explorer
+    from ltrlib.plots.explore import alpha_explorer
 
     one = sweep[sweep.split == "Split1"].drop(columns=["split", "client"])
     box = alpha_explorer(one, selected_alpha=0.3)
@@ -54,7 +54,7 @@ def test_slider_redraws_figure_and_table(sweep):
 def test_dropdown_switches_merge_and_jumps_to_its_alpha(sweep):
     import pandas as pd
 
-    from ltrlib.widgets import alpha_explorer
+    from ltrlib.plots.explore import alpha_explorer
 
     choices = pd.DataFrame({"split": ["Split1", "Split2"], "client": ["client1", "client1"],
                             "alpha": [0.2, 0.9]})

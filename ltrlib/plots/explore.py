@@ -1,14 +1,22 @@
-"""Interactive wrappers: plain functions first, widgets only around them.
+"""The interactive explorers: each wraps one plot function of `ltrlib.plots` in ipywidgets.
 
-Each function here is what a notebook calls under ``if interactive:``; the batch runner
-calls the plain plot function instead, so both paths stay tested.
+A notebook calls an explorer under ``if interactive:``; batch runs call the plain plot
+function instead, so both paths stay tested. They live together here, beside the plot
+modules they drive, and call only public functions; ipywidgets is imported inside each
+explorer so that plotting never needs it.
 """
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ltrlib import plots
 from ltrlib.data import overview
 from ltrlib.data.dataset import Dataset
+from ltrlib.plots.merge import selected_alpha_for
+
+
+# ---- dataset overview (notebook 00)
 
 
 def feature_explorer(ds: Dataset):
@@ -29,6 +37,28 @@ def feature_explorer(ds: Dataset):
     options = [(f"{name}  ρ={rho:+.2f}", name) for name, rho in corr.items()]
     return w.interact(show, feature=w.Dropdown(options=options, value=corr.index[0],
                                                description="feature"))
+
+
+# ---- query categories (notebook 01)
+
+
+def strategy_explorer(counts: pd.DataFrame):
+    """A dropdown over categories showing that category's DS1 / DS2' query counts.
+
+    ``counts`` is the frame of `ltrlib.noniid.categories.strategy_query_counts`. The plain
+    figure is ``ltrlib.plots.strategy_query_counts(counts, category)``, which batch runs draw.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    def show(category: int):
+        display(counts[counts.category == category]
+                .pivot(index="strategy", columns="split", values="queries"))
+        plt.show(plots.strategy_query_counts(counts, category))
+
+    cats = sorted(counts.category.unique().tolist())
+    return w.interact(show, category=w.Dropdown(options=cats, description="category"))
 
 
 # ---- merging (notebooks 04-05)
@@ -67,7 +97,7 @@ def alpha_explorer(sweep, selected_alpha, metric: str = "ndcg@10"):
             return sweep, selected_alpha
         s, c = pair_box.value if pair_box is not None else pairs[0]
         part = sweep[(sweep.split == s) & (sweep.client == c)]
-        return part, plots._alpha_lookup(selected_alpha, s, c)
+        return part, selected_alpha_for(selected_alpha, s, c)
 
     _, sel0 = current_frame()
     slider = w.FloatSlider(value=float(sel0 if sel0 is not None else 0.5), min=float(grid[0]),
@@ -122,3 +152,24 @@ def importance_explorer(importance):
     used = [m for m in models if (importance[importance.model == m].value > 0).any()]
     return w.interact(show, model=w.Dropdown(options=models, value=(used or models)[0], description="model"),
                       top_k=w.IntSlider(value=15, min=3, max=40, step=1, description="features"))
+
+
+# ---- federated online LTR (notebook 07)
+
+
+def curve_explorer(summary: pd.DataFrame):
+    """Dropdowns over ``setting`` and ``remedy`` of a `ltrlib.foltr.summarise_offline` frame,
+    drawing `ltrlib.plots.foltr_curves` for the chosen pair."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    def show(setting: str, remedy: str):
+        part = summary[(summary.setting == setting) & (summary.remedy == remedy)]
+        if part.empty:
+            print(f"no runs for {setting} with remedy {remedy}")
+            return
+        plt.show(plots.foltr_curves(part, row="ranker", col="click", hue="data", style="",
+                                    title=f"{setting} · {remedy}"))
+
+    return w.interact(show, setting=w.Dropdown(options=list(summary.setting.unique()), description="setting"),
+                      remedy=w.Dropdown(options=list(summary.remedy.unique()), description="remedy"))

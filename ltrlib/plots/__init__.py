@@ -1,0 +1,48 @@
+"""Plots: each takes the tidy frame of the analysis function with the same name and
+returns a matplotlib `Figure`, so notebooks can display it and `Reporter` can save it.
+
+One module per subpackage whose analyses it draws, all re-exported here so notebooks
+call ``plots.<figure>(...)``:
+
+- ``data``: the dataset overview and the calibration of the synthetic twin (notebook 00);
+- ``noniid``: query categories, Type 1 strategies and D_merge pools (notebooks 01-02);
+- ``train``: validation curves, tuning histories, backend and pair-method comparisons
+  (notebooks 03, 06, 08);
+- ``merge``: the linear merge's alpha sweep, stacking importance, per-category deltas
+  (notebooks 04-05);
+- ``foltr``: federated online LTR curves and online gaps (notebook 07);
+- ``clicklog``: learning from biased clicks (notebook 09).
+
+``explore`` holds the interactive explorers (ipywidgets around these plot functions);
+it is imported on its own, ``from ltrlib.plots.explore import ...``, so that plotting
+never needs ipywidgets. ``_style`` sets the shared seaborn theme on import.
+"""
+
+from ltrlib.plots import _style  # noqa: F401  (the shared theme, before any figure is drawn)
+from ltrlib.plots.clicklog import click_bias_curves, propensity_estimates
+from ltrlib.plots.data import (
+    calibration_table, category_distribution, feature_by_label, feature_sparsity, label_distribution,
+    per_query_counts,
+)
+from ltrlib.plots.foltr import foltr_curves, foltr_online_gaps
+from ltrlib.plots.merge import alpha_sweep, merge_category_deltas, stacking_importance
+from ltrlib.plots.noniid import (
+    dominance_statistics, merge_pool_frame, relevant_vs_query_categories, strategy_query_counts,
+)
+from ltrlib.plots.train import backend_comparison, pair_method_sizes, tuning_history, validation_curves
+
+__all__ = [
+    # data (notebook 00)
+    "label_distribution", "per_query_counts", "category_distribution", "feature_sparsity",
+    "feature_by_label", "calibration_table",
+    # noniid (notebooks 01-02)
+    "relevant_vs_query_categories", "dominance_statistics", "strategy_query_counts", "merge_pool_frame",
+    # train (notebooks 03, 06, 08)
+    "validation_curves", "tuning_history", "backend_comparison", "pair_method_sizes",
+    # merge (notebooks 04-05)
+    "alpha_sweep", "stacking_importance", "merge_category_deltas",
+    # foltr (notebook 07)
+    "foltr_curves", "foltr_online_gaps",
+    # clicklog (notebook 09)
+    "click_bias_curves", "propensity_estimates",
+]
