@@ -1,5 +1,6 @@
-"""The explorers open on informative views (issue 15): notebook 00's feature dropdown on the
-most label-correlated feature, notebook 05's Figure-3 explorer on a meta-model that splits."""
+"""The explorers of `ltrlib.plots.explore` build and open on informative views (issue 15):
+notebook 00's feature dropdown on the most label-correlated feature, notebook 05's Figure-3
+explorer on a meta-model that splits. (The alpha explorer: tests/merge/test_widget.py.)"""
 
 import matplotlib
 
@@ -54,3 +55,26 @@ def test_importance_explorer_starts_on_a_meta_model_that_splits():
     box = importance_explorer(pd.DataFrame(rows))
     dropdown = next(c for c in box.widget.children if isinstance(c, w.Dropdown))
     assert dropdown.value == "Split1 M21S" and dropdown.options[0] == "Split1 M12S"
+
+
+def test_strategy_explorer_offers_every_category_in_order():
+    from ltrlib.plots.explore import strategy_explorer
+
+    counts = pd.DataFrame([{"category": c, "strategy": st, "split": sp, "queries": q}
+                           for c in (11, 3) for st in ("tie_breaking", "exclusive")
+                           for sp, q in (("DS1", 5), ("DS2'", 7))])
+    box = strategy_explorer(counts)
+    dropdown = next(c for c in box.widget.children if isinstance(c, w.Dropdown))
+    assert list(dropdown.options) == [3, 11] and dropdown.value == 3
+
+
+def test_curve_explorer_offers_settings_and_remedies():
+    from ltrlib.plots.explore import curve_explorer
+
+    summary = pd.DataFrame([{"setting": st, "remedy": rm, "click": "perfect", "data": d, "ranker": "linear",
+                             "round": r, "mean": 0.5, "lo": 0.45, "hi": 0.55}
+                            for st in ("Type 1", "Type 2") for rm in ("none", "FedProx")
+                            for d in ("IID", "non-IID") for r in (0, 10)])
+    box = curve_explorer(summary)
+    dropdowns = [c for c in box.widget.children if isinstance(c, w.Dropdown)]
+    assert [list(d.options) for d in dropdowns] == [["Type 1", "Type 2"], ["none", "FedProx"]]

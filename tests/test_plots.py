@@ -54,3 +54,17 @@ def test_figure3_explains_its_red_bars():
     assert labels == ["local model score (s₁, s₂)", "document feature"]
     assert all(t.get_fontsize() >= 9 for t in fig.axes[0].get_yticklabels())
     plt.close(fig)
+
+
+def test_package_reexports_every_plot_function():
+    """Notebooks call ``plots.<figure>``: every function that returns a Figure, in any plot
+    module, must be reachable from the package itself."""
+    import importlib
+    import inspect
+
+    for module in ("data", "noniid", "train", "merge", "foltr", "clicklog"):
+        mod = importlib.import_module(f"ltrlib.plots.{module}")
+        for name, fn in inspect.getmembers(mod, inspect.isfunction):
+            if fn.__module__ == mod.__name__ and fn.__annotations__.get("return") == "plt.Figure":
+                assert name in plots.__all__ and getattr(plots, name) is fn, f"plots.{module}.{name}"
+    assert all(callable(getattr(plots, name)) for name in plots.__all__)
