@@ -48,7 +48,7 @@ import numpy as np
 
 from ltrlib.data import cache as _cache
 from ltrlib.data.dataset import Dataset, Splits
-from ltrlib.data.svmlight import (
+from ltrlib.data.svmlight.parse import (
     MAX_FEATURES,
     LetorFormatError,
     check_width,

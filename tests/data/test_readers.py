@@ -9,13 +9,8 @@ import pytest
 from ltrlib import config
 from ltrlib.data.dataset import Dataset
 from ltrlib.data.readers import LetorFormatError, read_letor, read_letor_folder, read_lightgbm
-from ltrlib.data.svmlight import (
-    open_source,
-    run_parse,
-    sample_index_range,
-    write_lightgbm,
-    write_svmlight,
-)
+from ltrlib.data.svmlight.parse import open_source, run_parse, sample_index_range
+from ltrlib.data.svmlight.write import write_lightgbm, write_svmlight
 
 sk = pytest.importorskip("sklearn.datasets")
 
