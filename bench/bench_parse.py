@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ltrlib.data.dataset import Dataset, concat  # noqa: E402
 from ltrlib.data.readers import read_letor  # noqa: E402
-from ltrlib.data.svmlight import write_svmlight  # noqa: E402
+from ltrlib.data.svmlight.write import write_svmlight  # noqa: E402
 
 
 def _random_dataset(n_docs: int, seed: int = 0) -> Dataset:

@@ -9,7 +9,8 @@ What makes an entry valid
 The entry name contains a key: a hash of the format version, the parser options and, for each
 source file (the data file, and the ``.query`` file for LightGBM's format), its resolved path,
 size, modification time (``st_mtime_ns``) and a *sampled* content fingerprint: SHA-256 of the
-size, the first and last MiB and 16 evenly spaced 64 KiB blocks (small files, <= 4 MiB, whole).
+size, the first and last MiB and 16 evenly spaced 64 KiB blocks (small files, <= 4 MiB, whole;
+`ltrlib.data.svmlight.fingerprint` computes it).
 SHA-256 rather than blake2b: with the CPU's SHA extensions it is ~3x faster here, and the
 fingerprint is paid on every load.
 
@@ -54,13 +55,12 @@ from pathlib import Path
 import numpy as np
 
 from ltrlib import config
-from ltrlib.data.svmlight import _fingerprint_blocks
+from ltrlib.data.svmlight.fingerprint import fingerprint_file
 
 __all__ = [
     "FORMAT_VERSION",
     "CacheHit",
     "PendingEntry",
-    "fingerprint",
     "full_hash",
     "source_signature",
     "cache_root",
@@ -84,18 +84,6 @@ def cache_root(cache_dir=None) -> Path:
 
 
 # --------------------------------------------------------------------------- signatures
-def fingerprint(path, size: int | None = None) -> str:
-    """Sampled content fingerprint of a file (see the module docstring)."""
-    size = os.stat(path).st_size if size is None else size
-    h = hashlib.sha256()
-    h.update(str(size).encode())
-    with open(path, "rb") as fh:
-        for off, n in _fingerprint_blocks(size):
-            fh.seek(off)
-            h.update(fh.read(n))
-    return h.hexdigest()
-
-
 def full_hash(path) -> str:
     """SHA-256 of the whole file, streamed."""
     h = hashlib.sha256()
@@ -110,7 +98,7 @@ def source_signature(path) -> dict:
     p = Path(path).resolve()
     st = os.stat(p)
     return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "fingerprint": fingerprint(p, st.st_size)}
+            "fingerprint": fingerprint_file(p, st.st_size)}
 
 
 def _core(sig: dict) -> dict:

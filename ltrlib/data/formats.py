@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ltrlib.data.dataset import Dataset, Splits, concat
-from ltrlib.data.svmlight import write_svmlight
+from ltrlib.data.svmlight.write import write_svmlight
 
 __all__ = ["LAYOUTS", "write_layout"]
 

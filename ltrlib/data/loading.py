@@ -13,7 +13,7 @@ from pathlib import Path
 from ltrlib import config, provenance
 from ltrlib.data.dataset import Splits
 from ltrlib.data.readers import read_letor, read_letor_folder, read_lightgbm
-from ltrlib.data.svmlight import check_not_compressed
+from ltrlib.data.svmlight.parse import check_not_compressed
 from ltrlib.data.synthetic import make_synthetic
 
 #: Names `load_dataset` knows without a path.

@@ -5,6 +5,9 @@
 * `read_letor_folder` - ``[FoldN/]train.txt, vali.txt, test.txt`` into `Splits` with one
   common feature layout.
 
+The three take the same keyword options (below); `ReadOptions` holds them in one value, with
+their defaults and checks.
+
 Conventions (see `ltrlib.data.svmlight` for the text format)
 --------------------------------------------------------------
 * ``zero_based="auto"``: zero-based if any index 0 appears (in any file of a folder).
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,10 +52,12 @@ import numpy as np
 
 from ltrlib.data import cache as _cache
 from ltrlib.data.dataset import Dataset, Splits
-from ltrlib.data.svmlight import (
+from ltrlib.data.svmlight.parse import (
     MAX_FEATURES,
     LetorFormatError,
+    check_n_features,
     check_width,
+    check_zero_based,
     finish_parse,
     open_source,
     read_group_file,
@@ -60,7 +66,7 @@ from ltrlib.data.svmlight import (
     sample_index_range,
 )
 
-__all__ = ["read_letor", "read_lightgbm", "read_letor_folder", "LetorFormatError"]
+__all__ = ["read_letor", "read_lightgbm", "read_letor_folder", "ReadOptions", "LetorFormatError"]
 
 
 @dataclass
@@ -72,6 +78,39 @@ class _Unit:
     @property
     def fmt(self) -> str:
         return "letor" if self.query_file is None else "lightgbm"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """The keyword options the three readers share, in one value with their defaults; the
+    module docstring says what each does. Built by each reader from its keywords, and checked
+    here when built, with the errors the readers raise: category_feature and category_bins
+    together, a label_range that is not two integers, a max_features that is not a positive
+    integer, a bad zero_based or a negative n_features. ``label_range`` is stored as a tuple
+    of ints. ``verify`` is checked when the cache is read (`ltrlib.data.cache.load`): with
+    ``cache=False`` it is never used."""
+
+    zero_based: bool | str = "auto"
+    n_features: int | None = None
+    max_features: int = MAX_FEATURES
+    label_range: tuple[int, int] | None = (0, 4)
+    category_feature: int | str | None = None
+    category_bins: tuple[int | str, int] | None = None
+    cache: bool = True
+    cache_dir: str | os.PathLike | None = None
+    verify: str = "sample"
+
+    def __post_init__(self):
+        if self.category_feature is not None and self.category_bins is not None:
+            raise ValueError("give category_feature or category_bins, not both")
+        if self.label_range is not None:
+            lo, hi = int(self.label_range[0]), int(self.label_range[1])
+            object.__setattr__(self, "label_range", (lo, hi))  # frozen: set once, here
+        mf = self.max_features
+        if isinstance(mf, bool) or not isinstance(mf, (int, np.integer)) or mf < 1:
+            raise ValueError(f"max_features must be a positive integer, got {mf!r}")
+        check_zero_based(self.zero_based)
+        check_n_features(self.n_features)
 
 
 def read_letor(
@@ -94,8 +133,10 @@ def read_letor(
     input; nothing is skipped silently. See the module docstring for the conventions.
     """
     unit = _Unit(_existing(path), None, name or Path(path).stem)
-    (ds,) = _read_units([unit], zero_based, n_features, max_features, label_range,
-                        category_feature, category_bins, cache, cache_dir, verify)
+    (ds,) = _read_units([unit], ReadOptions(
+        zero_based=zero_based, n_features=n_features, max_features=max_features,
+        label_range=label_range, category_feature=category_feature, category_bins=category_bins,
+        cache=cache, cache_dir=cache_dir, verify=verify))
     return ds
 
 
@@ -130,8 +171,10 @@ def read_lightgbm(
             "(pass query_file=... if it lives elsewhere, or use read_letor for files with qid:)",
             qf, None, None)
     unit = _Unit(p, qf, name or p.name)
-    (ds,) = _read_units([unit], zero_based, n_features, max_features, label_range,
-                        category_feature, category_bins, cache, cache_dir, verify)
+    (ds,) = _read_units([unit], ReadOptions(
+        zero_based=zero_based, n_features=n_features, max_features=max_features,
+        label_range=label_range, category_feature=category_feature, category_bins=category_bins,
+        cache=cache, cache_dir=cache_dir, verify=verify))
     return ds
 
 
@@ -174,8 +217,10 @@ def read_letor_folder(
             continue
         units.append(_Unit(_existing(p, f"{slot} file"), None, f"{tag}/{slot}"))
         slots.append(slot)
-    parts = _read_units(units, zero_based, n_features, max_features, label_range,
-                        category_feature, category_bins, cache, cache_dir, verify)
+    parts = _read_units(units, ReadOptions(
+        zero_based=zero_based, n_features=n_features, max_features=max_features,
+        label_range=label_range, category_feature=category_feature, category_bins=category_bins,
+        cache=cache, cache_dir=cache_dir, verify=verify))
     got = dict(zip(slots, parts))
     return Splits(got["train"], got.get("vali"), got.get("test"))
 
@@ -231,150 +276,193 @@ def _scan_signatures(unit: _Unit, src) -> list[dict]:
     return sigs
 
 
-def _read_units(units, zero_based, n_features, max_features, label_range, category_feature,
-                category_bins, cache, cache_dir, verify) -> list[Dataset]:
-    if category_feature is not None and category_bins is not None:
-        raise ValueError("give category_feature or category_bins, not both")
-    if label_range is not None:
-        label_range = (int(label_range[0]), int(label_range[1]))
-    if isinstance(max_features, bool) or not isinstance(max_features, (int, np.integer)) \
-            or max_features < 1:
-        raise ValueError(f"max_features must be a positive integer, got {max_features!r}")
-    sigs = [_signatures(u) for u in units] if cache else [None] * len(units)
+class _Files:
+    """The files of one read and what is open for them while it runs: the mapped sources,
+    full parses made while settling the layout (kept when that layout is the final one),
+    and cache entries being written."""
 
-    # 1. The common layout needs every file's true feature index range. A cache entry of the
-    #    same content records it; otherwise the file is parsed in full with a layout guessed
-    #    from sampled lines, which gives the true range and, when the guess was right (the
-    #    usual case), already the final result.
-    raws: dict[int, object] = {}
-    srcs: dict[int, object] = {}
-    pending: dict[int, _cache.PendingEntry] = {}
+    def __init__(self, units: list[_Unit], options: ReadOptions):
+        self.units = units
+        self.options = options
+        self.sigs = [_signatures(u) for u in units] if options.cache else [None] * len(units)
+        self.srcs: dict[int, object] = {}
+        self.raws: dict[int, object] = {}
+        self.pending: dict[int, _cache.PendingEntry] = {}
 
-    def parse(i, zb_, width_):
+    def open(self, i: int):
+        self.srcs[i] = open_source(self.units[i].path, hash_content=self.options.cache)
+        return self.srcs[i]
+
+    def parse(self, i: int, zero_based: bool, width: int):
         # With the cache on, X is parsed straight into the new entry's X.npy (a memmap).
-        src = srcs.get(i)
+        o = self.options
+        src = self.srcs.get(i)
         if src is None:
-            src = srcs[i] = open_source(units[i].path, hash_content=cache)
+            src = self.open(i)
         out = None
-        if cache and src.n_lines * width_ > 0:
+        if o.cache and src.n_lines * width > 0:
             try:
-                if i not in pending:
-                    pending[i] = _cache.PendingEntry(cache_dir)
-                out = pending[i].array("X", (src.n_lines, width_), np.float32)
+                if i not in self.pending:
+                    self.pending[i] = _cache.PendingEntry(o.cache_dir)
+                out = self.pending[i].array("X", (src.n_lines, width), np.float32)
             except OSError as exc:
-                warnings.warn(f"cannot write the cache under {_cache.cache_root(cache_dir)}: "
-                              f"{exc}", RuntimeWarning, stacklevel=4)
-        return run_parse(src, zb_, width_, out=out)
+                _warn(f"cannot write the cache under {_cache.cache_root(o.cache_dir)}: {exc}",
+                      RuntimeWarning)
+        return run_parse(src, zero_based, width, out=out)
 
-    def bound_width(index_ranges, zb_):
-        # Before parse() allocates (n_lines, width): a width read from the file's indices is
+    def bound_width(self, index_ranges, zero_based: bool) -> None:
+        # Before parse() allocates (n_lines, width): a width read from the files' indices is
         # bounded; one given as n_features is the caller's choice.
-        if n_features is not None:
+        o = self.options
+        if o.n_features is not None:
             return
         for i, (_, hi) in enumerate(index_ranges):
-            if hi - (0 if zb_ else 1) + 1 > max_features:
-                src = srcs.get(i) or open_source(units[i].path)  # the range may come from the cache
-                check_width(src, zb_, hi, max_features)
+            if hi - (0 if zero_based else 1) + 1 > o.max_features:
+                # The range may come from the cache, with the file not opened yet.
+                src = self.srcs.get(i) or open_source(self.units[i].path)
+                check_width(src, zero_based, hi, o.max_features)
 
-    try:
-        if isinstance(zero_based, str) and zero_based == "auto" or n_features is None:
-            known = {}
-            for i in range(len(units)):
-                r = _cache_lookup(lambda: _cache.index_range(sigs[i], cache_dir), cache_dir) \
-                    if cache else None
-                if r is not None:
-                    known[i] = r
-            if len(known) < len(units):
-                for i, u in enumerate(units):
-                    if i not in known:
-                        srcs[i] = open_source(u.path, hash_content=cache)
-                guess = [known[i] if i in known else sample_index_range(srcs[i])
-                         for i in range(len(units))]
-                g_zb, g_width = resolve_layout(guess, zero_based, n_features)
-                bound_width(guess, g_zb)
-                for i in list(srcs):
-                    raws[i] = parse(i, g_zb, g_width)
-            ranges = [known[i] if i in known else raws[i].index_range for i in range(len(units))]
-        else:
-            ranges = []
-        zb, width = resolve_layout(ranges, zero_based, n_features)
-        bound_width(ranges, zb)  # a sampled guess may have missed the widest line
-        base = 0 if zb else 1
-        cat_col = bins = None
-        if category_feature is not None:
-            cat_col = _category_column(category_feature, "category_feature", base, width,
-                                       units[0].path)
-        if category_bins is not None:
-            feat, bins = category_bins
-            cat_col = _category_column(feat, "category_bins", base, width, units[0].path)
-            if int(bins) < 2:
-                raise ValueError(f"category_bins: n_bins must be >= 2, got {bins}")
-        options = {"zero_based": zb, "n_features": width,
-                   "label_range": None if label_range is None else list(label_range)}
-
-        # 2. Each file: the parse from step 1 if its layout is the final one, else the cache,
-        #    else a (new) full parse, which is then stored.
-        out = []
-        names = tuple(f"f{c + base}" for c in range(width))
-        for i, u in enumerate(units):
-            opts = dict(options, format=u.fmt)
-            raw = raws.pop(i, None)
-            if raw is not None and (raw.zero_based, raw.width) != (zb, width):
-                raw = parse(i, zb, width)  # the sampled guess missed: parse again
-            hit = None
-            if raw is None and cache:
-                hit = _cache_lookup(lambda: _cache.load(sigs[i], opts, cache_dir, verify), cache_dir)
-            meta = {"source": str(u.path), "format": u.fmt, "index_base": base}
-            if hit is not None:
-                a = hit.arrays
-                X, y, qids, offsets = a["X"], a["y"], a["query_ids"], a["offsets"]
-                meta.update(cache="hit", cache_entry=str(hit.path),
-                            content_sha256=hit.meta["sources"][0].get("sha256"))
-            else:
-                if raw is None:
-                    raw = parse(i, zb, width)
-                parsed = finish_parse(raw, label_range=label_range,
-                                      require_qid=u.query_file is None)
-                X, y, qids, offsets = parsed.X, parsed.y, parsed.query_ids, parsed.offsets
-                if u.query_file is not None:
-                    sizes = read_group_file(u.query_file, y.size, u.path)
-                    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-                    qids = np.arange(sizes.size, dtype=np.int64)
-                X.flags.writeable = False
-                meta["cache"] = "off"
-                if cache:
-                    meta.update(_store(u, srcs[i], pending.pop(i, None), opts, parsed, X, y,
-                                       qids, offsets, cache_dir))
-                srcs.pop(i, None)
-                del raw  # release the file mapping
-            out.append(Dataset(X=X, y=y, query_ids=qids, offsets=offsets, feature_names=names,
-                               name=u.name, meta=meta))
-    finally:
-        for p in pending.values():  # entries not committed (an error, or a cache hit)
+    def abort_pending(self) -> None:
+        for p in self.pending.values():  # entries not committed (an error, or a cache hit)
             p.abort()
 
-    # 3. Categories (bin edges from the first file: the training split of a folder).
+
+def _read_units(units: list[_Unit], options: ReadOptions) -> list[Dataset]:
+    """The files as `Dataset`s with one common layout: settle the layout, then parse or load
+    each file, then give every file the same categories."""
+    files = _Files(units, options)
+    try:
+        zero_based, width = _common_layout(files)
+        cat_col, n_bins = _category_setup(options, zero_based, width, units[0].path)
+        out = [_parse_or_load(files, i, zero_based, width) for i in range(len(units))]
+    finally:
+        files.abort_pending()
     if cat_col is not None:
-        feature, ref = out[0].feature_names[cat_col], out[0].X[:, cat_col]
-        distinct = np.unique(ref)
-        if distinct.size < 2:
-            raise ValueError(f"{units[0].path}: the category feature {feature} has a single value "
-                             f"({distinct[0] if distinct.size else 'none'}), so every document would be "
-                             "in one category; choose another feature")
-        if bins is None:
-            out = [d.with_category_from_feature(cat_col) for d in out]
-        else:
-            edges = np.unique(np.quantile(ref, np.linspace(0, 1, int(bins) + 1)[1:-1]))
-            made = np.unique(np.searchsorted(edges, ref, side="right")).size
-            if made < int(bins):
-                # Quantiles of a feature with many ties coincide, and equal edges merge bins.
-                warnings.warn(f"category_bins: {int(bins)} quantile bins of {feature} gave {made} "
-                              f"categories in {units[0].path.name}: the feature has only "
-                              f"{distinct.size} distinct values or heavy ties at the bin edges",
-                              UserWarning, stacklevel=3)
-            out = [d.with_category(np.searchsorted(edges, d.X[:, cat_col], side="right")
-                                   .astype(np.int32)) for d in out]
+        out = _categorise(out, cat_col, n_bins, units[0].path)
     return out
+
+
+def _common_layout(files: _Files) -> tuple[bool, int]:
+    """``(zero_based, width)`` shared by the files.
+
+    It needs every file's true feature index range. A cache entry of the same content records
+    it; otherwise the file is parsed in full with a layout guessed from sampled lines, which
+    gives the true range and, when the guess was right (the usual case), already the final
+    result (kept in ``files.raws``). With the layout fixed by the caller nothing is read."""
+    o, n = files.options, len(files.units)
+    ranges = []
+    auto = isinstance(o.zero_based, str)  # ReadOptions admits one string: "auto"
+    if auto or o.n_features is None:
+        known = {}
+        for i in range(n):
+            r = _cache_lookup(lambda: _cache.index_range(files.sigs[i], o.cache_dir), o.cache_dir) \
+                if o.cache else None
+            if r is not None:
+                known[i] = r
+        if len(known) < n:
+            for i in range(n):
+                if i not in known:
+                    files.open(i)
+            guess = [known[i] if i in known else sample_index_range(files.srcs[i])
+                     for i in range(n)]
+            g_zb, g_width = resolve_layout(guess, o.zero_based, o.n_features)
+            files.bound_width(guess, g_zb)
+            for i in list(files.srcs):
+                files.raws[i] = files.parse(i, g_zb, g_width)
+        ranges = [known[i] if i in known else files.raws[i].index_range for i in range(n)]
+    zero_based, width = resolve_layout(ranges, o.zero_based, o.n_features)
+    files.bound_width(ranges, zero_based)  # a sampled guess may have missed the widest line
+    return zero_based, width
+
+
+def _parse_or_load(files: _Files, i: int, zero_based: bool, width: int) -> Dataset:
+    """File ``i`` in the final layout: the parse made while settling the layout if it used
+    this layout, else the cache, else a (new) full parse, which is then stored."""
+    o, u = files.options, files.units[i]
+    base = 0 if zero_based else 1
+    opts = {"zero_based": zero_based, "n_features": width,
+            "label_range": None if o.label_range is None else list(o.label_range),
+            "format": u.fmt}  # the parser options of the cache key
+    raw = files.raws.pop(i, None)
+    if raw is not None and (raw.zero_based, raw.width) != (zero_based, width):
+        raw = files.parse(i, zero_based, width)  # the sampled guess missed: parse again
+    hit = None
+    if raw is None and o.cache:
+        hit = _cache_lookup(lambda: _cache.load(files.sigs[i], opts, o.cache_dir, o.verify),
+                            o.cache_dir)
+    meta = {"source": str(u.path), "format": u.fmt, "index_base": base}
+    if hit is not None:
+        a = hit.arrays
+        X, y, qids, offsets = a["X"], a["y"], a["query_ids"], a["offsets"]
+        meta.update(cache="hit", cache_entry=str(hit.path),
+                    content_sha256=hit.meta["sources"][0].get("sha256"))
+    else:
+        if raw is None:
+            raw = files.parse(i, zero_based, width)
+        parsed = finish_parse(raw, label_range=o.label_range, require_qid=u.query_file is None)
+        X, y, qids, offsets = parsed.X, parsed.y, parsed.query_ids, parsed.offsets
+        if u.query_file is not None:
+            sizes = read_group_file(u.query_file, y.size, u.path)
+            offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            qids = np.arange(sizes.size, dtype=np.int64)
+        X.flags.writeable = False
+        meta["cache"] = "off"
+        if o.cache:
+            meta.update(_store(u, files.srcs[i], files.pending.pop(i, None), opts, parsed, X, y,
+                               qids, offsets, o.cache_dir))
+        files.srcs.pop(i, None)
+        del raw  # release the file mapping
+    names = tuple(f"f{c + base}" for c in range(width))
+    return Dataset(X=X, y=y, query_ids=qids, offsets=offsets, feature_names=names, name=u.name,
+                   meta=meta)
+
+
+def _category_setup(options: ReadOptions, zero_based: bool, width: int, path):
+    """``(column, n_bins)`` of the category feature (both None without one), checked against
+    the layout before any file is parsed in it."""
+    base = 0 if zero_based else 1
+    cat_col = n_bins = None
+    if options.category_feature is not None:
+        cat_col = _category_column(options.category_feature, "category_feature", base, width,
+                                   path)
+    if options.category_bins is not None:
+        feat, n_bins = options.category_bins
+        cat_col = _category_column(feat, "category_bins", base, width, path)
+        if int(n_bins) < 2:
+            raise ValueError(f"category_bins: n_bins must be >= 2, got {n_bins}")
+    return cat_col, n_bins
+
+
+def _categorise(out: list[Dataset], cat_col: int, n_bins, path: Path) -> list[Dataset]:
+    """Every file's categories from column ``cat_col``: its values, or with ``n_bins`` its
+    quantile bin, with the edges from the first file (the training split of a folder)."""
+    feature, ref = out[0].feature_names[cat_col], out[0].X[:, cat_col]
+    distinct = np.unique(ref)
+    if distinct.size < 2:
+        raise ValueError(f"{path}: the category feature {feature} has a single value "
+                         f"({distinct[0] if distinct.size else 'none'}), so every document would be "
+                         "in one category; choose another feature")
+    if n_bins is None:
+        return [d.with_category_from_feature(cat_col) for d in out]
+    edges = np.unique(np.quantile(ref, np.linspace(0, 1, int(n_bins) + 1)[1:-1]))
+    made = np.unique(np.searchsorted(edges, ref, side="right")).size
+    if made < int(n_bins):
+        # Quantiles of a feature with many ties coincide, and equal edges merge bins.
+        _warn(f"category_bins: {int(n_bins)} quantile bins of {feature} gave {made} "
+              f"categories in {path.name}: the feature has only "
+              f"{distinct.size} distinct values or heavy ties at the bin edges", UserWarning)
+    return [d.with_category(np.searchsorted(edges, d.X[:, cat_col], side="right")
+                            .astype(np.int32)) for d in out]
+
+
+def _warn(message: str, category) -> None:
+    """Warn at the reader's caller, the first frame outside this module: the call depth
+    inside the readers differs from warning to warning, and a warning pointing into them
+    tells the user nothing."""
+    frame, level = sys._getframe(1), 2  # level 2: _warn's caller
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _cache_lookup(lookup, cache_dir):
@@ -384,8 +472,7 @@ def _cache_lookup(lookup, cache_dir):
     try:
         return lookup()
     except OSError as exc:
-        warnings.warn(f"cannot read the cache under {_cache.cache_root(cache_dir)}: {exc}",
-                      RuntimeWarning, stacklevel=4)
+        _warn(f"cannot read the cache under {_cache.cache_root(cache_dir)}: {exc}", RuntimeWarning)
         return None
 
 
@@ -394,8 +481,7 @@ def _store(u: _Unit, src, pending, opts, parsed, X, y, qids, offsets, cache_dir)
     sigs[0]["sha256"] = src.content_hash()
     st = os.stat(u.path)
     if (st.st_size, st.st_mtime_ns) != (src.size, src.mtime_ns):
-        warnings.warn(f"{u.path} changed while it was read; the result is not cached",
-                      RuntimeWarning, stacklevel=4)
+        _warn(f"{u.path} changed while it was read; the result is not cached", RuntimeWarning)
         if pending is not None:
             pending.abort()
         return {"cache": "miss"}
@@ -410,6 +496,6 @@ def _store(u: _Unit, src, pending, opts, parsed, X, y, qids, offsets, cache_dir)
             entry = pending.commit(sigs, opts, arrays, meta)
     except OSError as exc:
         # A full disk or read-only cache must not stop the research: the data are fine.
-        warnings.warn(f"could not cache {u.path}: {exc}", RuntimeWarning, stacklevel=4)
+        _warn(f"could not cache {u.path}: {exc}", RuntimeWarning)
         return {"cache": "miss", "content_sha256": sigs[0]["sha256"]}
     return {"cache": "miss", "cache_entry": str(entry), "content_sha256": sigs[0]["sha256"]}

@@ -15,7 +15,8 @@ from ltrlib.data import cache as C
 from ltrlib.data import readers
 from ltrlib.data.dataset import Dataset
 from ltrlib.data.readers import read_letor, read_lightgbm
-from ltrlib.data.svmlight import _fingerprint_blocks, write_svmlight
+from ltrlib.data.svmlight.fingerprint import fingerprint_blocks
+from ltrlib.data.svmlight.write import write_svmlight
 
 
 def _dataset(n_queries=20, n_features=12, seed=0) -> Dataset:
@@ -152,7 +153,7 @@ def test_same_size_same_mtime_edit_in_large_file(tmp_path):
     path = write_svmlight(ds, tmp_path / "big.txt")
     size = path.stat().st_size
     assert size > 4 << 20, size
-    blocks = _fingerprint_blocks(size)
+    blocks = fingerprint_blocks(size)
     cd = tmp_path / "cache"
     read_letor(path, cache_dir=cd)
     text = path.read_bytes()
@@ -182,7 +183,7 @@ def test_same_size_same_mtime_edit_in_large_file(tmp_path):
 
 def test_group_file_change_is_stale(tmp_path):
     ds = _dataset()
-    from ltrlib.data.svmlight import write_lightgbm
+    from ltrlib.data.svmlight.write import write_lightgbm
 
     data, qf = write_lightgbm(ds, tmp_path / "d.train")
     cd = tmp_path / "cache"

@@ -5,7 +5,7 @@ from ltrlib import config
 from ltrlib.data import load_dataset, overview
 from ltrlib.data.loading import locate_dataset
 from ltrlib.data.readers import read_letor
-from ltrlib.data.svmlight import write_svmlight
+from ltrlib.data.svmlight.write import write_svmlight
 
 
 def test_synthetic_by_name():

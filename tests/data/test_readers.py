@@ -3,19 +3,23 @@ categories, and one test per kind of bad input (the error names file, line and t
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+
 import numpy as np
 import pytest
 
 from ltrlib import config
 from ltrlib.data.dataset import Dataset
-from ltrlib.data.readers import LetorFormatError, read_letor, read_letor_folder, read_lightgbm
-from ltrlib.data.svmlight import (
-    open_source,
-    run_parse,
-    sample_index_range,
-    write_lightgbm,
-    write_svmlight,
+from ltrlib.data.readers import (
+    LetorFormatError,
+    ReadOptions,
+    read_letor,
+    read_letor_folder,
+    read_lightgbm,
 )
+from ltrlib.data.svmlight.parse import open_source, run_parse, sample_index_range
+from ltrlib.data.svmlight.write import write_lightgbm, write_svmlight
 
 sk = pytest.importorskip("sklearn.datasets")
 
@@ -515,3 +519,26 @@ def test_run_parse_rejects_wrong_out_buffer(tmp_path):
     path = _write(tmp_path / "o.txt", "1 qid:1 1:1\n")
     with pytest.raises(ValueError, match="out must be"):
         run_parse(open_source(path), False, 1, out=np.zeros((2, 1), np.float32))
+
+
+
+# --------------------------------------------------------------------------- options
+def test_read_options_defaults_are_the_readers_defaults():
+    # The readers keep their keyword signatures; ReadOptions is where the options are checked.
+    fields = {f.name: f.default for f in dataclasses.fields(ReadOptions)}
+    for reader in (read_letor, read_lightgbm, read_letor_folder):
+        params = inspect.signature(reader).parameters
+        assert {k: params[k].default for k in fields} == fields, reader.__name__
+
+
+def test_read_options_checks_and_normalises():
+    assert ReadOptions(label_range=[np.int64(1), 3.0]).label_range == (1, 3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ReadOptions().cache = False
+    for kwargs, words in [({"category_feature": 1, "category_bins": (1, 3)}, "not both"),
+                          ({"max_features": True}, "max_features must be a positive integer"),
+                          ({"max_features": 0}, "max_features must be a positive integer"),
+                          ({"zero_based": "yes"}, "zero_based must be 'auto', True or False"),
+                          ({"n_features": -1}, "n_features must be >= 0")]:
+        with pytest.raises(ValueError, match=words):
+            ReadOptions(**kwargs)
