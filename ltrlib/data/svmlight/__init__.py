@@ -37,6 +37,7 @@ The names below are re-exported here, so ``from ltrlib.data.svmlight import run_
 working; `ltrlib.data.readers` builds `Dataset`s and caches them on top of them.
 """
 
+from ltrlib.data.svmlight import fingerprint, parse, write
 from ltrlib.data.svmlight.fingerprint import fingerprint_blocks, fingerprint_bytes, fingerprint_file
 from ltrlib.data.svmlight.parse import (
     MAX_FEATURES,
@@ -44,8 +45,10 @@ from ltrlib.data.svmlight.parse import (
     Parsed,
     RawParse,
     Source,
+    check_n_features,
     check_not_compressed,
     check_width,
+    check_zero_based,
     finish_parse,
     open_source,
     read_group_file,
@@ -55,23 +58,5 @@ from ltrlib.data.svmlight.parse import (
 )
 from ltrlib.data.svmlight.write import write_lightgbm, write_svmlight
 
-__all__ = [
-    "LetorFormatError",
-    "Source",
-    "RawParse",
-    "Parsed",
-    "open_source",
-    "sample_index_range",
-    "run_parse",
-    "finish_parse",
-    "resolve_layout",
-    "MAX_FEATURES",
-    "check_width",
-    "check_not_compressed",
-    "read_group_file",
-    "write_svmlight",
-    "write_lightgbm",
-    "fingerprint_blocks",
-    "fingerprint_bytes",
-    "fingerprint_file",
-]
+# Each module lists its public names once; the package hands all of them on.
+__all__ = [*parse.__all__, *write.__all__, *fingerprint.__all__]
