@@ -123,7 +123,7 @@ def select_notebooks(notebooks: Sequence[Path], only: str | Iterable[str] | None
     if only is None:
         return list(notebooks)
     selectors = [only] if isinstance(only, str) else list(only)
-    selectors = [s.strip() for item in selectors for s in str(item).split(",") if s.strip()]
+    selectors = [s for item in selectors for s in config.parse_list(item, name="--only", allow_empty=True)]
     if not selectors:  # --only '' would otherwise run nothing, reported as "no notebooks found"
         available = ", ".join(p.stem for p in notebooks) or "none"
         raise ValueError(f"--only {only!r} is an empty selection; give notebook numbers or names, "

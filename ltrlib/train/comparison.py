@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
 
@@ -219,10 +220,7 @@ def parse_train_sizes(spec: str, available: int) -> list[int]:
     """``"150,1000,all"`` -> sorted distinct training-query counts, each at most ``available``
     (``all`` = ``available``)."""
     sizes = []
-    for part in str(spec).split(","):
-        part = part.strip()
-        if not part:
-            continue
+    for part in config.parse_list(spec, name="pair_train_queries", allow_empty=True):
         if part == "all":
             sizes.append(available)
             continue
