@@ -62,6 +62,8 @@ FIDELITY_CSV = "fidelity.csv"
 FIDELITY_CLAIMS_CSV = "fidelity_claims.csv"
 #: Where notebook 00 writes the data-level calibration table.
 CALIBRATION_TABLE = Path("tables") / "00_dataset_overview" / "calibration.csv"
+#: And its Table 2 subsets: list lengths and relevant documents per DS1 / DS2' (not fitted).
+CALIBRATION_SUBSETS = Path("tables") / "00_dataset_overview" / "calibration_subsets.csv"
 
 # --------------------------------------------------------------------------- the paper
 
@@ -590,6 +592,8 @@ class FidelityReport:
     unmatched: list[str] = field(default_factory=list)
     #: Notebook 00's data-level calibration table (`ltrlib.data.calibration`), when written.
     calibration: pd.DataFrame | None = None
+    #: Its Table 2 subsets (`ltrlib.data.calibration.subset_table`), when written.
+    calibration_subsets: pd.DataFrame | None = None
 
 
 def _provenance(run_dir: Path) -> dict[str, Any]:
@@ -625,11 +629,12 @@ def fidelity_report(run_dir: str | os.PathLike) -> FidelityReport:
     known = set(zip(paper.table, paper.split))
     unmatched = list(dict.fromkeys(f"{t} {s}" for t, s in zip(ours.table, ours.split)
                                    if (t, s) not in known))
-    cal_path = run_dir / CALIBRATION_TABLE
+    cal_path, sub_path = run_dir / CALIBRATION_TABLE, run_dir / CALIBRATION_SUBSETS
     return FidelityReport(numbers=compare(paper, ours),
                           claims=check_claims(ours, paper, importance),
                           missing=missing, provenance=_provenance(run_dir), unmatched=unmatched,
-                          calibration=pd.read_csv(cal_path) if cal_path.exists() else None)
+                          calibration=pd.read_csv(cal_path) if cal_path.exists() else None,
+                          calibration_subsets=pd.read_csv(sub_path) if sub_path.exists() else None)
 
 
 def _markdown(rep: FidelityReport) -> str:
@@ -663,6 +668,10 @@ def _markdown(rep: FidelityReport) -> str:
                   "out of sample: nothing in the generator was fitted to them.", "",
                   table_to_markdown(cal[["statistic", "paper", "achieved", "tolerance", "within", "source"]]
                                     .round(4)), ""]
+    if rep.calibration_subsets is not None:
+        lines += ["Table 2's subsets, out of sample (only the DS2' list lengths above are fitted): "
+                  "documents and relevant documents per query of each DS1 and DS2'.", "",
+                  table_to_markdown(rep.calibration_subsets.round(2)), ""]
     c = rep.claims
     tally = c.ours.value_counts().to_dict()
     lines += ["## Claims of §5.2", "",

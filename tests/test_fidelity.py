@@ -148,7 +148,11 @@ def test_fidelity_shows_the_data_level_calibration(tmp_path):
                   "source": "§5.2", "mechanism": "purity"}).to_csv(run / F.CALIBRATION_TABLE, index=False)
     text = F.write_fidelity(run).read_text()
     assert "## Data-level calibration" in text and "1 of 2 within tolerance" in text
-    assert "exclusive_11" in text
+    assert "exclusive_11" in text and "Table 2's subsets" not in text  # no subsets table written
+    pd.DataFrame({"subset": ["exclusive_11"], "queries": [37], "docs_per_query": [87.108],
+                  "paper_docs_per_query": [104.319]}).to_csv(run / F.CALIBRATION_SUBSETS, index=False)
+    text = F.write_fidelity(run).read_text()
+    assert "Table 2's subsets, out of sample" in text and "| exclusive_11 |" in text and "87.11" in text
 
 
 def test_cli_rebuilds_the_report_and_the_index(tmp_path, capsys):

@@ -107,6 +107,19 @@ def test_search_runs_both_stages_and_refuses_too_few_trials():
         search(n_trials=5)
 
 
+def test_search_over_some_knobs_keeps_the_others_at_the_defaults():
+    from ltrlib.data.calibration import search
+
+    trials = search(n_trials=10, n_queries=300, knobs=["docs_sd"], progress=False)
+    defaults = knobs_of(SyntheticConfig())
+    assert set(SEARCH_SPACE) <= set(trials.columns)
+    assert trials.docs_sd.nunique() > 1
+    for name in set(SEARCH_SPACE) - {"docs_sd"}:
+        assert (trials[name] == defaults[name]).all(), name
+    with pytest.raises(ValueError, match="unknown knobs.*'noise'"):
+        search(n_trials=10, knobs=["noise"])
+
+
 def test_knobs_round_trip():
     cfg = SyntheticConfig()
     assert set(knobs_of(cfg)) == set(SEARCH_SPACE)
