@@ -405,6 +405,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--search", action="store_true", help="rerun the data-statistics search")
     ap.add_argument("--trials", type=int, default=200, help="trials of each stage of --search (TPE, then CMA-ES)")
+    ap.add_argument("--queries", type=int, default=5_000, help="simulated queries per sample in --search")
+    ap.add_argument("--samples", type=int, default=2, help="samples (seeds) each --search trial averages over")
     ap.add_argument("--knobs", default="", help="comma-separated knobs --search varies (default: all; "
                     "the others stay at the current defaults)")
     ap.add_argument("--learnability", action="store_true", help="measure M_full NDCG@10 against feature_noise")
@@ -413,7 +415,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     if args.search:
-        trials = search(args.trials, seed=args.seed, knobs=parse_list(args.knobs, name="--knobs", allow_empty=True) or None)
+        trials = search(args.trials, n_queries=args.queries, seed=args.seed, n_samples=args.samples,
+                        knobs=parse_list(args.knobs, name="--knobs", allow_empty=True) or None)
         print("best knobs (paste into SyntheticConfig):")
         best = trials.iloc[0]
         for name in SEARCH_SPACE:
