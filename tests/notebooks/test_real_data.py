@@ -47,9 +47,9 @@ def test_real_data_results_follow_the_data(real_run):
     assert set(chosen.values()) <= set(range(6)) and chosen["split1"] == chosen["split2"] != chosen["split3"]
     # Split1 (exclusive) cannot be trained here and is left out; Split2 and Split3 are merged.
     merged = metrics["04_linear_merge"]
-    assert not any(k.startswith("Split1.") for k in merged)
-    assert {"Split2.M12a.ndcg10", "Split3.M21a.ndcg10"} <= set(merged)
-    assert 0.5 < merged["Split2.M12a.ndcg10"] < 1
+    assert not any(k.startswith("split1.") for k in merged)
+    assert {"split2.m12a.ndcg10", "split3.m21a.ndcg10"} <= set(merged)
+    assert 0.5 < merged["split2.m12a.ndcg10"] < 1
     nb03 = (real_run / "notebooks" / "03_client_models.ipynb").read_text()
     assert "Split1 left out: too few queries to train and test" in nb03
     # Six bins are enough intents for Type 1, so notebook 07 runs it on this data.
@@ -100,5 +100,5 @@ def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path,
     # MSLR's folds repartition all 180 queries 3:1:1 (Fold1 trains on 108); the others keep 100.
     assert metrics["00_dataset_overview"]["train_queries"] == (108 if layout == "mslr" else 100)
     assert metrics["00_dataset_overview"]["n_categories"] == (10 if layout == "mslr" else 20)
-    assert any(k.endswith(".M12a.ndcg10") for k in metrics["04_linear_merge"])
+    assert any(k.endswith(".m12a.ndcg10") for k in metrics["04_linear_merge"])
     assert metrics["05_stacking"]
