@@ -36,9 +36,10 @@ from ltrlib.bivariate.model import LBModel, RankData, fit_lb
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ndcg, significance_table
+from ltrlib.report import flatten_metrics
 
 __all__ = ["MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "curves_frame",
-           "eval_table", "fit_models", "headline", "per_query_results", "results_table",
+           "eval_table", "fit_models", "headline_metrics", "per_query_results", "results_table",
            "suggest", "tuned_table", "tuning_frame"]
 
 LEARNING_RATES = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2)
@@ -308,15 +309,19 @@ def tuning_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> p
     return pd.concat(parts, ignore_index=True)
 
 
-def headline(per_query: pd.DataFrame, k: int = 5) -> dict[str, float]:
-    """Mean test NDCG@k per model, keyed for metrics.json (``ndcg5_Bi_lambdaMART``, ...)."""
-    means = per_query[per_query.metric == f"ndcg@{k}"].groupby("model", sort=False).value.mean()
-    out = {}
-    for model, v in means.items():
-        key = (model.replace("λ", "lambda").replace("*", "_star").replace("/", "")
-               .replace(" (stage 1)", "_stage1").replace(" ", "_").replace("-", "_"))
-        out[f"ndcg{k}_{key}"] = float(v)
-    return out
+def headline_metrics(per_query: pd.DataFrame, k: int = 5,
+                     no_listwise: pd.DataFrame | None = None) -> dict[str, float]:
+    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): mean test
+    NDCG@k per model (``bi-lambdamart.ndcg5``) and, given the per-query results of the
+    models without listwise features, theirs (``no_listwise.bi-lambdamart.ndcg5``)."""
+    def means(pq: pd.DataFrame) -> pd.DataFrame:
+        pq = pq[pq.metric == f"ndcg@{k}"]
+        return pq.groupby(["model", "metric"], sort=False).value.mean().reset_index()
+
+    parts = [means(per_query)]
+    if no_listwise is not None:
+        parts.append(means(no_listwise).assign(ablation="no_listwise"))
+    return flatten_metrics(parts, keys=["ablation", "model"])
 
 
 def eval_table(per_query: pd.DataFrame) -> pd.DataFrame:
