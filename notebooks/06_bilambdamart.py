@@ -194,7 +194,7 @@ table8
 # Optuna trial with the best so far.
 
 # %%
-curves = experiment.curves_frame(fitted)
+curves = experiment.curves_frame(fitted, cutoff=cutoff)
 fig = plots.validation_curves(curves)
 fig.axes[0].set_ylabel(f"validation NDCG@{cutoff} (full-list IDCG)")
 report.figure(fig, "validation_curves")

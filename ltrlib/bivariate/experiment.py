@@ -279,9 +279,11 @@ def tuned_table(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def curves_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> pd.DataFrame:
+def curves_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2",
+                 cutoff: int = 5) -> pd.DataFrame:
     """Validation NDCG@cutoff after each tree, in the layout of `ltrlib.train.validation_curves`
-    (``split, model, tree, ndcg, best``) so `ltrlib.plots.validation_curves` draws it."""
+    (``split, model, tree, metric, value, best``) so `ltrlib.plots.validation_curves` draws
+    it; ``cutoff`` is the one the models were early-stopped on (`Stage2Experiment`'s)."""
     parts = []
     for name, f in fitted.items():
         curve = np.asarray(getattr(f.model, "curve", []) or [], dtype=np.float64)
@@ -291,10 +293,11 @@ def curves_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> p
         # LightGBM's own curve for native λMART normalises by the top-k list's IDCG, which
         # reads higher than the full-list IDCG of the others: say so in the legend.
         label = name if MODELS[name].full_ideal else f"{name} (top-k IDCG)"
-        parts.append(pd.DataFrame({"split": split, "model": label, "tree": trees, "ndcg": curve,
+        parts.append(pd.DataFrame({"split": split, "model": label, "tree": trees,
+                                   "metric": f"ndcg@{cutoff}", "value": curve,
                                    "best": trees == f.best_iteration}))
     return pd.concat(parts, ignore_index=True) if parts else \
-        pd.DataFrame(columns=["split", "model", "tree", "ndcg", "best"])
+        pd.DataFrame(columns=["split", "model", "tree", "metric", "value", "best"])
 
 
 def tuning_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> pd.DataFrame:

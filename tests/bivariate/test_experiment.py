@@ -52,4 +52,4 @@ def test_curves_say_which_ideal_dcg_they_use():
     curves = curves_frame(fitted)
     # Native λMART's curve is LightGBM's (top-k list IDCG); the others use the full list.
     assert list(pd.unique(curves.model)) == ["λMART (top-k IDCG)", "Bi-λMART"]
-    assert curves[curves.best].tree.tolist() == [2, 2]
+    assert curves[curves.best].tree.tolist() == [2, 2] and set(curves.metric) == {"ndcg@5"}
