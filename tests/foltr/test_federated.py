@@ -58,7 +58,7 @@ def test_same_seed_same_curves_and_different_seed_differs(toy):
 
 def test_linear_ranker_learns_on_toy_set(toy):
     res = run_federated(P.iid(toy, 2, 5, "perfect"), "linear", 150, seed=0, eval_every=50)
-    curve = res.offline.offline_ndcg.to_numpy()
+    curve = res.offline.value.to_numpy()
     assert curve[-1] > curve[0] + 0.1 and curve[-1] > 0.95, curve
     assert res.weights[0] > np.abs(res.weights[1:]).max()    # the informative feature leads
     on = res.online.online_ndcg.to_numpy()
@@ -173,7 +173,7 @@ def test_data_sharing_appends_shared_queries(toy):
     kept = P.with_data_sharing(plain, toy, 0.1, seed=0, remove_from_shards=False)
     assert sum(len(c.rows) for c in kept.clients) > sum(len(c.rows) for c in fed.clients)
     r = run_federated(fed, "linear", 2, seed=0, eval_every=2, warmup_interactions=50)
-    assert r.offline.offline_ndcg.iloc[0] > 0
+    assert r.offline.value.iloc[0] > 0
 
 
 def test_jobs_frames_and_errors(toy):
@@ -209,7 +209,7 @@ def test_real_lightgbm_data_learns():
     s = _lightgbm_rank()
     data = P.prepare_data(s.train, s.test)
     res = run_federated(P.iid(data, 5, 5, "perfect"), "linear", 200, seed=0, eval_every=200)
-    start, end = res.offline.offline_ndcg
+    start, end = res.offline.value
     assert end > start + 0.05, (start, end)
 
 

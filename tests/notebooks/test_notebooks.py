@@ -72,9 +72,9 @@ def test_category_analysis_results(run_dir):
     # (11 first is asserted on 6,000 queries in tests/data/test_calibration.py)
     assert {m["top_query_category"], m["second_query_category"]} == {11, 14}
     # The strategies nest: exclusive ⊂ without tie-breaking ⊂ with tie-breaking.
-    assert 0 < m["category_train_exclusive"] <= m["category_train_no_tie_breaking"] \
-        <= m["category_train_tie_breaking"]
-    shares = m["share_lead_1_to_3"] + m["share_lead_over_3"] + m["share_tie"] + m["share_no_relevant"]
+    assert 0 < m["train.exclusive.queries"] <= m["train.no_tie_breaking.queries"] \
+        <= m["train.tie_breaking.queries"]
+    shares = m["lead_1_to_3.share"] + m["lead_over_3.share"] + m["tie.share"] + m["no_relevant.share"]
     assert shares == pytest.approx(1.0)
     cats = pd.read_csv(run_dir / "tables" / "01_category_analysis" / "query_categories.csv")
     assert cats.groupby("split").size().to_dict() == {"train": 150, "vali": 50, "test": 50}
@@ -152,7 +152,7 @@ def test_foltr_noniid_results(run_dir):
         assert set(sweep["data"]) == {"IID", "non-IID"} and (sweep.interactions == 40 * 5 * b).all()
     assert (runs.cumulative_online <= (1 - 0.9995 ** 40) / (1 - 0.9995) + 1e-9).all()
     # Label skew with one label per client is the paper's clearest gap: IID must win by a margin.
-    assert m["offline_gap_type2_R1_linear_perfect"] < -0.05
+    assert m["type2_r1.linear.perfect.offline_gap"] < -0.05
     rem = runs[(runs.setting == "type2_R1") & (runs.ranker == "linear") & (runs.data == "non-IID")
                & (runs.click == "perfect")]
     by = rem.set_index("remedy").final_offline

@@ -40,7 +40,7 @@ def test_real_data_results_follow_the_data(real_run):
     metrics = json.loads((real_run / "metrics.json").read_text())
     assert metrics["00_dataset_overview"]["train_queries"] == 201 - 40  # 20 % carved out as validation
     assert metrics["00_dataset_overview"]["n_categories"] == 6
-    assert metrics["01_category_analysis"]["category_train_exclusive"] == 0
+    assert metrics["01_category_analysis"]["train.exclusive.queries"] == 0
     # "auto" split categories follow the data (its most frequent query categories) and are recorded.
     chosen = {k: metrics["02_split_stats"][f"{k}_category"] for k in ("split1", "split2", "split3")}
     assert chosen == {k: metrics["03_client_models"][f"{k}_category"] for k in chosen}
@@ -53,7 +53,7 @@ def test_real_data_results_follow_the_data(real_run):
     nb03 = (real_run / "notebooks" / "03_client_models.ipynb").read_text()
     assert "Split1 left out: too few queries to train and test" in nb03
     # Six bins are enough intents for Type 1, so notebook 07 runs it on this data.
-    assert any(k.startswith("offline_gap_type1_") for k in metrics["07_foltr_noniid"])
+    assert any(k.startswith("type1.") and k.endswith(".offline_gap") for k in metrics["07_foltr_noniid"])
     assert 0.4 < metrics["06_bilambdamart"]["lambdamart.ndcg5"] < 1
 
 
