@@ -299,3 +299,13 @@ def test_paper_profile_is_one_flag_and_captions_say_when_values_compare():
         rounds_and_seeds("huge", "small")
     assert "compare with Tables 2-3" in online_table_caption(10_000, 5)
     assert "not values" in online_table_caption(300, 2)
+
+
+def test_headline_metrics_of_the_gaps():
+    from ltrlib.foltr.simulate import headline_metrics
+
+    gaps = pd.DataFrame({"setting": ["type2_R1"], "ranker": ["linear"], "click": ["perfect"],
+                         "rel_gap": [-0.123456], "offline_gap": [-0.0812345], "gap": [-1.0]})
+    assert headline_metrics(gaps) == {"type2_r1.linear.perfect.offline_gap": -0.0812,
+                                      "type2_r1.linear.perfect.online_rel_gap": -0.1235}
+    assert headline_metrics(pd.DataFrame()) == {}
