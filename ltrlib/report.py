@@ -154,14 +154,12 @@ def metric_key_part(value: Any, column: str | None = None) -> str:
     ``column`` names the column a numeric ``value`` came from; it is written in front of
     the number (``metric_key_part(0.5, "eta") == "eta0_5"``).
     """
-    numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) \
-            and float(value).is_integer():
-        value = int(value)  # 150.0 -> "150"; a column with a NaN holds its counts as floats
-    text = f"{value:g}" if numeric and not isinstance(value, numbers.Integral) else str(value)
-    if numeric and column:
-        text = f"{column}{text}"
-    text = text.lower()
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        # 150.0 -> "150": a column with a missing value holds its counts as floats.
+        number = f"{int(value)}" if float(value).is_integer() else f"{float(value):g}"
+        text = f"{column or ''}{number}".lower()
+    else:
+        text = str(value).lower()
     for char, spelling in _KEY_SPELLINGS.items():
         text = text.replace(char, spelling)
     part = _KEY_OTHER_RE.sub("_", text)
