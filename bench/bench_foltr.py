@@ -35,7 +35,7 @@ def rate(data, ranker: str, rounds: int, click: str = "perfect") -> tuple[float,
     t0 = time.perf_counter()
     res = run_federated(fed, ranker, rounds, seed=1, eval_every=rounds)
     dt = time.perf_counter() - t0
-    return res.interactions / dt, float(res.offline.offline_ndcg.iloc[-1])
+    return res.interactions / dt, float(res.offline.value.iloc[-1])
 
 
 def main():
@@ -74,7 +74,7 @@ def main():
           f"{len(res.offline)} offline evaluations")
     print(f"  wall time {t_run:.1f} s for {res.interactions:,} interactions ({res.interactions / t_run:,.0f}/s); "
           f"+ {t_prep:.1f} s normalisation/warm-up, {t_load:.1f} s loading; "
-          f"offline NDCG@10 {res.offline.offline_ndcg.iloc[0]:.3f} -> {res.offline.offline_ndcg.iloc[-1]:.3f}")
+          f"offline NDCG@10 {res.offline.value.iloc[0]:.3f} -> {res.offline.value.iloc[-1]:.3f}")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ WINDOWS = {"rounds 1000-2000": (1000, 2000), "rounds 4000-end": (4000, None)}
 
 def windows(offline, last_round: int) -> dict[str, float]:
     """Mean offline NDCG@10 of the evaluations inside each window, and the last one."""
-    r, v = offline["round"].to_numpy(), offline["offline_ndcg"].to_numpy()
+    r, v = offline["round"].to_numpy(), offline["value"].to_numpy()
     out = {name: float(v[(r >= lo) & (r <= (last_round if hi is None else hi))].mean())
            for name, (lo, hi) in WINDOWS.items()}
     out["final"] = float(v[r == r.max()][0])

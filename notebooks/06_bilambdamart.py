@@ -162,7 +162,7 @@ table5
 # Table 2. Studies `06.no_listwise.<model>`.
 
 # %%
-no_listwise = {}
+bare_per_query = None
 if listwise_ablation:
     bare = experiment.Stage2Experiment(two, **stage2, listwise=False)
     ablation_rows = [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
@@ -173,7 +173,6 @@ if listwise_ablation:
     ablation = experiment.results_table(bare_per_query, ablation_rows)
     report.table(ablation, "ablation_listwise", index=True,
                  caption="Table 2's models without listwise features; superscripts as Table 2")
-    no_listwise = {f"no_listwise_{k}": v for k, v in experiment.headline(bare_per_query, k=cutoff).items()}
     display(ablation)
 
 # %% [markdown]
@@ -195,7 +194,7 @@ table8
 # Optuna trial with the best so far.
 
 # %%
-curves = experiment.curves_frame(fitted)
+curves = experiment.curves_frame(fitted, cutoff=cutoff)
 fig = plots.validation_curves(curves)
 fig.axes[0].set_ylabel(f"validation NDCG@{cutoff} (full-list IDCG)")
 report.figure(fig, "validation_curves")
@@ -208,4 +207,4 @@ report.figure(plots.tuning_history(history), "tuning_history")
 # %%
 report.metrics(stage1_folds=stage1_folds, n_trials=trials, stage2_pair_features=int(stats.pair_features[0]),
                train_pairs=int(exp.rank_data("train", experiment.MODELS["Bi-λMART"]).n_rows),
-               **experiment.headline(per_query, k=cutoff), **no_listwise)
+               **experiment.headline_metrics(per_query, k=cutoff, no_listwise=bare_per_query))

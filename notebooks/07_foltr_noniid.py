@@ -196,9 +196,5 @@ if remedy_setting:
     display(remedies_table.round(3))
 
 # %%
-headline = {f"offline_gap_{r.setting}_{r.ranker}_{r.click}": round(float(r.offline_gap), 4)
-            for r in gaps.itertuples()}
-headline.update({f"online_rel_gap_{r.setting}_{r.ranker}_{r.click}": round(float(r.rel_gap), 4)
-                 for r in gaps.itertuples()})
 report.metrics(runs=len(online), rounds=T, seeds=len(seeds),
-               interactions=int(online.interactions.sum()), **headline)
+               interactions=int(online.interactions.sum()), **S.headline_metrics(gaps))

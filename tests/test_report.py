@@ -20,6 +20,8 @@ from ltrlib.report import (
     Reporter,
     atomic_write_text,
     clear_notebook_outputs,
+    flatten_metrics,
+    metric_key_part,
     read_metrics,
     validate_name,
     write_index,
@@ -169,6 +171,40 @@ def test_metrics_merge_per_notebook(tmp_path):
     assert data == {"00_a": merged, "01_b": {"flag": True}}
     assert isinstance(data["00_a"]["n_queries"], int)
     assert read_metrics(tmp_path / "run1") == data
+
+
+@pytest.mark.parametrize("value, column, part", [
+    ("Split1", None, "split1"), ("M12α", None, "m12a"), ("DS2'", None, "ds2p"),
+    ("ndcg@10", None, "ndcg10"), ("a. λMART (stage 1)", None, "a_lambdamart_stage_1"),
+    ("λMART*", None, "lambdamart_star"), ("non-IID", None, "non-iid"), ("mean, 1 pair", None, "mean_1_pair"),
+    (0.5, "eta", "eta0_5"), (np.float64(2.0), "eta", "eta2"), (np.int64(150), "train_queries", "train_queries150"),
+])
+def test_metric_key_part(value, column, part):
+    assert metric_key_part(value, column) == part
+    validate_name(part, "metric name")  # every part is a valid Reporter.metrics name
+
+
+def test_flatten_metrics_one_key_scheme():
+    means = pd.DataFrame({"split": ["Split1", "Split1"], "model": ["M1", "M2"],
+                          "test_set": ["DS", "DS2'"], "metric": "ndcg@10", "value": [0.5, 0.25]})
+    trees = pd.DataFrame({"split": ["Split1"], "model": ["M1"], "metric": ["trees"], "value": [np.int64(7)]})
+    flat = flatten_metrics([means, trees], keys=["split", "model", "test_set"])
+    assert flat == {"split1.m1.ds.ndcg10": 0.5, "split1.m2.ds2p.ndcg10": 0.25, "split1.m1.trees": 7}
+    assert type(flat["split1.m1.trees"]) is int  # counts stay integers beside float means
+    # A missing grouping value is left out of the key; a mapping is keyed by its names alone.
+    fixed = pd.DataFrame({"model": ["logging ranker", "XGB"], "eta": [np.nan, 0.5],
+                          "metric": "ndcg@10", "value": [0.3, 0.4]})
+    assert flatten_metrics(fixed, keys=["model", "eta"]) == {"logging_ranker.ndcg10": 0.3,
+                                                             "xgb.eta0_5.ndcg10": 0.4}
+    assert flatten_metrics({"n_trials": 3}) == {"n_trials": 3}
+
+
+def test_flatten_metrics_refuses_colliding_keys():
+    twice = pd.DataFrame({"model": ["M1", "m1"], "metric": "ndcg@10", "value": [0.5, 0.6]})
+    with pytest.raises(ValueError, match="two rows give the key 'm1.ndcg10'"):
+        flatten_metrics(twice, keys=["model"])
+    with pytest.raises(ValueError, match="no 'value' column"):
+        flatten_metrics(twice.rename(columns={"value": "mean"}), keys=["model"])
 
 
 def test_metrics_reject_non_scalars_and_leave_file_unchanged(rep):

@@ -36,9 +36,10 @@ from ltrlib.bivariate.model import LBModel, RankData, fit_lb
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ndcg, significance_table
+from ltrlib.report import flatten_metrics
 
 __all__ = ["MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "curves_frame",
-           "eval_table", "fit_models", "headline", "per_query_results", "results_table",
+           "eval_table", "fit_models", "headline_metrics", "per_query_results", "results_table",
            "suggest", "tuned_table", "tuning_frame"]
 
 LEARNING_RATES = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2)
@@ -278,9 +279,11 @@ def tuned_table(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def curves_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> pd.DataFrame:
+def curves_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2",
+                 cutoff: int = 5) -> pd.DataFrame:
     """Validation NDCG@cutoff after each tree, in the layout of `ltrlib.train.validation_curves`
-    (``split, model, tree, ndcg, best``) so `ltrlib.plots.validation_curves` draws it."""
+    (``split, model, tree, metric, value, best``) so `ltrlib.plots.validation_curves` draws
+    it; ``cutoff`` is the one the models were early-stopped on (`Stage2Experiment`'s)."""
     parts = []
     for name, f in fitted.items():
         curve = np.asarray(getattr(f.model, "curve", []) or [], dtype=np.float64)
@@ -290,10 +293,11 @@ def curves_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> p
         # LightGBM's own curve for native λMART normalises by the top-k list's IDCG, which
         # reads higher than the full-list IDCG of the others: say so in the legend.
         label = name if MODELS[name].full_ideal else f"{name} (top-k IDCG)"
-        parts.append(pd.DataFrame({"split": split, "model": label, "tree": trees, "ndcg": curve,
+        parts.append(pd.DataFrame({"split": split, "model": label, "tree": trees,
+                                   "metric": f"ndcg@{cutoff}", "value": curve,
                                    "best": trees == f.best_iteration}))
     return pd.concat(parts, ignore_index=True) if parts else \
-        pd.DataFrame(columns=["split", "model", "tree", "ndcg", "best"])
+        pd.DataFrame(columns=["split", "model", "tree", "metric", "value", "best"])
 
 
 def tuning_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> pd.DataFrame:
@@ -308,15 +312,19 @@ def tuning_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> p
     return pd.concat(parts, ignore_index=True)
 
 
-def headline(per_query: pd.DataFrame, k: int = 5) -> dict[str, float]:
-    """Mean test NDCG@k per model, keyed for metrics.json (``ndcg5_Bi_lambdaMART``, ...)."""
-    means = per_query[per_query.metric == f"ndcg@{k}"].groupby("model", sort=False).value.mean()
-    out = {}
-    for model, v in means.items():
-        key = (model.replace("λ", "lambda").replace("*", "_star").replace("/", "")
-               .replace(" (stage 1)", "_stage1").replace(" ", "_").replace("-", "_"))
-        out[f"ndcg{k}_{key}"] = float(v)
-    return out
+def headline_metrics(per_query: pd.DataFrame, k: int = 5,
+                     no_listwise: pd.DataFrame | None = None) -> dict[str, float]:
+    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): mean test
+    NDCG@k per model (``bi-lambdamart.ndcg5``) and, given the per-query results of the
+    models without listwise features, theirs (``no_listwise.bi-lambdamart.ndcg5``)."""
+    def means(pq: pd.DataFrame) -> pd.DataFrame:
+        pq = pq[pq.metric == f"ndcg@{k}"]
+        return pq.groupby(["model", "metric"], sort=False).value.mean().reset_index()
+
+    parts = [means(per_query)]
+    if no_listwise is not None:
+        parts.append(means(no_listwise).assign(ablation="no_listwise"))
+    return flatten_metrics(parts, keys=["ablation", "model"])
 
 
 def eval_table(per_query: pd.DataFrame) -> pd.DataFrame:

@@ -31,6 +31,7 @@ from ltrlib.clicklog.logs import ClickLog, simulate_click_log
 from ltrlib.data.dataset import Splits
 from ltrlib.foltr.clicks import pbm
 from ltrlib.metrics import evaluate
+from ltrlib.report import flatten_metrics
 from ltrlib.train import Ranker, train_ranker, xgboost_propensities
 
 __all__ = ["CLICK_MODELS", "ClickBiasResult", "click_bias_experiment", "logging_ranker"]
@@ -60,8 +61,8 @@ def logging_ranker(splits: Splits, fraction: float = 0.01, *, min_queries: int =
 
 @dataclass
 class ClickBiasResult:
-    """``curves``: ``model, eta, sessions, ndcg10, seconds`` (eta and sessions NaN for the
-    logging ranker and the ceiling); ``propensities``: ``eta, rank, estimated, t_minus,
+    """``curves``: ``model, eta, sessions, metric, value, seconds``, metric ``ndcg@10`` on
+    the test set (eta and sessions NaN for the logging ranker and the ceiling); ``propensities``: ``eta, rank, estimated, t_minus,
     true``; ``click_rates``: ``eta, rank, ctr`` of the largest logs; ``logging_queries``."""
 
     curves: pd.DataFrame
@@ -93,12 +94,13 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
     rows = []
     logger, n_log = logging_ranker(splits, logging_fraction, seed=seed, num_threads=num_threads)
     rows.append({"model": "logging ranker", "eta": np.nan, "sessions": np.nan,
-                 "ndcg10": _ndcg10(logger, test), "seconds": np.nan})
+                 "metric": "ndcg@10", "value": _ndcg10(logger, test), "seconds": np.nan})
     start = time.perf_counter()
     ceiling = train_ranker(splits.train, splits.vali, {"learning_rate": 0.1}, max_trees=ceiling_trees,
                            early_stopping=max(10, ceiling_trees // 10), seed=seed, num_threads=num_threads)
     rows.append({"model": "true labels (ceiling)", "eta": np.nan, "sessions": np.nan,
-                 "ndcg10": _ndcg10(ceiling, test), "seconds": time.perf_counter() - start})
+                 "metric": "ndcg@10", "value": _ndcg10(ceiling, test),
+                 "seconds": time.perf_counter() - start})
     scores = logger.predict(splits.train)
     props, rates = [], []
     for i, eta in enumerate(etas):
@@ -115,8 +117,8 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
                 t0 = time.perf_counter()
                 r = train_ranker(log.data, None, p, backend=backend, max_trees=click_trees, seed=seed,
                                  num_threads=num_threads, position=log.position if with_pos else None)
-                rows.append({"model": name, "eta": float(eta), "sessions": n, "ndcg10": _ndcg10(r, test),
-                             "seconds": time.perf_counter() - t0})
+                rows.append({"model": name, "eta": float(eta), "sessions": n, "metric": "ndcg@10",
+                             "value": _ndcg10(r, test), "seconds": time.perf_counter() - t0})
                 if n == sessions[-1] and backend == "xgboost" and p.get("lambdarank_unbiased"):
                     t_plus, t_minus = xgboost_propensities(r)
                     ranks = np.arange(1, len(t_plus) + 1)
@@ -131,9 +133,9 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
 def curve_table(curves: pd.DataFrame) -> pd.DataFrame:
     """Wide view: rows ``(eta, sessions)``, one column per click-trained model, plus the
     logging ranker and the ceiling as constant columns."""
-    fixed = curves[curves.sessions.isna()].set_index("model").ndcg10
+    fixed = curves[curves.sessions.isna()].set_index("model").value
     wide = (curves[curves.sessions.notna()]
-            .pivot_table(index=["eta", "sessions"], columns="model", values="ndcg10", sort=False))
+            .pivot_table(index=["eta", "sessions"], columns="model", values="value", sort=False))
     wide.columns.name = None
     for name, value in fixed.items():
         wide[name] = value
@@ -149,20 +151,17 @@ def propensity_errors(props: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline_metrics(result: ClickBiasResult) -> dict[str, float]:
-    """``<model>.eta<eta>.ndcg10`` at the largest log, the fixed models' NDCG@10 and the
-    propensity errors, as flat scalars for ``metrics.json``."""
+    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): the logging
+    ranker's training queries, the fixed models' NDCG@10 (``logging_ranker.ndcg10``), each
+    click-trained model's at the largest log (``xgb_unbiased.eta0_5.ndcg10``) and the
+    propensity errors (``eta0_5.propensity_mae``)."""
     c = result.curves
-    out: dict[str, float] = {"logging_queries": result.logging_queries}
-    fixed = c[c.sessions.isna()]
-    for r in fixed.itertuples():
-        out[("logging" if r.model.startswith("logging") else "ceiling") + ".ndcg10"] = float(r.ndcg10)
-    last = c[c.sessions == c.sessions.max()]
-    for r in last.itertuples():
-        out[f"{r.model.replace(' ', '_')}.eta{r.eta:g}.ndcg10"] = float(r.ndcg10)
+    parts = [pd.DataFrame({"metric": ["logging_queries"], "value": [result.logging_queries]}),
+             c[c.sessions.isna() | (c.sessions == c.sessions.max())]]
     if not result.propensities.empty:
-        for r in propensity_errors(result.propensities).itertuples():
-            out[f"propensity_mae.eta{r.eta:g}"] = float(r.mae)
-    return out
+        errors = propensity_errors(result.propensities)
+        parts.append(pd.DataFrame({"eta": errors.eta, "metric": "propensity_mae", "value": errors.mae}))
+    return flatten_metrics(parts, keys=["model", "eta"])
 
 
 __all__ += ["curve_table", "headline_metrics", "propensity_errors"]

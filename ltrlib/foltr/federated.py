@@ -100,7 +100,7 @@ def prepare_features(X, offsets, normalise: bool = True) -> np.ndarray:
 
 @dataclass
 class RunResult:
-    offline: pd.DataFrame   # round, offline_ndcg
+    offline: pd.DataFrame   # round, metric (ndcg@10), value
     online: pd.DataFrame    # round, online_ndcg (mean over clients)
     cumulative_online: float
     weights: np.ndarray
@@ -220,7 +220,7 @@ def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000,
     disc = GAMMA ** np.arange(n_rounds)
     cum = float(np.nansum(disc * online))
     return RunResult(
-        offline=pd.DataFrame({"round": off_rounds, "offline_ndcg": off_vals}),
+        offline=pd.DataFrame({"round": off_rounds, "metric": "ndcg@10", "value": off_vals}),
         online=pd.DataFrame({"round": np.arange(1, n_rounds + 1), "online_ndcg": online}),
         cumulative_online=cum, weights=w_global, interactions=interactions,
         client_weights=personalised() if fedper else None,

@@ -5,8 +5,8 @@ remedy and a seed. ``run_jobs`` runs many of them through joblib (processes, one
 ``n_jobs``) or, when ``scheduler`` is an address such as ``tcp://host:8786`` and dask is
 installed, on that Dask cluster, with a tqdm progress bar. Results:
 
-- ``offline``: one row per evaluation (``setting, data, ranker, click, remedy, seed, round,
-  offline_ndcg``; ``data`` is ``IID`` or ``non-IID``);
+- ``offline``: one row per evaluation (``round, metric, value`` of the offline NDCG@10 and
+  ``setting, data, ranker, click, remedy, seed``; ``data`` is ``IID`` or ``non-IID``);
 - ``online``: one row per run with the cumulative discounted online NDCG (gamma 0.9995),
   the mean online NDCG, the interactions performed and the wall time.
 
@@ -25,6 +25,7 @@ import pandas as pd
 from ltrlib import timing
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
+from ltrlib.report import flatten_metrics
 
 SETTINGS = ("iid", "type1", "type2_R1", "type2_R2", "type3_sdbn", "type3_pbm", "type4", "type4_type1",
             "type4_type2")
@@ -92,7 +93,7 @@ def run_job(data: P.FoltrData, job: Job) -> tuple[pd.DataFrame, dict]:
     off = res.offline.assign(**tags)
     row = dict(tags, cumulative_online=res.cumulative_online,
                mean_online=float(np.nanmean(res.online.online_ndcg)),
-               final_offline=float(res.offline.offline_ndcg.iloc[-1]),
+               final_offline=float(res.offline.value.iloc[-1]),
                interactions=res.interactions, n_clients=len(fed.clients),
                seconds=time.perf_counter() - t0)
     return off, row
@@ -197,7 +198,7 @@ def grid(settings, seeds, *, noniid=(False, True), rankers=("linear",), clicks=(
 def summarise_offline(offline: pd.DataFrame, z: float = 1.96) -> pd.DataFrame:
     """Mean offline NDCG@10 per curve and round, with a normal-approximation 95% band."""
     keys = [c for c in ("setting", "data", "ranker", "click", "remedy", "round") if c in offline]
-    g = offline.groupby(keys, dropna=False)["offline_ndcg"]
+    g = offline.groupby(keys, dropna=False)["value"]
     out = g.agg(mean="mean", std="std", n="count").reset_index()
     half = z * out["std"].fillna(0.0) / np.sqrt(out["n"])
     return out.assign(lo=out["mean"] - half, hi=out["mean"] + half)
@@ -242,6 +243,20 @@ def noniid_gaps(online: pd.DataFrame) -> pd.DataFrame:
             offline_gap=b.final_offline.mean() - a.final_offline.mean(), offline_p_value=p_off,
         ))
     return pd.DataFrame(rows)
+
+
+def headline_metrics(gaps: pd.DataFrame) -> dict[str, float]:
+    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): per setting,
+    ranker and click model of `noniid_gaps`, the final offline gap
+    (``type2_r1.linear.perfect.offline_gap``) and the relative online gap
+    (``type2_r1.linear.perfect.online_rel_gap``), to 4 decimals (seed noise is larger)."""
+    if gaps.empty:  # no setting ran both IID and non-IID: nothing to report
+        return {}
+    keys = ["setting", "ranker", "click"]
+    tidy = (gaps.rename(columns={"rel_gap": "online_rel_gap"})
+            .melt(id_vars=keys, value_vars=["offline_gap", "online_rel_gap"], var_name="metric"))
+    tidy["value"] = [round(float(v), 4) for v in tidy.value]
+    return flatten_metrics(tidy, keys=keys)
 
 
 def remedy_table(online: pd.DataFrame, setting: str) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ltrlib.metrics.ranking import evaluate
 from ltrlib.metrics.significance import significance_table
+from ltrlib.report import flatten_metrics
 
 __all__ = [
     "LOCAL_MODELS",
@@ -220,18 +221,14 @@ def collect(experiments: Mapping[str, object], attr: str) -> pd.DataFrame:
 
 def headline_metrics(per_query: pd.DataFrame, metric: str = "ndcg@10",
                      choices: pd.DataFrame | None = None) -> dict[str, float]:
-    """Scalars for ``metrics.json``: mean ``metric`` per split and model, and the chosen
-    alphas. Names are file-name safe: ``Split1.M12a.ndcg10``, ``alpha.Split1.client1``."""
-    def safe(s: str) -> str:
-        return str(s).replace("α", "a").replace("@", "").replace(" ", "_")
-
+    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): mean
+    ``metric`` per split and model (``split1.m12a.ndcg10``) and the alpha each client chose
+    (``split1.client1.alpha``)."""
     pq = per_query[per_query.metric == metric]
-    out = {f"{safe(s)}.{safe(m)}.{safe(metric)}": float(v)
-           for (s, m), v in pq.groupby(["split", "model"], sort=False).value.mean().items()}
-    if choices is not None and "alpha" in choices:
-        out.update({f"alpha.{safe(r.split)}.{safe(r.client)}": float(r.alpha)
-                    for r in choices.itertuples()})
-    return out
+    means = pq.groupby(["split", "model", "metric"], sort=False).value.mean().reset_index()
+    alphas = [] if choices is None or "alpha" not in choices else \
+        [choices[["split", "client"]].assign(metric="alpha", value=choices.alpha.astype(float))]
+    return flatten_metrics([means, *alphas], keys=["split", "model", "client"])
 
 
 def flatten_columns(table: pd.DataFrame, sep: str = " ") -> pd.DataFrame:

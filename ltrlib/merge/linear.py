@@ -24,7 +24,7 @@ API (ranx-style: the algorithm and its optimiser side by side)
     `normalise_scores` per-query normalisation over flat arrays with offsets;
     `linear_merge` apply weights; `optimize_linear` choose them (grid over the simplex,
     or coordinate ascent for many models); `alpha_sweep` the tidy two-model sweep
-    (``alpha, dataset, metric, value``) behind the alpha plot and widget;
+    (``alpha, test_set, metric, value``) behind the alpha plot and widget;
     `linear_experiment` the whole §5.3 protocol for one split (both clients).
 """
 
@@ -391,8 +391,8 @@ def alpha_sweep(data: Mapping[str, tuple], *, step: float = 0.01,
                 normalisation: str = "none") -> pd.DataFrame:
     """Metrics of ``(1 - alpha) * s_1 + alpha * s_2`` for every alpha on the grid.
 
-    ``data``: ``{dataset label: (Dataset, (scores_1, scores_2))}``, e.g. D_merge and the
-    full test set. Returns a tidy frame ``alpha, dataset, metric, value`` (means over
+    ``data``: ``{test set label: (Dataset, (scores_1, scores_2))}``, e.g. D_merge and the
+    full test set. Returns a tidy frame ``alpha, test_set, metric, value`` (means over
     queries), alpha ascending.
     """
     alphas = alpha_grid(step)
@@ -406,9 +406,9 @@ def alpha_sweep(data: Mapping[str, tuple], *, step: float = 0.01,
         means = metric_means(ds.y, ds.offsets, S @ np.stack([1 - alphas, alphas]), metrics)
         wide = pd.DataFrame({"alpha": alphas, **means})
         frames.append(wide.melt(id_vars="alpha", var_name="metric", value_name="value")
-                      .assign(dataset=label))
-    out = pd.concat(frames, ignore_index=True)[["alpha", "dataset", "metric", "value"]]
-    return out.sort_values(["dataset", "metric", "alpha"], kind="stable", ignore_index=True)
+                      .assign(test_set=label))
+    out = pd.concat(frames, ignore_index=True)[["alpha", "test_set", "metric", "value"]]
+    return out.sort_values(["test_set", "metric", "alpha"], kind="stable", ignore_index=True)
 
 
 # --------------------------------------------------------------------------- the experiment
@@ -419,7 +419,7 @@ class LinearExperiment:
     """§5.3 on one split: for each client, alpha tuned on its D_merge, applied to the test.
 
     ``choices``: one row per client (``split, client, model, alpha, merge_value``);
-    ``sweep``: tidy ``split, client, alpha, dataset, metric, value`` with datasets
+    ``sweep``: tidy ``split, client, alpha, test_set, metric, value`` with test sets
     ``"D_merge"`` (that client's) and ``"test"`` (the full test set);
     ``per_query``: tidy ``split, model, qid, metric, value`` on the full test set for the
     two local models and each client's merged model (M12α, M21α);
@@ -472,8 +472,8 @@ def linear_experiment(split, models: Mapping[str, object], *, step: float = 0.01
             sweeps.append(sw.assign(split=split.name, client=_client_name(client, i)))
     per_query = per_query_frame(test, scores_out, metrics).assign(split=split.name)
     sweep_frame = (pd.concat(sweeps, ignore_index=True)[
-        ["split", "client", "alpha", "dataset", "metric", "value"]] if sweeps
-        else pd.DataFrame(columns=["split", "client", "alpha", "dataset", "metric", "value"]))
+        ["split", "client", "alpha", "test_set", "metric", "value"]] if sweeps
+        else pd.DataFrame(columns=["split", "client", "alpha", "test_set", "metric", "value"]))
     return LinearExperiment(split.name, pd.DataFrame(choices), sweep_frame,
                             per_query[["split", "model", "qid", "metric", "value"]], merged,
                             scores_out)
@@ -484,13 +484,13 @@ def _client_name(client, i: int) -> str:
 
 
 def sweep_at(sweep: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """The metric table of one alpha: rows ``dataset``, columns ``metric`` (the nearest grid
+    """The metric table of one alpha: rows ``test_set``, columns ``metric`` (the nearest grid
     alpha is used, so a slider value with float drift still hits the grid)."""
     if sweep.empty:
         raise ValueError("sweep is empty")
     grid = np.sort(sweep.alpha.unique())
     a = float(grid[np.argmin(np.abs(grid - float(alpha)))])
     part = sweep[np.isclose(sweep.alpha, a)]
-    table = part.pivot_table(index="dataset", columns="metric", values="value", aggfunc="first")
+    table = part.pivot_table(index="test_set", columns="metric", values="value", aggfunc="first")
     table.columns.name = f"alpha = {a:.2f}"
     return table

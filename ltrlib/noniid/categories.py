@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.data.dataset import Dataset, Splits
+from ltrlib.report import flatten_metrics
 
 #: The category of a query without relevant documents.
 NO_CATEGORY = -1
@@ -408,27 +409,25 @@ def strategy_query_counts(data: Splits | Dataset, seed: int = 0) -> pd.DataFrame
 def category_analysis_metrics(train_assignments: pd.DataFrame, dominance: pd.DataFrame,
                               strategy_counts: pd.DataFrame, figure2: pd.DataFrame,
                               category: int) -> dict[str, float | int]:
-    """Notebook 01's headline numbers for ``metrics.json``: the §3.1 dominance shares, the
-    share of queries decided by the random tie-break, the two most frequent query
-    categories (Figure 2b), and ``category``'s training queries in DS1 per strategy and in
-    DS2'. A strategy that puts no query of ``category`` in DS1 counts 0 (binned real data
-    often has such). Inputs are the frames of `assign_all` (training rows),
-    `dominance_statistics`, `strategy_query_counts` and `relevant_vs_query_categories`."""
+    """Notebook 01's headline numbers for ``metrics.json`` (keys by
+    `ltrlib.report.flatten_metrics`): the §3.1 dominance shares (``tie.share``), the share
+    of queries decided by the random tie-break (``decided_randomly.share``), the two most
+    frequent query categories (Figure 2b; ``top_query_category``,
+    ``second_query_category``), and ``category``'s training queries in DS1 per strategy and
+    in DS2' (``train.exclusive.queries``, ``train.ds2p.queries``). A strategy that puts no
+    query of ``category`` in DS1 counts 0 (binned real data often has such). Inputs are the
+    frames of `assign_all` (training rows), `dominance_statistics`, `strategy_query_counts`
+    and `relevant_vs_query_categories`."""
     dom = dominance.set_index("statistic")["share"]
+    shown = ["all_in_dominant", "tie", "lead_1_to_3", "lead_over_3", "no_relevant"]
+    shares = pd.DataFrame({"statistic": [*shown, "decided_randomly"], "metric": "share",
+                           "value": [*(float(dom[s]) for s in shown),
+                                     float((train_assignments.decided_by == "random").mean())]})
+    top2 = figure2[figure2.distribution == "queries"].nlargest(2, "count").category
+    ranks = {"top_query_category": int(top2.iloc[0]), "second_query_category": int(top2.iloc[1])}
     train = strategy_counts[(strategy_counts.split == "train") & (strategy_counts.category == category)]
     train = train.set_index("strategy")["queries"].reindex([*STRATEGIES, "DS2'"], fill_value=0)
-    top2 = figure2[figure2.distribution == "queries"].nlargest(2, "count").category
-    return {
-        "share_all_in_dominant": float(dom["all_in_dominant"]),
-        "share_tie": float(dom["tie"]),
-        "share_lead_1_to_3": float(dom["lead_1_to_3"]),
-        "share_lead_over_3": float(dom["lead_over_3"]),
-        "share_no_relevant": float(dom["no_relevant"]),
-        "share_decided_randomly": float((train_assignments.decided_by == "random").mean()),
-        "top_query_category": int(top2.iloc[0]),
-        "second_query_category": int(top2.iloc[1]),
-        "category_train_tie_breaking": int(train["tie_breaking"]),
-        "category_train_no_tie_breaking": int(train["no_tie_breaking"]),
-        "category_train_exclusive": int(train["exclusive"]),
-        "category_train_ds2_prime": int(train["DS2'"]),
-    }
+    counts = pd.DataFrame({"split": "train", "strategy": train.index, "metric": "queries",
+                           "value": train.to_numpy(np.int64)})
+    return {**flatten_metrics([shares, counts], keys=["statistic", "split", "strategy"]),
+            **flatten_metrics(ranks)}

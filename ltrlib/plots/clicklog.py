@@ -21,9 +21,9 @@ def click_bias_curves(curves: pd.DataFrame) -> plt.Figure:
         part = curves[(curves.eta == eta) & curves.sessions.notna()]
         for model, g in part.groupby("model", sort=False):
             g = g.sort_values("sessions")
-            ax.plot(g.sessions, g.ndcg10, marker="o", ms=3, color=palette[model], label=model)
+            ax.plot(g.sessions, g.value, marker="o", ms=3, color=palette[model], label=model)
         for model, g in fixed.groupby("model", sort=False):
-            ax.axhline(float(g.ndcg10.mean()), color=palette[model], ls="--", lw=1, label=model)
+            ax.axhline(float(g.value.mean()), color=palette[model], ls="--", lw=1, label=model)
         ax.set(title=f"η = {eta:g}", xlabel="logged sessions", xscale="log")
         tick_log_x_at_measured(ax, part.sessions)
     axes[0][0].set_ylabel("test NDCG@10")

@@ -27,7 +27,7 @@ def selected_alpha_for(selected_alpha, split=None, client=None):
 
 def alpha_sweep(sweep: pd.DataFrame, current_alpha: float | None = None,
                 selected_alpha=None, metric: str = "ndcg@10") -> plt.Figure:
-    """``metric`` of the merged model against alpha (the weight of M2), one line per dataset
+    """``metric`` of the merged model against alpha (the weight of M2), one line per test set
     (D_merge, test); the selected alpha in red, the current one (a slider) dashed grey.
 
     ``sweep``: `ltrlib.merge.alpha_sweep` output, optionally with ``split``/``client``
@@ -42,7 +42,7 @@ def alpha_sweep(sweep: pd.DataFrame, current_alpha: float | None = None,
     single = len(splits) * len(clients) == 1  # the explorer's one panel: large enough to read
     fig, axes = plt.subplots(len(splits), len(clients), squeeze=False, sharex=True,
                              figsize=(8, 4.6) if single else (4.6 * len(clients) + 0.8, 2.9 * len(splits) + 0.4))
-    palette = dict(zip(sorted(part.dataset.unique()), sns.color_palette()))
+    palette = dict(zip(sorted(part.test_set.unique()), sns.color_palette()))
     for r, split in enumerate(splits):
         for c, client in enumerate(clients):
             ax = axes[r, c]
@@ -51,7 +51,7 @@ def alpha_sweep(sweep: pd.DataFrame, current_alpha: float | None = None,
                 panel = panel[panel.split == split]
             if client is not None:
                 panel = panel[panel.client == client]
-            for ds_name, g in panel.groupby("dataset", sort=True):
+            for ds_name, g in panel.groupby("test_set", sort=True):
                 ax.plot(g.alpha, g.value, label=ds_name, color=palette[ds_name], lw=1.6)
             sel = selected_alpha_for(selected_alpha, split, client)
             if sel is not None:

@@ -21,9 +21,9 @@ def validation_curves(df: pd.DataFrame) -> plt.Figure:
         part = df[df.split == split]
         for i, (model, g) in enumerate(part.groupby("model", sort=False)):
             color = sns.color_palette()[i % 10]
-            ax.plot(g.tree, g.ndcg, color=color, label=model, lw=1.2)
+            ax.plot(g.tree, g.value, color=color, label=model, lw=1.2)
             best = g[g.best]
-            ax.scatter(best.tree, best.ndcg, color=color, s=18, zorder=3)
+            ax.scatter(best.tree, best.value, color=color, s=18, zorder=3)
         ax.set(title=split or "validation", xlabel="trees", xscale="log")
         ax.legend(fontsize=8)
     axes[0][0].set_ylabel("validation NDCG@10")

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
+from ltrlib.report import flatten_metrics
 from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
 
 __all__ = ["BackendRuns", "backend_variants", "compare_backends", "effective_pairs",
@@ -280,23 +281,22 @@ def seed_claims(summary: pd.DataFrame, reference: str = "mean, 1 pair") -> pd.Da
 
 def headline_metrics(numeric: pd.DataFrame, pair_summary: pd.DataFrame | None = None,
                      claims: pd.DataFrame | None = None) -> dict[str, float | int | bool]:
-    """Flat scalars for ``metrics.json``: ``<model>.<metric>`` means (model names made
-    file-safe), ``<model>.seconds``, pair-study means and the claims' verdicts."""
-    def safe(name: str) -> str:
-        return "".join(c if c.isalnum() or c in "._+-" else "_" for c in name.replace("λ", "lambda"))
-
-    out: dict[str, float | int | bool] = {}
-    for r in numeric.itertuples():
-        out[f"{safe(r.model)}.{safe(r.metric)}"] = float(r.mean)
-        if "seconds" in numeric.columns:
-            out[f"{safe(r.model)}.seconds"] = float(r.seconds)
+    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): each model's
+    mean per metric (``lightgbm_lambdamart.ndcg10``) and training time
+    (``lightgbm_lambdamart.seconds``), the pair study's means
+    (``train_queries150.topk_k_10.ndcg10``) and the claims' verdicts
+    (``mean_better_small.topk_k_10.ndcg10.holds``)."""
+    parts = [numeric[["model", "metric", "mean"]].rename(columns={"mean": "value"})]
+    if "seconds" in numeric.columns:
+        times = numeric.drop_duplicates("model")
+        parts.append(pd.DataFrame({"model": times.model, "metric": "seconds", "value": times.seconds}))
     if pair_summary is not None:
-        for r in pair_summary.itertuples():
-            out[f"pairs.{r.train_queries}q.{safe(r.setting)}.{safe(r.metric)}"] = float(r.mean)
+        parts.append(pair_summary[["train_queries", "setting", "metric", "mean"]]
+                     .rename(columns={"mean": "value"}))
     if claims is not None:
-        for r in claims.itertuples():
-            out[f"claim.{r.claim}.{safe(r.topk_setting)}.{safe(r.metric)}"] = bool(r.holds)
-    return out
+        parts.append(pd.DataFrame({"claim": claims.claim, "setting": claims.topk_setting,
+                                   "compared": claims.metric, "metric": "holds", "value": claims.holds}))
+    return flatten_metrics(parts, keys=["model", "claim", "train_queries", "setting", "compared"])
 
 
 __all__ += ["headline_metrics", "seed_claims"]

@@ -532,7 +532,8 @@ def evaluate_rankers(
 
 
 def validation_curves(rankers: Mapping[Any, Ranker]) -> pd.DataFrame:
-    """Validation NDCG@eval_at after each tree, tidy: the key's parts, ``tree, ndcg, best``.
+    """Validation NDCG@eval_at after each tree, tidy: the key's parts, ``tree, metric, value,
+    best`` (metric ``ndcg@<eval_at>``).
 
     Keys are model names or ``(split, model)`` tuples (columns ``split, model``); ``best``
     marks the early-stopping optimum. Rankers trained without validation data are skipped.
@@ -543,9 +544,10 @@ def validation_curves(rankers: Mapping[Any, Ranker]) -> pd.DataFrame:
             continue
         split, model = key if isinstance(key, tuple) else ("", key)
         trees = np.arange(1, len(r.curve) + 1)
-        parts.append(pd.DataFrame({"split": split, "model": model, "tree": trees,
-                                   "ndcg": np.asarray(r.curve, dtype=np.float64),
+        metric = f"ndcg@{r.info.get('eval_at', DEFAULT_EVAL_AT)}"
+        parts.append(pd.DataFrame({"split": split, "model": model, "tree": trees, "metric": metric,
+                                   "value": np.asarray(r.curve, dtype=np.float64),
                                    "best": trees == r.best_iteration}))
     if not parts:
-        return pd.DataFrame(columns=["split", "model", "tree", "ndcg", "best"])
+        return pd.DataFrame(columns=["split", "model", "tree", "metric", "value", "best"])
     return pd.concat(parts, ignore_index=True)

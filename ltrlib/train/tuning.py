@@ -1191,16 +1191,16 @@ def client_results(models: ClientModels, metrics=("ndcg@10",)) -> pd.DataFrame:
 
 def client_metrics(models: ClientModels, per_query: pd.DataFrame,
                    metric: str = "ndcg@10") -> dict[str, float | int]:
-    """Flat scalars for ``metrics.json``: ``<split>_<model>_<test>_ndcg10`` (DS2' written
-    ``DS2p``) and ``<split>_<model>_trees``."""
-    tag = metric.replace("@", "")
+    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): mean
+    ``metric`` per split, model and test set (``split1.m2.ds2p.ndcg10``) and each model's
+    early-stopped trees (``split1.m2.trees``)."""
+    from ltrlib.report import flatten_metrics
+
     means = (per_query[per_query.metric == metric]
-             .groupby(["split", "model", "test_set"], sort=False).value.mean())
-    out: dict[str, float | int] = {
-        f"{s}_{m}_{t.replace(chr(39), 'p')}_{tag}": float(v) for (s, m, t), v in means.items()}
-    for (s, m), r in models.rankers.items():
-        out[f"{s}_{m}_trees"] = int(r.best_iteration)
-    return out
+             .groupby(["split", "model", "test_set", "metric"], sort=False).value.mean().reset_index())
+    trees = pd.DataFrame([{"split": s, "model": m, "metric": "trees", "value": int(r.best_iteration)}
+                          for (s, m), r in models.rankers.items()])
+    return flatten_metrics([means, trees], keys=["split", "model", "test_set"])
 
 
 __all__ += ["ClientModels", "MODEL_NAMES", "TEST_SETS", "client_metrics", "client_results",

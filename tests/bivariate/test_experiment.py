@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib.bivariate.experiment import MODELS, headline, results_table, suggest
+from ltrlib.bivariate.experiment import MODELS, headline_metrics, results_table, suggest
 
 
 def _per_query():
@@ -31,8 +31,9 @@ def test_letters_mark_improvements_over_earlier_rows_only():
 
 def test_headline_keys_and_search_space():
     pq = _per_query().replace({"model": {"A": "λMART (stage 1)", "B": "Bi-λMART w/o d"}})
-    keys = headline(pq)
-    assert set(keys) >= {"ndcg5_lambdaMART_stage1", "ndcg5_Bi_lambdaMART_wo_d"}
+    keys = headline_metrics(pq, no_listwise=pq)
+    assert set(keys) >= {"lambdamart_stage_1.ndcg5", "bi-lambdamart_w_o_d.ndcg5",
+                         "no_listwise.bi-lambdamart_w_o_d.ndcg5"}
     optuna = pytest.importorskip("optuna")
     study = optuna.create_study()
     point = suggest(study.ask())
@@ -51,4 +52,4 @@ def test_curves_say_which_ideal_dcg_they_use():
     curves = curves_frame(fitted)
     # Native λMART's curve is LightGBM's (top-k list IDCG); the others use the full list.
     assert list(pd.unique(curves.model)) == ["λMART (top-k IDCG)", "Bi-λMART"]
-    assert curves[curves.best].tree.tolist() == [2, 2]
+    assert curves[curves.best].tree.tolist() == [2, 2] and set(curves.metric) == {"ndcg@5"}

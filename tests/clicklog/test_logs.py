@@ -112,7 +112,7 @@ def test_experiment_frames():
     c = res.curves
     assert set(c.model) == {"logging ranker", "true labels (ceiling)", "XGB unbiased", "XGB biased",
                             "LightGBM positions"}
-    assert len(c) == 2 + 2 * 2 * 3 and c.ndcg10.between(0, 1).all()
+    assert len(c) == 2 + 2 * 2 * 3 and c.value.between(0, 1).all()
     assert res.logging_queries == 3  # 1% of 150 rounded up, at least 3
     wide = curve_table(c)
     assert len(wide) == 4 and "true labels (ceiling)" in wide.columns
@@ -126,4 +126,5 @@ def test_experiment_frames():
     low = r[r["rank"] == 10].set_index("eta").ctr
     assert low[2.0] / top[2.0] < low[0.0] / top[0.0]
     m = headline_metrics(res)
-    assert "XGB_unbiased.eta2.ndcg10" in m and "propensity_mae.eta2" in m
+    assert "xgb_unbiased.eta2.ndcg10" in m and "eta2.propensity_mae" in m
+    assert m["logging_queries"] == 3 and "true_labels_ceiling.ndcg10" in m

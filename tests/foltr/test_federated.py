@@ -58,7 +58,7 @@ def test_same_seed_same_curves_and_different_seed_differs(toy):
 
 def test_linear_ranker_learns_on_toy_set(toy):
     res = run_federated(P.iid(toy, 2, 5, "perfect"), "linear", 150, seed=0, eval_every=50)
-    curve = res.offline.offline_ndcg.to_numpy()
+    curve = res.offline.value.to_numpy()
     assert curve[-1] > curve[0] + 0.1 and curve[-1] > 0.95, curve
     assert res.weights[0] > np.abs(res.weights[1:]).max()    # the informative feature leads
     on = res.online.online_ndcg.to_numpy()
@@ -173,7 +173,7 @@ def test_data_sharing_appends_shared_queries(toy):
     kept = P.with_data_sharing(plain, toy, 0.1, seed=0, remove_from_shards=False)
     assert sum(len(c.rows) for c in kept.clients) > sum(len(c.rows) for c in fed.clients)
     r = run_federated(fed, "linear", 2, seed=0, eval_every=2, warmup_interactions=50)
-    assert r.offline.offline_ndcg.iloc[0] > 0
+    assert r.offline.value.iloc[0] > 0
 
 
 def test_jobs_frames_and_errors(toy):
@@ -209,7 +209,7 @@ def test_real_lightgbm_data_learns():
     s = _lightgbm_rank()
     data = P.prepare_data(s.train, s.test)
     res = run_federated(P.iid(data, 5, 5, "perfect"), "linear", 200, seed=0, eval_every=200)
-    start, end = res.offline.offline_ndcg
+    start, end = res.offline.value
     assert end > start + 0.05, (start, end)
 
 
@@ -299,3 +299,13 @@ def test_paper_profile_is_one_flag_and_captions_say_when_values_compare():
         rounds_and_seeds("huge", "small")
     assert "compare with Tables 2-3" in online_table_caption(10_000, 5)
     assert "not values" in online_table_caption(300, 2)
+
+
+def test_headline_metrics_of_the_gaps():
+    from ltrlib.foltr.simulate import headline_metrics
+
+    gaps = pd.DataFrame({"setting": ["type2_R1"], "ranker": ["linear"], "click": ["perfect"],
+                         "rel_gap": [-0.123456], "offline_gap": [-0.0812345], "gap": [-1.0]})
+    assert headline_metrics(gaps) == {"type2_r1.linear.perfect.offline_gap": -0.0812,
+                                      "type2_r1.linear.perfect.online_rel_gap": -0.1235}
+    assert headline_metrics(pd.DataFrame()) == {}

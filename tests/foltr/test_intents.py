@@ -59,7 +59,7 @@ def test_type1_shuffles_judged_intents_per_query_and_evaluates_under_each(tmp_pa
     assert all(np.array_equal(c.labels, data.y) for c in iid.clients)
     assert P.type4(data, True, mix="type1", seed=1).y_test.shape == data.intents.shape
     r = run_federated(fed, "linear", 3, seed=0, eval_every=3)
-    assert np.isfinite(r.offline.offline_ndcg).all()
+    assert np.isfinite(r.offline.value).all()
 
 
 def test_malformed_collection_is_named(tmp_path):

@@ -76,3 +76,14 @@ def test_means_table_gives_means_and_paired_p_values():
     assert t.loc["M12α", "p_vs_M1"] == 1.0  # identical values: no evidence of a difference
     assert t.loc["M12α", "p_vs_M2"] == pytest.approx(t.loc["M1", "p_vs_M2"])
     assert t.loc["M1", "p_vs_M2"] < 0.05
+
+
+def test_headline_metrics_keys():
+    pq = _per_query()
+    choices = pd.DataFrame({"split": ["Split1", "Split1"], "client": ["client1", "client2"],
+                            "model": ["M12α", "M21α"], "alpha": [0.3, 0.7]})
+    m = analysis.headline_metrics(pq, choices=choices)
+    assert set(m) == {"split1.m1.ndcg10", "split1.m2.ndcg10", "split1.m12a.ndcg10",
+                      "split1.client1.alpha", "split1.client2.alpha"}
+    assert m["split1.m2.ndcg10"] == pytest.approx(pq[pq.model == "M2"].value.mean())
+    assert m["split1.client2.alpha"] == 0.7

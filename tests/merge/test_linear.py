@@ -161,7 +161,7 @@ def test_alpha_sweep_endpoints_are_the_local_models():
     ds = make_ds(sizes, rng.integers(0, 3, n))
     s1, s2 = rng.normal(size=n), rng.normal(size=n)
     sw = linear.alpha_sweep({"D": (ds, [s1, s2])}, step=0.1)
-    assert list(sw.columns) == ["alpha", "dataset", "metric", "value"]
+    assert list(sw.columns) == ["alpha", "test_set", "metric", "value"]
     assert len(sw) == 11 * 3
     at0 = linear.sweep_at(sw, 0.0).loc["D"]
     at1 = linear.sweep_at(sw, 1.0 - 1e-9).loc["D"]  # float drift snaps to the grid
@@ -197,5 +197,5 @@ def test_linear_experiment_names_and_shapes():
     assert list(exp.choices.model) == ["M12α", "M21α"]
     assert (exp.choices.alpha > 0.5).all()  # M2 scores by the informative column
     assert set(exp.per_query.model) == {"M1", "M2", "M12α", "M21α"}
-    assert set(exp.sweep.dataset) == {"D_merge", "test"}
+    assert set(exp.sweep.test_set) == {"D_merge", "test"}
     assert exp.per_query.groupby(["model", "metric"]).size().eq(20).all()

@@ -40,21 +40,21 @@ def test_real_data_results_follow_the_data(real_run):
     metrics = json.loads((real_run / "metrics.json").read_text())
     assert metrics["00_dataset_overview"]["train_queries"] == 201 - 40  # 20 % carved out as validation
     assert metrics["00_dataset_overview"]["n_categories"] == 6
-    assert metrics["01_category_analysis"]["category_train_exclusive"] == 0
+    assert metrics["01_category_analysis"]["train.exclusive.queries"] == 0
     # "auto" split categories follow the data (its most frequent query categories) and are recorded.
     chosen = {k: metrics["02_split_stats"][f"{k}_category"] for k in ("split1", "split2", "split3")}
     assert chosen == {k: metrics["03_client_models"][f"{k}_category"] for k in chosen}
     assert set(chosen.values()) <= set(range(6)) and chosen["split1"] == chosen["split2"] != chosen["split3"]
     # Split1 (exclusive) cannot be trained here and is left out; Split2 and Split3 are merged.
     merged = metrics["04_linear_merge"]
-    assert not any(k.startswith("Split1.") for k in merged)
-    assert {"Split2.M12a.ndcg10", "Split3.M21a.ndcg10"} <= set(merged)
-    assert 0.5 < merged["Split2.M12a.ndcg10"] < 1
+    assert not any(k.startswith("split1.") for k in merged)
+    assert {"split2.m12a.ndcg10", "split3.m21a.ndcg10"} <= set(merged)
+    assert 0.5 < merged["split2.m12a.ndcg10"] < 1
     nb03 = (real_run / "notebooks" / "03_client_models.ipynb").read_text()
     assert "Split1 left out: too few queries to train and test" in nb03
     # Six bins are enough intents for Type 1, so notebook 07 runs it on this data.
-    assert any(k.startswith("offline_gap_type1_") for k in metrics["07_foltr_noniid"])
-    assert 0.4 < metrics["06_bilambdamart"]["ndcg5_lambdaMART"] < 1
+    assert any(k.startswith("type1.") and k.endswith(".offline_gap") for k in metrics["07_foltr_noniid"])
+    assert 0.4 < metrics["06_bilambdamart"]["lambdamart.ndcg5"] < 1
 
 
 # --------------------------------------------------------------------------- the public layouts
@@ -100,5 +100,5 @@ def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path,
     # MSLR's folds repartition all 180 queries 3:1:1 (Fold1 trains on 108); the others keep 100.
     assert metrics["00_dataset_overview"]["train_queries"] == (108 if layout == "mslr" else 100)
     assert metrics["00_dataset_overview"]["n_categories"] == (10 if layout == "mslr" else 20)
-    assert any(k.endswith(".M12a.ndcg10") for k in metrics["04_linear_merge"])
+    assert any(k.endswith(".m12a.ndcg10") for k in metrics["04_linear_merge"])
     assert metrics["05_stacking"]

@@ -67,7 +67,7 @@ def test_compare_backends_tables():
     base = numeric[numeric.model == comparison.LIGHTGBM]
     assert (base["diff"] == 0).all() and base.p_value.isna().all()
     metrics = comparison.headline_metrics(numeric)
-    assert "LightGBM_lambdaMART.ndcg_10" in metrics
+    assert "lightgbm_lambdamart.ndcg10" in metrics and metrics["lightgbm_lambdamart.seconds"] > 0
 
 
 def test_seed_claims_signs():
@@ -84,3 +84,11 @@ def test_seed_claims_signs():
     assert claims.loc[("mean_better_small", "ndcg@10"), "significant"]
     assert claims.loc[("topk_better_top_large", "ndcg@1"), "holds"]
     assert claims.loc[("topk_better_top_large", "ndcg@1"), "train_queries"] == 3000
+    # metrics.json: one key per claim, setting and compared metric, its verdict a bool.
+    summary = pd.DataFrame(rows).assign(mean=0.5)
+    numeric = pd.DataFrame({"model": ["XGB ndcg/mean"], "metric": ["ndcg@10"], "mean": [0.5]})
+    m = comparison.headline_metrics(numeric, summary, claims.reset_index())
+    assert m["xgb_ndcg_mean.ndcg10"] == 0.5
+    assert m["mean_better_small.topk_k_10.ndcg10.holds"] is True
+    assert m["train_queries3000.topk_k_10.ndcg1"] == 0.5
+    assert sum(k.endswith(".holds") for k in m) == len(claims)

@@ -139,3 +139,4 @@ def test_validation_curves(ranker):
     df = validation_curves({("Split1", "M1"): ranker})
     assert len(df) == len(ranker.curve) and df.best.sum() == 1
     assert df.loc[df.best, "tree"].item() == ranker.best_iteration
+    assert set(df.metric) == {"ndcg@10"} and df.value.tolist() == list(ranker.curve)

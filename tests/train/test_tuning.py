@@ -199,8 +199,8 @@ def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, mon
     assert list(table.columns) == ["DS1", "DS2'", "DS"]
     assert list(table.index)[:3] == [("Split3", "M1"), ("Split3", "M2"), ("Split3", "M_full")]
     flat = client_metrics(again, per_query)
-    assert flat["Split1_M_full_DS_ndcg10"] == pytest.approx(table.loc[("Split1", "M_full"), "DS"])
-    assert "Split1_M2_DS2p_ndcg10" in flat and flat["Split3_M1_trees"] >= 1
+    assert flat["split1.m_full.ds.ndcg10"] == pytest.approx(table.loc[("Split1", "M_full"), "DS"])
+    assert "split1.m2.ds2p.ndcg10" in flat and flat["split3.m1.trees"] >= 1
     with pytest.raises(ValueError, match="Split9"):
         fit_client_models(nsplits, store, splits="Split9", **fast)
 
