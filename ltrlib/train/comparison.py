@@ -152,24 +152,24 @@ def effective_pairs(data: Dataset, method: str, num_pair_per_sample: int) -> flo
     return total / data.n_queries
 
 
-def pair_method_experiment(datasets: Mapping[str, Splits], settings: Mapping[str, dict] | None = None, *,
+def pair_method_experiment(datasets: Mapping[str, Splits], pair_settings: Mapping[str, dict] | None = None, *,
                            common: Mapping[str, Any] | None = None,
                            settings: TrainSettings = COMPARISON_SETTINGS,
                            metrics: Sequence[str] = ("ndcg@1", "ndcg@3", "ndcg@10", "ndcg")) -> pd.DataFrame:
     """XGBoost ``rank:ndcg`` with each pair setting on each dataset (e.g. tiny, small, paper),
     trained with ``settings`` (its backend set to XGBoost).
 
-    ``settings``: name -> XGBoost params (default: mean with 1 pair, topk with k = 10 and
-    k = 30). Returns per-query rows ``scale, train_queries, setting, method, qid, metric,
+    ``pair_settings``: name -> XGBoost params (default: mean with 1 pair, topk with k = 10
+    and k = 30). Returns per-query rows ``scale, train_queries, setting, method, qid, metric,
     value`` plus, per (scale, setting), ``effective_pairs`` per query and ``seconds``."""
-    settings = settings or {
+    pair_settings = pair_settings or {
         "mean, 1 pair": {"lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 1},
         "topk, k=10": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 10},
         "topk, k=30": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 30},
     }
     parts = []
     for scale, sp in datasets.items():
-        for name, params in settings.items():
+        for name, params in pair_settings.items():
             start = time.perf_counter()
             r = train_ranker(sp.train, sp.vali, {**dict(common or {}), "objective": "rank:ndcg", **params},
                              settings.replace(backend="xgboost"))
