@@ -95,10 +95,10 @@ class Stage2Experiment:
     ``settings``: how every model trains; its ``eval_at`` is the experiment's ``cutoff``
     (λRank truncation, early stopping and tuning), one of the kept cut-offs of ``two``.
     ``train_queries > 0`` trains on that many training queries drawn with
-    ``settings.seed`` (all models alike); validation and test keep every query. ``listwise=False`` leaves out the
-    listwise expansion (an ablation beyond the paper): the documents keep their base
-    features and stage-1 score only, so a univariate model no longer sees a document's
-    standing within its list, while pairs still carry x_i - x_j.
+    ``settings.seed`` (all models alike); validation and test keep every query.
+    ``listwise=False`` leaves out the listwise expansion (an ablation beyond the paper):
+    the documents keep their base features and stage-1 score only, so a univariate model
+    no longer sees a document's standing within its list, while pairs still carry x_i - x_j.
     """
 
     def __init__(self, two: TwoStage, *, settings: TrainSettings = LB_SETTINGS, train_queries: int = 0,

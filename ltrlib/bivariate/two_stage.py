@@ -211,10 +211,11 @@ def build_two_stage(
 
     Every stage-1 model trains with ``settings`` (`STAGE1_SETTINGS`: early stopping on
     NDCG@20; its seed also draws the folds). The folds train ``n_jobs`` at a time in worker
-    processes, ``settings.num_threads`` LightGBM threads each. On 2 cores at the small scale, two one-thread folds side by side (five
-    folds in 277 s) match one two-thread fold at a time (48-58 s a fold), and leave no
-    core idle as one one-thread fold at a time did (81 s a fold); at the tiny scale 2
-    threads per fold ran 10x slower, hence the default of 1.
+    processes, ``settings.num_threads`` LightGBM threads each. On 2 cores at the small
+    scale, two one-thread folds side by side (five folds in 277 s) match one two-thread
+    fold at a time (48-58 s a fold), and leave no core idle as one one-thread fold at a
+    time did (81 s a fold); at the tiny scale 2 threads per fold ran 10x slower, hence
+    `STAGE1_SETTINGS`' one thread.
 
     ``n_features > 0`` keeps only the base features with the largest total gain in the
     stage-1 models (kept in column order), besides the stage-1 score: not in the paper, a way to
