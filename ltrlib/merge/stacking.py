@@ -20,8 +20,8 @@ Our choices where the paper is silent
     * Search space: the local models' (`ltrlib.train.SEARCH_SPACE`), with trial 0 fixed to
       `STACKING_FIRST_PARAMS` (much of the space cannot split on a small D_merge: large
       ``min_sum_hessian_in_leaf`` with LambdaMART's small Hessians gives a constant model).
-      Tree limit: at most 500 trees (`STACKING_SETTINGS`) (the paper's tuned meta-models have 60-473,
-      so its range fits) with the paper's patience of 100 trees, instead of the local
+      Tree limit (`STACKING_SETTINGS`): at most 500 trees (the paper's tuned meta-models have
+      60-473, so its range fits) with the paper's patience of 100 trees, instead of the local
       models' 3000; trials are pruned from the held-out folds' curves as the local models'
       are (`ltrlib.train.tuning`).
     * The local models' scores on D_merge are out-of-sample for both models (D_merge comes
