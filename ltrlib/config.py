@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -70,6 +71,49 @@ def get_scale(scale: str | Scale) -> Scale:
         return SCALES[scale]
     except KeyError:
         raise ValueError(f"unknown scale {scale!r}; expected one of {sorted(SCALES)}") from None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One experiment's training budget at one scale (`TRAIN_BUDGETS`).
+
+    ``by_scale``: what a notebook parameter of 0 (or an empty string) stands for. ``caps``:
+    upper limits on whatever the parameter says. Resolved by
+    `ltrlib.train.settings.budget_for_scale` and `ltrlib.train.TrainSettings.for_scale`.
+    """
+
+    by_scale: Mapping[str, int | str] = field(default_factory=dict)
+    caps: Mapping[str, int] = field(default_factory=dict)
+
+
+#: Scale-dependent training budgets, per scale and experiment (named after its notebook's
+#: topic). ``max_trees`` and ``early_stopping`` are `TrainSettings` fields; the others
+#: (trial counts, folds, logged sessions, the click experiment's ceiling) are the
+#: experiments' own. An experiment without an entry at a scale runs its parameters as they
+#: are there; another dataset than a synthetic scale takes small's budgets.
+TRAIN_BUDGETS: dict[str, dict[str, Budget]] = {
+    # The smoke test: every notebook in seconds.
+    "tiny": {
+        # On 150 training queries the validation NDCG of 50 queries keeps creeping up for a
+        # thousand trees at the paper's settings; two trials (the second meets the pruner).
+        "client_models": Budget(caps={"max_trees": 300, "n_trials": 2}),
+        "stacking": Budget(caps={"n_trials": 2}),
+        "bilambdamart": Budget(caps={"folds": 3, "n_trials": 1}),
+        "backend_comparison": Budget(by_scale={"max_trees": 25, "early_stopping": 5}),
+        # max_trees: the models trained on clicks; ceiling_trees: the true-label ceiling's limit
+        "click_bias": Budget(by_scale={"max_trees": 10, "ceiling_trees": 40, "sessions": "200,600"}),
+    },
+    "small": {
+        "backend_comparison": Budget(by_scale={"max_trees": 150, "early_stopping": 15}),
+        "click_bias": Budget(by_scale={"max_trees": 50, "ceiling_trees": 200, "sessions": "600,2000,6000"}),
+    },
+    # The paper's limits (3000 trees, patience 100) where an experiment follows the paper.
+    "paper": {
+        "backend_comparison": Budget(by_scale={"max_trees": 3000, "early_stopping": 100}),
+        "click_bias": Budget(by_scale={"max_trees": 300, "ceiling_trees": 3000,
+                                       "sessions": "3000,30000,300000"}),
+    },
+}
 
 
 # --------------------------------------------------------------------------- sessions

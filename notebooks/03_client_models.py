@@ -78,14 +78,16 @@ storage: str = ""  # Optuna database shared with `ltrlib tune-worker`s, e.g. pos
 
 # %%
 # The tiny scale exists for tests: two trials per model (the second meets the pruner) and
-# at most 300 trees keep the notebook to seconds (on 150 training queries the validation
-# NDCG of 50 queries keeps creeping up for a thousand trees at the paper's settings).
-trials = min(n_trials, 2) if scale == "tiny" else n_trials
-trees = min(max_trees, 300) if scale == "tiny" else max_trees
-trials, trees
+# at most 300 trees keep the notebook to seconds (`ltrlib.config.TRAIN_BUDGETS`).
+from ltrlib import metrics, plots, train
+
+settings = train.TrainSettings.for_scale(scale, "client_models", max_trees=max_trees,
+                                         early_stopping=early_stopping, seed=seed,
+                                         num_threads=num_threads, backend=backend)
+trials = train.budget_for_scale(scale, "client_models", n_trials=n_trials)["n_trials"]
+trials, settings
 
 # %%
-from ltrlib import metrics, plots, train
 from ltrlib.data.loading import load_dataset
 from ltrlib.noniid.splits import paper_split_setup
 from ltrlib.report import Reporter
@@ -122,10 +124,9 @@ alternatives = alternative_splits(splits, nsplits, categories=(split2_category, 
 all_models = train.fit_client_models(
     {**nsplits, **alternatives, initial.name: initial}, store,
     splits=[*run_splits, *(s for s in alternatives if s not in run_splits), initial.name],
-    n_trials=trials, seed=seed,
+    n_trials=trials, settings=settings,
     first_params=train.in_backend(train.PAPER_TABLE6_MEDIAN, backend) if start_from_paper else None,
-    max_trees=trees, early_stopping=early_stopping, num_threads=num_threads, n_jobs=n_jobs,
-    progress=True, backend=backend, storage=storage)
+    n_jobs=n_jobs, progress=True, storage=storage)
 models = all_models.subset(run_splits)
 store.list()
 

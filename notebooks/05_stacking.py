@@ -67,14 +67,19 @@ backend: str = "lightgbm"  # meta-models: lightgbm (the paper) or xgboost; local
 storage: str = ""  # Optuna database for the meta-model studies, e.g. postgresql://user@host:5432/db; empty means the run's optuna.journal
 
 # %%
-# The tiny scale exists for tests: two trials per meta-model keep the notebook to seconds.
-trials = min(n_trials, 2) if scale == "tiny" else n_trials
-trials
+# The tiny scale exists for tests: two trials per meta-model keep the notebook to seconds
+# (`ltrlib.config.TRAIN_BUDGETS`). The meta-models train with stacking's own limits.
+from ltrlib.merge import stacking
+from ltrlib.train import budget_for_scale
+
+trials = budget_for_scale(scale, "stacking", n_trials=n_trials)["n_trials"]
+settings = stacking.STACKING_SETTINGS.replace(seed=seed, backend=backend)
+trials, settings
 
 # %%
 from ltrlib import merge, plots
 from ltrlib.data.loading import load_dataset
-from ltrlib.merge import linear, selection, stacking
+from ltrlib.merge import linear, selection
 from ltrlib.noniid.splits import paper_split_setup
 from ltrlib.report import Reporter
 from ltrlib.train import ModelStore
@@ -100,7 +105,7 @@ setup.selected()
 
 # %%
 stacked = {name: stacking.stacking_experiment(nsplits[name], models[name], n_trials=trials,
-                                              n_folds=n_folds, seed=seed, backend=backend,
+                                              n_folds=n_folds, settings=settings,
                                               storage=storage or store.run_dir / JOURNAL_FILE,
                                               metrics=merge.TABLE_METRICS)
            for name in split_names}

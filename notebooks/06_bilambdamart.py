@@ -71,10 +71,18 @@ listwise_ablation: bool = True  # also train the λRank models without listwise 
 storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@host:5432/db; empty means the run's 06_bilambdamart.journal
 
 # %%
-# The tiny scale exists for tests: few folds and one trial keep the notebook to seconds.
-stage1_folds = min(folds, 3) if scale == "tiny" else folds
-trials = 1 if scale == "tiny" else n_trials
-stage1_folds, trials
+# The tiny scale exists for tests: few folds and one trial keep the notebook to seconds
+# (`ltrlib.config.TRAIN_BUDGETS`). Stage 1 early-stops on NDCG@20 (`STAGE1_SETTINGS`), every
+# stage-2 model on NDCG@cutoff.
+from ltrlib.bivariate import STAGE1_SETTINGS
+from ltrlib.train import TrainSettings, budget_for_scale
+
+budget = budget_for_scale(scale, "bilambdamart", folds=folds, n_trials=n_trials)
+stage1_folds, trials = budget["folds"], budget["n_trials"]
+settings = TrainSettings.for_scale(scale, "bilambdamart", max_trees=max_trees, early_stopping=early_stopping,
+                                   eval_at=cutoff, seed=seed, num_threads=num_threads)
+stage1_settings = settings.replace(max_trees=stage1_max_trees, eval_at=STAGE1_SETTINGS.eval_at)
+stage1_folds, trials, settings, stage1_settings
 
 # %%
 from ltrlib import plots
@@ -95,8 +103,7 @@ splits
 
 # %%
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features,
-                      max_trees=stage1_max_trees, early_stopping=early_stopping, seed=seed,
-                      num_threads=num_threads, n_jobs=n_jobs, progress=True)
+                      settings=stage1_settings, n_jobs=n_jobs, progress=True)
 stats = table1(two)
 report.table(stats, "table1_stats", caption="Table 1: statistics of each ranking stage")
 stats
@@ -108,9 +115,7 @@ stats
 # ordered pairs with and without differences) are built once and shared by all trials.
 
 # %%
-stage2 = dict(cutoff=cutoff, train_queries=train_queries, seed=seed, max_trees=max_trees,
-              early_stopping=early_stopping, num_threads=num_threads)
-exp = experiment.Stage2Experiment(two, **stage2)
+exp = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries)
 fitted = experiment.fit_models(exp, list(experiment.MODELS), n_trials=trials,
                                storage=storage or report.run_dir / "06_bilambdamart.journal",
                                progress=True)
@@ -164,7 +169,7 @@ table5
 # %%
 bare_per_query = None
 if listwise_ablation:
-    bare = experiment.Stage2Experiment(two, **stage2, listwise=False)
+    bare = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries, listwise=False)
     ablation_rows = [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
     bare_fitted = experiment.fit_models(bare, ablation_rows[1:], n_trials=trials,
                                         storage=storage or report.run_dir / "06_bilambdamart.journal",

@@ -53,12 +53,14 @@ from ltrlib.config import parse_list
 from ltrlib.data.loading import load_dataset
 from ltrlib.metrics import significance_table
 from ltrlib.report import Reporter
-from ltrlib.train import comparison
+from ltrlib.train import TrainSettings, comparison
 
 splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "08_xgboost_backends", data=splits)
 common = {"learning_rate": learning_rate}
-limits = dict(**comparison.limits_for_scale(scale, max_trees, early_stopping), seed=seed)
+# Tree limit and patience by scale where the parameters are 0 (`ltrlib.config.TRAIN_BUDGETS`).
+settings = TrainSettings.for_scale(scale, "backend_comparison", max_trees=max_trees,
+                                   early_stopping=early_stopping, seed=seed)
 variants = comparison.backend_variants(objectives=parse_list(objectives, name="objectives"),
                                        pair_methods=parse_list(pair_methods, name="pair_methods"))
 list(variants)
@@ -71,7 +73,7 @@ list(variants)
 
 # %%
 data = comparison.take_train_queries(splits, train_queries, seed)
-runs = comparison.compare_backends(data, variants, common=common, **limits)
+runs = comparison.compare_backends(data, variants, common=common, settings=settings)
 table = significance_table(runs.per_query, comparison.LIGHTGBM)
 numeric = comparison.comparison_numeric(runs.per_query, runs.timing)
 report.table(table, "backend_comparison", index=True,
@@ -97,7 +99,7 @@ report.figure(plots.backend_comparison(numeric), "backend_comparison")
 # %%
 sizes = comparison.parse_train_sizes(pair_train_queries, splits.train.n_queries)
 by_size = {n: comparison.take_train_queries(splits, n, seed) for n in sizes}  # keyed by size
-pair_runs = comparison.pair_method_experiment(by_size, common=common, **limits)
+pair_runs = comparison.pair_method_experiment(by_size, common=common, settings=settings)
 pair_summary = comparison.pair_method_summary(pair_runs)
 report.table(pair_runs.groupby(["scale", "setting", "metric"], sort=False)["value"].mean().reset_index(),
              "pair_method_runs")

@@ -51,22 +51,26 @@ from ltrlib import plots
 from ltrlib.config import parse_list
 from ltrlib.data.loading import load_dataset
 from ltrlib.report import Reporter
+from ltrlib.train import TrainSettings, budget_for_scale
 
 splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "09_click_bias", data=splits)
-settings = clicklog.settings_for_scale(scale, sessions, click_trees, ceiling_trees)
+# 0 or empty parameters take the scale's budgets (`ltrlib.config.TRAIN_BUDGETS`); the models
+# trained on clicks grow `max_trees` trees.
+settings = TrainSettings.for_scale(scale, "click_bias", max_trees=click_trees, seed=seed)
+budget = budget_for_scale(scale, "click_bias", sessions=sessions, ceiling_trees=ceiling_trees)
+session_counts = parse_list(budget["sessions"], int, "sessions")
 eta_values = parse_list(etas, float, "etas")
-settings
+settings, budget
 
 # %% [markdown]
 # ## NDCG@10 against the number of logged sessions, one panel per η
 # Dashed lines: the logging ranker (what the clicks come from) and the true-label ceiling.
 
 # %%
-result = clicklog.click_bias_experiment(splits, eta_values, settings["sessions"], top_k=top_k,
-                                        logging_fraction=logging_fraction,
-                                        click_trees=settings["click_trees"],
-                                        ceiling_trees=settings["ceiling_trees"], seed=seed)
+result = clicklog.click_bias_experiment(splits, eta_values, session_counts, top_k=top_k,
+                                        logging_fraction=logging_fraction, settings=settings,
+                                        ceiling_trees=budget["ceiling_trees"])
 wide = clicklog.curve_table(result.curves)
 report.table(result.curves, "click_curves")
 report.table(wide, "click_curves_wide",

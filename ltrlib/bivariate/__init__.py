@@ -12,6 +12,7 @@ over flat arrays), `objective` (LB gradients, λRank and softmax, numba), `model
 
 from ltrlib.bivariate.features import expand_listwise, expanded_names
 from ltrlib.bivariate.model import (
+    LB_SETTINGS,
     BivariateRanker,
     LBModel,
     RankData,
@@ -28,11 +29,18 @@ from ltrlib.bivariate.objective import (
     softmax_loss,
 )
 from ltrlib.bivariate.pairs import PairSequence, pair_feature_names, pair_index, pair_rows
-from ltrlib.bivariate.two_stage import CUTOFFS, TwoStage, build_two_stage, table1, top_k_mask
+from ltrlib.bivariate.two_stage import (
+    CUTOFFS,
+    STAGE1_SETTINGS,
+    TwoStage,
+    build_two_stage,
+    table1,
+    top_k_mask,
+)
 
 __all__ = [
-    "BivariateRanker", "CUTOFFS", "LBModel", "LBObjective", "PairSequence", "RankData",
-    "TwoStage", "UnivariateRanker", "aggregate", "build_two_stage", "expand_listwise",
+    "BivariateRanker", "CUTOFFS", "LBModel", "LBObjective", "LB_SETTINGS", "PairSequence", "RankData",
+    "STAGE1_SETTINGS", "TwoStage", "UnivariateRanker", "aggregate", "build_two_stage", "expand_listwise",
     "expanded_names", "fit_lb", "item_gradients", "lambdarank_loss", "offsets_from_qid",
     "pair_feature_names", "pair_gradients", "pair_index", "pair_rows", "softmax_loss",
     "table1", "top_k_mask",

@@ -14,8 +14,9 @@ every Optuna trial reuses the binned data. Models (`MODELS`):
 ``Bi-GBT_Softmax``  LB softmax over ordered pairs
 ==================  =========================================================================
 
-Every model is trained with at most ``max_trees`` trees, stops after ``early_stopping``
-trees without improvement of validation NDCG@cutoff, and is tuned with Optuna (TPE) by
+Every model is trained with one `TrainSettings` (`LB_SETTINGS` by default): at most
+``max_trees`` trees, stopping after ``early_stopping`` trees without improvement of
+validation NDCG@cutoff, the cut-off being ``eval_at``; it is tuned with Optuna (TPE) by
 validation NDCG@cutoff (full-list IDCG) over learning rate, minimum data in leaf, number
 of leaves and minimum hessian (§5.4). The first trial of each study is the model's default
 point (`ModelSpec.first_params`), so a one-trial study is a sensible fit, not a random draw.
@@ -32,11 +33,14 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.features import expand_listwise, expanded_names
-from ltrlib.bivariate.model import LBModel, RankData, fit_lb
+from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ndcg, significance_table
 from ltrlib.report import flatten_metrics
+from ltrlib.train.ranker import train_ranker
+from ltrlib.train.settings import TrainSettings
+from ltrlib.train.tuning import run_study
 
 __all__ = ["MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "curves_frame",
            "eval_table", "fit_models", "headline_metrics", "per_query_results", "results_table",
@@ -89,27 +93,29 @@ MODELS: dict[str, ModelSpec] = {s.name: s for s in (
 class Stage2Experiment:
     """Expanded stage-2 data and the Datasets every model trains on.
 
-    ``train_queries > 0`` trains on that many training queries drawn with ``seed`` (all
-    models alike); validation and test keep every query. ``listwise=False`` leaves out the
-    listwise expansion (an ablation beyond the paper): the documents keep their base
-    features and stage-1 score only, so a univariate model no longer sees a document's
-    standing within its list, while pairs still carry x_i - x_j.
+    ``settings``: how every model trains; its ``eval_at`` is the experiment's ``cutoff``
+    (λRank truncation, early stopping and tuning), one of the kept cut-offs of ``two``.
+    ``train_queries > 0`` trains on that many training queries drawn with
+    ``settings.seed`` (all models alike); validation and test keep every query.
+    ``listwise=False`` leaves out the listwise expansion (an ablation beyond the paper):
+    the documents keep their base features and stage-1 score only, so a univariate model
+    no longer sees a document's standing within its list, while pairs still carry x_i - x_j.
     """
 
-    def __init__(self, two: TwoStage, *, cutoff: int = 5, train_queries: int = 0, seed: int = 0,
-                 max_trees: int = 2000, early_stopping: int = 30, num_threads: int = 1,
+    def __init__(self, two: TwoStage, *, settings: TrainSettings = LB_SETTINGS, train_queries: int = 0,
                  listwise: bool = True):
-        if cutoff not in two.cutoffs:
-            raise ValueError(f"cutoff={cutoff} is not among the kept IDCG cut-offs {two.cutoffs}")
-        self.two, self.cutoff, self.seed = two, int(cutoff), int(seed)
-        self.max_trees, self.early_stopping, self.num_threads = max_trees, early_stopping, num_threads
+        if settings.eval_at not in two.cutoffs:
+            raise ValueError(f"cutoff (settings.eval_at) = {settings.eval_at} is not among the kept "
+                             f"IDCG cut-offs {two.cutoffs}")
+        self.two, self.settings = two, settings
+        self.cutoff, self.seed = settings.eval_at, settings.seed
         self.parts: dict[str, Dataset] = {}
         self.ideal: dict[str, np.ndarray] = {}
         for p in ("train", "vali", "test"):
             ds = two.part(p)
             ideal = two.full_ideal[p]
             if p == "train":
-                sample = ds.sample_queries(int(train_queries), seed)
+                sample = ds.sample_queries(int(train_queries), self.seed)
                 if sample is not ds:
                     # The sample keeps ds's query order, so its queries' IDCGs are a mask.
                     ds, ideal = sample, ideal[np.isin(ds.query_ids, sample.query_ids)]
@@ -139,20 +145,14 @@ class Stage2Experiment:
 
     def fit(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None):
         """One model with the given parameters; returns an `LBModel` or a `Ranker`."""
-        seed = self.seed if seed is None else seed
+        settings = self.settings if seed is None else self.settings.replace(seed=seed)
         if spec.kind == "native":
-            from ltrlib.train import train_ranker
-
             return train_ranker(self.parts["train"], self.parts["vali"],
-                                {**dict(params), "lambdarank_truncation_level": self.cutoff},
-                                max_trees=self.max_trees, early_stopping=self.early_stopping,
-                                eval_at=self.cutoff, seed=seed, num_threads=self.num_threads)
+                                {**dict(params), "lambdarank_truncation_level": self.cutoff}, settings)
         train = self.rank_data("train", spec)
         vali = self.rank_data("vali", spec)
         vali.lgb_dataset(reference=train)
-        return fit_lb(train, vali, params, loss=spec.loss, cutoff=self.cutoff,
-                      max_trees=self.max_trees, early_stopping=self.early_stopping, seed=seed,
-                      num_threads=self.num_threads)
+        return fit_lb(train, vali, params, loss=spec.loss, settings=settings)
 
     def predict(self, model, part: str) -> np.ndarray:
         ds = self.parts[part]
@@ -190,8 +190,6 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
     None for in memory); a finished study is reused, and its best model retrained once
     (training is deterministic) when it is not in memory.
     """
-    from ltrlib.train.tuning import _run_study
-
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         raise ValueError(f"unknown models {unknown}; choose from {list(MODELS)}")
@@ -211,11 +209,11 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
         ds = exp.parts["train"]
         setup = {"model": name, "cutoff": exp.cutoff, "train_docs": ds.n_docs,
                  "train_label_sum": int(ds.y.sum()), "features": ds.n_features,
-                 "max_trees": exp.max_trees, "early_stopping": exp.early_stopping,
+                 "max_trees": exp.settings.max_trees, "early_stopping": exp.settings.early_stopping,
                  "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds}
-        result = _run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
-                            storage=storage, seed=exp.seed, setup=setup, progress=progress,
-                            first_params=dict(spec.first_params), tuned=TUNED)
+        result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
+                           storage=storage, seed=exp.seed, setup=setup, progress=progress,
+                           first_params=dict(spec.first_params), tuned=TUNED)
         model = best["model"] if best["number"] == result.best_trial else None
         if model is None:
             model = exp.fit(spec, result.best_params)

@@ -7,7 +7,8 @@ ordered-pair index. Its LightGBM Dataset is built once, from float32 pair chunks
 trial trained on it; validation data are binned with the training data's bin mappers
 (``reference=``).
 
-`fit_lb` trains with `LBObjective` and stops early on NDCG@cutoff of the *aggregated*
+`fit_lb` trains with `LBObjective` (its cut-off is the settings' ``eval_at``) and stops
+early on NDCG@cutoff of the *aggregated*
 document scores on the validation partition, normalised by its IDCG (the full-list one
 for a second stage). `LBModel.predict` scores documents: for a bivariate model it builds
 each query's ordered pairs chunk by chunk, scores them and aggregates (eq. 5).
@@ -27,12 +28,14 @@ from ltrlib import timing
 from ltrlib.bivariate.objective import LBObjective, aggregate, mean_ndcg
 from ltrlib.bivariate.pairs import PairIndex, PairSequence, pair_feature_names, pair_index, pair_rows
 from ltrlib.metrics import ideal_dcg as _ideal_dcg
+from ltrlib.train.settings import TrainSettings
 
-__all__ = ["BivariateRanker", "LBModel", "RankData", "UnivariateRanker", "fit_lb",
+__all__ = ["BivariateRanker", "LBModel", "LB_SETTINGS", "RankData", "UnivariateRanker", "fit_lb",
            "offsets_from_qid"]
 
-MAX_TREES = 2000  # §5.4
-EARLY_STOPPING = 30  # §5.4
+# §5.4's limits (2000 trees, patience 30) at the cut-off 5; one thread (LightGBM calls the
+# objective in Python once per tree, so more threads gain little on small lists).
+LB_SETTINGS = TrainSettings(max_trees=2000, early_stopping=30, eval_at=5, num_threads=1)
 PREDICT_BATCH = 65536  # pair rows scored at once: 65536 x 1507 float32 = 395 MB at MSLR width
 
 
@@ -210,23 +213,24 @@ def fit_lb(
     params: Mapping[str, Any] | None = None,
     *,
     loss: str = "lambdarank",
-    cutoff: int = 5,
     norm: bool = True,
-    max_trees: int = MAX_TREES,
-    early_stopping: int = EARLY_STOPPING,
-    seed: int = 0,
-    num_threads: int = 1,
+    settings: TrainSettings = LB_SETTINGS,
 ) -> LBModel:
-    """Train with `LBObjective`; early stopping on validation NDCG@cutoff (§5.4 limits)."""
+    """Train with `LBObjective` at the cut-off ``settings.eval_at``: at most
+    ``settings.max_trees`` trees, early stopping on validation NDCG@cutoff after
+    ``settings.early_stopping`` trees without gain (`LB_SETTINGS`: §5.4's limits)."""
     import lightgbm as lgb
 
+    if settings.backend != "lightgbm":
+        raise ValueError(f"the LB objectives train on LightGBM; settings.backend is {settings.backend!r}")
+    cutoff, early_stopping = settings.eval_at, settings.early_stopping
     if vali is not None and vali.bivariate != train.bivariate:
         raise ValueError("train and vali must both be bivariate or both univariate")
     user = dict(params or {})
     if "objective" in user or "metric" in user:
         raise ValueError("params must not set objective or metric: fit_lb sets them from loss")
-    full = {"objective": train.objective(loss, cutoff, norm), "metric": "None", "seed": seed,
-            "deterministic": True, "num_threads": int(num_threads), "verbosity": -1,
+    full = {"objective": train.objective(loss, cutoff, norm), "metric": "None", "seed": settings.seed,
+            "deterministic": True, "num_threads": settings.threads, "verbosity": -1,
             "feature_pre_filter": False, **user}
     if train.bivariate:
         # Many more columns than rows per leaf: column-wise histograms avoid LightGBM's
@@ -247,7 +251,7 @@ def fit_lb(
         callbacks = [lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
                      lgb.record_evaluation(curve)]
     with timing.fitting():
-        booster = lgb.train(full, dtrain, num_boost_round=int(max_trees), valid_sets=valid_sets,
+        booster = lgb.train(full, dtrain, num_boost_round=settings.max_trees, valid_sets=valid_sets,
                             valid_names=["vali"] if valid_sets else None, feval=feval,
                             callbacks=callbacks)
     values = [float(v) for v in curve["vali"][metric]] if curve else []
@@ -266,15 +270,17 @@ class _ObjectiveRanker:
     ``n_diff``: the leading columns of ``X`` whose differences x_i - x_j join a pair; None
     takes all. On listwise-expanded features (`expand_listwise`, base columns first) pass
     the number of base columns, as §5.5 does (137 on MSLR: 2 x 685 + 137 = 1507 pair
-    features).
+    features). The training limits are constructor arguments, as scikit-learn estimators
+    take their hyper-parameters, and become `fit_lb`'s `TrainSettings`.
     """
 
     bivariate = True
 
     def __init__(self, *, loss: str = "lambdarank", cutoff: int = 5, params=None,
                  n_diff: int | None = None, difference: bool = True, norm: bool = True,
-                 max_trees: int = MAX_TREES, early_stopping: int = EARLY_STOPPING,
-                 seed: int = 0, num_threads: int = 1):
+                 max_trees: int = LB_SETTINGS.max_trees,
+                 early_stopping: int = LB_SETTINGS.early_stopping, seed: int = 0,
+                 num_threads: int = LB_SETTINGS.num_threads):
         self.loss, self.cutoff, self.params = loss, int(cutoff), dict(params or {})
         self.n_diff, self.difference, self.norm = n_diff, difference, norm
         self.max_trees, self.early_stopping = max_trees, early_stopping
@@ -296,10 +302,9 @@ class _ObjectiveRanker:
                 raise ValueError("eval_set must be (X, y, qid) or (X, y, qid, ideal_dcg)")
             Xv, yv, qv, *rest = eval_set
             vali = self._data(Xv, yv, qv, rest[0] if rest else None, feature_names)
-        self.model_ = fit_lb(train, vali, self.params, loss=self.loss, cutoff=self.cutoff,
-                             norm=self.norm, max_trees=self.max_trees,
-                             early_stopping=self.early_stopping, seed=self.seed,
-                             num_threads=self.num_threads)
+        settings = TrainSettings(max_trees=self.max_trees, early_stopping=self.early_stopping,
+                                 eval_at=self.cutoff, seed=self.seed, num_threads=self.num_threads)
+        self.model_ = fit_lb(train, vali, self.params, loss=self.loss, norm=self.norm, settings=settings)
         return self
 
     def predict(self, X, qid) -> np.ndarray:

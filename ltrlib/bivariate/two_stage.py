@@ -36,9 +36,10 @@ from ltrlib import config
 from ltrlib.atomic import atomic_path
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics import ideal_dcg
+from ltrlib.train.settings import TrainSettings
 
-__all__ = ["CUTOFFS", "STAGE1_PARAMS", "SCORE_FEATURE", "TwoStage", "build_two_stage",
-           "table1", "top_k_mask"]
+__all__ = ["CUTOFFS", "STAGE1_PARAMS", "STAGE1_SETTINGS", "SCORE_FEATURE", "TwoStage",
+           "build_two_stage", "table1", "top_k_mask"]
 
 CUTOFFS = (1, 3, 5, 10, 20)
 SCORE_FEATURE = "stage1_score"
@@ -48,6 +49,9 @@ SCORE_FEATURE = "stage1_score"
 # params= to replace them.
 STAGE1_PARAMS = {"learning_rate": 0.2, "num_leaves": 31, "min_data_in_leaf": 50,
                  "feature_fraction": 0.5}
+# Stage 1's training: the paper's §5.4 limits (2000 trees, patience 30), early stopping on
+# NDCG@20, the depth of the kept lists; one thread per fold (see `build_two_stage`).
+STAGE1_SETTINGS = TrainSettings(max_trees=2000, early_stopping=30, eval_at=20, num_threads=1)
 _FORMAT = 2
 _PARTS = ("train", "vali", "test")
 
@@ -145,21 +149,19 @@ def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
                       stacklevel=3)
 
 
-def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], max_trees: int,
-                   early_stopping: int, seed: int, num_threads: int, n_jobs: int,
-                   progress: bool) -> tuple[dict[str, np.ndarray], list[int], np.ndarray]:
+def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], settings: TrainSettings,
+                   n_jobs: int, progress: bool) -> tuple[dict[str, np.ndarray], list[int], np.ndarray]:
     from joblib import Parallel, delayed
 
     from ltrlib import timing
     from ltrlib.progress import bar
 
-    fold_of = {p: getattr(splits, p).fold_ids(folds, seed + i) for i, p in enumerate(_PARTS)}
+    fold_of = {p: getattr(splits, p).fold_ids(folds, settings.seed + i) for i, p in enumerate(_PARTS)}
     scores = {p: np.full(getattr(splits, p).n_docs, np.nan) for p in _PARTS}
     iterations = [0] * folds
     gain = np.zeros(splits.train.n_features)
     fit = delayed(_fit_fold)
-    calls = (fit(splits, fold_of, f, params, max_trees, early_stopping, seed, num_threads)
-             for f in range(folds))
+    calls = (fit(splits, fold_of, f, params, settings) for f in range(folds))
     # The folds are independent: n_jobs of them train side by side in worker processes,
     # as `ltrlib.train.fit_side_by_side` does; n_jobs=1 trains them in this process.
     # Fitting time is counted here, in the notebook's process (the run's timing log counts
@@ -176,14 +178,13 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], max_tr
 
 
 def _fit_fold(splits: Splits, fold_of: dict[str, np.ndarray], f: int, params: Mapping[str, Any],
-              max_trees: int, early_stopping: int, seed: int, num_threads: int):
+              settings: TrainSettings):
     """Stage-1 model ``f``: trained outside fold ``f``, scoring fold ``f`` of every part."""
     from ltrlib.train import train_ranker
 
     ranker = train_ranker(splits.train.take(np.flatnonzero(fold_of["train"] != f)),
                           splits.vali.take(np.flatnonzero(fold_of["vali"] != f)),
-                          dict(params), max_trees=max_trees, early_stopping=early_stopping,
-                          eval_at=20, seed=seed, num_threads=num_threads)
+                          dict(params), settings)
     fold_scores = {}
     for p in _PARTS:
         ds = getattr(splits, p)
@@ -199,11 +200,8 @@ def build_two_stage(
     top_k: int = 20,
     cutoffs=CUTOFFS,
     params: Mapping[str, Any] | None = None,
-    max_trees: int = 2000,
-    early_stopping: int = 30,
+    settings: TrainSettings = STAGE1_SETTINGS,
     n_features: int = 0,
-    seed: int = 0,
-    num_threads: int = 1,
     n_jobs: int = 2,
     cache_dir: str | os.PathLike | None = None,
     use_cache: bool = True,
@@ -211,11 +209,13 @@ def build_two_stage(
 ) -> TwoStage:
     """Run (or reload) stage 1 and cut every query to its top ``top_k`` documents.
 
-    The folds train ``n_jobs`` at a time in worker processes, ``num_threads`` LightGBM
-    threads each. On 2 cores at the small scale, two one-thread folds side by side (five
-    folds in 277 s) match one two-thread fold at a time (48-58 s a fold), and leave no
-    core idle as one one-thread fold at a time did (81 s a fold); at the tiny scale 2
-    threads per fold ran 10x slower, hence the default of 1.
+    Every stage-1 model trains with ``settings`` (`STAGE1_SETTINGS`: early stopping on
+    NDCG@20; its seed also draws the folds). The folds train ``n_jobs`` at a time in worker
+    processes, ``settings.num_threads`` LightGBM threads each. On 2 cores at the small
+    scale, two one-thread folds side by side (five folds in 277 s) match one two-thread
+    fold at a time (48-58 s a fold), and leave no core idle as one one-thread fold at a
+    time did (81 s a fold); at the tiny scale 2 threads per fold ran 10x slower, hence
+    `STAGE1_SETTINGS`' one thread.
 
     ``n_features > 0`` keeps only the base features with the largest total gain in the
     stage-1 models (kept in column order), besides the stage-1 score: not in the paper, a way to
@@ -234,14 +234,14 @@ def build_two_stage(
     if not cutoffs or cutoffs[0] < 1:
         raise ValueError(f"cutoffs must be positive integers, got {cutoffs}")
     params = dict(STAGE1_PARAMS if params is None else params)
-    settings = {"folds": int(folds), "top_k": int(top_k), "params": params,
-                "max_trees": int(max_trees), "early_stopping": int(early_stopping), "seed": int(seed)}
-    path = Path(cache_dir or config.CACHE_DIR) / "bivariate" / f"two-stage-{_cache_key(splits, settings)}.npz"
+    # Everything the stage-1 scores depend on (the thread count does not: deterministic).
+    key = {"folds": int(folds), "top_k": int(top_k), "params": params, "backend": settings.backend,
+           "max_trees": settings.max_trees, "early_stopping": settings.early_stopping,
+           "eval_at": settings.eval_at, "seed": settings.seed}
+    path = Path(cache_dir or config.CACHE_DIR) / "bivariate" / f"two-stage-{_cache_key(splits, key)}.npz"
     cached = _load(path) if use_cache else None
     if cached is None:
-        scores, iterations, gain = _stage1_scores(splits, int(folds), params, int(max_trees),
-                                            int(early_stopping), int(seed), num_threads,
-                                            int(n_jobs), progress)
+        scores, iterations, gain = _stage1_scores(splits, int(folds), params, settings, int(n_jobs), progress)
         cached = {f"score_{p}": scores[p] for p in _PARTS}
         cached["iterations"] = np.asarray(iterations, dtype=np.int64)
         cached["gain"] = gain
@@ -271,7 +271,7 @@ def build_two_stage(
                             category=None if ds.category is None else ds.category[keep],
                             name=f"{ds.name}-top{top_k}", meta={"stage": 2})
     info = {"cache": str(path), "stage1_iterations": cached["iterations"].tolist(),
-            "stage2_base_features": list(names), **settings}
+            "stage2_base_features": list(names), **key}
     return TwoStage(stage1=Splits(splits.train, splits.vali, splits.test),
                     stage2=Splits(stage2["train"], stage2["vali"], stage2["test"]),
                     full_ideal=full_ideal, cutoffs=cutoffs, top_k=int(top_k), folds=int(folds),

@@ -26,15 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ltrlib import config
 from ltrlib.clicklog.logs import ClickLog, simulate_click_log
 from ltrlib.data.dataset import Splits
 from ltrlib.foltr.clicks import pbm
 from ltrlib.metrics import evaluate
 from ltrlib.report import flatten_metrics
-from ltrlib.train import Ranker, train_ranker, xgboost_propensities
+from ltrlib.train import Ranker, TrainSettings, train_ranker, xgboost_propensities
 
-__all__ = ["CLICK_MODELS", "ClickBiasResult", "click_bias_experiment", "logging_ranker"]
+__all__ = ["CLICK_MODELS", "ClickBiasResult", "LOGGING_SETTINGS", "click_bias_experiment",
+           "curve_table", "headline_metrics", "logging_ranker", "propensity_errors"]
 
 # name -> (backend, params, uses positions)
 CLICK_MODELS: dict[str, tuple[str, dict, bool]] = {
@@ -42,20 +42,21 @@ CLICK_MODELS: dict[str, tuple[str, dict, bool]] = {
     "XGB biased": ("xgboost", {"lambdarank_unbiased": False}, False),
     "LightGBM positions": ("lightgbm", {}, True),
 }
+# The logging ranker's limits: a few labelled queries need few trees.
+LOGGING_SETTINGS = TrainSettings(max_trees=200, early_stopping=20)
 
 
-def logging_ranker(splits: Splits, fraction: float = 0.01, *, min_queries: int = 3, seed: int = 0,
-                   max_trees: int = 200, early_stopping: int = 20,
-                   num_threads: int | None = None) -> tuple[Ranker, int]:
-    """λMART on ``fraction`` of the labelled training queries (at least ``min_queries``),
-    early-stopped on ``splits.vali``. Returns the ranker and its number of training queries."""
+def logging_ranker(splits: Splits, fraction: float = 0.01, *, min_queries: int = 3,
+                   settings: TrainSettings = LOGGING_SETTINGS) -> tuple[Ranker, int]:
+    """λMART on ``fraction`` of the labelled training queries (at least ``min_queries``,
+    drawn with ``settings.seed``), early-stopped on ``splits.vali``. Returns the ranker and
+    its number of training queries."""
     if not 0 < fraction <= 1:
         raise ValueError(f"logging fraction must be in (0, 1], got {fraction!r}")
     n = max(int(min_queries), int(math.ceil(fraction * splits.train.n_queries)))
     n = min(n, splits.train.n_queries)
-    sample = splits.train.sample_queries(n, seed, name=f"{splits.train.name}-logging{n}")
-    r = train_ranker(sample, splits.vali, {"learning_rate": 0.1}, max_trees=max_trees,
-                     early_stopping=early_stopping, seed=seed, num_threads=num_threads)
+    sample = splits.train.sample_queries(n, settings.seed, name=f"{splits.train.name}-logging{n}")
+    r = train_ranker(sample, splits.vali, {"learning_rate": 0.1}, settings)
     return r, n
 
 
@@ -77,14 +78,17 @@ def _ndcg10(ranker: Ranker, test) -> float:
 
 def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0, 1.5, 2.0),
                           sessions: Sequence[int] = (300, 1000, 3000), *, top_k: int = 10,
-                          logging_fraction: float = 0.01, click_trees: int = 60,
+                          logging_fraction: float = 0.01,
+                          settings: TrainSettings = TrainSettings(max_trees=60),
                           click_params: Mapping[str, Any] | None = None,
                           models: Mapping[str, tuple[str, dict, bool]] | None = None,
-                          ceiling_trees: int = 300, seed: int = 0,
-                          num_threads: int | None = None) -> ClickBiasResult:
-    """Run the experiment (see the module docstring). ``click_params`` go to every model
-    trained on clicks (default: learning rate 0.1); XGBoost models get ``topk`` pairs with
-    k = ``top_k`` (one propensity per displayed position)."""
+                          ceiling_trees: int = 300) -> ClickBiasResult:
+    """Run the experiment (see the module docstring). ``settings``: every model trained on
+    clicks grows ``settings.max_trees`` trees in its own backend; the logging ranker
+    (`LOGGING_SETTINGS`' limits) and the ceiling (at most ``ceiling_trees`` trees, patience
+    a tenth of it, at least 10) take its seed and threads. ``click_params`` go to every
+    model trained on clicks (default: learning rate 0.1); XGBoost models get ``topk`` pairs
+    with k = ``top_k`` (one propensity per displayed position)."""
     sessions = sorted({int(s) for s in sessions})
     if not sessions or sessions[0] < 1:
         raise ValueError(f"sessions must be positive integers, got {sessions}")
@@ -92,12 +96,14 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
     common = {"learning_rate": 0.1, **dict(click_params or {})}
     test = splits.test
     rows = []
-    logger, n_log = logging_ranker(splits, logging_fraction, seed=seed, num_threads=num_threads)
+    seed = settings.seed
+    logger, n_log = logging_ranker(splits, logging_fraction, settings=settings.replace(
+        max_trees=LOGGING_SETTINGS.max_trees, early_stopping=LOGGING_SETTINGS.early_stopping))
     rows.append({"model": "logging ranker", "eta": np.nan, "sessions": np.nan,
                  "metric": "ndcg@10", "value": _ndcg10(logger, test), "seconds": np.nan})
     start = time.perf_counter()
-    ceiling = train_ranker(splits.train, splits.vali, {"learning_rate": 0.1}, max_trees=ceiling_trees,
-                           early_stopping=max(10, ceiling_trees // 10), seed=seed, num_threads=num_threads)
+    ceiling = train_ranker(splits.train, splits.vali, {"learning_rate": 0.1}, settings.replace(
+        max_trees=ceiling_trees, early_stopping=max(10, ceiling_trees // 10)))
     rows.append({"model": "true labels (ceiling)", "eta": np.nan, "sessions": np.nan,
                  "metric": "ndcg@10", "value": _ndcg10(ceiling, test),
                  "seconds": time.perf_counter() - start})
@@ -115,8 +121,8 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
                 if backend == "xgboost":
                     p = {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": top_k, **p}
                 t0 = time.perf_counter()
-                r = train_ranker(log.data, None, p, backend=backend, max_trees=click_trees, seed=seed,
-                                 num_threads=num_threads, position=log.position if with_pos else None)
+                r = train_ranker(log.data, None, p, settings.replace(backend=backend),
+                                 position=log.position if with_pos else None)
                 rows.append({"model": name, "eta": float(eta), "sessions": n, "metric": "ndcg@10",
                              "value": _ndcg10(r, test), "seconds": time.perf_counter() - t0})
                 if n == sessions[-1] and backend == "xgboost" and p.get("lambdarank_unbiased"):
@@ -162,29 +168,3 @@ def headline_metrics(result: ClickBiasResult) -> dict[str, float]:
         errors = propensity_errors(result.propensities)
         parts.append(pd.DataFrame({"eta": errors.eta, "metric": "propensity_mae", "value": errors.mae}))
     return flatten_metrics(parts, keys=["model", "eta"])
-
-
-__all__ += ["curve_table", "headline_metrics", "propensity_errors"]
-
-
-# Defaults by scale: (sessions, trees on clicks, ceiling tree limit).
-SCALE_DEFAULTS = {
-    "tiny": ("200,600", 10, 40),
-    "small": ("600,2000,6000", 50, 200),
-    "paper": ("3000,30000,300000", 300, 3000),
-}
-
-
-def settings_for_scale(scale: str, sessions: str = "", click_trees: int = 0,
-                       ceiling_trees: int = 0) -> dict[str, Any]:
-    """Notebook parameters with 0 or empty replaced by the scale's defaults
-    (`SCALE_DEFAULTS`; another dataset than a synthetic scale gets small's)."""
-    d_sessions, d_trees, d_ceiling = SCALE_DEFAULTS.get(scale, SCALE_DEFAULTS["small"])
-    for name, value in (("click_trees", click_trees), ("ceiling_trees", ceiling_trees)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer (0 = by scale), got {value!r}")
-    return {"sessions": config.parse_list(sessions or d_sessions, int, "sessions"),
-            "click_trees": int(click_trees or d_trees), "ceiling_trees": int(ceiling_trees or d_ceiling)}
-
-
-__all__ += ["SCALE_DEFAULTS", "settings_for_scale"]

@@ -20,8 +20,8 @@ Our choices where the paper is silent
     * Search space: the local models' (`ltrlib.train.SEARCH_SPACE`), with trial 0 fixed to
       `STACKING_FIRST_PARAMS` (much of the space cannot split on a small D_merge: large
       ``min_sum_hessian_in_leaf`` with LambdaMART's small Hessians gives a constant model).
-      Tree limit: at most ``max_trees=500`` trees (the paper's tuned meta-models have 60-473,
-      so its range fits) with the paper's patience of 100 trees, instead of the local
+      Tree limit (`STACKING_SETTINGS`): at most 500 trees (the paper's tuned meta-models have
+      60-473, so its range fits) with the paper's patience of 100 trees, instead of the local
       models' 3000; trials are pruned from the held-out folds' curves as the local models'
       are (`ltrlib.train.tuning`).
     * The local models' scores on D_merge are out-of-sample for both models (D_merge comes
@@ -39,9 +39,11 @@ import pandas as pd
 
 from ltrlib.data.dataset import Dataset
 from ltrlib.merge.analysis import merged_model_name, per_query_frame, score_models
+from ltrlib.train.settings import TrainSettings
 
 __all__ = [
     "SCORE_PREFIX",
+    "STACKING_SETTINGS",
     "StackingExperiment",
     "StackingModel",
     "feature_importance",
@@ -53,15 +55,13 @@ __all__ = [
 ]
 
 SCORE_PREFIX = "score_"
-# The paper's meta-models have 60-473 trees (§5.3): a cap of 500 holds that whole range.
-STACKING_MAX_TREES = 500
-STACKING_EARLY_STOPPING = 100
-# None: `train_ranker`'s default, ltrlib's DEFAULT_NUM_THREADS (2; LTRLIB_NUM_THREADS).
-# On a quiet 2-core machine two threads tune a meta-model on a 289-query D_merge 1.56x
-# faster than one (27 s against 43 s, 3 trials of 3 folds). One thread pays off only when
-# the cores are already busy (OpenMP threads then spin against other processes): set
-# LTRLIB_NUM_THREADS=1 there.
-STACKING_NUM_THREADS = None
+# The meta-models' training settings. The paper's meta-models have 60-473 trees (§5.3): a
+# cap of 500 holds that whole range; the patience is the paper's 100.
+# num_threads None: ltrlib's DEFAULT_NUM_THREADS (2; LTRLIB_NUM_THREADS). On a quiet 2-core
+# machine two threads tune a meta-model on a 289-query D_merge 1.56x faster than one (27 s
+# against 43 s, 3 trials of 3 folds). One thread pays off only when the cores are already
+# busy (OpenMP threads then spin against other processes): set LTRLIB_NUM_THREADS=1 there.
+STACKING_SETTINGS = TrainSettings(max_trees=500, early_stopping=100, num_threads=None)
 # Trial 0 of every study: a point of the search space that can split on a few hundred
 # queries (most random draws of min_sum_hessian_in_leaf >= 20 cannot: the meta-model
 # would be a constant ranker), so tuning always has one working candidate.
@@ -106,19 +106,18 @@ def stack_features(ds: Dataset, scores: Mapping[str, np.ndarray], name: str | No
 
 
 def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials: int = 10,
-                      n_folds: int = 3, seed: int = 0, storage=None,
-                      study_name: str = "stacking", max_trees: int = STACKING_MAX_TREES,
-                      early_stopping: int = STACKING_EARLY_STOPPING,
-                      num_threads: int | None = STACKING_NUM_THREADS,
+                      n_folds: int = 3, storage=None, study_name: str = "stacking",
+                      settings: TrainSettings = STACKING_SETTINGS,
                       first_params: Mapping | None = STACKING_FIRST_PARAMS, progress: bool = False,
-                      backend: str = "lightgbm", prune: bool = True):
-    """Tune the meta-model on the score-augmented ``ds`` by k-fold CV over its queries.
+                      prune: bool = True):
+    """Tune the meta-model on the score-augmented ``ds`` by k-fold CV over its queries,
+    every fold's model trained with ``settings``.
 
     Returns `ltrlib.train.TuningResult` (``best_params``, ``best_iteration`` = mean
     early-stopped trees of the best trial, ``trials``). ``storage``: an Optuna journal
-    path, so an interrupted run resumes (see `ltrlib.train.tuning`). ``backend``: the
-    meta-model's, ``"lightgbm"`` or ``"xgboost"`` (``first_params`` are given in LightGBM's
-    names and translated, `ltrlib.train.in_backend`). ``prune``: stop hopeless trials early
+    path, so an interrupted run resumes (see `ltrlib.train.tuning`). ``settings.backend``:
+    the meta-model's, ``"lightgbm"`` or ``"xgboost"`` (``first_params`` are given in
+    LightGBM's names and translated, `ltrlib.train.in_backend`). ``prune``: stop hopeless trials early
     from the held-out folds' validation curves (`ltrlib.train.tune_cv`).
     """
     from ltrlib.train import in_backend, tune_cv
@@ -129,10 +128,9 @@ def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials
         raise ValueError(f"n_folds={n_folds} exceeds the {ds.n_queries} queries of D_merge {ds.name!r}")
     aug = stack_features(ds, scores)
     return tune_cv(aug, int(n_folds), n_trials=int(n_trials), study_name=study_name,
-                   storage=storage, seed=seed, max_trees=max_trees,
-                   early_stopping=early_stopping, num_threads=num_threads,
-                   first_params=None if first_params is None else in_backend(first_params, backend),
-                   progress=progress, backend=backend, prune=prune)
+                   storage=storage, settings=settings,
+                   first_params=None if first_params is None else in_backend(first_params, settings.backend),
+                   progress=progress, prune=prune)
 
 
 @dataclass
@@ -156,18 +154,18 @@ class StackingModel:
 
 
 def train_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, params: Mapping | None = None,
-                   n_trees: int = 100, seed: int = 0, tuning=None,
-                   num_threads: int | None = STACKING_NUM_THREADS, backend: str = "lightgbm") -> StackingModel:
-    """Fit the meta-ranker (LambdaMART) on all of the score-augmented ``ds``, ``n_trees`` trees.
+                   n_trees: int = 100, settings: TrainSettings = STACKING_SETTINGS,
+                   tuning=None) -> StackingModel:
+    """Fit the meta-ranker (LambdaMART) on all of the score-augmented ``ds``, ``n_trees`` trees
+    (in place of ``settings.max_trees``; no validation data, so no early stopping).
 
-    ``params``: e.g. ``tuning.best_params`` from `optimize_stacking` (in ``backend``'s
-    names), with ``n_trees=tuning.best_iteration``.
+    ``params``: e.g. ``tuning.best_params`` from `optimize_stacking` (in
+    ``settings.backend``'s names), with ``n_trees=tuning.best_iteration``.
     """
     from ltrlib.train import train_ranker
 
     aug = stack_features(ds, scores)
-    ranker = train_ranker(aug, None, dict(params or {}), max_trees=int(n_trees), seed=seed,
-                          num_threads=num_threads, backend=backend)
+    ranker = train_ranker(aug, None, dict(params or {}), settings.replace(max_trees=int(n_trees)))
     return StackingModel(ranker, tuple(str(k) for k in scores), tuning)
 
 
@@ -218,11 +216,11 @@ class StackingExperiment:
 
 
 def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 10,
-                        n_folds: int = 3, seed: int = 0, storage: str | Path | None = None,
+                        n_folds: int = 3, settings: TrainSettings = STACKING_SETTINGS,
+                        storage: str | Path | None = None,
                         metrics: Sequence[str] = ("ndcg@10", "map", "mrr@10"),
-                        max_trees: int = STACKING_MAX_TREES,
                         test_scores: Mapping[str, np.ndarray] | None = None,
-                        progress: bool = False, backend: str = "lightgbm") -> StackingExperiment:
+                        progress: bool = False) -> StackingExperiment:
     """Tune and train each client's meta-model on its D_merge; evaluate on the full test set.
 
     ``split`` as in `ltrlib.merge.linear.linear_experiment`; ``storage`` an Optuna journal
@@ -232,8 +230,9 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
     ``params``); an empty one falls back on the uniform linear combination (``note``).
     ``params["splits_in_model"] == 0`` flags a meta-model that learnt no
     split at all (a constant ranker: its tuned leaf minimums exceed what D_merge holds).
-    ``backend``: the meta-models' (``"lightgbm"``, the paper, or ``"xgboost"``), whatever
-    the local models' backend is.
+    ``settings``: the meta-models' training (`STACKING_SETTINGS`: at most 500 trees); its
+    backend (``"lightgbm"``, the paper, or ``"xgboost"``) is the meta-models', whatever the
+    local models' backend is.
     """
     from ltrlib.train import in_backend
 
@@ -262,15 +261,15 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
         folds = min(int(n_folds), nq)
         if folds >= 2:
             res = optimize_stacking(client.merge, merge_scores, n_trials=n_trials, n_folds=folds,
-                                    seed=seed, storage=storage, study_name=f"{split.name}.{name}",
-                                    max_trees=max_trees, progress=progress, backend=backend)
+                                    storage=storage, study_name=f"{split.name}.{name}",
+                                    settings=settings, progress=progress)
             params, n_trees, cv_value, n_done = res.best_params, res.best_iteration, res.best_value, res.n_trials
             trials.append(res.trials.assign(split=split.name, model=name))
         else:
-            res, params, n_trees, cv_value, n_done = (None, in_backend(UNTUNED_PARAMS, backend),
+            res, params, n_trees, cv_value, n_done = (None, in_backend(UNTUNED_PARAMS, settings.backend),
                                                       UNTUNED_TREES, np.nan, 0)
-        m = train_stacking(client.merge, merge_scores, params=params, n_trees=n_trees, seed=seed,
-                           tuning=res, backend=backend)
+        m = train_stacking(client.merge, merge_scores, params=params, n_trees=n_trees,
+                           settings=settings, tuning=res)
         meta[name] = m
         out[name] = m.predict(test, local)
         rows.append({"split": split.name, "client": str(getattr(client, "name", f"client{i + 1}")),

@@ -1,20 +1,28 @@
 """Training: LambdaMART rankers behind a backend-agnostic `Ranker`, Optuna tuning over the
 non-IID paper's search space, and a per-run model store that later notebooks reload.
 
-    from ltrlib.train import train_ranker, tune, fit_tuned, ModelStore
+    from ltrlib.train import TrainSettings, train_ranker, tune, fit_tuned, ModelStore
+
+Every training takes one `TrainSettings` (backend, tree limit, patience, cut-off, seed,
+threads); `TrainSettings.for_scale` builds a notebook's from its parameters and the
+per-scale budgets of `ltrlib.config.TRAIN_BUDGETS`.
 
 `tune_worker` (``ltrlib tune-worker``) runs trials of a study shared through a database.
 """
 
-from ltrlib.train.ranker import (
-    BACKENDS,
+from ltrlib.train.ranker import BACKENDS, Ranker, evaluate_rankers, train_ranker, validation_curves
+from ltrlib.train.settings import (
     DEFAULT_EARLY_STOPPING,
     DEFAULT_EVAL_AT,
     DEFAULT_MAX_TREES,
-    Ranker,
-    evaluate_rankers,
-    train_ranker,
-    validation_curves,
+    TrainSettings,
+    budget_for_scale,
+)
+from ltrlib.train.client_models import (
+    ClientModels,
+    client_metrics,
+    client_results,
+    fit_client_models,
 )
 from ltrlib.train.client_tables import (
     client_means,
@@ -30,14 +38,11 @@ from ltrlib.train.tuning import (
     SEARCH_SPACE,
     SEARCH_SPACES,
     TUNED_PARAMS,
-    ClientModels,
     TuningResult,
-    client_metrics,
-    client_results,
-    fit_client_models,
     fit_side_by_side,
     fit_tuned,
     in_backend,
+    run_study,
     search_space,
     study_storage,
     suggest_params,
@@ -53,6 +58,7 @@ __all__ = [
     "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TuningResult",
     "ClientModels", "client_metrics", "client_results", "fit_client_models",
     "evaluate_rankers", "fit_side_by_side", "fit_tuned", "in_backend", "study_storage", "suggest_params",
+    "TrainSettings", "budget_for_scale", "run_study",
     "train_ranker", "tune", "tune_cv", "tune_worker", "tuned_parameters", "tuning_history",
     "validation_curves", "SEARCH_SPACES", "search_space", "xgboost_propensities",
     "client_means", "second_test_set", "table1_initial", "table3_alternative",

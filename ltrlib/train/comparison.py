@@ -1,12 +1,14 @@
 """LightGBM λMART against XGBoost's ranking objectives and pair methods, on the same splits.
 
     variants = backend_variants()                       # name -> (backend, params)
-    runs = compare_backends(splits, variants, max_trees=500, seed=0)
+    runs = compare_backends(splits, variants, settings=TrainSettings(max_trees=500, seed=0))
     significance_table(runs.per_query, LIGHTGBM)        # ltrlib.metrics; ᵃ: differs from it
     runs.timing                                         # seconds, trees per variant
 
 The same data, the same tree limit, early stopping on validation NDCG@10 and the same
-learning rate for every variant; only the library, objective and pair construction differ.
+learning rate for every variant (one `TrainSettings`; notebook 08's by scale,
+``TrainSettings.for_scale(scale, "backend_comparison")``); only the library, objective and
+pair construction differ.
 ``pair_method_experiment`` checks the advice of XGBoost's ranking tutorial (the "mean"
 method gives more effective pairs on small data, "topk" helps at the top ranks on large
 data) on several training-set sizes.
@@ -26,12 +28,17 @@ from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.report import flatten_metrics
 from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
+from ltrlib.train.settings import TrainSettings
 
-__all__ = ["BackendRuns", "backend_variants", "compare_backends", "effective_pairs",
-           "pair_method_experiment", "pair_method_summary"]
+__all__ = ["BackendRuns", "COMPARISON_SETTINGS", "backend_variants", "compare_backends",
+           "comparison_numeric", "effective_pairs", "headline_metrics", "pair_method_experiment",
+           "pair_method_summary", "parse_train_sizes", "seed_claims", "take_train_queries"]
 
 METRICS = ("ndcg@10", "map", "mrr@10")
 LIGHTGBM = "LightGBM λMART"
+# The functions' default limits, short of the paper's (each variant and pair setting is
+# one training); notebook 08 takes its own by scale.
+COMPARISON_SETTINGS = TrainSettings(max_trees=500, early_stopping=50)
 
 
 def backend_variants(objectives: Sequence[str] = ("rank:ndcg", "rank:pairwise", "rank:map"),
@@ -66,10 +73,10 @@ class BackendRuns:
 
 def compare_backends(splits: Splits, variants: Mapping[str, tuple[str, dict]], *,
                      common: Mapping[str, Any] | None = None, metrics: Sequence[str] = METRICS,
-                     max_trees: int = 500, early_stopping: int = 50, seed: int = 0,
-                     num_threads: int | None = None) -> BackendRuns:
+                     settings: TrainSettings = COMPARISON_SETTINGS) -> BackendRuns:
     """Train every variant on ``splits.train`` (early stopping on ``splits.vali``) and score
-    it on ``splits.test``. ``common`` params (e.g. the learning rate) go to every variant."""
+    it on ``splits.test``. ``common`` params (e.g. the learning rate) go to every variant;
+    each trains with ``settings`` in its own backend (``settings.backend`` is not used)."""
     if splits.vali is None or splits.test is None:
         raise ValueError("compare_backends needs train, vali and test partitions")
     if not variants:
@@ -77,9 +84,8 @@ def compare_backends(splits: Splits, variants: Mapping[str, tuple[str, dict]], *
     rankers, rows = {}, []
     for name, (backend, params) in variants.items():
         start = time.perf_counter()
-        r = train_ranker(splits.train, splits.vali, {**dict(common or {}), **params}, backend=backend,
-                         max_trees=max_trees, early_stopping=early_stopping, seed=seed,
-                         num_threads=num_threads)
+        r = train_ranker(splits.train, splits.vali, {**dict(common or {}), **params},
+                         settings.replace(backend=backend))
         seconds = time.perf_counter() - start
         rankers[name] = r
         rows.append({"model": name, "backend": backend,
@@ -147,27 +153,27 @@ def effective_pairs(data: Dataset, method: str, num_pair_per_sample: int) -> flo
     return total / data.n_queries
 
 
-def pair_method_experiment(datasets: Mapping[str, Splits], settings: Mapping[str, dict] | None = None, *,
-                           common: Mapping[str, Any] | None = None, max_trees: int = 500,
-                           early_stopping: int = 50, seed: int = 0, num_threads: int | None = None,
+def pair_method_experiment(datasets: Mapping[str, Splits], pair_settings: Mapping[str, dict] | None = None, *,
+                           common: Mapping[str, Any] | None = None,
+                           settings: TrainSettings = COMPARISON_SETTINGS,
                            metrics: Sequence[str] = ("ndcg@1", "ndcg@3", "ndcg@10", "ndcg")) -> pd.DataFrame:
-    """XGBoost ``rank:ndcg`` with each pair setting on each dataset (e.g. tiny, small, paper).
+    """XGBoost ``rank:ndcg`` with each pair setting on each dataset (e.g. tiny, small, paper),
+    trained with ``settings`` (its backend set to XGBoost).
 
-    ``settings``: name -> XGBoost params (default: mean with 1 pair, topk with k = 10 and
-    k = 30). Returns per-query rows ``scale, train_queries, setting, method, qid, metric,
+    ``pair_settings``: name -> XGBoost params (default: mean with 1 pair, topk with k = 10
+    and k = 30). Returns per-query rows ``scale, train_queries, setting, method, qid, metric,
     value`` plus, per (scale, setting), ``effective_pairs`` per query and ``seconds``."""
-    settings = settings or {
+    pair_settings = pair_settings or {
         "mean, 1 pair": {"lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 1},
         "topk, k=10": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 10},
         "topk, k=30": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 30},
     }
     parts = []
     for scale, sp in datasets.items():
-        for name, params in settings.items():
+        for name, params in pair_settings.items():
             start = time.perf_counter()
             r = train_ranker(sp.train, sp.vali, {**dict(common or {}), "objective": "rank:ndcg", **params},
-                             backend="xgboost", max_trees=max_trees, early_stopping=early_stopping,
-                             seed=seed, num_threads=num_threads)
+                             settings.replace(backend="xgboost"))
             seconds = time.perf_counter() - start
             pq = evaluate_rankers({name: r}, {"test": sp.test}, metrics=metrics)
             method = r.params["lambdarank_pair_method"]
@@ -237,8 +243,6 @@ def parse_train_sizes(spec: str, available: int) -> list[int]:
     return sorted(set(sizes))
 
 
-__all__ += ["comparison_numeric", "parse_train_sizes", "take_train_queries"]
-
 
 def seed_claims(summary: pd.DataFrame, reference: str = "mean, 1 pair") -> pd.DataFrame:
     """The tutorial's pair-method advice as checks on `pair_method_summary` output.
@@ -297,23 +301,3 @@ def headline_metrics(numeric: pd.DataFrame, pair_summary: pd.DataFrame | None = 
         parts.append(pd.DataFrame({"claim": claims.claim, "setting": claims.topk_setting,
                                    "compared": claims.metric, "metric": "holds", "value": claims.holds}))
     return flatten_metrics(parts, keys=["model", "claim", "train_queries", "setting", "compared"])
-
-
-__all__ += ["headline_metrics", "seed_claims"]
-
-
-# Tree limits by scale: short at tiny (the smoke test), the paper's at paper scale.
-SCALE_LIMITS = {"tiny": (25, 5), "small": (150, 15), "paper": (3000, 100)}
-
-
-def limits_for_scale(scale: str, max_trees: int = 0, early_stopping: int = 0) -> dict[str, int]:
-    """``max_trees`` and ``early_stopping``; 0 takes the scale's value (`SCALE_LIMITS`;
-    another dataset than a synthetic scale gets small's)."""
-    trees, patience = SCALE_LIMITS.get(scale, SCALE_LIMITS["small"])
-    for name, value in (("max_trees", max_trees), ("early_stopping", early_stopping)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer (0 = by scale), got {value!r}")
-    return {"max_trees": int(max_trees or trees), "early_stopping": int(early_stopping or patience)}
-
-
-__all__ += ["SCALE_LIMITS", "limits_for_scale"]

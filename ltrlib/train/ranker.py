@@ -4,7 +4,7 @@ The non-IID paper (§5.1) trains every model with LightGBM's LambdaMART ("lambda
 at most 3000 trees, stopping early once NDCG@10 on the validation set has not improved for
 100 consecutive trees. `train_ranker` does exactly that by default::
 
-    ranker = train_ranker(client.train, client.vali, {"learning_rate": 0.05}, seed=0)
+    ranker = train_ranker(client.train, client.vali, {"learning_rate": 0.05}, TrainSettings(seed=0))
     scores = ranker.predict(client.test)          # or a feature matrix
     ranker.best_iteration, ranker.feature_importance("gain"), ranker.save(path)
 
@@ -17,7 +17,7 @@ depends on the library goes through a `_Backend` entry in `BACKENDS`: ``"lightgb
 methods whichever trained the model::
 
     train_ranker(train, vali, {"objective": "rank:pairwise", "lambdarank_pair_method": "mean"},
-                 backend="xgboost")
+                 TrainSettings(backend="xgboost"))
 
 Click logs: ``train_ranker(..., position=...)`` passes each training row's displayed
 position (0 = top) to the library's position-bias correction (LightGBM: the Dataset's
@@ -57,13 +57,10 @@ from ltrlib import timing
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train import xgboost_backend as _xgb
+from ltrlib.train.settings import TrainSettings
 
 __all__ = [
     "BACKENDS",
-    "DEFAULT_EARLY_STOPPING",
-    "DEFAULT_EVAL_AT",
-    "DEFAULT_MAX_TREES",
-    "DEFAULT_NUM_THREADS",
     "DataCache",
     "Ranker",
     "evaluate_rankers",
@@ -71,15 +68,8 @@ __all__ = [
     "validation_curves",
 ]
 
-# The paper's training limits (§5.1).
-DEFAULT_MAX_TREES = 3000
-DEFAULT_EARLY_STOPPING = 100
-DEFAULT_EVAL_AT = 10
-# The project's machines have 2 cores; LightGBM's default (all cores, OpenMP) oversubscribes
-# when tests run in parallel. LTRLIB_NUM_THREADS overrides it without touching code.
-DEFAULT_NUM_THREADS = int(os.environ.get("LTRLIB_NUM_THREADS", "2"))
 
-# Parameters `train_ranker` sets from its own arguments; passing them in ``params`` as well
+# Parameters `train_ranker` sets from its `TrainSettings`; passing them in ``params`` as well
 # would make two sources of truth for one setting.
 _RESERVED = {
     "num_iterations": "max_trees", "num_iteration": "max_trees", "n_iter": "max_trees",
@@ -393,40 +383,33 @@ def _json_default(value):
 # --------------------------------------------------------------------------- training
 
 
-def _check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 @timing.fitting()
 def train_ranker(
     train: Dataset,
     vali: Dataset | None = None,
     params: Mapping[str, Any] | None = None,
+    settings: TrainSettings = TrainSettings(),
     *,
-    backend: str = "lightgbm",
-    max_trees: int = DEFAULT_MAX_TREES,
-    early_stopping: int = DEFAULT_EARLY_STOPPING,
-    eval_at: int = DEFAULT_EVAL_AT,
-    seed: int = 0,
-    num_threads: int | None = None,
     position: np.ndarray | None = None,
     cluster=None,
     cache: DataCache | None = None,
     monitor: Callable[[int, float], None] | None = None,
+    **changes,
 ) -> Ranker:
     """Train a LambdaMART ranker as the paper does (§5.1).
 
     ``params`` override the backend defaults (for LightGBM: ``objective="lambdarank"``,
     ``metric="ndcg"``, ``eval_at=[eval_at]``, ``seed``, ``deterministic=True``,
-    ``force_row_wise=True``, ``num_threads``, quiet). Tree count, patience and cutoff are
-    arguments, not params: at most ``max_trees`` trees; with ``vali`` given, training stops
+    ``force_row_wise=True``, ``num_threads``, quiet). Backend, tree count, patience, cutoff,
+    seed and threads are ``settings`` (a `TrainSettings`; the default is the paper's), not
+    params: at most ``settings.max_trees`` trees; with ``vali`` given, training stops
     once NDCG@``eval_at`` on ``vali`` has not improved for ``early_stopping`` trees and
     the model keeps the best iteration. Without ``vali`` exactly ``max_trees`` trees are
-    grown (e.g. a final model retrained with a tuned tree count).
+    grown (e.g. a final model retrained with a tuned tree count). ``changes`` (field names
+    of `TrainSettings`) change ``settings`` for this call only:
+    ``train_ranker(train, vali, params, seed=1)`` trains with ``TrainSettings(seed=1)``.
 
-    ``backend``: ``"lightgbm"`` or ``"xgboost"`` (defaults of the latter: see
+    ``settings.backend``: ``"lightgbm"`` or ``"xgboost"`` (defaults of the latter: see
     `ltrlib.train.xgboost_backend`). ``position``: for click logs, each training row's
     displayed position (int, 0 = top); it switches on the backend's position-bias model.
     ``cluster``: None trains in this process; ``"local"`` starts a Dask ``LocalCluster``
@@ -439,12 +422,13 @@ def train_ranker(
     every tree (needs ``vali``); an exception it raises ends the training and propagates
     (tuning's pruning raises ``optuna.TrialPruned``). Neither works with ``cluster``.
     """
+    if not isinstance(settings, TrainSettings):
+        raise TypeError(f"settings must be a TrainSettings, got {type(settings).__name__}")
+    if changes:
+        settings = settings.replace(**changes)
+    backend, max_trees, early_stopping = settings.backend, settings.max_trees, settings.early_stopping
+    eval_at = settings.eval_at
     be = _backend(backend)
-    max_trees = _check_positive_int(max_trees, "max_trees")
-    early_stopping = _check_positive_int(early_stopping, "early_stopping")
-    eval_at = _check_positive_int(eval_at, "eval_at")
-    num_threads = _check_positive_int(DEFAULT_NUM_THREADS if num_threads is None else num_threads,
-                                      "num_threads")
     if not isinstance(train, Dataset):
         raise TypeError(f"train must be a ltrlib Dataset, got {type(train).__name__}")
     if vali is not None:
@@ -459,10 +443,10 @@ def train_ranker(
     clash = sorted(k for k in user if k in _RESERVED)
     if clash:
         raise ValueError(
-            f"params {clash} are set through train_ranker's arguments "
+            f"params {clash} are set through train_ranker's settings "
             f"({', '.join(sorted({_RESERVED[k] for k in clash}))}); remove them from params"
         )
-    full = be.complete({**be.defaults(int(seed), eval_at, num_threads), **user})
+    full = be.complete({**be.defaults(settings.seed, eval_at, settings.threads), **user})
     if position is not None:
         position = np.asarray(position)
         if position.shape != (train.n_docs,) or not np.issubdtype(position.dtype, np.integer) \

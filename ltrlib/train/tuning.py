@@ -120,38 +120,40 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ltrlib import config
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
-from ltrlib.train.ranker import (
-    DEFAULT_EARLY_STOPPING,
-    DEFAULT_EVAL_AT,
-    DEFAULT_MAX_TREES,
-    DEFAULT_NUM_THREADS,
-    DataCache,
-    Ranker,
-    train_ranker,
-)
+from ltrlib.train.ranker import DataCache, Ranker, train_ranker
+from ltrlib.train.settings import DEFAULT_EARLY_STOPPING, TrainSettings
 
 __all__ = [
+    "GRACE_PERIOD",
+    "HEARTBEAT_INTERVAL",
+    "JOURNAL_FILE",
     "LEARNING_RATES",
+    "PAPER_TABLE6_MEDIAN",
     "SEARCH_SPACE",
+    "SEARCH_SPACES",
+    "TUNED_PARAMS",
     "TuningResult",
+    "database_url",
+    "describe_storage",
     "fit_side_by_side",
     "fit_tuned",
     "in_backend",
+    "is_shared",
     "prune_every",
     "prune_warmup",
     "pruner",
-    "describe_storage",
-    "is_shared",
+    "run_study",
+    "search_space",
+    "stored_study",
     "study_database",
     "study_storage",
-    "stored_study",
     "suggest_params",
     "tune",
     "tune_cv",
     "tuned_parameters",
+    "tuning_history",
 ]
 
 LEARNING_RATES = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3)
@@ -210,7 +212,8 @@ TUNED_PARAMS = tuple(SEARCH_SPACE)
 def in_backend(params: Mapping[str, Any], backend: str = "lightgbm") -> dict[str, Any]:
     """A point given in the paper's LightGBM names (`PAPER_TABLE6_MEDIAN`, a stacking
     setting) in ``backend``'s names, so one switch changes the backend of a whole notebook:
-    ``tune(first_params=in_backend(PAPER_TABLE6_MEDIAN, "xgboost"), backend="xgboost")``."""
+    ``tune(..., settings=TrainSettings(backend="xgboost"),
+    first_params=in_backend(PAPER_TABLE6_MEDIAN, "xgboost"))``."""
     search_space(backend)  # names the supported backends if ``backend`` is unknown
     if backend == "xgboost":
         from ltrlib.train.xgboost_backend import from_lightgbm_names
@@ -524,7 +527,7 @@ class TuningResult:
                 "best_iteration": self.best_iteration}
 
 
-def _run_study(
+def run_study(
     objective: Callable,
     *,
     n_trials: int,
@@ -538,9 +541,22 @@ def _run_study(
     study_pruner=None,
 ) -> TuningResult:
     """Run ``objective`` until the study ``study_name`` in ``storage`` has ``n_trials``
-    finished trials, and sum up its first ``n_trials``. A journal or in-memory study is
-    run by this process alone; a shared (database) study together with whichever workers
-    join it (module docstring)."""
+    finished trials, and sum up its first ``n_trials``: the study runner behind `tune`,
+    `tune_cv` and any other search (the bi-variate models of
+    `ltrlib.bivariate.experiment.fit_models` have their own space and objective).
+
+    ``objective(trial)`` returns the trial's value (maximised); it may set the user
+    attributes ``best_iteration`` and ``trees``, which the ``trials`` table reports, and
+    raise ``optuna.TrialPruned``. ``storage`` as `study_storage` takes it; a database URL
+    makes the study shared. ``setup`` (JSON-able) records what the study's values depend
+    on: a stored study with another setup is refused, naming the differing keys, rather
+    than resumed. ``seed`` seeds the TPE sampler (re-seeded per trial, so an interrupted
+    study resumes as if uninterrupted). ``first_params``: a point enqueued as the first
+    trial, never pruned. ``tuned``: the parameter names `TuningResult.best_params` keeps.
+    ``study_pruner``: an Optuna pruner (`pruner`), None for none. A journal or in-memory
+    study is run by this process alone; a shared (database) study together with whichever
+    workers join it (module docstring).
+    """
     if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or n_trials < 1:
         raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
     if not isinstance(study_name, str) or not study_name:
@@ -764,47 +780,42 @@ def tune(
     n_trials: int = 20,
     study_name: str = "tuning",
     storage=None,
-    seed: int = 0,
+    settings: TrainSettings = TrainSettings(),
     params: Mapping[str, Any] | None = None,
     first_params: Mapping[str, Any] | None = None,
-    backend: str = "lightgbm",
-    max_trees: int = DEFAULT_MAX_TREES,
-    early_stopping: int = DEFAULT_EARLY_STOPPING,
-    eval_at: int = DEFAULT_EVAL_AT,
-    num_threads: int | None = None,
     progress: bool = True,
     prune: bool = True,
 ) -> TuningResult:
-    """Tune on ``vali`` by NDCG@``eval_at`` (the paper's procedure).
+    """Tune on ``vali`` by NDCG@``settings.eval_at`` (the paper's procedure).
 
-    Each trial trains `train_ranker` on ``train`` with early stopping on ``vali`` and the
-    trial's point of `SEARCH_SPACE` on top of the fixed ``params``; the trial's value is the
-    early-stopped model's NDCG@``eval_at`` on ``vali``. ``storage``: None (in memory), a
+    Each trial trains `train_ranker` with ``settings`` on ``train`` with early stopping on
+    ``vali`` and the trial's point of the backend's search space (`SEARCH_SPACE` for
+    LightGBM) on top of the fixed ``params``; the trial's value is the early-stopped
+    model's NDCG@``eval_at`` on ``vali``. ``storage``: None (in memory), a
     journal file path, a database URL (a shared study other processes can join) or an
     Optuna storage; with a persistent storage an interrupted study resumes and a finished
-    one is reused (see the module docstring). ``seed`` seeds both the
-    sampler and LightGBM. ``first_params`` (e.g. `PAPER_TABLE6_MEDIAN`): a point of the
+    one is reused (see the module docstring). ``settings.seed`` seeds both the
+    sampler and the library. ``first_params`` (e.g. `PAPER_TABLE6_MEDIAN`): a point of the
     search space evaluated as the first trial before TPE takes over (not in the paper).
     ``prune``: stop hopeless trials early (`pruner`, fed from the validation curve; see the
     module docstring). The binned data are built once and shared by all trials.
     """
     if vali is None:
         raise ValueError("tune needs a validation set (vali): the paper tunes on it")
+    backend, early_stopping = settings.backend, settings.early_stopping
     fixed = dict(params or {})
     tuned = tuple(search_space(backend))
     overlap = sorted(set(fixed) & set(tuned))
     if overlap:
         raise ValueError(f"params {overlap} are tuned; remove them from the fixed params")
-    metric = f"ndcg@{eval_at}"
+    metric = f"ndcg@{settings.eval_at}"
     best: dict[str, Any] = {"value": -math.inf, "number": None, "ranker": None}
 
     cache = DataCache(train, vali)
 
     def objective(trial):
         monitor = _reporter(trial, early_stopping) if prune else None
-        ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial, backend)}, backend=backend,
-                              max_trees=max_trees, early_stopping=early_stopping,
-                              eval_at=eval_at, seed=seed, num_threads=num_threads,
+        ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial, backend)}, settings,
                               cache=cache, monitor=monitor)
         value = float(evaluate(vali, ranker.predict(vali), metrics=metric)[metric])
         trial.set_user_attr("best_iteration", ranker.best_iteration)
@@ -816,13 +827,13 @@ def tune(
 
     first = _check_first_params(first_params, backend)
     setup = {"kind": "holdout", "first_params": first, "backend": backend, "train": _data_key(train),
-             "vali": _data_key(vali), "params": fixed, "max_trees": max_trees,
-             "early_stopping": early_stopping, "eval_at": eval_at, "seed": seed,
+             "vali": _data_key(vali), "params": fixed, "max_trees": settings.max_trees,
+             "early_stopping": early_stopping, "eval_at": settings.eval_at, "seed": settings.seed,
              "pruning": _pruning_setup(prune, early_stopping),
              "tpe_startup_trials": TPE_STARTUP_TRIALS}
-    result = _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
-                        seed=seed, setup=setup, progress=progress, first_params=first,
-                        tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
+    result = run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
+                       seed=settings.seed, setup=setup, progress=progress, first_params=first,
+                       tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
     if best["number"] == result.best_trial:
         result.ranker = best["ranker"]
     return result
@@ -835,27 +846,22 @@ def tune_cv(
     n_trials: int = 20,
     study_name: str = "tuning-cv",
     storage=None,
-    seed: int = 0,
+    settings: TrainSettings = TrainSettings(),
     params: Mapping[str, Any] | None = None,
     first_params: Mapping[str, Any] | None = None,
-    backend: str = "lightgbm",
-    max_trees: int = DEFAULT_MAX_TREES,
-    early_stopping: int = DEFAULT_EARLY_STOPPING,
-    eval_at: int = DEFAULT_EVAL_AT,
-    num_threads: int | None = None,
     progress: bool = True,
     prune: bool = True,
 ) -> TuningResult:
     """Tune by ``n_folds``-fold cross-validation over the queries of ``data``.
 
     For a small set with no separate validation part (the stacking meta-model is tuned on
-    D_merge). Folds come from ``data.fold_ids(n_folds, seed)``. Per trial and fold, a model
+    D_merge). Folds come from ``data.fold_ids(n_folds, settings.seed)``. Per trial and fold, a model
     is trained on the other folds with early stopping on the held-out fold, which is then
     scored; the trial's value is the mean NDCG@``eval_at`` over folds (as ``lgb.cv``, the
     held-out fold also decides early stopping, a small optimistic bias shared by all
     trials). ``best_iteration`` is the best trial's mean early-stopped tree count, the
     tree count to use when refitting on all of ``data`` (``train_ranker(data, None, ...,
-    max_trees=result.best_iteration)``).
+    settings.replace(max_trees=result.best_iteration))``).
 
     ``prune``: as in `tune`; a trial reports each fold's curve at steps ``fold * max_trees +
     trees``, so it is compared with completed trials on the same fold (Optuna's median rule
@@ -867,13 +873,14 @@ def tune_cv(
             or not 2 <= n_folds <= data.n_queries:
         raise ValueError(f"n_folds must be an integer in 2..{data.n_queries} (the number of "
                          f"queries), got {n_folds!r}")
+    backend, max_trees, early_stopping = settings.backend, settings.max_trees, settings.early_stopping
     fixed = dict(params or {})
     tuned = tuple(search_space(backend))
     overlap = sorted(set(fixed) & set(tuned))
     if overlap:
         raise ValueError(f"params {overlap} are tuned; remove them from the fixed params")
-    metric = f"ndcg@{eval_at}"
-    folds = data.fold_ids(int(n_folds), seed)
+    metric = f"ndcg@{settings.eval_at}"
+    folds = data.fold_ids(int(n_folds), settings.seed)
     parts = [(data.take(np.flatnonzero(folds != f), name=f"{data.name}-cvtrain{f}"),
               data.take(np.flatnonzero(folds == f), name=f"{data.name}-cvfold{f}"))
              for f in range(int(n_folds))]
@@ -885,9 +892,7 @@ def tune_cv(
         values, iters, grown = [], [], []
         for f, (train, held_out) in enumerate(parts):
             monitor = _reporter(trial, early_stopping, f * max_trees) if prune else None
-            ranker = train_ranker(train, held_out, point, backend=backend, max_trees=max_trees,
-                                  early_stopping=early_stopping, eval_at=eval_at, seed=seed,
-                                  num_threads=num_threads, cache=caches[f], monitor=monitor)
+            ranker = train_ranker(train, held_out, point, settings, cache=caches[f], monitor=monitor)
             values.append(float(evaluate(held_out, ranker.predict(held_out), metrics=metric)[metric]))
             grown.append(len(ranker.curve))
             iters.append(ranker.best_iteration)
@@ -900,11 +905,11 @@ def tune_cv(
     first = _check_first_params(first_params, backend)
     setup = {"kind": f"cv{int(n_folds)}", "first_params": first, "backend": backend, "data": _data_key(data),
              "params": fixed, "max_trees": max_trees, "early_stopping": early_stopping,
-             "eval_at": eval_at, "seed": seed, "pruning": _pruning_setup(prune, early_stopping),
-             "tpe_startup_trials": TPE_STARTUP_TRIALS}
-    return _run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
-                      seed=seed, setup=setup, progress=progress, first_params=first,
-                      tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
+             "eval_at": settings.eval_at, "seed": settings.seed,
+             "pruning": _pruning_setup(prune, early_stopping), "tpe_startup_trials": TPE_STARTUP_TRIALS}
+    return run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
+                     seed=settings.seed, setup=setup, progress=progress, first_params=first,
+                     tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
 
 
 def fit_tuned(
@@ -915,19 +920,15 @@ def fit_tuned(
     split: str,
     name: str,
     n_trials: int = 20,
-    seed: int = 0,
+    settings: TrainSettings = TrainSettings(),
     params: Mapping[str, Any] | None = None,
     first_params: Mapping[str, Any] | None = None,
-    backend: str = "lightgbm",
-    max_trees: int = DEFAULT_MAX_TREES,
-    early_stopping: int = DEFAULT_EARLY_STOPPING,
-    eval_at: int = DEFAULT_EVAL_AT,
-    num_threads: int | None = None,
     progress: bool = True,
     prune: bool = True,
     storage=None,
 ) -> tuple[Ranker, TuningResult]:
-    """Tune (or resume, or reuse) the study ``"<split>.<name>"`` and return its best model.
+    """Tune (or resume, or reuse) the study ``"<split>.<name>"`` with `tune` (trials trained
+    with ``settings``) and return its best model.
 
     The study lives in ``storage``, by default (None or "") the run's journal
     ``<store.run_dir>/optuna.journal``; a database URL makes it a shared study that
@@ -940,10 +941,8 @@ def fit_tuned(
     """
     study = f"{split}.{name}"
     result = tune(train, vali, n_trials=n_trials, study_name=study,
-                  storage=storage or Path(store.run_dir) / JOURNAL_FILE, seed=seed, params=params,
-                  first_params=first_params,
-                  backend=backend, max_trees=max_trees, early_stopping=early_stopping,
-                  eval_at=eval_at, num_threads=num_threads, progress=progress, prune=prune)
+                  storage=storage or Path(store.run_dir) / JOURNAL_FILE, settings=settings,
+                  params=params, first_params=first_params, progress=progress, prune=prune)
     summary = result.summary()
     if store.exists(split, name):
         stored = (store.info(split, name).get("info") or {}).get("tuning") or {}
@@ -951,13 +950,47 @@ def fit_tuned(
             return store.load(split, name), result
     ranker = result.ranker
     if ranker is None:
-        ranker = train_ranker(train, vali, {**dict(params or {}), **result.best_params},
-                              backend=backend, max_trees=max_trees,
-                              early_stopping=early_stopping, eval_at=eval_at, seed=seed,
-                              num_threads=num_threads)
+        ranker = train_ranker(train, vali, {**dict(params or {}), **result.best_params}, settings)
     ranker.info["tuning"] = summary
     store.save(ranker, split, name)
     return ranker, result
+
+
+def _fit_in_worker(train, vali, store, split, name, kwargs) -> tuple[str, str]:
+    fit_tuned(train, vali, store=store, split=split, name=name, **kwargs)
+    return split, name
+
+
+def fit_side_by_side(fits, store, *, n_jobs: int = 2, settings: TrainSettings = TrainSettings(),
+                     progress: bool = True, **kwargs) -> None:
+    """Tune and store the models ``fits`` (``(split, name, train, vali)`` tuples) with
+    `fit_tuned`, ``n_jobs`` at a time in joblib worker processes; a later `fit_tuned` call
+    with the same arguments then loads each one without training.
+
+    Why: on two cores LightGBM's second thread speeds one model up by only 1.2-1.5x (its
+    lambdarank gradients and the per-tree bookkeeping are partly serial), so two one-thread
+    models side by side get more done. Each worker gets ``settings.threads // n_jobs``
+    threads (at least one). The biggest training sets go first, so the long fits start early and
+    the small ones fill the gaps. Studies are shared through ``storage`` (the journal file
+    locks across processes; a database does too); the models go to ``store``.
+    """
+    from joblib import Parallel, delayed
+
+    from ltrlib import timing
+    from ltrlib.progress import bar
+
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
+    order = sorted(fits, key=lambda f: -f[2].n_docs)
+    worker_kwargs = {**kwargs, "settings": settings.replace(num_threads=max(1, settings.threads // n_jobs)),
+                     "progress": False}
+    calls = (delayed(_fit_in_worker)(train, vali, store, split, name, worker_kwargs)
+             for split, name, train, vali in order)
+    with timing.fitting():
+        done = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(calls)
+        for split, name in bar(done, total=len(order), desc=f"models, {n_jobs} at a time",
+                               unit="model", enabled=progress):
+            pass
 
 
 # --------------------------------------------------------------------------- tables
@@ -990,218 +1023,3 @@ def tuning_history(results: Mapping[tuple[str, str], TuningResult]) -> pd.DataFr
         df.insert(0, "split", split)
         parts.append(df)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
-__all__ += ["tuning_history", "JOURNAL_FILE", "PAPER_TABLE6_MEDIAN", "TUNED_PARAMS", "SEARCH_SPACES",
-            "search_space", "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "database_url"]
-
-
-# --------------------------------------------------------------------------- client models
-
-MODEL_NAMES = ("M1", "M2", "M_full")
-# Table columns. The paper's §5.2 trains the second client on DS2' (DS2 without the queries
-# holding documents of client 1's category) and from there on writes DS2 for DS2'.
-TEST_SETS = ("DS1", "DS2'", "DS")
-
-
-@dataclass
-class ClientModels:
-    """The tuned models of notebook 03: ``rankers`` and ``results`` keyed by ``(split,
-    model)`` with model in ``M1, M2, M_full`` (M2 is the paper's M2', trained on DS2');
-    ``tests`` maps each split to its test sets ``DS1, DS2', DS``; ``reused`` lists the keys
-    whose data were identical to an earlier key's, mapped to it (then no training)."""
-
-    rankers: dict[tuple[str, str], Ranker]
-    results: dict[tuple[str, str], TuningResult]
-    tests: dict[str, dict[str, Dataset]]
-    reused: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
-
-    def subset(self, splits) -> "ClientModels":
-        """The models and test sets of some splits only (in the given order)."""
-        names = list(splits)
-        missing = [s for s in names if s not in self.tests]
-        if missing:
-            raise ValueError(f"splits {missing} were not fitted; fitted: {list(self.tests)}")
-        keep = set(names)
-        return ClientModels({k: v for k, v in self.rankers.items() if k[0] in keep},
-                            {k: v for k, v in self.results.items() if k[0] in keep},
-                            {s: self.tests[s] for s in names},
-                            {k: v for k, v in self.reused.items() if k[0] in keep})
-
-
-def _same_data(a: Dataset, b: Dataset) -> bool:
-    return (a.n_queries == b.n_queries and a.n_docs == b.n_docs
-            and np.array_equal(a.query_ids, b.query_ids))
-
-
-def fit_client_models(
-    nsplits: Mapping[str, Any],
-    store,
-    *,
-    splits: str | list[str] | None = None,
-    n_trials: int = 20,
-    seed: int = 0,
-    first_params: Mapping[str, Any] | None = None,
-    max_trees: int = DEFAULT_MAX_TREES,
-    early_stopping: int = DEFAULT_EARLY_STOPPING,
-    eval_at: int = DEFAULT_EVAL_AT,
-    num_threads: int | None = None,
-    progress: bool = True,
-    backend: str = "lightgbm",
-    prune: bool = True,
-    storage=None,
-    n_jobs: int = 1,
-) -> ClientModels:
-    """Tune and train M1 (on DS1), M2' (on DS2') per split, and M_full (on DS) once.
-
-    ``nsplits``: ``ltrlib.noniid.splits.paper_splits(...)``; ``splits``: the names to run
-    (a comma-separated string or a list; default all). Each model is tuned on its own
-    validation part with `fit_tuned` (study ``"<split>.<model>"``, model stored as
-    ``(split, model)``); M_full is tuned and stored once under split ``"full"``, since DS is
-    the same for every split. A client whose train and validation data equal those of an
-    already fitted model (DS2' is identical in Split1 and Split2, both category 11) reuses
-    that model: it is stored again under its own split, with the original study recorded.
-    ``backend``: ``"lightgbm"`` (the paper) or ``"xgboost"``, tuned over its own space
-    (`search_space`). ``prune``: stop hopeless trials early (see `tune`). ``storage``: where
-    the studies live, by default the run's journal (see `fit_tuned`).
-
-    ``n_jobs`` > 1 tunes that many distinct models side by side in worker processes
-    (`fit_side_by_side`), each with ``num_threads // n_jobs`` threads, then loads them here.
-    """
-    names = list(nsplits) if splits is None else (
-        config.parse_list(splits, name="splits", allow_empty=True) if isinstance(splits, str) else list(splits))
-    unknown = [s for s in names if s not in nsplits]
-    if unknown or not names:
-        raise ValueError(f"splits {unknown or names!r} not available; choose from {list(nsplits)}")
-    common = dict(n_trials=n_trials, seed=seed, first_params=first_params, max_trees=max_trees,
-                  early_stopping=early_stopping, eval_at=eval_at, num_threads=num_threads,
-                  progress=progress, backend=backend, prune=prune, storage=storage)
-    full = nsplits[names[0]].full
-    for s in names[1:]:
-        other = nsplits[s].full
-        if not (_same_data(full.train, other.train) and _same_data(full.vali, other.vali)):
-            raise ValueError(f"{names[0]} and {s} have different full collections DS; "
-                             "M_full is trained once for all splits")
-    for s in names:
-        if len(nsplits[s].clients) != 2:
-            raise ValueError(f"{s} has {len(nsplits[s].clients)} clients; notebook 03 expects 2")
-    plan = _fit_plan(nsplits, names)
-    if n_jobs > 1:
-        own = [key for key, trained_as in plan.items() if trained_as == key]
-        fits = [("full", "M_full", full.train, full.vali)] + [
-            (*key, _client(nsplits, key).train, _client(nsplits, key).vali) for key in own]
-        fit_side_by_side(fits, store, n_jobs=n_jobs, **common)
-    out = ClientModels({}, {}, {})
-    r_full, res_full = fit_tuned(full.train, full.vali, store=store, split="full",
-                                 name="M_full", **common)
-    for s in names:
-        ns = nsplits[s]
-        out.tests[s] = {"DS1": ns.clients[0].test, "DS2'": ns.clients[1].test, "DS": ns.full.test}
-        for model, client in zip(("M1", "M2"), ns.clients):
-            key = (s, model)
-            twin = plan[key]
-            if twin != key:
-                ranker, result = out.rankers[twin], out.results[twin]
-                out.reused[key] = twin
-                if not store.exists(s, model) or \
-                        (store.info(s, model).get("info") or {}).get("tuning") != ranker.info.get("tuning"):
-                    store.save(ranker, s, model)
-            else:
-                ranker, result = fit_tuned(client.train, client.vali, store=store, split=s,
-                                           name=model, **common)
-            out.rankers[key], out.results[key] = ranker, result
-        out.rankers[(s, "M_full")], out.results[(s, "M_full")] = r_full, res_full
-    return out
-
-
-def _fit_plan(nsplits: Mapping[str, Any], names: list[str]) -> dict[tuple[str, str], tuple[str, str]]:
-    """Each client model ``(split, model)`` of ``names`` mapped to the model it is trained as:
-    itself, or the earlier one with the same training and validation data (DS2' is the same
-    in Split1 and Split2, both category 11), which it then reuses."""
-    plan: dict[tuple[str, str], tuple[str, str]] = {}
-    for s in names:
-        for model, client in zip(("M1", "M2"), nsplits[s].clients):
-            plan[(s, model)] = next(
-                (k for k, own in plan.items() if own == k
-                 and _same_data(_client(nsplits, k).train, client.train)
-                 and _same_data(_client(nsplits, k).vali, client.vali)), (s, model))
-    return plan
-
-
-def _client(nsplits: Mapping[str, Any], key: tuple[str, str]):
-    split, model = key
-    return nsplits[split].clients[("M1", "M2").index(model)]
-
-
-def _fit_in_worker(train, vali, store, split, name, kwargs) -> tuple[str, str]:
-    fit_tuned(train, vali, store=store, split=split, name=name, **kwargs)
-    return split, name
-
-
-def fit_side_by_side(fits, store, *, n_jobs: int = 2, num_threads: int | None = None,
-                     progress: bool = True, **kwargs) -> None:
-    """Tune and store the models ``fits`` (``(split, name, train, vali)`` tuples) with
-    `fit_tuned`, ``n_jobs`` at a time in joblib worker processes; a later `fit_tuned` call
-    with the same arguments then loads each one without training.
-
-    Why: on two cores LightGBM's second thread speeds one model up by only 1.2-1.5x (its
-    lambdarank gradients and the per-tree bookkeeping are partly serial), so two one-thread
-    models side by side get more done. Each worker gets ``num_threads // n_jobs`` threads
-    (at least one). The biggest training sets go first, so the long fits start early and
-    the small ones fill the gaps. Studies are shared through ``storage`` (the journal file
-    locks across processes; a database does too); the models go to ``store``.
-    """
-    from joblib import Parallel, delayed
-
-    from ltrlib import timing
-    from ltrlib.progress import bar
-
-    if n_jobs < 1:
-        raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
-    threads = max(1, (DEFAULT_NUM_THREADS if num_threads is None else int(num_threads)) // n_jobs)
-    order = sorted(fits, key=lambda f: -f[2].n_docs)
-    worker_kwargs = {**kwargs, "num_threads": threads, "progress": False}
-    calls = (delayed(_fit_in_worker)(train, vali, store, split, name, worker_kwargs)
-             for split, name, train, vali in order)
-    with timing.fitting():
-        done = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(calls)
-        for split, name in bar(done, total=len(order), desc=f"models, {n_jobs} at a time",
-                               unit="model", enabled=progress):
-            pass
-
-
-def client_results(models: ClientModels, metrics=("ndcg@10",)) -> pd.DataFrame:
-    """Every split's M1, M2, M_full on its DS1, DS2', DS test sets, per query.
-
-    Tidy: ``split, model, test_set, qid, metric, value``. Tables 1 and 3 (rows ``split,
-    model``, columns ``DS1, DS2', DS``, ᵃ: paired t-test against M_full) are
-    ``ltrlib.metrics.significance_table(per_query, "M_full", by="split", columns="test_set")``
-    for one metric; see `ltrlib.train.client_tables` for the paper's arrangements.
-    """
-    from ltrlib.train.ranker import evaluate_rankers
-
-    parts = []
-    for s, tests in models.tests.items():
-        rankers = {m: models.rankers[(s, m)] for m in MODEL_NAMES}
-        df = evaluate_rankers(rankers, tests, metrics=metrics)
-        df.insert(0, "split", s)
-        parts.append(df)
-    return pd.concat(parts, ignore_index=True)
-
-
-def client_metrics(models: ClientModels, per_query: pd.DataFrame,
-                   metric: str = "ndcg@10") -> dict[str, float | int]:
-    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): mean
-    ``metric`` per split, model and test set (``split1.m2.ds2p.ndcg10``) and each model's
-    early-stopped trees (``split1.m2.trees``)."""
-    from ltrlib.report import flatten_metrics
-
-    means = (per_query[per_query.metric == metric]
-             .groupby(["split", "model", "test_set", "metric"], sort=False).value.mean().reset_index())
-    trees = pd.DataFrame([{"split": s, "model": m, "metric": "trees", "value": int(r.best_iteration)}
-                          for (s, m), r in models.rankers.items()])
-    return flatten_metrics([means, trees], keys=["split", "model", "test_set"])
-
-
-__all__ += ["ClientModels", "MODEL_NAMES", "TEST_SETS", "client_metrics", "client_results",
-            "fit_client_models"]

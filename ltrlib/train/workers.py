@@ -34,9 +34,9 @@ import time
 from collections.abc import Sequence
 
 from ltrlib.data.dataset import Dataset, Splits
-from ltrlib.train.ranker import DEFAULT_EARLY_STOPPING, DEFAULT_EVAL_AT, DEFAULT_MAX_TREES
+from ltrlib.train.client_models import MODEL_NAMES
+from ltrlib.train.settings import DEFAULT_EARLY_STOPPING, DEFAULT_EVAL_AT, DEFAULT_MAX_TREES, TrainSettings
 from ltrlib.train.tuning import (
-    MODEL_NAMES,
     PAPER_TABLE6_MEDIAN,
     TuningResult,
     describe_storage,
@@ -180,9 +180,10 @@ def tune_worker(
     # As the notebook does: "auto" categories are resolved on the training set.
     categories = resolve_split_categories(splits.train, *categories, seed=seed)
     train, vali = client_data(study_name, splits, categories, seed)
+    settings = TrainSettings(backend=backend, max_trees=setting("max_trees", max_trees, DEFAULT_MAX_TREES),
+                             early_stopping=setting("early_stopping", early_stopping, DEFAULT_EARLY_STOPPING),
+                             eval_at=setting("eval_at", None, DEFAULT_EVAL_AT), seed=seed,
+                             num_threads=num_threads)
     return tune(train, vali, n_trials=int(n_trials), study_name=study_name, storage=store,
-                seed=seed, params=setting("params", None, {}), first_params=first_params,
-                backend=backend, max_trees=setting("max_trees", max_trees, DEFAULT_MAX_TREES),
-                early_stopping=setting("early_stopping", early_stopping, DEFAULT_EARLY_STOPPING),
-                eval_at=setting("eval_at", None, DEFAULT_EVAL_AT), num_threads=num_threads,
+                settings=settings, params=setting("params", None, {}), first_params=first_params,
                 progress=progress, prune=prune)

@@ -196,7 +196,7 @@ def dumps(model, iteration: int) -> str:
 def loads(text: str):
     import xgboost as xgb
 
-    from ltrlib.train.ranker import DEFAULT_NUM_THREADS
+    from ltrlib.train.settings import DEFAULT_NUM_THREADS
 
     booster = xgb.Booster()
     booster.load_model(bytearray(text, "utf-8"))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ltrlib.bivariate import BivariateRanker, UnivariateRanker, expand_listwise, offsets_from_qid
-from ltrlib.bivariate.model import RankData, fit_lb
+from ltrlib.bivariate.model import LB_SETTINGS, RankData, fit_lb
 
 
 def _data(seed, n_queries=40):
@@ -80,10 +80,12 @@ def test_validation_reuses_training_bins_and_errors():
     train = RankData.build(X, y, offsets_from_qid(qid), n_diff=3)
     vali = RankData.build(X[:, :10], y, offsets_from_qid(qid), n_diff=3)
     with pytest.raises(ValueError, match="reference"):
-        fit_lb(train, vali, {"num_leaves": 3}, max_trees=2)
+        fit_lb(train, vali, {"num_leaves": 3}, settings=LB_SETTINGS.replace(max_trees=2))
     with pytest.raises(ValueError, match="contiguous"):
         offsets_from_qid(np.array([1, 1, 2, 1]))
     with pytest.raises(RuntimeError, match="fit"):
         BivariateRanker().predict(X, qid)
     with pytest.raises(ValueError, match="objective"):
         fit_lb(train, None, {"objective": "lambdarank"})
+    with pytest.raises(ValueError, match="LightGBM"):
+        fit_lb(train, None, {}, settings=LB_SETTINGS.replace(backend="xgboost"))

@@ -4,9 +4,12 @@ import numpy as np
 import pytest
 
 from ltrlib.bivariate import two_stage
-from ltrlib.bivariate.two_stage import build_two_stage, table1, top_k_mask
+from ltrlib.bivariate.two_stage import STAGE1_SETTINGS, build_two_stage, table1, top_k_mask
 from ltrlib.data import Dataset, Splits
 from ltrlib.metrics import ideal_dcg, ndcg
+
+# Stage 1 of the fixtures: few trees, NDCG@20 as stage 1 always early-stops on, one thread.
+QUICK_STAGE1 = STAGE1_SETTINGS.replace(max_trees=40, early_stopping=5)
 
 
 def test_full_list_ideal_dcg_counts_lost_documents():
@@ -31,8 +34,7 @@ def two(tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
     params = {"learning_rate": 0.2, "num_leaves": 15, "min_data_in_leaf": 20}
     return splits, cache, params, build_two_stage(splits, folds=2, top_k=20, params=params,
-                                                  max_trees=40, early_stopping=5,
-                                                  cache_dir=cache, num_threads=1)
+                                                  settings=QUICK_STAGE1, cache_dir=cache)
 
 
 def test_stage2_lists_and_normalisers(two):
@@ -69,12 +71,14 @@ def test_cache_is_reused_and_settings_change_the_key(two, monkeypatch):
         raise AssertionError("stage 1 retrained despite a cached entry")
 
     monkeypatch.setattr(two_stage, "_stage1_scores", boom)
-    again = build_two_stage(splits, folds=2, params=params, max_trees=40, early_stopping=5,
+    again = build_two_stage(splits, folds=2, params=params, settings=QUICK_STAGE1.replace(num_threads=2),
                             cache_dir=cache, n_features=5)
     np.testing.assert_array_equal(again.part("train").X[:, -1], ts.part("train").X[:, -1])
     assert again.part("train").n_features == 6
     with pytest.raises(AssertionError, match="retrained"):
-        build_two_stage(splits, folds=3, params=params, max_trees=40, early_stopping=5,
+        build_two_stage(splits, folds=3, params=params, settings=QUICK_STAGE1, cache_dir=cache)
+    with pytest.raises(AssertionError, match="retrained"):
+        build_two_stage(splits, folds=2, params=params, settings=QUICK_STAGE1.replace(eval_at=10),
                         cache_dir=cache)
 
 

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 from ltrlib.clicklog import (
-    click_bias_experiment, curve_table, headline_metrics, propensity_errors,
-    settings_for_scale, shown_lists, simulate_click_log,
+    click_bias_experiment, curve_table, headline_metrics, propensity_errors, shown_lists,
+    simulate_click_log,
 )
 from ltrlib.data import load_dataset
 from ltrlib.data.dataset import Dataset
 from ltrlib.foltr import pbm, sdbn
-from ltrlib.train import train_ranker
+from ltrlib.train import TrainSettings, train_ranker
 
 
 def _toy():
@@ -91,9 +91,6 @@ def test_bad_inputs_are_named():
                   offsets=np.array([0, 2]))
     with pytest.raises(ValueError, match="label 7"):
         simulate_click_log(bad, np.zeros(2), pbm(1.0), n_sessions=3)
-    with pytest.raises(ValueError, match="click_trees"):
-        settings_for_scale("tiny", click_trees=-1)
-    assert settings_for_scale("small")["sessions"] == [600, 2000, 6000]
 
 
 def test_both_backends_train_on_a_log_with_positions():
@@ -107,8 +104,8 @@ def test_both_backends_train_on_a_log_with_positions():
 
 def test_experiment_frames():
     sp = load_dataset("synthetic", scale="tiny", seed=0)
-    res = click_bias_experiment(sp, etas=(0.0, 2.0), sessions=(100, 300), click_trees=3,
-                                ceiling_trees=10, num_threads=1)
+    res = click_bias_experiment(sp, etas=(0.0, 2.0), sessions=(100, 300),
+                                settings=TrainSettings(max_trees=3, num_threads=1), ceiling_trees=10)
     c = res.curves
     assert set(c.model) == {"logging ranker", "true labels (ceiling)", "XGB unbiased", "XGB biased",
                             "LightGBM positions"}

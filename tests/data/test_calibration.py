@@ -15,6 +15,7 @@ from ltrlib.data.calibration import (
     loss,
     merge_sizes_met,
     noise_for_target,
+    seed_spread,
     subset_table,
 )
 from ltrlib.data.synthetic import SyntheticConfig, make_synthetic, simulate_lists, with_config
@@ -30,21 +31,29 @@ def generated():
 
 
 @pytest.fixture(scope="module")
-def table(generated):
-    return calibration_table(generated.train, seed=0)
+def spread():
+    # Each target's mean over four samples of 20,000 simulated training queries. A target is
+    # a property of the generator, and one sample's subset statistics move with the draw: at
+    # 6,000 queries DS2' (about 450 queries) changes its share by half a point and its mean
+    # list length by about 5 documents from seed to seed, a third to a half of the tolerance.
+    return seed_spread(Scale("calibration-ci", 20_000, 0, 0, 106.0), seeds=range(4), progress=False)
 
 
 @pytest.mark.parametrize("target", [t.name for t in TARGETS])
-def test_every_data_level_target_within_tolerance(table, target):
-    row = table.set_index("statistic").loc[target]
-    assert row.within, f"{target}: paper {row.paper:.4f}, twin {row.achieved:.4f}, tolerance {row.tolerance}"
+def test_every_data_level_target_within_tolerance(spread, target):
+    row = spread.set_index("statistic").loc[target]
+    assert abs(row["mean"] - row.paper) <= row.tolerance + 1e-12, (
+        f"{target}: paper {row.paper:.4f}, twin {row['mean']:.4f} (sd {row.sd:.4f} over 4 seeds), "
+        f"tolerance {row.tolerance}")
 
 
-def test_another_seed_meets_the_targets_too():
-    # The structure must come from the mechanisms, not from one lucky draw.
-    t = calibration_table(simulate_lists(20_000, 106.0, seed=7), seed=7)
-    missed = t[~t.within]
-    assert missed.empty, missed[["statistic", "paper", "achieved", "tolerance"]].to_string()
+def test_the_generated_collection_has_the_list_structure_of_the_calibration(generated):
+    # make_synthetic writes features on top of the structure simulate_lists draws; its
+    # low-noise statistics must meet the targets on one sample already.
+    t = calibration_table(generated.train, seed=0).set_index("statistic")
+    for name in ("docs_per_query", "relevant_share", "relevant_per_query", "figure2_leaders",
+                 "figure2_11_first", "relevant_length_elasticity"):
+        assert t.loc[name, "within"], t.loc[name].to_dict()
 
 
 def test_merge_sets_get_their_full_size(generated):

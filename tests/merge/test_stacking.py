@@ -69,7 +69,8 @@ def test_optimize_stacking_cross_validates_over_queries():
     ds = make_ds(nq=12, docs=20)
     rng = np.random.default_rng(3)
     scores = {"M1": rng.normal(size=ds.n_docs), "M2": ds.y + 0.5 * rng.normal(size=ds.n_docs)}
-    res = stacking.optimize_stacking(ds, scores, n_trials=2, n_folds=2, max_trees=20)
+    res = stacking.optimize_stacking(ds, scores, n_trials=2, n_folds=2,
+                                     settings=stacking.STACKING_SETTINGS.replace(max_trees=20))
     assert res.n_trials == 2 and 1 <= res.best_iteration <= 20
     assert set(res.best_params) == {"learning_rate", "num_leaves", "min_data_in_leaf",
                                     "min_sum_hessian_in_leaf"}
@@ -82,9 +83,10 @@ def test_xgboost_meta_model(tmp_path):
     rng = np.random.default_rng(3)
     scores = {"M1": rng.normal(size=ds.n_docs), "M2": ds.y + 0.1 * rng.normal(size=ds.n_docs)}
     # The LightGBM-named first trial is translated into XGBoost's space.
-    res = stacking.optimize_stacking(ds, scores, n_trials=1, n_folds=2, max_trees=10, backend="xgboost")
+    xgb = stacking.STACKING_SETTINGS.replace(max_trees=10, backend="xgboost")
+    res = stacking.optimize_stacking(ds, scores, n_trials=1, n_folds=2, settings=xgb)
     assert res.best_params == {"learning_rate": 0.1, "max_leaves": 31, "min_child_weight": 1}
-    meta = stacking.train_stacking(ds, scores, params=res.best_params, n_trees=10, backend="xgboost")
+    meta = stacking.train_stacking(ds, scores, params=res.best_params, n_trees=10, settings=xgb)
     assert meta.ranker.backend == "xgboost"
     gain = stacking.feature_importance({"M12S": meta}, top_k=1)
     gain = gain[gain.kind == "gain"].set_index("feature")
@@ -94,7 +96,7 @@ def test_xgboost_meta_model(tmp_path):
 def test_meta_models_may_have_the_papers_range_of_trees(monkeypatch):
     # The paper's tuned meta-models have 60-473 trees: the tree cap must hold them all, and
     # stacking_experiment must tune with it by default.
-    assert 473 <= stacking.STACKING_MAX_TREES <= 600
+    assert 473 <= stacking.STACKING_SETTINGS.max_trees <= 600
     from ltrlib import train
 
     seen = {}
@@ -107,9 +109,9 @@ def test_meta_models_may_have_the_papers_range_of_trees(monkeypatch):
     ds = make_ds(nq=12, docs=20)
     with pytest.raises(RuntimeError, match="stop"):
         stacking.optimize_stacking(ds, {"M1": np.zeros(ds.n_docs)}, n_folds=2)
-    assert seen["max_trees"] == stacking.STACKING_MAX_TREES and seen["prune"] is True
+    assert seen["settings"] == stacking.STACKING_SETTINGS and seen["prune"] is True
     # The paper's patience, so that a slow meta-model is not cut short of its range.
-    assert seen["early_stopping"] == stacking.STACKING_EARLY_STOPPING == 100
+    assert seen["settings"].early_stopping == 100
 
 
 def test_an_empty_merge_set_falls_back_on_the_uniform_combination():

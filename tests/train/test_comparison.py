@@ -7,7 +7,7 @@ import pytest
 from ltrlib.data import load_dataset
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics import significance_table
-from ltrlib.train import comparison
+from ltrlib.train import TrainSettings, comparison
 
 
 def _tiny_labels(labels_per_query):
@@ -39,10 +39,6 @@ def test_variants_and_sizes():
     assert comparison.parse_train_sizes("150,1000,all", 150) == [150]
     with pytest.raises(ValueError, match="pair_train_queries"):
         comparison.parse_train_sizes("150,lots", 3000)
-    assert comparison.limits_for_scale("tiny") == {"max_trees": 25, "early_stopping": 5}
-    assert comparison.limits_for_scale("paper", 0, 7) == {"max_trees": 3000, "early_stopping": 7}
-    with pytest.raises(ValueError, match="max_trees"):
-        comparison.limits_for_scale("small", -1)
 
 
 def test_take_train_queries_keeps_vali_and_test():
@@ -59,7 +55,8 @@ def test_compare_backends_tables():
     sp = Splits(sp.train, sp.vali, sp.test.take(np.arange(20)))
     variants = {comparison.LIGHTGBM: ("lightgbm", {}),
                 "XGB ndcg/mean": ("xgboost", {"lambdarank_pair_method": "mean"})}
-    runs = comparison.compare_backends(sp, variants, max_trees=5, early_stopping=5, num_threads=1)
+    runs = comparison.compare_backends(sp, variants, settings=TrainSettings(max_trees=5, early_stopping=5,
+                                                                             num_threads=1))
     assert list(runs.timing.model) == list(variants) and (runs.timing.seconds > 0).all()
     table = significance_table(runs.per_query, comparison.LIGHTGBM)
     assert list(table.columns) == ["ndcg@10", "map", "mrr@10"] and list(table.index) == list(variants)

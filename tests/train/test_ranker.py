@@ -24,11 +24,12 @@ def ranker(splits):
 def test_paper_defaults_are_the_signature_defaults():
     import inspect
 
-    sig = inspect.signature(train_ranker).parameters
-    assert sig["max_trees"].default == 3000
-    assert sig["early_stopping"].default == 100
-    assert sig["eval_at"].default == 10
-    assert sig["backend"].default == "lightgbm"
+    from ltrlib.train import TrainSettings
+
+    default = inspect.signature(train_ranker).parameters["settings"].default
+    assert default == TrainSettings()
+    assert (default.max_trees, default.early_stopping, default.eval_at, default.backend) == \
+        (3000, 100, 10, "lightgbm")
 
 
 def test_lambdarank_params_and_determinism_flags(ranker):

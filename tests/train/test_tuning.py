@@ -6,11 +6,12 @@ import pytest
 from optuna.distributions import CategoricalDistribution, IntDistribution
 
 from ltrlib.data import load_dataset
-from ltrlib.train import ModelStore, fit_tuned, tune, tune_cv, tuned_parameters
+from ltrlib.train import ModelStore, TrainSettings, fit_tuned, tune, tune_cv, tuned_parameters
 from ltrlib.train import tuning as tuning_mod
 
 # Quick trials: few trees. The search space is the paper's, whatever the limits.
-FAST = dict(max_trees=25, early_stopping=5, num_threads=1, progress=False)
+QUICK = TrainSettings(max_trees=25, early_stopping=5, num_threads=1)
+FAST = dict(settings=QUICK, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +147,7 @@ def test_tune_cv_runs_k_folds(tmp_path, splits):
 @pytest.mark.parametrize("kwargs, match", [
     (dict(n_trials=0), "n_trials"),
     (dict(params={"num_leaves": 31}), "tuned"),
-    (dict(backend="xgb"), "unknown backend"),
+    (dict(settings=QUICK.replace(backend="xgb")), "unknown backend"),
 ])
 def test_bad_arguments(splits, kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -170,81 +171,6 @@ def test_first_params_is_trial_zero_even_after_a_crash(tmp_path, splits):
              first_params={**PAPER_TABLE6_MEDIAN, "min_data_in_leaf": 62}, **FAST)
 
 
-def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, monkeypatch):
-    from ltrlib.noniid.splits import paper_splits
-    from ltrlib.metrics import significance_table
-    from ltrlib.train import client_metrics, client_results, fit_client_models
-
-    nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
-    store = ModelStore("run", root=tmp_path)
-    fast = dict(n_trials=1, max_trees=10, early_stopping=5, num_threads=1, progress=False)
-    models = fit_client_models(nsplits, store, **fast)
-    assert set(models.rankers) == {(s, m) for s in ("Split1", "Split2", "Split3")
-                                   for m in ("M1", "M2", "M_full")}
-    # DS2' of Split2 equals Split1's (both category 11): reused, still stored per split.
-    assert models.reused == {("Split2", "M2"): ("Split1", "M2")}
-    assert {k for k in store.keys()} == {("full", "M_full")} | {
-        (s, m) for s in ("Split1", "Split2", "Split3") for m in ("M1", "M2")}
-    assert models.rankers[("Split1", "M_full")] is models.rankers[("Split3", "M_full")]
-
-    def no_training(*a, **k):
-        raise AssertionError("everything is stored: nothing may train")
-
-    monkeypatch.setattr(tuning_mod, "train_ranker", no_training)
-    again = fit_client_models(nsplits, store, splits="Split3,Split1", **fast)
-    assert list(again.tests) == ["Split3", "Split1"]
-
-    per_query = client_results(again)
-    table = significance_table(per_query, None, by="split", columns="test_set")
-    assert list(table.columns) == ["DS1", "DS2'", "DS"]
-    assert list(table.index)[:3] == [("Split3", "M1"), ("Split3", "M2"), ("Split3", "M_full")]
-    flat = client_metrics(again, per_query)
-    assert flat["split1.m_full.ds.ndcg10"] == pytest.approx(table.loc[("Split1", "M_full"), "DS"])
-    assert "split1.m2.ds2p.ndcg10" in flat and flat["split3.m1.trees"] >= 1
-    with pytest.raises(ValueError, match="Split9"):
-        fit_client_models(nsplits, store, splits="Split9", **fast)
-
-
-def test_models_side_by_side_equal_the_sequential_ones(tmp_path, splits, monkeypatch):
-    # n_jobs=2 trains the distinct models in two worker processes (one thread each), then
-    # loads them; with one thread per model either way, they are the same models.
-    from ltrlib.noniid.splits import paper_splits
-    from ltrlib.train import fit_client_models
-
-    nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
-    fast = dict(n_trials=1, max_trees=10, early_stopping=5, progress=False)
-    seq = fit_client_models(nsplits, ModelStore("seq", root=tmp_path), num_threads=1, **fast)
-    par_store = ModelStore("par", root=tmp_path)
-    par = fit_client_models(nsplits, par_store, num_threads=2, n_jobs=2, **fast)
-    assert set(par.rankers) == set(seq.rankers) and par.reused == seq.reused
-    for key, ranker in seq.rankers.items():
-        other = par.rankers[key]
-        assert other.info["tuning"]["best_value"] == ranker.info["tuning"]["best_value"], key
-        np.testing.assert_array_equal(other.predict(splits.test), ranker.predict(splits.test))
-        assert other.params["num_threads"] == 1  # num_threads // n_jobs per worker
-
-    # the parent only loaded what the workers stored: a second run trains nothing
-    def no_training(*a, **k):
-        raise AssertionError("everything is stored: nothing may train")
-
-    monkeypatch.setattr(tuning_mod, "train_ranker", no_training)
-    fit_client_models(nsplits, par_store, num_threads=1, **fast)
-    with pytest.raises(ValueError, match="n_jobs must be >= 1"):
-        tuning_mod.fit_side_by_side([], par_store, n_jobs=0)
-
-
-def test_client_models_subset_keeps_the_named_splits():
-    from ltrlib.train import ClientModels
-
-    m = ClientModels({("A", "M1"): 1, ("B", "M1"): 2}, {("A", "M1"): "r"}, {"A": {}, "B": {}},
-                     {("B", "M2"): ("A", "M2")})
-    sub = m.subset(["B"])
-    assert sub.rankers == {("B", "M1"): 2} and sub.results == {} and list(sub.tests) == ["B"]
-    assert sub.reused == {("B", "M2"): ("A", "M2")}
-    with pytest.raises(ValueError, match="not fitted"):
-        m.subset(["C"])
-
-
 def test_setup_key_missing_on_one_side_is_named(tmp_path):
     # A key stored as None and absent now is still a different setup, and the message says
     # which key it is.
@@ -253,7 +179,7 @@ def test_setup_key_missing_on_one_side_is_named(tmp_path):
     study = optuna.create_study(study_name="s", storage=tuning_mod.study_storage(path))
     study.set_user_attr("setup", {"a": None, "b": 1})
     with pytest.raises(ValueError, match=r"differs in \['a'\].*<absent>"):
-        tuning_mod._run_study(lambda trial: 0.0, setup={"b": 1}, **run)
+        tuning_mod.run_study(lambda trial: 0.0, setup={"b": 1}, **run)
 
 
 # --------------------------------------------------------------------------- cheap trials
@@ -270,7 +196,7 @@ def test_absurd_learning_rate_is_pruned_against_the_enqueued_start(tmp_path, spl
     from ltrlib.train import PAPER_TABLE6_MEDIAN
 
     absurd = {**PAPER_TABLE6_MEDIAN, "learning_rate": 0.0001}
-    limits = dict(max_trees=100, early_stopping=40, num_threads=1, progress=False)
+    limits = dict(settings=TrainSettings(max_trees=100, early_stopping=40, num_threads=1), progress=False)
     _queued_study(tmp_path / "a.journal", PAPER_TABLE6_MEDIAN, absurd)
     res = tune(splits.train, splits.vali, n_trials=2, study_name="s", storage=tmp_path / "a.journal",
                **limits)
@@ -333,7 +259,8 @@ def test_trials_share_one_xgboost_dmatrix(splits, monkeypatch):
     calls = []
     dmatrix = xgboost_backend.dmatrix
     monkeypatch.setattr(xgboost_backend, "dmatrix", lambda *a, **k: calls.append(a[0]) or dmatrix(*a, **k))
-    res = tune(splits.train, splits.vali, n_trials=3, backend="xgboost", **FAST)
+    res = tune(splits.train, splits.vali, n_trials=3, settings=QUICK.replace(backend="xgboost"),
+               progress=False)
     assert res.n_trials == 3
     assert calls == [splits.train, splits.vali]
 
@@ -354,7 +281,7 @@ def test_cv_trials_are_pruned_per_fold_and_share_binned_folds(tmp_path, splits, 
     monkeypatch.setattr(optuna.trial.Trial, "report",
                         lambda self, v, step: reports.append((self.number, step)) or report(self, v, step))
     res = tune_cv(splits.train, 2, n_trials=3, study_name="s", storage=tmp_path / "cv.journal",
-                  max_trees=40, early_stopping=10, num_threads=1, progress=False)
+                  settings=TrainSettings(max_trees=40, early_stopping=10, num_threads=1), progress=False)
     assert list(res.trials.state) == ["complete", "pruned", "complete"]
     # Fold f reports at steps f * max_trees + trees: both folds of trial 0 are reported.
     steps0 = [s for n, s in reports if n == 0]

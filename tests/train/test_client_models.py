@@ -1,0 +1,91 @@
+"""ltrlib.train.client_models: notebook 03's client models, fitted once and reused."""
+
+import numpy as np
+import pytest
+
+from ltrlib.data import load_dataset
+from ltrlib.train import ModelStore, TrainSettings
+from ltrlib.train import tuning as tuning_mod
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return load_dataset("synthetic", scale="tiny", seed=0)
+
+
+def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, monkeypatch):
+    from ltrlib.noniid.splits import paper_splits
+    from ltrlib.metrics import significance_table
+    from ltrlib.train import client_metrics, client_results, fit_client_models
+
+    nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
+    store = ModelStore("run", root=tmp_path)
+    fast = dict(n_trials=1, settings=TrainSettings(max_trees=10, early_stopping=5, num_threads=1),
+                progress=False)
+    models = fit_client_models(nsplits, store, **fast)
+    assert set(models.rankers) == {(s, m) for s in ("Split1", "Split2", "Split3")
+                                   for m in ("M1", "M2", "M_full")}
+    # DS2' of Split2 equals Split1's (both category 11): reused, still stored per split.
+    assert models.reused == {("Split2", "M2"): ("Split1", "M2")}
+    assert {k for k in store.keys()} == {("full", "M_full")} | {
+        (s, m) for s in ("Split1", "Split2", "Split3") for m in ("M1", "M2")}
+    assert models.rankers[("Split1", "M_full")] is models.rankers[("Split3", "M_full")]
+
+    def no_training(*a, **k):
+        raise AssertionError("everything is stored: nothing may train")
+
+    monkeypatch.setattr(tuning_mod, "train_ranker", no_training)
+    again = fit_client_models(nsplits, store, splits="Split3,Split1", **fast)
+    assert list(again.tests) == ["Split3", "Split1"]
+
+    per_query = client_results(again)
+    table = significance_table(per_query, None, by="split", columns="test_set")
+    assert list(table.columns) == ["DS1", "DS2'", "DS"]
+    assert list(table.index)[:3] == [("Split3", "M1"), ("Split3", "M2"), ("Split3", "M_full")]
+    flat = client_metrics(again, per_query)
+    assert flat["split1.m_full.ds.ndcg10"] == pytest.approx(table.loc[("Split1", "M_full"), "DS"])
+    assert "split1.m2.ds2p.ndcg10" in flat and flat["split3.m1.trees"] >= 1
+    with pytest.raises(ValueError, match="Split9"):
+        fit_client_models(nsplits, store, splits="Split9", **fast)
+
+
+def test_models_side_by_side_equal_the_sequential_ones(tmp_path, splits, monkeypatch):
+    # n_jobs=2 trains the distinct models in two worker processes (one thread each), then
+    # loads them; with one thread per model either way, they are the same models.
+    from ltrlib.noniid.splits import paper_splits
+    from ltrlib.train import fit_client_models
+
+    nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
+    quick = TrainSettings(max_trees=10, early_stopping=5)
+    fast = dict(n_trials=1, progress=False)
+    seq = fit_client_models(nsplits, ModelStore("seq", root=tmp_path), settings=quick.replace(num_threads=1),
+                            **fast)
+    par_store = ModelStore("par", root=tmp_path)
+    par = fit_client_models(nsplits, par_store, settings=quick.replace(num_threads=2), n_jobs=2, **fast)
+    assert set(par.rankers) == set(seq.rankers) and par.reused == seq.reused
+    for key, ranker in seq.rankers.items():
+        other = par.rankers[key]
+        assert other.info["tuning"]["best_value"] == ranker.info["tuning"]["best_value"], key
+        np.testing.assert_array_equal(other.predict(splits.test), ranker.predict(splits.test))
+        assert other.params["num_threads"] == 1  # num_threads // n_jobs per worker
+
+    # the parent only loaded what the workers stored: a second run trains nothing
+    def no_training(*a, **k):
+        raise AssertionError("everything is stored: nothing may train")
+
+    monkeypatch.setattr(tuning_mod, "train_ranker", no_training)
+    fit_client_models(nsplits, par_store, settings=quick.replace(num_threads=1), **fast)
+    with pytest.raises(ValueError, match="n_jobs must be >= 1"):
+        tuning_mod.fit_side_by_side([], par_store, n_jobs=0)
+
+
+def test_client_models_subset_keeps_the_named_splits():
+    from ltrlib.train import ClientModels
+
+    m = ClientModels({("A", "M1"): 1, ("B", "M1"): 2}, {("A", "M1"): "r"}, {"A": {}, "B": {}},
+                     {("B", "M2"): ("A", "M2")})
+    sub = m.subset(["B"])
+    assert sub.rankers == {("B", "M1"): 2} and sub.results == {} and list(sub.tests) == ["B"]
+    assert sub.reused == {("B", "M2"): ("A", "M2")}
+    with pytest.raises(ValueError, match="not fitted"):
+        m.subset(["C"])
