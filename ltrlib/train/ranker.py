@@ -57,7 +57,7 @@ from ltrlib import timing
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train import xgboost_backend as _xgb
-from ltrlib.train.settings import TrainSettings
+from ltrlib.train.settings import DEFAULT_EVAL_AT, TrainSettings
 
 __all__ = [
     "BACKENDS",
