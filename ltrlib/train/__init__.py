@@ -31,7 +31,7 @@ from ltrlib.train.client_tables import (
     table3_alternative,
 )
 from ltrlib.train.store import ModelStore
-from ltrlib.train.xgboost_backend import propensities as _propensities
+from ltrlib.train.xgboost_backend import xgboost_propensities
 from ltrlib.train.tuning import (
     LEARNING_RATES,
     PAPER_TABLE6_MEDIAN,
@@ -63,11 +63,3 @@ __all__ = [
     "validation_curves", "SEARCH_SPACES", "search_space", "xgboost_propensities",
     "client_means", "second_test_set", "table1_initial", "table3_alternative",
 ]
-
-
-def xgboost_propensities(ranker: Ranker):
-    """Position biases an unbiased XGBoost ranker estimated: ``(t_plus, t_minus)``, one value
-    per position of the top k, position 1 first and equal to 1 (see Hu et al., WWW 2019)."""
-    if ranker.backend != "xgboost":
-        raise ValueError(f"propensities come from XGBoost's unbiased LambdaMART; this ranker is {ranker.backend}")
-    return _propensities(ranker.model)
