@@ -10,7 +10,23 @@ over flat arrays), `objective` (LB gradients, λRank and softmax, numba), `model
 (training and prediction), `experiment` (the models of Tables 2, 4, 5 and their tuning).
 """
 
-from ltrlib.bivariate.features import expand_listwise, expanded_names
+from ltrlib.bivariate.experiment import (
+    MODELS,
+    STAGE1_ROW,
+    TUNED,
+    ModelSpec,
+    Stage2Experiment,
+    curves_frame,
+    eval_table,
+    fit_models,
+    headline_metrics,
+    per_query_results,
+    results_table,
+    suggest,
+    tuned_table,
+    tuning_frame,
+)
+from ltrlib.bivariate.features import EXPANSIONS, expand_listwise, expanded_names
 from ltrlib.bivariate.model import (
     LB_SETTINGS,
     BivariateRanker,
@@ -21,16 +37,20 @@ from ltrlib.bivariate.model import (
     offsets_from_qid,
 )
 from ltrlib.bivariate.objective import (
+    LOSSES,
     LBObjective,
     aggregate,
     item_gradients,
     lambdarank_loss,
+    mean_ndcg,
     pair_gradients,
     softmax_loss,
 )
-from ltrlib.bivariate.pairs import PairSequence, pair_feature_names, pair_index, pair_rows
+from ltrlib.bivariate.pairs import PairIndex, PairSequence, pair_feature_names, pair_index, pair_rows
 from ltrlib.bivariate.two_stage import (
     CUTOFFS,
+    SCORE_FEATURE,
+    STAGE1_PARAMS,
     STAGE1_SETTINGS,
     TwoStage,
     build_two_stage,
@@ -44,4 +64,9 @@ __all__ = [
     "expanded_names", "fit_lb", "item_gradients", "lambdarank_loss", "offsets_from_qid",
     "pair_feature_names", "pair_gradients", "pair_index", "pair_rows", "softmax_loss",
     "table1", "top_k_mask",
+    # experiment: the models of Tables 2, 4 and 5 (notebook 06)
+    "MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "curves_frame", "eval_table",
+    "fit_models", "headline_metrics", "per_query_results", "results_table", "suggest", "tuned_table",
+    "tuning_frame",
+    "EXPANSIONS", "LOSSES", "mean_ndcg", "PairIndex", "SCORE_FEATURE", "STAGE1_PARAMS",
 ]

@@ -1,11 +1,23 @@
-"""Data layer: the `Dataset` type, LETOR readers with a cache, and the synthetic generator."""
+"""Data layer: the `Dataset` type, LETOR readers with a cache, the synthetic generator and its
+writers in the public collections' layouts, and the overview analyses of notebook 00."""
 
 from ltrlib.data.dataset import Dataset, Query, Splits, concat
-from ltrlib.data.loading import load_dataset
-from ltrlib.data.readers import LetorFormatError, read_letor, read_letor_folder, read_lightgbm
+from ltrlib.data.formats import LAYOUTS, write_layout
+from ltrlib.data.loading import load_dataset, locate_dataset, resolve_dataset
+from ltrlib.data.overview import (
+    category_distribution, feature_by_label, feature_sparsity, label_correlations, label_distribution,
+    most_label_correlated, per_query_counts, split_statistics,
+)
+from ltrlib.data.readers import LetorFormatError, ReadOptions, read_letor, read_letor_folder, read_lightgbm
 from ltrlib.data.synthetic import make_synthetic
 
 __all__ = [
     "Dataset", "Query", "Splits", "concat", "load_dataset", "make_synthetic",
-    "read_letor", "read_letor_folder", "read_lightgbm", "LetorFormatError",
+    "read_letor", "read_letor_folder", "read_lightgbm", "LetorFormatError", "ReadOptions",
+    "locate_dataset", "resolve_dataset",
+    # the synthetic twin in the public collections' file layouts
+    "LAYOUTS", "write_layout",
+    # overview (notebook 00)
+    "category_distribution", "feature_by_label", "feature_sparsity", "label_correlations",
+    "label_distribution", "most_label_correlated", "per_query_counts", "split_statistics",
 ]

@@ -130,12 +130,7 @@ def _offline(spec: RankerSpec, vectors, fed: Federation) -> float:
     return float(np.mean(vals))
 
 
-@timing.fitting()
-def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000, *, seed: int = 0,
-                  lr: float = 0.1, mu: float = 0.0, fedper: bool = False, eval_every: int = 100,
-                  hidden: int = 64, warmup_interactions: int = 0,
-                  prox_every_interaction: bool = True) -> RunResult:
-    """One FPDGD run; see the module docstring."""
+def _check_run_settings(ranker: str, n_rounds: int, eval_every: int, mu: float, fedper: bool) -> None:
     if n_rounds < 1:
         raise ValueError(f"run_federated: n_rounds must be >= 1, got {n_rounds}")
     if eval_every < 1:
@@ -145,83 +140,120 @@ def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000,
     if fedper and ranker != "neural":
         raise ValueError("run_federated: fedper=True needs ranker='neural' (the linear ranker "
                          "has no separate output layer to keep local)")
-    spec = make_ranker(ranker, fed.n_features, hidden)
-    n_clients = len(fed.clients)
-    ss = np.random.SeedSequence(seed)
-    child = ss.spawn(2 + n_clients)
-    rng_init = np.random.default_rng(child[0])
-    rng_sample = np.random.default_rng(child[1])
-    rng_clients = [np.random.default_rng(c) for c in child[2:]]
-    kinds, click_c, click_s, click_eta = stack_click_models(fed.click_models)
-    X = fed.X
-    H = spec.hidden
-    kind = spec.kind_id
 
-    w_global = spec.init(rng_init)
-    interactions = 0
-    if fed.shared is not None and warmup_interactions > 0:
-        # The server's warm-up on the shared data; its clicks come from the sampling stream
-        # so that no client's stream is consumed before round 1.
-        sh = fed.shared
-        buf = np.zeros(warmup_interactions)
-        client_update(kind, H, w_global, w_global.copy(), 0.0, False, lr, warmup_interactions, X, sh.rows,
-                      sh.labels, sh.q_off, sh.ideal, sh.model_choices, kinds, click_c, click_s,
-                      click_eta, rng_sample, rng_sample, buf)
 
-    out_sl = spec.output_slice
-    init_out = w_global[out_sl].copy()
-    local_out = [init_out.copy() for _ in range(n_clients)] if fedper else None
-    max_b = max(c.n_updates for c in fed.clients)
-    online_buf = np.zeros(max(max_b, 1))
-    client_models = np.empty((n_clients, spec.n_params))
-    counts = np.zeros(n_clients)
-    online = np.full(n_rounds, np.nan)
-    off_rounds, off_vals = [], []
+class _FederatedRun:
+    """The state one run carries from round to round: the global vector, FedPer's local
+    output layers, the random streams, and the buffers the compiled updates write into
+    (allocated once, overwritten every round)."""
 
-    def personalised():
-        if not fedper:
-            return [w_global]
+    def __init__(self, fed: Federation, spec: RankerSpec, seed: int, lr: float, mu: float,
+                 fedper: bool, prox_every_interaction: bool, n_rounds: int):
+        self.fed, self.spec, self.lr, self.mu = fed, spec, lr, mu
+        self.prox_every_interaction = bool(prox_every_interaction)
+        n_clients = len(fed.clients)
+        child = np.random.SeedSequence(seed).spawn(2 + n_clients)
+        self.rng_sample = np.random.default_rng(child[1])
+        self.rng_clients = [np.random.default_rng(c) for c in child[2:]]
+        self.clicks = stack_click_models(fed.click_models)
+        self.w_global = spec.init(np.random.default_rng(child[0]))
+        self.fedper = fedper
+        self.init_out: np.ndarray | None = None
+        self.local_out: list[np.ndarray] | None = None
+        self.online_buf = np.zeros(max(max(c.n_updates for c in fed.clients), 1))
+        self.client_models = np.empty((n_clients, spec.n_params))
+        self.counts = np.zeros(n_clients)
+        self.online = np.full(n_rounds, np.nan)
+        self.interactions = 0
+
+    def _update(self, w, w_ref, mu, prox_always, n_updates, view: ClientView, rng_client,
+                buf) -> int:
+        """``n_updates`` compiled PDGD interactions on ``view``, in place on ``w``."""
+        spec = self.spec
+        return client_update(spec.kind_id, spec.hidden, w, w_ref, mu, prox_always, self.lr, n_updates,
+                             self.fed.X, view.rows, view.labels, view.q_off, view.ideal,
+                             view.model_choices, *self.clicks, rng_client, self.rng_sample, buf)
+
+    def server_warmup(self, n_interactions: int) -> None:
+        # Its clicks come from the sampling stream so that no client's stream is consumed
+        # before round 1.
+        self._update(self.w_global, self.w_global.copy(), 0.0, False, n_interactions, self.fed.shared,
+                     self.rng_sample, np.zeros(n_interactions))
+
+    def keep_output_layers(self) -> None:
+        """Fix the initial output layer (after any warm-up); FedPer gives each client a copy."""
+        self.init_out = self.w_global[self.spec.output_slice].copy()
+        if self.fedper:
+            self.local_out = [self.init_out.copy() for _ in self.fed.clients]
+
+    def personalised(self) -> list[np.ndarray]:
+        """The vectors offline NDCG averages over: the global one, or under FedPer the
+        global one with each client's own output layer."""
+        if not self.fedper:
+            return [self.w_global]
         out = []
-        for c in range(n_clients):
-            w = w_global.copy()
-            w[out_sl] = local_out[c]
+        for layer in self.local_out:
+            w = self.w_global.copy()
+            w[self.spec.output_slice] = layer
             out.append(w)
         return out
 
-    off_rounds.append(0)
-    off_vals.append(_offline(spec, personalised(), fed))
-    for t in range(n_rounds):
+    def play_round(self, t: int) -> None:
+        """Round ``t``: every client's local updates in client order, then FedAvg."""
+        out_sl = self.spec.output_slice
         round_online = []
-        for c, view in enumerate(fed.clients):
-            w = w_global.copy()
-            if fedper:
-                w[out_sl] = local_out[c]
-            n_c = client_update(kind, H, w, w_global, mu, bool(prox_every_interaction), lr,
-                                view.n_updates, X, view.rows, view.labels,
-                                view.q_off, view.ideal, view.model_choices, kinds, click_c, click_s,
-                                click_eta, rng_clients[c], rng_sample, online_buf)
-            counts[c] = n_c
-            client_models[c] = w
-            if fedper:
-                local_out[c] = w[out_sl].copy()
+        for c, view in enumerate(self.fed.clients):
+            w = self.w_global.copy()
+            if self.fedper:
+                w[out_sl] = self.local_out[c]
+            n_c = self._update(w, self.w_global, self.mu, self.prox_every_interaction, view.n_updates,
+                               view, self.rng_clients[c], self.online_buf)
+            self.counts[c] = n_c
+            self.client_models[c] = w
+            if self.fedper:
+                self.local_out[c] = w[out_sl].copy()
             if n_c:
-                round_online.append(online_buf[:n_c].mean())
-        interactions += int(counts.sum())
-        w_global = fedavg(client_models, counts, w_global)
-        if fedper:
+                round_online.append(self.online_buf[:n_c].mean())
+        self.interactions += int(self.counts.sum())
+        self.w_global = fedavg(self.client_models, self.counts, self.w_global)
+        if self.fedper:
             # The averaged output layers are discarded: nothing of a client's own layer
             # reaches the server's vector or another client.
-            w_global[out_sl] = init_out
+            self.w_global[out_sl] = self.init_out
         if round_online:
-            online[t] = float(np.mean(round_online))
+            self.online[t] = float(np.mean(round_online))
+
+    def offline(self) -> float:
+        return _offline(self.spec, self.personalised(), self.fed)
+
+    def result(self, off_rounds: list[int], off_vals: list[float]) -> RunResult:
+        n_rounds = self.online.size
+        disc = GAMMA ** np.arange(n_rounds)
+        cum = float(np.nansum(disc * self.online))
+        return RunResult(
+            offline=pd.DataFrame({"round": off_rounds, "metric": "ndcg@10", "value": off_vals}),
+            online=pd.DataFrame({"round": np.arange(1, n_rounds + 1), "online_ndcg": self.online}),
+            cumulative_online=cum, weights=self.w_global, interactions=self.interactions,
+            client_weights=self.personalised() if self.fedper else None,
+        )
+
+
+@timing.fitting()
+def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000, *, seed: int = 0,
+                  lr: float = 0.1, mu: float = 0.0, fedper: bool = False, eval_every: int = 100,
+                  hidden: int = 64, warmup_interactions: int = 0,
+                  prox_every_interaction: bool = True) -> RunResult:
+    """One FPDGD run; see the module docstring."""
+    _check_run_settings(ranker, n_rounds, eval_every, mu, fedper)
+    spec = make_ranker(ranker, fed.n_features, hidden)
+    run = _FederatedRun(fed, spec, seed, lr, mu, fedper, prox_every_interaction, n_rounds)
+    if fed.shared is not None and warmup_interactions > 0:
+        run.server_warmup(warmup_interactions)
+    run.keep_output_layers()
+    off_rounds, off_vals = [0], [run.offline()]
+    for t in range(n_rounds):
+        run.play_round(t)
         if (t + 1) % eval_every == 0 or t + 1 == n_rounds:
             off_rounds.append(t + 1)
-            off_vals.append(_offline(spec, personalised(), fed))
-    disc = GAMMA ** np.arange(n_rounds)
-    cum = float(np.nansum(disc * online))
-    return RunResult(
-        offline=pd.DataFrame({"round": off_rounds, "metric": "ndcg@10", "value": off_vals}),
-        online=pd.DataFrame({"round": np.arange(1, n_rounds + 1), "online_ndcg": online}),
-        cumulative_online=cum, weights=w_global, interactions=interactions,
-        client_weights=personalised() if fedper else None,
-    )
+            off_vals.append(run.offline())
+    return run.result(off_rounds, off_vals)

@@ -43,18 +43,23 @@ from ltrlib.merge.linear import (
     sweep_at,
 )
 from ltrlib.merge.selection import (
+    AGGREGATES,
     RankerSelector,
     fit_selector,
     oracle_choice,
+    per_query_metric,
     query_aggregates,
     select_scores,
     selection_experiment,
 )
 from ltrlib.merge.stacking import (
     SCORE_PREFIX,
+    STACKING_SETTINGS,
+    StackingExperiment,
     StackingModel,
     feature_importance,
     optimize_stacking,
+    score_feature_names,
     stack_features,
     stacking_experiment,
     train_stacking,
@@ -98,4 +103,9 @@ __all__ = [
     "score_models",
     "simplex_grid",
     "sweep_at",
+    "AGGREGATES",
+    "per_query_metric",
+    "STACKING_SETTINGS",
+    "StackingExperiment",
+    "score_feature_names",
 ]

@@ -6,6 +6,14 @@ ltrlib (metrics, PDGD, the LB objective) live in `ltrlib.metrics.kernels`, for n
 to call.
 """
 
+from ltrlib.metrics.kernels import (
+    dcg_term,
+    discount,
+    gain,
+    query_dcg,
+    query_ideal_dcg,
+    sorted_ideal_dcg,
+)
 from ltrlib.metrics.ranking import (
     DEFAULT_METRICS,
     NO_RELEVANT_OPTIONS,
@@ -42,4 +50,11 @@ __all__ = [
     "parse_metric",
     "reciprocal_rank",
     "significance_table",
+    # kernels, for numba code to call
+    "dcg_term",
+    "discount",
+    "gain",
+    "query_dcg",
+    "query_ideal_dcg",
+    "sorted_ideal_dcg",
 ]

@@ -426,6 +426,88 @@ def ideal_dcg(y, offsets, k: int | None = None) -> np.ndarray:
 # ====================================================================== front door
 
 
+def _labels_and_offsets(data, offsets, query_ids):
+    """``(y, offsets, query_ids)`` from a Dataset, or from a label array and its offsets."""
+    from ltrlib.data.dataset import Dataset
+
+    if isinstance(data, Dataset):
+        if offsets is not None:
+            raise TypeError(
+                "evaluate(Dataset, scores, ...): offsets come from the Dataset; "
+                "pass metrics by keyword (metrics=...)"
+            )
+        return data.y, data.offsets, data.query_ids if query_ids is None else query_ids
+    if offsets is None:
+        raise TypeError("evaluate(y, scores, offsets, ...): offsets is required with a label array")
+    return data, offsets, query_ids
+
+
+def _metric_specs(metrics: str | Iterable[str]) -> list[MetricSpec]:
+    """The parsed metrics in the order asked, duplicates dropped; at least one."""
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    specs: list[MetricSpec] = []
+    for name in metrics:
+        spec = parse_metric(name)
+        if spec not in specs:
+            specs.append(spec)
+    if not specs:
+        raise ValueError("metrics is empty; ask for at least one, e.g. 'ndcg@10'")
+    return specs
+
+
+def _ideal_matrix(ideal_dcg: np.ndarray | Mapping[str, np.ndarray], specs: list[MetricSpec],
+                  n_queries: int) -> np.ndarray:
+    """``evaluate``'s ``ideal_dcg`` as one column per NDCG metric of ``specs``; NaN where
+    the ideal DCG of the given list applies."""
+    ndcg_specs = [s for s in specs if s.kind == "ndcg"]
+    ideal = np.full((n_queries, len(ndcg_specs)), np.nan)
+    if isinstance(ideal_dcg, Mapping):
+        wanted = {s.name: j for j, s in enumerate(ndcg_specs)}
+        for key, arr in ideal_dcg.items():
+            name = parse_metric(key).name
+            if name not in wanted:
+                raise ValueError(
+                    f"ideal_dcg has an entry for {key!r}, which is not an NDCG metric "
+                    f"in metrics {[s.name for s in specs]}"
+                )
+            ideal[:, wanted[name]] = _as_ideal(arr, n_queries, f"ideal_dcg[{key!r}]")
+    else:
+        if len(ndcg_specs) != 1:
+            raise ValueError(
+                f"ideal_dcg as one array needs exactly one NDCG metric in metrics, got "
+                f"{[s.name for s in ndcg_specs]}; pass a mapping {{'ndcg@k': array}}"
+            )
+        ideal[:, 0] = _as_ideal(ideal_dcg, n_queries)
+    return ideal
+
+
+def _metric_means(values: np.ndarray, names: list[str]) -> dict[str, float]:
+    n_queries = values.shape[0]
+    with warnings.catch_warnings():
+        # An all-NaN column ("exclude" and no query with relevant documents) is NaN.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        means = np.nanmean(values, axis=0) if n_queries else np.full(len(names), np.nan)
+    return {name: float(m) for name, m in zip(names, means)}
+
+
+def _per_query_frame(values: np.ndarray, names: list[str], query_ids) -> pd.DataFrame:
+    n_queries = values.shape[0]
+    if query_ids is None:
+        qids = np.arange(n_queries)
+    else:
+        qids = np.asarray(query_ids)
+        if qids.shape != (n_queries,):
+            raise ValueError(
+                f"query_ids must have one id per query, shape ({n_queries},), got {qids.shape}"
+            )
+    return pd.DataFrame({
+        "qid": np.tile(qids, len(names)),
+        "metric": pd.Categorical(np.repeat(names, n_queries), categories=names),
+        "value": values.T.ravel(),
+    })
+
+
 def evaluate(data, scores, offsets=None, metrics: str | Iterable[str] = DEFAULT_METRICS, *,
              no_relevant: str = "one", rel_threshold: float = 1,
              ideal_dcg: np.ndarray | Mapping[str, np.ndarray] | None = None,
@@ -456,82 +538,19 @@ def evaluate(data, scores, offsets=None, metrics: str | Iterable[str] = DEFAULT_
     ``per_query=True`` a tidy frame with columns ``qid, metric, value``, one row per
     query and metric, metrics in the requested order.
     """
-    from ltrlib.data.dataset import Dataset
-
-    if isinstance(data, Dataset):
-        if offsets is not None:
-            raise TypeError(
-                "evaluate(Dataset, scores, ...): offsets come from the Dataset; "
-                "pass metrics by keyword (metrics=...)"
-            )
-        y, offsets = data.y, data.offsets
-        if query_ids is None:
-            query_ids = data.query_ids
-    else:
-        if offsets is None:
-            raise TypeError("evaluate(y, scores, offsets, ...): offsets is required with a label array")
-        y = data
+    y, offsets, query_ids = _labels_and_offsets(data, offsets, query_ids)
     y = _as_labels(y)
     scores = _as_scores(scores, y.size)
     offsets = _as_offsets(offsets, y.size)
     n_queries = offsets.size - 1
     fill = _fill_value(no_relevant)
     threshold = _check_threshold(rel_threshold)
-
-    if isinstance(metrics, str):
-        metrics = (metrics,)
-    specs: list[MetricSpec] = []
-    for name in metrics:
-        spec = parse_metric(name)
-        if spec not in specs:
-            specs.append(spec)
-    if not specs:
-        raise ValueError("metrics is empty; ask for at least one, e.g. 'ndcg@10'")
+    specs = _metric_specs(metrics)
     if any(s.kind == "ndcg" for s in specs):
         check_gain_labels(y, offsets)
-
-    ideal = None
-    if ideal_dcg is not None:
-        ndcg_specs = [s for s in specs if s.kind == "ndcg"]
-        ideal = np.full((n_queries, len(ndcg_specs)), np.nan)
-        if isinstance(ideal_dcg, Mapping):
-            wanted = {s.name: j for j, s in enumerate(ndcg_specs)}
-            for key, arr in ideal_dcg.items():
-                name = parse_metric(key).name
-                if name not in wanted:
-                    raise ValueError(
-                        f"ideal_dcg has an entry for {key!r}, which is not an NDCG metric "
-                        f"in metrics {[s.name for s in specs]}"
-                    )
-                ideal[:, wanted[name]] = _as_ideal(arr, n_queries, f"ideal_dcg[{key!r}]")
-        else:
-            if len(ndcg_specs) != 1:
-                raise ValueError(
-                    f"ideal_dcg as one array needs exactly one NDCG metric in metrics, got "
-                    f"{[s.name for s in ndcg_specs]}; pass a mapping {{'ndcg@k': array}}"
-                )
-            ideal[:, 0] = _as_ideal(ideal_dcg, n_queries)
-
+    ideal = None if ideal_dcg is None else _ideal_matrix(ideal_dcg, specs, n_queries)
     values = _compute(y, scores, offsets, specs, ideal, threshold, fill)
     names = [s.name for s in specs]
-
     if not per_query:
-        with warnings.catch_warnings():
-            # An all-NaN column ("exclude" and no query with relevant documents) is NaN.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            means = np.nanmean(values, axis=0) if n_queries else np.full(len(specs), np.nan)
-        return {name: float(m) for name, m in zip(names, means)}
-
-    if query_ids is None:
-        qids = np.arange(n_queries)
-    else:
-        qids = np.asarray(query_ids)
-        if qids.shape != (n_queries,):
-            raise ValueError(
-                f"query_ids must have one id per query, shape ({n_queries},), got {qids.shape}"
-            )
-    return pd.DataFrame({
-        "qid": np.tile(qids, len(specs)),
-        "metric": pd.Categorical(np.repeat(names, n_queries), categories=names),
-        "value": values.T.ravel(),
-    })
+        return _metric_means(values, names)
+    return _per_query_frame(values, names, query_ids)

@@ -252,6 +252,93 @@ def parse_client_sets(spec: str, auto: tuple[int, ...] = ()) -> list[frozenset[i
     return sets
 
 
+def _check_merge_settings(splits: Splits, merge_size, merge_overflow: str) -> None:
+    if splits.vali is None:
+        raise ValueError("make_clients needs a validation partition: D_merge is drawn from it")
+    if merge_overflow not in MERGE_OVERFLOWS:
+        raise ValueError(f"merge_overflow={merge_overflow!r}; use one of {MERGE_OVERFLOWS}")
+    if not (merge_size in MERGE_SIZES or (isinstance(merge_size, (int, np.integer))
+                                          and not isinstance(merge_size, bool) and merge_size >= 0)):
+        raise ValueError(f"merge_size={merge_size!r}; use one of {MERGE_SIZES} or a non-negative int")
+
+
+def _client_strategies(sets: list[frozenset[int] | None], strategy: str | list[str],
+                       rest_strategy: str) -> list[str]:
+    """One checked strategy per client; an error names the parameter the bad one came from."""
+    if isinstance(strategy, str):
+        strategies = [rest_strategy if s is None else strategy for s in sets]
+    else:
+        strategies = list(strategy)
+        if len(strategies) != len(sets):
+            raise ValueError(f"strategy has {len(strategies)} entries for {len(sets)} category_sets")
+    for i, s in enumerate(strategies):
+        _check_strategy(s, f"strategy[{i}]" if not isinstance(strategy, str) else
+                        ("rest_strategy" if sets[i] is None else "strategy"))
+    return strategies
+
+
+def _client_masks(cc: CategoryCounts, assigned: np.ndarray, sets, strategies: list[str],
+                  explicit: frozenset[int], rest: frozenset[int]) -> list[np.ndarray]:
+    """Each client's queries of one partition (the rules of the module docstring)."""
+    has_rel = cc.n_relevant > 0
+    masks = []
+    for s, strat in zip(sets, strategies):
+        if s is None and strat == "exclusive":  # DS2': no document of the others' categories
+            m = cc.docs_in_set(explicit) == 0
+        elif s is None:
+            m = set_mask(cc, assigned, rest, strat) if rest else np.zeros(cc.query_ids.size, bool)
+            m = m | ~has_rel
+        else:
+            m = set_mask(cc, assigned, s, strat)
+        masks.append(m)
+    return masks
+
+
+def _partition_clients(splits: Splits, universe: np.ndarray, sets, strategies: list[str],
+                       explicit: frozenset[int], seed: int, names: list[str], name: str):
+    """Every partition cut into the clients' datasets, ``{part: [one per client]}``, and the
+    D_merge pool: the validation data, its category counts, and the pool's query indices."""
+    rest = frozenset(universe.tolist()) - explicit
+    parts: dict[str, list[Dataset | None]] = {}
+    pool = None
+    for part, ds in splits.items():
+        cc = category_counts(ds, universe)
+        assigned = assign_query_categories(ds, seed, cc).category.to_numpy()
+        masks = _client_masks(cc, assigned, sets, strategies, explicit, rest)
+        owned = np.sum(masks, axis=0)
+        if np.any(owned > 1):  # cannot happen with disjoint sets; guard the invariant
+            raise RuntimeError(f"{part}: {int((owned > 1).sum())} queries fall in two clients")
+        parts[part] = [ds.take(np.flatnonzero(m), name=f"{name}/{nm}/{part}") for m, nm in zip(masks, names)]
+        if part == "vali":
+            # Queries without relevant documents carry no ranking signal (NDCG is 1 whatever
+            # the scores); without a rest client they are dropped rather than pooled.
+            in_pool = (owned == 0) & (cc.n_relevant > 0)
+            pool = (ds, cc, np.flatnonzero(in_pool))
+    return parts, pool
+
+
+def _requested_merge_sizes(merge_size: str | int, parts: dict[str, list], n_clients: int) -> list[int]:
+    if merge_size == "train_queries_half":
+        return [p.n_queries // 2 for p in parts["train"]]
+    if merge_size == "vali_queries_half":
+        return [p.n_queries // 2 for p in parts["vali"]]
+    return [int(merge_size)] * n_clients
+
+
+def _merge_indices(vcc: CategoryCounts, pool_idx: np.ndarray, sets, sizes: list[int],
+                   explicit: frozenset[int]) -> list[np.ndarray]:
+    """Each client's D_merge as pool query indices: the fewest relevant documents in its
+    set first, the rest client the most in the others' sets (module docstring)."""
+    pool_qids = vcc.query_ids[pool_idx]
+    merges = []
+    for s, k in zip(sets, sizes):
+        key = vcc.in_set(explicit if s is None else s)[pool_idx]
+        order = pool_idx[np.lexsort((pool_qids, key))]  # by key, then query id
+        # The rest client takes the tail of the same sorted list: the paper's "most".
+        merges.append(order[order.size - k:] if s is None else order[:k])
+    return merges
+
+
 def make_clients(
     splits: Splits,
     category_sets,
@@ -275,71 +362,18 @@ def make_clients(
     ``merge_overflow``: ``"shrink"`` both sizes in proportion when the pool is too small,
     ``"overlap"`` cap each at the pool, or ``"error"``.
     """
-    if splits.vali is None:
-        raise ValueError("make_clients needs a validation partition: D_merge is drawn from it")
-    if merge_overflow not in MERGE_OVERFLOWS:
-        raise ValueError(f"merge_overflow={merge_overflow!r}; use one of {MERGE_OVERFLOWS}")
-    if not (merge_size in MERGE_SIZES or (isinstance(merge_size, (int, np.integer))
-                                          and not isinstance(merge_size, bool) and merge_size >= 0)):
-        raise ValueError(f"merge_size={merge_size!r}; use one of {MERGE_SIZES} or a non-negative int")
+    _check_merge_settings(splits, merge_size, merge_overflow)
     universe = category_universe(splits)
     sets = _normalise_sets(list(category_sets), universe)
-    if isinstance(strategy, str):
-        strategies = [rest_strategy if s is None else strategy for s in sets]
-    else:
-        strategies = list(strategy)
-        if len(strategies) != len(sets):
-            raise ValueError(f"strategy has {len(strategies)} entries for {len(sets)} category_sets")
-    for i, s in enumerate(strategies):
-        _check_strategy(s, f"strategy[{i}]" if not isinstance(strategy, str) else
-                        ("rest_strategy" if sets[i] is None else "strategy"))
+    strategies = _client_strategies(sets, strategy, rest_strategy)
     explicit = frozenset().union(*(s for s in sets if s is not None))
-    rest = frozenset(universe.tolist()) - explicit
     n = len(sets)
     names = [f"client{i + 1}" for i in range(n)]
-
-    parts: dict[str, list[Dataset | None]] = {}
-    pool = None
-    for part, ds in splits.items():
-        cc = category_counts(ds, universe)
-        assigned = assign_query_categories(ds, seed, cc).category.to_numpy()
-        has_rel = cc.n_relevant > 0
-        masks = []
-        for s, strat in zip(sets, strategies):
-            if s is None and strat == "exclusive":  # DS2': no document of the others' categories
-                m = cc.docs_in_set(explicit) == 0
-            elif s is None:
-                m = set_mask(cc, assigned, rest, strat) if rest else np.zeros(ds.n_queries, bool)
-                m = m | ~has_rel
-            else:
-                m = set_mask(cc, assigned, s, strat)
-            masks.append(m)
-        owned = np.sum(masks, axis=0)
-        if np.any(owned > 1):  # cannot happen with disjoint sets; guard the invariant
-            raise RuntimeError(f"{part}: {int((owned > 1).sum())} queries fall in two clients")
-        parts[part] = [ds.take(np.flatnonzero(m), name=f"{name}/{nm}/{part}") for m, nm in zip(masks, names)]
-        if part == "vali":
-            # Queries without relevant documents carry no ranking signal (NDCG is 1 whatever
-            # the scores); without a rest client they are dropped rather than pooled.
-            in_pool = (owned == 0) & has_rel
-            pool = (ds, cc, np.flatnonzero(in_pool))
-
-    # ---- D_merge
-    vds, vcc, pool_idx = pool
-    if merge_size == "train_queries_half":
-        requested = [p.n_queries // 2 for p in parts["train"]]
-    elif merge_size == "vali_queries_half":
-        requested = [p.n_queries // 2 for p in parts["vali"]]
-    else:
-        requested = [int(merge_size)] * n
+    parts, (vds, vcc, pool_idx) = _partition_clients(splits, universe, sets, strategies, explicit,
+                                                     seed, names, name)
+    requested = _requested_merge_sizes(merge_size, parts, n)
     sizes, note = _merge_sizes(requested, pool_idx.size, merge_overflow)
-    pool_qids = vcc.query_ids[pool_idx]
-    merges = []
-    for s, k in zip(sets, sizes):
-        key = vcc.in_set(explicit if s is None else s)[pool_idx]
-        order = pool_idx[np.lexsort((pool_qids, key))]  # by key, then query id
-        # The rest client takes the tail of the same sorted list: the paper's "most".
-        merges.append(order[order.size - k:] if s is None else order[:k])
+    merges = _merge_indices(vcc, pool_idx, sets, sizes, explicit)
     clients = []
     for i in range(n):
         m = vds.take(np.sort(merges[i]), name=f"{name}/{names[i]}/merge")

@@ -8,17 +8,38 @@ threads); `TrainSettings.for_scale` builds a notebook's from its parameters and 
 per-scale budgets of `ltrlib.config.TRAIN_BUDGETS`.
 
 `tune_worker` (``ltrlib tune-worker``) runs trials of a study shared through a database.
+`comparison` holds notebook 08's backend and pair-method comparisons, `distributed` training
+on a Dask cluster; their public names are re-exported here like the rest.
 """
 
-from ltrlib.train.ranker import BACKENDS, Ranker, evaluate_rankers, train_ranker, validation_curves
+from ltrlib.train.comparison import (
+    COMPARISON_SETTINGS,
+    LIGHTGBM,
+    BackendRuns,
+    backend_variants,
+    compare_backends,
+    comparison_numeric,
+    effective_pairs,
+    headline_metrics,
+    pair_method_experiment,
+    pair_method_summary,
+    parse_train_sizes,
+    seed_claims,
+    take_train_queries,
+)
+from ltrlib.train.distributed import cluster_client, fit_on_cluster, query_partitions, stop_early
+from ltrlib.train.ranker import BACKENDS, DataCache, Ranker, evaluate_rankers, train_ranker, validation_curves
 from ltrlib.train.settings import (
     DEFAULT_EARLY_STOPPING,
     DEFAULT_EVAL_AT,
     DEFAULT_MAX_TREES,
+    DEFAULT_NUM_THREADS,
     TrainSettings,
     budget_for_scale,
 )
 from ltrlib.train.client_models import (
+    MODEL_NAMES,
+    TEST_SETS,
     ClientModels,
     client_metrics,
     client_results,
@@ -31,19 +52,30 @@ from ltrlib.train.client_tables import (
     table3_alternative,
 )
 from ltrlib.train.store import ModelStore
-from ltrlib.train.xgboost_backend import propensities as _propensities
+from ltrlib.train.xgboost_backend import xgboost_propensities
 from ltrlib.train.tuning import (
+    GRACE_PERIOD,
+    HEARTBEAT_INTERVAL,
+    JOURNAL_FILE,
     LEARNING_RATES,
     PAPER_TABLE6_MEDIAN,
     SEARCH_SPACE,
     SEARCH_SPACES,
     TUNED_PARAMS,
     TuningResult,
+    database_url,
+    describe_storage,
     fit_side_by_side,
     fit_tuned,
     in_backend,
+    is_shared,
+    prune_every,
+    prune_warmup,
+    pruner,
     run_study,
     search_space,
+    stored_study,
+    study_database,
     study_storage,
     suggest_params,
     tune,
@@ -51,7 +83,7 @@ from ltrlib.train.tuning import (
     tuned_parameters,
     tuning_history,
 )
-from ltrlib.train.workers import tune_worker
+from ltrlib.train.workers import client_data, tune_worker
 
 __all__ = [
     "BACKENDS", "DEFAULT_EARLY_STOPPING", "DEFAULT_EVAL_AT", "DEFAULT_MAX_TREES",
@@ -62,12 +94,14 @@ __all__ = [
     "train_ranker", "tune", "tune_cv", "tune_worker", "tuned_parameters", "tuning_history",
     "validation_curves", "SEARCH_SPACES", "search_space", "xgboost_propensities",
     "client_means", "second_test_set", "table1_initial", "table3_alternative",
+    "MODEL_NAMES", "TEST_SETS", "DataCache", "DEFAULT_NUM_THREADS", "client_data",
+    # shared studies (tuning)
+    "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "JOURNAL_FILE", "database_url", "describe_storage", "is_shared",
+    "prune_every", "prune_warmup", "pruner", "stored_study", "study_database",
+    # comparison: backends and pair methods (notebook 08)
+    "BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
+    "comparison_numeric", "effective_pairs", "headline_metrics", "pair_method_experiment",
+    "pair_method_summary", "parse_train_sizes", "seed_claims", "take_train_queries",
+    # distributed: training on a Dask cluster
+    "cluster_client", "fit_on_cluster", "query_partitions", "stop_early",
 ]
-
-
-def xgboost_propensities(ranker: Ranker):
-    """Position biases an unbiased XGBoost ranker estimated: ``(t_plus, t_minus)``, one value
-    per position of the top k, position 1 first and equal to 1 (see Hu et al., WWW 2019)."""
-    if ranker.backend != "xgboost":
-        raise ValueError(f"propensities come from XGBoost's unbiased LambdaMART; this ranker is {ranker.backend}")
-    return _propensities(ranker.model)

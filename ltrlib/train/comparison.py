@@ -30,7 +30,7 @@ from ltrlib.report import flatten_metrics
 from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
 from ltrlib.train.settings import TrainSettings
 
-__all__ = ["BackendRuns", "COMPARISON_SETTINGS", "backend_variants", "compare_backends",
+__all__ = ["BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
            "comparison_numeric", "effective_pairs", "headline_metrics", "pair_method_experiment",
            "pair_method_summary", "parse_train_sizes", "seed_claims", "take_train_queries"]
 

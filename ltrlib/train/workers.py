@@ -93,6 +93,78 @@ def client_data(study_name: str, splits: Splits, categories: Sequence[int] = (11
     return client.train, client.vali
 
 
+def _open_study(storage: str, study_name: str, n_trials: int | None, wait: float,
+                heartbeat_interval: int | None, grace_period: int | None):
+    """``(where, attrs, store)``: the storage described for messages, the study's stored
+    attributes (empty if it is not there, after waiting up to ``wait`` seconds for it when
+    ``n_trials`` is not given) and the study database the trials run against."""
+    import sqlalchemy.exc
+
+    if not isinstance(storage, str) or "://" not in storage:
+        raise ValueError(f"storage must be a database URL such as postgresql://user@host:5432/db, "
+                         f"got {storage!r}; a journal file is for one process")
+    where = describe_storage(storage)
+    try:
+        probe = study_storage(storage)
+        attrs = stored_study(probe, study_name) or {}
+        deadline = time.monotonic() + wait
+        while n_trials is None and "n_trials" not in attrs and time.monotonic() < deadline:
+            time.sleep(min(WAIT_POLL, max(0.0, deadline - time.monotonic())))
+            attrs = stored_study(probe, study_name) or {}
+        probe.engine.dispose()
+        # Opened once the study is there: it follows the study's heartbeat.
+        store = study_database(storage, study_name, heartbeat_interval=heartbeat_interval,
+                               grace_period=grace_period)
+    except (sqlalchemy.exc.SQLAlchemyError, ImportError) as exc:  # unreachable; no driver
+        raise ValueError(f"cannot open the study database {where}: {getattr(exc, 'orig', None) or exc}") from exc
+    return where, attrs, store
+
+
+def _trials_to_run(study_name: str, where: str, attrs: dict, n_trials: int | None, wait: float) -> int:
+    """The study's trial target: ``n_trials`` if given, else the stored one. Refuses a study
+    that is not one of notebook 03's, or one that is neither there nor given a target."""
+    setup = attrs.get("setup")
+    if setup is not None and setup.get("kind") != "holdout":
+        raise ValueError(f"study {study_name!r} in {where} is a {setup.get('kind')!r} study, not one of "
+                         "notebook 03's (kind 'holdout'); tune-worker joins those only")
+    if n_trials is None:
+        n_trials = attrs.get("n_trials")
+        if n_trials is None:
+            raise ValueError(
+                f"study {study_name!r} is not in {where}{f' after {wait:g} s' if wait else ''}: "
+                "start it from notebook 03 (ltrlib run -p storage URL), wait for it longer "
+                "(--wait), or give n_trials (--n-trials) to start it here")
+    return n_trials
+
+
+def _setting(setup: dict | None, name: str, given, default):
+    """A setting given to the worker, else the study's stored one, else notebook 03's
+    default for a study that is started here."""
+    if given is not None:
+        return given
+    return setup[name] if setup is not None else default
+
+
+def _first_params(setup: dict | None, backend: str, start_from_paper: bool | None) -> dict | None:
+    """Trial 0's parameters: the paper's Table 6 median, or the study's stored choice."""
+    if start_from_paper is None:
+        return _setting(setup, "first_params", None, in_backend(PAPER_TABLE6_MEDIAN, backend))
+    return in_backend(PAPER_TABLE6_MEDIAN, backend) if start_from_paper else None
+
+
+def _worker_data(study_name: str, dataset: str, data_dir: str, scale: str, seed: int,
+                 category_feature: str, category_bins: int, categories) -> tuple[Dataset, Dataset]:
+    """The study's training and validation data, loaded as notebook 03 loads them."""
+    from ltrlib.data.loading import load_dataset
+    from ltrlib.noniid.categories import resolve_split_categories
+
+    splits = load_dataset(dataset, data_dir, scale, seed,
+                          category_feature=category_feature or None, category_bins=category_bins)
+    # As the notebook does: "auto" categories are resolved on the training set.
+    categories = resolve_split_categories(splits.train, *categories, seed=seed)
+    return client_data(study_name, splits, categories, seed)
+
+
 def tune_worker(
     storage: str,
     study_name: str,
@@ -128,62 +200,19 @@ def tune_worker(
     one after another). Returns the study's `TuningResult` (``n_new``: the trials this
     worker ran).
     """
-    import sqlalchemy.exc
-
-    from ltrlib.data.loading import load_dataset
-    from ltrlib.noniid.categories import resolve_split_categories
-
-    if not isinstance(storage, str) or "://" not in storage:
-        raise ValueError(f"storage must be a database URL such as postgresql://user@host:5432/db, "
-                         f"got {storage!r}; a journal file is for one process")
-    where = describe_storage(storage)
-    try:
-        probe = study_storage(storage)
-        attrs = stored_study(probe, study_name) or {}
-        deadline = time.monotonic() + wait
-        while n_trials is None and "n_trials" not in attrs and time.monotonic() < deadline:
-            time.sleep(min(WAIT_POLL, max(0.0, deadline - time.monotonic())))
-            attrs = stored_study(probe, study_name) or {}
-        probe.engine.dispose()
-        # Opened once the study is there: it follows the study's heartbeat.
-        store = study_database(storage, study_name, heartbeat_interval=heartbeat_interval,
-                               grace_period=grace_period)
-    except (sqlalchemy.exc.SQLAlchemyError, ImportError) as exc:  # unreachable; no driver
-        raise ValueError(f"cannot open the study database {where}: {getattr(exc, 'orig', None) or exc}") from exc
+    where, attrs, store = _open_study(storage, study_name, n_trials, wait, heartbeat_interval, grace_period)
+    n_trials = _trials_to_run(study_name, where, attrs, n_trials, wait)
     setup = attrs.get("setup")
-    if setup is not None and setup.get("kind") != "holdout":
-        raise ValueError(f"study {study_name!r} in {where} is a {setup.get('kind')!r} study, not one of "
-                         "notebook 03's (kind 'holdout'); tune-worker joins those only")
-    if n_trials is None:
-        n_trials = attrs.get("n_trials")
-        if n_trials is None:
-            raise ValueError(
-                f"study {study_name!r} is not in {where}{f' after {wait:g} s' if wait else ''}: "
-                "start it from notebook 03 (ltrlib run -p storage URL), wait for it longer "
-                "(--wait), or give n_trials (--n-trials) to start it here")
-
-    def setting(name: str, given, default):
-        if given is not None:
-            return given
-        return setup[name] if setup is not None else default
-
-    backend = setting("backend", backend, "lightgbm")
-    if start_from_paper is None:
-        first_params = setting("first_params", None, in_backend(PAPER_TABLE6_MEDIAN, backend))
-    else:
-        first_params = in_backend(PAPER_TABLE6_MEDIAN, backend) if start_from_paper else None
+    backend = _setting(setup, "backend", backend, "lightgbm")
+    first_params = _first_params(setup, backend, start_from_paper)
     if prune is None:
         prune = setup["pruning"] is not None if setup is not None else True
-
-    splits = load_dataset(dataset, data_dir, scale, seed,
-                          category_feature=category_feature or None, category_bins=category_bins)
-    # As the notebook does: "auto" categories are resolved on the training set.
-    categories = resolve_split_categories(splits.train, *categories, seed=seed)
-    train, vali = client_data(study_name, splits, categories, seed)
-    settings = TrainSettings(backend=backend, max_trees=setting("max_trees", max_trees, DEFAULT_MAX_TREES),
-                             early_stopping=setting("early_stopping", early_stopping, DEFAULT_EARLY_STOPPING),
-                             eval_at=setting("eval_at", None, DEFAULT_EVAL_AT), seed=seed,
-                             num_threads=num_threads)
+    train, vali = _worker_data(study_name, dataset, data_dir, scale, seed, category_feature,
+                               category_bins, categories)
+    settings = TrainSettings(
+        backend=backend, max_trees=_setting(setup, "max_trees", max_trees, DEFAULT_MAX_TREES),
+        early_stopping=_setting(setup, "early_stopping", early_stopping, DEFAULT_EARLY_STOPPING),
+        eval_at=_setting(setup, "eval_at", None, DEFAULT_EVAL_AT), seed=seed, num_threads=num_threads)
     return tune(train, vali, n_trials=int(n_trials), study_name=study_name, storage=store,
-                settings=settings, params=setting("params", None, {}), first_params=first_params,
+                settings=settings, params=_setting(setup, "params", None, {}), first_params=first_params,
                 progress=progress, prune=prune)

@@ -1,7 +1,8 @@
 """XGBoost as a ranking backend of `ltrlib.train.Ranker` (``backend="xgboost"``).
 
 The functions here fill one `ltrlib.train.ranker._Backend` entry; notebooks never call them
-directly. What they add to plain ``xgboost.train``:
+directly, except `xgboost_propensities` (re-exported by `ltrlib.train`), which reads the
+position biases an unbiased ranker learnt. What they add to plain ``xgboost.train``:
 
 * Query groups go in as ``qid`` (each document's query *index*, non-decreasing, as XGBoost
   requires), taken from the Dataset's offsets; the Dataset's own query ids need not be
@@ -26,11 +27,14 @@ default would watch the *last* metric listed). XGBoost's ``ndcg@k`` uses the sam
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ltrlib.data.dataset import Dataset
+
+if TYPE_CHECKING:  # ltrlib.train.ranker imports this module
+    from ltrlib.train.ranker import Ranker
 
 OBJECTIVES = ("rank:ndcg", "rank:pairwise", "rank:map")
 PAIR_METHODS = ("mean", "topk")
@@ -215,3 +219,11 @@ def propensities(model) -> tuple[np.ndarray, np.ndarray]:
     if "ti+" not in obj:
         raise ValueError("this model was not trained with lambdarank_unbiased=True: no propensities")
     return np.asarray(obj["ti+"], dtype=np.float64), np.asarray(obj["tj-"], dtype=np.float64)
+
+
+def xgboost_propensities(ranker: Ranker) -> tuple[np.ndarray, np.ndarray]:
+    """Position biases an unbiased XGBoost ranker estimated: ``(t_plus, t_minus)``, one value
+    per position of the top k, position 1 first and equal to 1 (see Hu et al., WWW 2019)."""
+    if ranker.backend != "xgboost":
+        raise ValueError(f"propensities come from XGBoost's unbiased LambdaMART; this ranker is {ranker.backend}")
+    return propensities(ranker.model)

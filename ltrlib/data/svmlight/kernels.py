@@ -227,6 +227,8 @@ def _parse_number(buf, i, e):
     return (-v if neg else v), i, (0 if exact else 3)
 
 
+# Longer than ~80 lines on purpose: it runs once per line of every file read, and one
+# compiled loop over the line's bytes is what bench/bench_parse.py measures; leave it whole.
 @njit(cache=True, nogil=True)
 def _parse_line(buf, s, e, X, row, base, write):
     """Parse one line buf[s:e] (no line end). Returns
@@ -489,6 +491,8 @@ def _put_int(out, pos, v):
     return pos + n
 
 
+# Longer than ~80 lines on purpose: it runs once per value written, and its digit search,
+# rounding and exactness check share state in one compiled loop; leave it whole.
 @njit(cache=True, nogil=True)
 def _put_float32(out, pos, x):
     """Shortest decimal (<= 9 significant digits) that reads back to the same float32 through
