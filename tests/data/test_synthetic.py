@@ -8,10 +8,12 @@ import pytest
 from ltrlib.config import Scale
 from ltrlib.data.synthetic import (
     CATEGORY_COLUMN,
+    LEADING_CATEGORIES,
     N_FEATURES,
     SyntheticConfig,
     category_profile,
     make_synthetic,
+    simulate_lists,
     with_config,
 )
 
@@ -70,7 +72,30 @@ def test_realistic_sparsity_and_few_valued_features(tiny):
     assert (distinct > 1000).sum() >= 20  # and continuous ones
 
 
+@pytest.mark.parametrize("elasticity", [0.0, 0.4])
+def test_popular_topics_retrieve_longer_lists(elasticity):
+    # A topic's mean list length follows (its query share) ** length_topic_elasticity, and
+    # the mean over all queries stays the scale's whatever the elasticity.
+    from ltrlib.data.synthetic import _RelevanceModel
+
+    cfg = SyntheticConfig(length_topic_elasticity=elasticity, docs_sd=0.3)
+    model = _RelevanceModel.draw(np.random.default_rng(0), cfg)
+    topics, sizes = model.query_layout(np.random.default_rng(1), 40_000, 106.0)
+    assert sizes.mean() == pytest.approx(106.0, rel=0.02)
+    assert np.diff(simulate_lists(5_000, 106.0, seed=5, config=cfg).offsets).mean() == pytest.approx(106.0, rel=0.03)
+    mean_11, mean_14 = sizes[topics == 11].mean(), sizes[topics == 14].mean()
+    mean_rare = sizes[~np.isin(topics, LEADING_CATEGORIES)].mean()
+    if elasticity == 0:
+        assert [mean_11, mean_14, mean_rare] == pytest.approx([106.0] * 3, rel=0.03)
+    else:  # 11 the most frequent topic, then 14, then the 18 rarer ones: longest to shortest
+        assert mean_11 > mean_14 > mean_rare
+        p11, p14 = model.p_topics[list(LEADING_CATEGORIES)]
+        assert mean_11 / mean_14 == pytest.approx((p11 / p14) ** elasticity, rel=0.03)
+
+
 def test_bad_config_is_rejected():
+    with pytest.raises(ValueError, match="length_topic_elasticity"):
+        make_synthetic("tiny", config=SyntheticConfig(length_topic_elasticity=-0.1))
     with pytest.raises(ValueError, match="shared_weight"):
         make_synthetic("tiny", config=SyntheticConfig(shared_weight=1.5))
     with pytest.raises(ValueError, match="unknown scale"):

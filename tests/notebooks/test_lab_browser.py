@@ -52,8 +52,9 @@ def sync_playwright():
 
 
 @pytest.fixture(scope="module")
-def lab_server(tiny_run, tmp_path_factory, sync_playwright):
-    """A project lab over a copy of the notebooks; yields (url, token, root)."""
+def lab_server(tiny_run, tiny_seed, tmp_path_factory, sync_playwright):
+    """A project lab over a copy of the notebooks, at the tiny run's seed; yields (url, token,
+    root, seed)."""
     root = tmp_path_factory.mktemp("lab_root")
     shutil.copytree(config.NOTEBOOKS_DIR, root / "notebooks")
     shutil.copy(config.PROJ_ROOT / "jupytext.toml", root / "jupytext.toml")
@@ -63,7 +64,8 @@ def lab_server(tiny_run, tmp_path_factory, sync_playwright):
 
     lab.install()
     jupyter = tmp_path_factory.mktemp("jupyter")  # the user's ~/.jupyter stays out of it
-    env = lab.environment(scale="tiny", seed=0, run_id=RUN_ID)
+    seed = tiny_seed
+    env = lab.environment(scale="tiny", seed=seed, run_id=RUN_ID)
     env.update(LTRLIB_ROOT=str(root), LTRLIB_REPORTS_DIR=str(root / "reports"),
                LTRLIB_CACHE_DIR=str(root / "data" / "cache"),
                JUPYTER_CONFIG_DIR=str(jupyter / "config"), JUPYTER_RUNTIME_DIR=str(jupyter / "runtime"),
@@ -85,7 +87,7 @@ def lab_server(tiny_run, tmp_path_factory, sync_playwright):
                 if time.monotonic() > deadline:
                     pytest.fail(f"JupyterLab did not answer on {url} within 90 s")
                 time.sleep(0.5)
-        yield url, token, root
+        yield url, token, root, seed
     finally:
         proc.terminate()
         try:
@@ -122,7 +124,7 @@ def _models_of_other_data(run):
 
 
 def test_notebook_04_in_jupyterlab(lab_server, sync_playwright, tmp_path):
-    url, token, root = lab_server
+    url, token, root, seed = lab_server
     notebook_file = root / "notebooks" / NOTEBOOK
     original = notebook_file.read_bytes()
     started = time.monotonic()
@@ -196,8 +198,8 @@ def test_notebook_04_in_jupyterlab(lab_server, sync_playwright, tmp_path):
             error = page.locator(".jp-OutputArea-output:has-text('ProvenanceError')").first
             error.wait_for(timeout=120_000)
             message = error.inner_text()
-            assert "was trained on synthetic, scale small, seed 0" in message
-            assert f"ltrlib run --only 03 --dataset synthetic --scale tiny --seed 0 --run-id {RUN_ID} --force" \
+            assert f"was trained on synthetic, scale small, seed {seed}" in message
+            assert f"ltrlib run --only 03 --dataset synthetic --scale tiny --seed {seed} --run-id {RUN_ID} --force" \
                 in " ".join(message.split())
             error.scroll_into_view_if_needed()
             page.screenshot(path=tmp_path / "5_refused.png")
