@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.features import expand_listwise, expanded_names
-from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb
+from ltrlib.bivariate.model import LB_SETTINGS, RankData, fit_lb
 from ltrlib.bivariate.two_stage import TwoStage
-from ltrlib.data.dataset import Dataset
+from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.metrics import ndcg, significance_table
 from ltrlib.report import flatten_metrics
 from ltrlib.train.ranker import train_ranker
@@ -144,7 +144,8 @@ class Stage2Experiment:
         return self._data[key]
 
     def fit(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None):
-        """One model with the given parameters; returns an `LBModel` or a `Ranker`."""
+        """One model with the given parameters; returns an `LBModel` or a `Ranker` (both
+        `ltrlib.data.Scorer`s)."""
         settings = self.settings if seed is None else self.settings.replace(seed=seed)
         if spec.kind == "native":
             return train_ranker(self.parts["train"], self.parts["vali"],
@@ -154,16 +155,10 @@ class Stage2Experiment:
         vali.lgb_dataset(reference=train)
         return fit_lb(train, vali, params, loss=spec.loss, settings=settings)
 
-    def predict(self, model, part: str) -> np.ndarray:
-        ds = self.parts[part]
-        if isinstance(model, LBModel):
-            return model.predict(ds.X, ds.offsets)
-        return model.predict(ds.X)
-
-    def vali_score(self, model) -> float:
+    def vali_score(self, model: Scorer) -> float:
         """Validation NDCG@cutoff with the full-list IDCG: the tuning objective."""
-        s = self.predict(model, "vali")
         ds = self.parts["vali"]
+        s = model.score(ds)
         return float(ndcg(ds.y, s, ds.offsets, self.cutoff,
                           ideal_dcg=self.ideal_at("vali", self.cutoff)).mean())
 
@@ -236,7 +231,7 @@ def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
         # The last base column of the expansion is the stage-1 score.
         scores[STAGE1_ROW] = ds.X[:, exp.n_diff - 1].astype(np.float64)
     for name, m in models.items():
-        scores[name] = exp.predict(getattr(m, "model", m), part)
+        scores[name] = getattr(m, "model", m).score(ds)
     rows = []
     for name, s in scores.items():
         for k in cutoffs:

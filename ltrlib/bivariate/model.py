@@ -10,11 +10,12 @@ trial trained on it; validation data are binned with the training data's bin map
 `fit_lb` trains with `LBObjective` (its cut-off is the settings' ``eval_at``) and stops
 early on NDCG@cutoff of the *aggregated*
 document scores on the validation partition, normalised by its IDCG (the full-list one
-for a second stage). `LBModel.predict` scores documents: for a bivariate model it builds
-each query's ordered pairs chunk by chunk, scores them and aggregates (eq. 5).
+for a second stage). `LBModel.score(dataset)` scores documents (`ltrlib.data.Scorer`):
+for a bivariate model it builds each query's ordered pairs chunk by chunk, scores them and
+aggregates (eq. 5); `LBModel.predict(X, offsets)` does the same on bare arrays.
 
 `BivariateRanker` (and `UnivariateRanker`) wrap both in a ``fit(X, y, qid)`` /
-``predict(X, qid)`` interface.
+``predict(X, qid)`` interface, and score a `Dataset` with ``score(dataset)``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from ltrlib import timing
 from ltrlib.bivariate.objective import LBObjective, aggregate, mean_ndcg
 from ltrlib.bivariate.pairs import PairIndex, PairSequence, pair_feature_names, pair_index, pair_rows
+from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ideal_dcg as _ideal_dcg
 from ltrlib.train.settings import TrainSettings
 
@@ -146,7 +148,7 @@ class RankData:
                                 params=params, free_raw_data=True).construct()
         return self._lgb
 
-    def score(self, preds, k: int) -> float:
+    def ndcg_from_rows(self, preds, k: int) -> float:
         """Mean NDCG@k of the documents, from row predictions, with this data's IDCG."""
         s = aggregate(preds, self.offsets, *self.pairs.as_tuple()) if self.bivariate \
             else np.asarray(preds, dtype=np.float64)
@@ -182,9 +184,15 @@ class LBModel:
         return np.asarray(self.booster.predict(rows, num_iteration=self.best_iteration),
                           dtype=np.float64)
 
+    def score(self, data: Dataset, batch_rows: int = PREDICT_BATCH) -> np.ndarray:
+        """Scores of ``data``'s documents (float64, row order): the `ltrlib.data.Scorer`
+        contract; see `predict`."""
+        return self.predict(data.X, data.offsets, batch_rows)
+
     def predict(self, X, offsets, batch_rows: int = PREDICT_BATCH) -> np.ndarray:
-        """Document scores (float64). Bivariate: every ordered pair is built in float32
-        chunks of ``batch_rows``, scored, and the scores are aggregated (eq. 5)."""
+        """Document scores (float64) of a feature matrix with query offsets. Bivariate:
+        every ordered pair is built in float32 chunks of ``batch_rows``, scored, and the
+        scores are aggregated (eq. 5)."""
         X = np.ascontiguousarray(X, dtype=np.float32)
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
         if X.ndim != 2 or X.shape[1] != len(self.feature_names):
@@ -246,7 +254,7 @@ def fit_lb(
         valid_sets = [vali.lgb_dataset(reference=train)]
 
         def feval(preds, _data):
-            return metric, vali.score(preds, cutoff), True
+            return metric, vali.ndcg_from_rows(preds, cutoff), True
 
         callbacks = [lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
                      lgb.record_evaluation(curve)]
@@ -265,7 +273,8 @@ def fit_lb(
 
 
 class _ObjectiveRanker:
-    """``fit(X, y, qid)`` / ``predict(X, qid)`` around `fit_lb` and `LBModel`.
+    """``fit(X, y, qid)`` / ``predict(X, qid)`` / ``score(dataset)`` around `fit_lb` and
+    `LBModel`.
 
     ``n_diff``: the leading columns of ``X`` whose differences x_i - x_j join a pair; None
     takes all. On listwise-expanded features (`expand_listwise`, base columns first) pass
@@ -307,10 +316,19 @@ class _ObjectiveRanker:
         self.model_ = fit_lb(train, vali, self.params, loss=self.loss, norm=self.norm, settings=settings)
         return self
 
+    def score(self, data: Dataset) -> np.ndarray:
+        """Scores of ``data``'s documents (float64, row order): the `ltrlib.data.Scorer`
+        contract."""
+        return self._fitted("score").score(data)
+
     def predict(self, X, qid) -> np.ndarray:
+        """Scores of the rows of ``X`` (scikit-learn style, queries given by ``qid``)."""
+        return self._fitted("predict").predict(X, offsets_from_qid(qid))
+
+    def _fitted(self, method: str) -> LBModel:
         if self.model_ is None:
-            raise RuntimeError("predict before fit: call fit(X, y, qid) first")
-        return self.model_.predict(X, offsets_from_qid(qid))
+            raise RuntimeError(f"{method} before fit: call fit(X, y, qid) first")
+        return self.model_
 
 
 class BivariateRanker(_ObjectiveRanker):

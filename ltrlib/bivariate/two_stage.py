@@ -188,8 +188,9 @@ def _fit_fold(splits: Splits, fold_of: dict[str, np.ndarray], f: int, params: Ma
     fold_scores = {}
     for p in _PARTS:
         ds = getattr(splits, p)
-        docs = np.flatnonzero(np.isin(ds.doc_query_index, np.flatnonzero(fold_of[p] == f)))
-        fold_scores[p] = (docs, ranker.predict(ds.X[docs]))
+        queries = np.flatnonzero(fold_of[p] == f)
+        docs = np.flatnonzero(np.isin(ds.doc_query_index, queries))
+        fold_scores[p] = (docs, ranker.score(ds.take(queries)))
     return f, ranker.best_iteration, ranker.feature_importance("gain").to_numpy(), fold_scores
 
 

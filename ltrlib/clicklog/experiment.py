@@ -73,7 +73,7 @@ class ClickBiasResult:
 
 
 def _ndcg10(ranker: Ranker, test) -> float:
-    return float(evaluate(test, ranker.predict(test), metrics="ndcg@10")["ndcg@10"])
+    return float(evaluate(test, ranker.score(test), metrics="ndcg@10")["ndcg@10"])
 
 
 def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0, 1.5, 2.0),
@@ -107,7 +107,7 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
     rows.append({"model": "true labels (ceiling)", "eta": np.nan, "sessions": np.nan,
                  "metric": "ndcg@10", "value": _ndcg10(ceiling, test),
                  "seconds": time.perf_counter() - start})
-    scores = logger.predict(splits.train)
+    scores = logger.score(splits.train)
     props, rates = [], []
     for i, eta in enumerate(etas):
         full: ClickLog = simulate_click_log(splits.train, scores, pbm(float(eta)), sessions[-1],

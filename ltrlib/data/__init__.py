@@ -1,7 +1,8 @@
-"""Data layer: the `Dataset` type, LETOR readers with a cache, the synthetic generator and its
+"""Data layer: the `Dataset` type, the `Scorer` contract of everything that ranks one,
+LETOR readers with a cache, the synthetic generator and its
 writers in the public collections' layouts, and the overview analyses of notebook 00."""
 
-from ltrlib.data.dataset import Dataset, Query, Splits, concat
+from ltrlib.data.dataset import Dataset, Query, Scorer, Splits, concat
 from ltrlib.data.formats import LAYOUTS, write_layout
 from ltrlib.data.loading import load_dataset, locate_dataset, resolve_dataset
 from ltrlib.data.overview import (
@@ -12,7 +13,7 @@ from ltrlib.data.readers import LetorFormatError, ReadOptions, read_letor, read_
 from ltrlib.data.synthetic import make_synthetic
 
 __all__ = [
-    "Dataset", "Query", "Splits", "concat", "load_dataset", "make_synthetic",
+    "Dataset", "Query", "Scorer", "Splits", "concat", "load_dataset", "make_synthetic",
     "read_letor", "read_letor_folder", "read_lightgbm", "LetorFormatError", "ReadOptions",
     "locate_dataset", "resolve_dataset",
     # the synthetic twin in the public collections' file layouts

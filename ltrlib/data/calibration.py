@@ -376,7 +376,7 @@ def learnability(scale: str = "small", seed: int = 0, noises=(0.25, 0.5, 1.0),
         sp = make_synthetic(scale, seed, replace(SyntheticConfig(), feature_noise=float(noise)))
         ranker = train_ranker(sp.train, sp.vali, params=dict(PAPER_TABLE6_MEDIAN), seed=seed,
                               num_threads=num_threads, max_trees=max_trees)
-        ndcg = evaluate(sp.test, ranker.predict(sp.test), metrics="ndcg@10")["ndcg@10"]
+        ndcg = evaluate(sp.test, ranker.score(sp.test), metrics="ndcg@10")["ndcg@10"]
         rows.append({"feature_noise": float(noise), "ndcg@10": float(ndcg), "trees": ranker.best_iteration})
         if progress:
             print(f"  feature_noise={noise:.2f}: M_full NDCG@10={ndcg:.4f} ({ranker.best_iteration} trees)",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -346,3 +346,23 @@ def concat(parts: Sequence[Dataset], name: str | None = None) -> Dataset:
         category=np.concatenate([p.category for p in parts]) if all(has_cat) else None,
         name=name or "+".join(p.name for p in parts),
     )
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """What ranks a `Dataset`: every ranker and every merged model of ltrlib is one.
+
+    ``score(data)`` returns one float64 score per row of ``data``, in row order; a higher
+    score ranks a document higher within its query. Trained rankers (`ltrlib.train.Ranker`,
+    `ltrlib.bivariate.LBModel`, `ltrlib.bivariate.BivariateRanker`) score from the features;
+    merged models (`ltrlib.merge.LinearMerge`, `StackingModel`, `RankerSelector`) hold their
+    base models and score them first, so a caller never assembles a score matrix. The
+    contract lives here, beside `Dataset`, because every subpackage may import the data
+    layer and none may import another's.
+
+    ``isinstance(obj, Scorer)`` checks only that ``obj`` has a ``score`` method (Python's
+    runtime protocols cannot check signatures).
+    """
+
+    def score(self, data: Dataset) -> np.ndarray:
+        ...

@@ -12,6 +12,11 @@ One module per algorithm, each with its optimiser beside it (ranx-style):
   on query-level feature aggregates (`query_aggregates`, `RankerSelector`).
 * `ltrlib.merge.analysis`: per-query results, the Table 4/5 layout with significance
   markers (`results_table`) and per-category gains and losses (`category_deltas`).
+
+Every merged model (`LinearMerge`, `StackingModel`, `RankerSelector`) is a
+`ltrlib.data.Scorer`: fitted with ``models=``, it holds its base models and
+``merged.score(ds)`` scores them itself; ``merged.score_from_base(ds, base_scores)`` takes
+their scores when a caller holds them already (`score_models` scores any set of Scorers).
 """
 
 from ltrlib.merge.analysis import (
@@ -21,12 +26,14 @@ from ltrlib.merge.analysis import (
     collect,
     flatten_columns,
     headline_metrics,
+    hold_base_models,
     load_local_models,
     means_table,
     merged_model_name,
     per_query_frame,
     query_categories,
     results_table,
+    score_base_models,
     score_models,
 )
 from ltrlib.merge.linear import (
@@ -72,6 +79,7 @@ __all__ = [
     "collect",
     "flatten_columns",
     "headline_metrics",
+    "hold_base_models",
     "load_local_models",
     "NORMALISATIONS",
     "RankerSelector",
@@ -100,6 +108,7 @@ __all__ = [
     "per_query_frame",
     "query_categories",
     "results_table",
+    "score_base_models",
     "score_models",
     "simplex_grid",
     "sweep_at",

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ltrlib.data.dataset import Scorer
 from ltrlib.metrics.ranking import evaluate
 from ltrlib.metrics.significance import significance_table
 from ltrlib.report import flatten_metrics
@@ -26,12 +27,14 @@ __all__ = [
     "collect",
     "flatten_columns",
     "headline_metrics",
+    "hold_base_models",
     "load_local_models",
     "means_table",
     "merged_model_name",
     "per_query_frame",
     "query_categories",
     "results_table",
+    "score_base_models",
     "score_models",
 ]
 
@@ -40,26 +43,50 @@ __all__ = [
 TABLE_METRICS = ("ndcg@10", "map", "map@10", "mrr@10")
 
 
-def score_models(models: Mapping[str, object], ds) -> dict[str, np.ndarray]:
-    """``{name: model.predict(ds.X)}`` as float64; a clear error if a model cannot score ``ds``.
+def score_models(models: Mapping[str, Scorer], ds) -> dict[str, np.ndarray]:
+    """``{name: model.score(ds)}`` as float64; a clear error if a model cannot score ``ds``.
 
-    A `Ranker` is given the Dataset itself, so that it reuses the scores of queries it
-    has scored before (the merge notebooks score each client model on D_merge and the test
-    set of several experiments)."""
-    from ltrlib.train.ranker import Ranker
-
+    Any `ltrlib.data.Scorer` will do: a local ranker, or a merged model (which scores its
+    own base models). A `Ranker` reuses the scores of queries it has scored before (the
+    merge notebooks score each client model on D_merge and the test set of several
+    experiments)."""
     out = {}
     for name, model in models.items():
-        if not hasattr(model, "predict"):
-            raise TypeError(f"model {name!r} ({type(model).__name__}) has no predict(X) method")
-        s = np.asarray(model.predict(ds if isinstance(model, Ranker) else ds.X),
-                       dtype=np.float64).ravel()
+        if not isinstance(model, Scorer):
+            raise TypeError(f"model {name!r} ({type(model).__name__}) has no score(dataset) method")
+        s = np.asarray(model.score(ds), dtype=np.float64).ravel()
         if s.size != ds.n_docs:
             raise ValueError(
                 f"model {name!r} returned {s.size} scores for {ds.n_docs} documents of {ds.name!r}"
             )
         out[str(name)] = s
     return out
+
+
+def hold_base_models(names: Sequence[str], models: Mapping[str, Scorer] | None) -> dict[str, Scorer]:
+    """The base models a merged model keeps, ``{name: Scorer}`` in the merged model's order
+    ``names``; ``{}`` for ``models=None`` (a merged model fitted from bare score arrays,
+    which can then score only from such arrays). Raises if a name has no model or a model
+    is no `ltrlib.data.Scorer`."""
+    if models is None:
+        return {}
+    missing = [n for n in names if n not in models]
+    if missing:
+        raise KeyError(f"models lack {missing} (the merged model reads {list(names)})")
+    held = {n: models[n] for n in names}
+    for name, model in held.items():
+        if not isinstance(model, Scorer):
+            raise TypeError(f"model {name!r} ({type(model).__name__}) has no score(dataset) method")
+    return held
+
+
+def score_base_models(merged, ds) -> dict[str, np.ndarray]:
+    """The scores of ``merged.base_models`` on ``ds``: what a merged model's ``score`` reads."""
+    if not merged.base_models:
+        kind = type(merged).__name__
+        raise ValueError(f"this {kind} holds no base models (it was fitted from score arrays "
+                         "alone): fit it with models=..., or call score_from_base(data, scores)")
+    return score_models(merged.base_models, ds)
 
 
 def merged_model_name(client: int, n_clients: int, suffix: str) -> str:

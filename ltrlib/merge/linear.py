@@ -22,9 +22,12 @@ Ties between weightings
 
 API (ranx-style: the algorithm and its optimiser side by side)
     `normalise_scores` per-query normalisation over flat arrays with offsets;
-    `linear_merge` apply weights; `optimize_linear` choose them (grid over the simplex,
-    or coordinate ascent for many models); `alpha_sweep` the tidy two-model sweep
-    (``alpha, test_set, metric, value``) behind the alpha plot and widget;
+    `linear_merge` apply weights to score arrays; `optimize_linear` choose them (grid over
+    the simplex, or coordinate ascent for many models) and return a `LinearMerge`, a
+    `ltrlib.data.Scorer` holding the weights and, given ``models=``, the base models;
+    `alpha_sweep` the tidy two-model sweep (``alpha, test_set, metric, value``) behind the
+    alpha plot and widget, on precomputed scores (one scoring of each base model serves
+    all 101 alphas);
     `linear_experiment` the whole §5.3 protocol for one split (both clients).
 """
 
@@ -39,7 +42,9 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.metrics.ranking import average_precision, ndcg, parse_metric, reciprocal_rank
-from ltrlib.merge.analysis import merged_model_name, per_query_frame, score_models
+from ltrlib.data.dataset import Dataset, Scorer
+from ltrlib.merge.analysis import (hold_base_models, merged_model_name, per_query_frame,
+                                   score_base_models, score_models)
 
 __all__ = [
     "NORMALISATIONS",
@@ -232,12 +237,15 @@ def simplex_grid(n_models: int, step: float = 0.1) -> np.ndarray:
 
 @dataclass
 class LinearMerge:
-    """The weights chosen by `optimize_linear` and how they were found.
+    """The weights chosen by `optimize_linear`, how they were found, and the models they
+    weigh: a `ltrlib.data.Scorer`.
 
     ``weights``: ``{model: weight}``; ``alpha`` is the weight of the second model (the
     paper's alpha, the weight of M2) when there are two; ``value`` the optimised metric
     on the data it was tuned on; ``trace`` one row per evaluated weighting (columns: one
-    per model, ``value``, ``round`` for coordinate ascent).
+    per model, ``value``, ``round`` for coordinate ascent); ``base_models``: ``{model:
+    Scorer}`` in weight order, empty when tuned from score arrays alone (then only
+    `score_from_base` works).
     """
 
     weights: dict[str, float]
@@ -246,6 +254,7 @@ class LinearMerge:
     normalisation: str
     method: str
     trace: pd.DataFrame = field(repr=False)
+    base_models: dict[str, Scorer] = field(default_factory=dict, repr=False)
 
     @property
     def alpha(self) -> float:
@@ -253,14 +262,21 @@ class LinearMerge:
             raise AttributeError(f"alpha is defined for two models, these weights have {len(self.weights)}")
         return float(list(self.weights.values())[1])
 
-    def apply(self, scores, offsets=None) -> np.ndarray:
-        """Merged scores of new data (same models, any order if ``scores`` is a mapping)."""
-        if isinstance(scores, Mapping):
-            missing = [m for m in self.weights if m not in scores]
+    def score(self, data: Dataset) -> np.ndarray:
+        """Merged scores of ``data``: its base models score it, then the weights apply."""
+        return self.score_from_base(data, score_base_models(self, data))
+
+    def score_from_base(self, data: Dataset, base_scores) -> np.ndarray:
+        """Merged scores of ``data`` from the base models' scores on it: a mapping by model
+        name (any order) or a sequence in weight order. For callers that hold those scores
+        already (an experiment scoring one test set for several merges)."""
+        if isinstance(base_scores, Mapping):
+            missing = [m for m in self.weights if m not in base_scores]
             if missing:
-                raise KeyError(f"scores lack models {missing} (have {list(scores)})")
-            scores = {m: scores[m] for m in self.weights}
-        return linear_merge(scores, list(self.weights.values()), offsets, self.normalisation)
+                raise KeyError(f"scores lack models {missing} (have {list(base_scores)})")
+            base_scores = {m: base_scores[m] for m in self.weights}
+        return linear_merge(base_scores, list(self.weights.values()), data.offsets,
+                            self.normalisation)
 
 
 # Documents per batched metric call: bounds the memory of the tiled copies (~40 MB).
@@ -313,7 +329,7 @@ def _pick(values: np.ndarray, W: np.ndarray) -> int:
 
 def optimize_linear(data, scores, *, metric: str = "ndcg@10", step: float = 0.01,
                     method: str = "auto", normalisation: str = "none",
-                    max_rounds: int = 20) -> LinearMerge:
+                    max_rounds: int = 20, models: Mapping[str, Scorer] | None = None) -> LinearMerge:
     """Choose the merge weights that maximise ``metric`` on ``data`` (the client's D_merge).
 
     Parameters
@@ -330,6 +346,8 @@ def optimize_linear(data, scores, *, metric: str = "ndcg@10", step: float = 0.01
         (a change only on strict improvement), until a full round changes nothing or
         ``max_rounds``. ``"auto"``: grid when it has at most 20,000 points, else coordinate.
     normalisation : ``"none"`` (paper), ``"zscore"`` or ``"minmax"``, per query.
+    models : the base models behind ``scores``, by the same names; the result holds them,
+        so that its ``score(data)`` works on new data. None: ``score_from_base`` only.
 
     Ties are broken by the rule in the module docstring (closest to uniform, then smaller
     alpha / earlier grid point).
@@ -337,6 +355,7 @@ def optimize_linear(data, scores, *, metric: str = "ndcg@10", step: float = 0.01
     if method not in ("auto", "grid", "coordinate"):
         raise ValueError(f"method must be 'auto', 'grid' or 'coordinate', got {method!r}")
     names, S = _score_matrix(scores, data.n_docs)
+    held = hold_base_models(names, models)
     y, off = data.y, data.offsets
     S = _normalised(S, off, normalisation)
     n = S.shape[1]
@@ -354,7 +373,7 @@ def optimize_linear(data, scores, *, metric: str = "ndcg@10", step: float = 0.01
         best = _pick(values, W)
         trace = pd.DataFrame(W, columns=names).assign(value=values, round=0)
         return LinearMerge(dict(zip(names, W[best].tolist())), float(values[best]),
-                           parse_metric(metric).name, normalisation, "grid", trace)
+                           parse_metric(metric).name, normalisation, "grid", trace, held)
 
     ts = alpha_grid(step)
     w = np.full(n, 1.0 / n)
@@ -380,7 +399,7 @@ def optimize_linear(data, scores, *, metric: str = "ndcg@10", step: float = 0.01
             break
     trace = pd.DataFrame(rows, columns=[*names, "value", "round"])
     return LinearMerge(dict(zip(names, w.tolist())), float(current), parse_metric(metric).name,
-                       normalisation, "coordinate", trace)
+                       normalisation, "coordinate", trace, held)
 
 
 # --------------------------------------------------------------------------- sweep
@@ -442,8 +461,8 @@ def linear_experiment(split, models: Mapping[str, object], *, step: float = 0.01
 
     ``split``: a `ltrlib.noniid.splits.NonIIDSplit` (any object with ``.name``,
     ``.full.test`` and ``.clients``, each client with ``.merge``). ``models``: the two
-    local rankers in client order, ``{"M1": ranker, "M2": ranker}`` (anything with
-    ``.predict(X)``). Client ``i`` tunes alpha (the weight of the second model) on its own
+    local rankers in client order, ``{"M1": ranker, "M2": ranker}`` (any
+    `ltrlib.data.Scorer`). Client ``i`` tunes alpha (the weight of the second model) on its own
     D_merge by ``select_metric``; its merged model is named ``M12α`` for client 1 and
     ``M21α`` for client 2 (the paper's notation). Everything is evaluated on the full
     test set, the paper's yardstick.
@@ -458,10 +477,10 @@ def linear_experiment(split, models: Mapping[str, object], *, step: float = 0.01
     for i, client in enumerate(split.clients):
         merge_scores = score_models(models, client.merge)
         fit = optimize_linear(client.merge, merge_scores, metric=select_metric, step=step,
-                              method="grid", normalisation=normalisation)
+                              method="grid", normalisation=normalisation, models=models)
         name = merged_model_name(i, len(split.clients), "α")
         merged[name] = fit
-        scores_out[name] = fit.apply(test_scores, test.offsets)
+        scores_out[name] = fit.score_from_base(test, test_scores)
         choices.append({"split": split.name, "client": _client_name(client, i), "model": name,
                         "alpha": fit.alpha, "merge_queries": client.merge.n_queries,
                         f"merge_{fit.metric}": fit.value})

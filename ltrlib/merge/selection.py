@@ -35,6 +35,8 @@ import numpy as np
 import pandas as pd
 
 from ltrlib import timing
+from ltrlib.data.dataset import Dataset, Scorer
+from ltrlib.merge.analysis import hold_base_models, score_base_models
 from ltrlib.metrics.ranking import ndcg, parse_metric, evaluate
 
 __all__ = [
@@ -163,11 +165,13 @@ def select_scores(ds, scores: Mapping[str, np.ndarray], choice: np.ndarray) -> n
 
 @dataclass
 class RankerSelector:
-    """A fitted per-query selector (see the module docstring).
+    """A fitted per-query selector (see the module docstring): a `ltrlib.data.Scorer`.
 
     ``models``: model names in score order; ``booster``: the LightGBM classifier (None
     for the fallback); ``default``: the model index used by the fallback; ``columns``:
-    the query-feature columns it was trained on; ``info``: training summary.
+    the query-feature columns it was trained on; ``info``: training summary;
+    ``base_models``: ``{name: Scorer}`` in score order, empty when fitted from score arrays
+    alone (then only `score_from_base` works).
     """
 
     models: tuple[str, ...]
@@ -176,6 +180,7 @@ class RankerSelector:
     columns: tuple[str, ...]
     include_scores: bool
     info: dict = field(default_factory=dict)
+    base_models: dict[str, Scorer] = field(default_factory=dict, repr=False)
 
     def _features(self, ds, scores) -> np.ndarray:
         missing = [m for m in self.models if m not in scores]
@@ -200,20 +205,30 @@ class RankerSelector:
         """The chosen model index per query (ties to the first model)."""
         return self.proba(ds, scores).argmax(axis=1)
 
-    def predict(self, ds, scores) -> np.ndarray:
-        """Per-document scores: each query ranked by its chosen model."""
-        ordered = {m: scores[m] for m in self.models}
-        return select_scores(ds, ordered, self.choose(ds, scores))
+    def score(self, data: Dataset) -> np.ndarray:
+        """Per-document scores of ``data``: its base models score it, and each query is
+        ranked by the model chosen for it."""
+        return self.score_from_base(data, score_base_models(self, data))
+
+    def score_from_base(self, data: Dataset, base_scores: Mapping[str, np.ndarray]) -> np.ndarray:
+        """`score` from the base models' scores on ``data`` (by name), for callers that hold
+        those scores already."""
+        ordered = {m: base_scores[m] for m in self.models}
+        return select_scores(data, ordered, self.choose(data, base_scores))
 
 
 def fit_selector(ds, scores: Mapping[str, np.ndarray], *, metric: str = "ndcg@10",
                  include_scores: bool = True, num_boost_round: int = 100,
                  params: Mapping | None = None, min_queries: int = 20,
-                 seed: int = 0) -> RankerSelector:
-    """Train a per-query selector on ``ds`` (the client's D_merge) and the local models' scores."""
+                 seed: int = 0, models: Mapping[str, Scorer] | None = None) -> RankerSelector:
+    """Train a per-query selector on ``ds`` (the client's D_merge) and the local models' scores.
+
+    ``models``: the local models behind ``scores``, by the same names; the selector holds
+    them, so that its ``score(data)`` works on new data. None: ``score_from_base`` only."""
     if len(scores) < 2:
         raise ValueError(f"selection needs at least 2 models, got {list(scores)}")
-    models = tuple(str(k) for k in scores)
+    names = tuple(str(k) for k in scores)
+    held = hold_base_models(names, models)
     values = per_query_metric(ds, scores, metric)
     order = np.sort(values, axis=1)
     regret = order[:, -1] - order[:, -2]
@@ -224,16 +239,16 @@ def fit_selector(ds, scores: Mapping[str, np.ndarray], *, metric: str = "ndcg@10
     agg = query_aggregates(ds, scores if include_scores else None)
     columns = tuple(agg.columns)
     info = {"queries": int(ds.n_queries), "informative_queries": int(informative.sum()),
-            "wins": {m: int((label[informative] == i).sum()) for i, m in enumerate(models)},
+            "wins": {m: int((label[informative] == i).sum()) for i, m in enumerate(names)},
             "metric": parse_metric(metric).name, "fallback": False}
     classes = np.unique(label[informative])
     if informative.sum() < min_queries or classes.size < 2:
         info["fallback"] = True
-        return RankerSelector(models, None, default, columns, include_scores, info)
+        return RankerSelector(names, None, default, columns, include_scores, info, held)
 
     import lightgbm as lgb
 
-    n = len(models)
+    n = len(names)
     w = regret[informative] / regret[informative].mean()
     p = {**DEFAULT_SELECTOR_PARAMS, **(params or {}), "seed": int(seed)}
     p.update({"objective": "binary"} if n == 2 else {"objective": "multiclass", "num_class": n})
@@ -241,7 +256,7 @@ def fit_selector(ds, scores: Mapping[str, np.ndarray], *, metric: str = "ndcg@10
                          weight=w, params={"feature_pre_filter": False, "verbosity": -1})
     with timing.fitting():
         booster = lgb.train(p, dtrain, num_boost_round=int(num_boost_round))
-    return RankerSelector(models, booster, default, columns, include_scores, info)
+    return RankerSelector(names, booster, default, columns, include_scores, info, held)
 
 
 @dataclass
@@ -274,7 +289,7 @@ def selection_experiment(split, models: Mapping[str, object], *, seed: int = 0,
     out, rows, fitted = {}, [], {}
     for i, client in enumerate(split.clients):
         sel = fit_selector(client.merge, score_models(models, client.merge), metric=select_metric,
-                           seed=seed)
+                           seed=seed, models=models)
         name = merged_model_name(i, len(split.clients), "sel")
         fitted[name] = sel
         choice = sel.choose(test, local)

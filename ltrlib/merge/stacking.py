@@ -37,8 +37,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ltrlib.data.dataset import Dataset
-from ltrlib.merge.analysis import merged_model_name, per_query_frame, score_models
+from ltrlib.data.dataset import Dataset, Scorer
+from ltrlib.merge.analysis import (hold_base_models, merged_model_name, per_query_frame,
+                                   score_base_models, score_models)
 from ltrlib.train.settings import TrainSettings
 
 __all__ = [
@@ -135,38 +136,52 @@ def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials
 
 @dataclass
 class StackingModel:
-    """A meta-ranker and the local models whose scores it reads (in feature order)."""
+    """A meta-ranker and the local models whose scores it reads (``models``: their names in
+    feature order): a `ltrlib.data.Scorer`. ``base_models``: ``{name: Scorer}`` in that
+    order, empty when trained from score arrays alone (then only `score_from_base` works).
+    """
 
-    ranker: object
+    ranker: object  # a `ltrlib.train.Ranker`
     models: tuple[str, ...]
     tuning: object = field(default=None, repr=False)
+    base_models: dict[str, Scorer] = field(default_factory=dict, repr=False)
 
     @property
     def score_features(self) -> tuple[str, ...]:
         return score_feature_names(self.models)
 
-    def predict(self, ds: Dataset, scores: Mapping[str, np.ndarray]) -> np.ndarray:
-        """Meta-model scores of ``ds`` given the local models' scores on it."""
-        missing = [m for m in self.models if m not in scores]
+    def score(self, data: Dataset) -> np.ndarray:
+        """Meta-model scores of ``data``: its base models score it, the meta-ranker reads
+        their scores beside its features."""
+        return self.score_from_base(data, score_base_models(self, data))
+
+    def score_from_base(self, data: Dataset, base_scores: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Meta-model scores of ``data`` from the local models' scores on it (by name, any
+        order), for callers that hold those scores already."""
+        missing = [m for m in self.models if m not in base_scores]
         if missing:
             raise KeyError(f"scores lack models {missing} (meta-model reads {list(self.models)})")
-        return self.ranker.predict(stack_features(ds, {m: scores[m] for m in self.models}).X)
+        return self.ranker.score(stack_features(data, {m: base_scores[m] for m in self.models}))
 
 
 def train_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, params: Mapping | None = None,
                    n_trees: int = 100, settings: TrainSettings = STACKING_SETTINGS,
-                   tuning=None) -> StackingModel:
+                   tuning=None, models: Mapping[str, Scorer] | None = None) -> StackingModel:
     """Fit the meta-ranker (LambdaMART) on all of the score-augmented ``ds``, ``n_trees`` trees
     (in place of ``settings.max_trees``; no validation data, so no early stopping).
 
     ``params``: e.g. ``tuning.best_params`` from `optimize_stacking` (in
-    ``settings.backend``'s names), with ``n_trees=tuning.best_iteration``.
+    ``settings.backend``'s names), with ``n_trees=tuning.best_iteration``. ``models``: the
+    local models behind ``scores``, by the same names; the meta-model holds them, so that
+    its ``score(data)`` works on new data. None: ``score_from_base`` only.
     """
     from ltrlib.train import train_ranker
 
+    names = tuple(str(k) for k in scores)
+    held = hold_base_models(names, models)
     aug = stack_features(ds, scores)
     ranker = train_ranker(aug, None, dict(params or {}), settings.replace(max_trees=int(n_trees)))
-    return StackingModel(ranker, tuple(str(k) for k in scores), tuning)
+    return StackingModel(ranker, names, tuning, held)
 
 
 def feature_importance(meta: Mapping[str, StackingModel], top_k: int = 15,
@@ -269,9 +284,9 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
             res, params, n_trees, cv_value, n_done = (None, in_backend(UNTUNED_PARAMS, settings.backend),
                                                       UNTUNED_TREES, np.nan, 0)
         m = train_stacking(client.merge, merge_scores, params=params, n_trees=n_trees,
-                           settings=settings, tuning=res)
+                           settings=settings, tuning=res, models=models)
         meta[name] = m
-        out[name] = m.predict(test, local)
+        out[name] = m.score_from_base(test, local)
         rows.append({"split": split.name, "client": str(getattr(client, "name", f"client{i + 1}")),
                      "model": name, "merge_queries": nq, "cv_folds": folds if folds >= 2 else 0,
                      "trees": n_trees, **params, "cv_ndcg@10": cv_value, "trials": n_done,

@@ -5,7 +5,7 @@ at most 3000 trees, stopping early once NDCG@10 on the validation set has not im
 100 consecutive trees. `train_ranker` does exactly that by default::
 
     ranker = train_ranker(client.train, client.vali, {"learning_rate": 0.05}, TrainSettings(seed=0))
-    scores = ranker.predict(client.test)          # or a feature matrix
+    scores = ranker.score(client.test)            # ranker.predict(X) for a bare feature matrix
     ranker.best_iteration, ranker.feature_importance("gain"), ranker.save(path)
 
 A `Ranker` is a plain record (backend name, full training parameters, best iteration,
@@ -257,7 +257,7 @@ class Ranker:
     curve: list[float] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     # Scores of the queries this ranker has already scored, by query fingerprint (see
-    # `_predict_dataset`); not part of the record, never saved.
+    # `score`); not part of the record, never saved.
     _query_scores: dict = field(default_factory=dict, init=False, repr=False)
 
     def __repr__(self) -> str:
@@ -277,34 +277,39 @@ class Ranker:
             return float("nan")
         return self.curve[self.best_iteration - 1]
 
-    def predict(self, X: np.ndarray | Dataset) -> np.ndarray:
-        """Scores (float64, one per row) using the first ``best_iteration`` trees.
+    def score(self, data: Dataset) -> np.ndarray:
+        """Scores of ``data`` (float64, one per row, in row order) using the first
+        ``best_iteration`` trees: the `ltrlib.data.Scorer` contract.
 
-        Given a `Dataset`, queries this ranker has scored before (the same test query in
-        DS, in DS1 and in a merge experiment) are not predicted again; see
-        `_predict_dataset`."""
-        if isinstance(X, Dataset):
-            return self._predict_dataset(X)
-        return self._predict_rows(X)
-
-    def _predict_dataset(self, ds: Dataset) -> np.ndarray:
+        Queries this ranker has scored before (the same test query in DS, in DS1 and in a
+        merge experiment) are not predicted again."""
+        if not isinstance(data, Dataset):
+            raise TypeError(f"score needs a ltrlib Dataset, got {type(data).__name__}; "
+                            "score a bare feature matrix with predict(X)")
         # Prediction is the costly part of evaluation: LightGBM needs ~0.1 µs per tree and
         # document, 12 s for a 1,100-tree M_full on 1,000 test queries of 106 documents,
         # and the notebooks score one model on many overlapping query sets. A query is
         # recognised by a hash of its feature rows (in order) and the tree count, so a
         # reordered, re-featured or truncated query is scored afresh.
-        keys = [(hashlib.blake2b(memoryview(np.ascontiguousarray(ds.X[a:b])), digest_size=16)
+        keys = [(hashlib.blake2b(memoryview(np.ascontiguousarray(data.X[a:b])), digest_size=16)
                  .digest(), self.best_iteration)
-                for a, b in zip(ds.offsets[:-1].tolist(), ds.offsets[1:].tolist())]
+                for a, b in zip(data.offsets[:-1].tolist(), data.offsets[1:].tolist())]
         missing = [i for i, k in enumerate(keys) if k not in self._query_scores]
         if missing:
-            part = ds if len(missing) == ds.n_queries else ds.take(missing)
+            part = data if len(missing) == data.n_queries else data.take(missing)
             scores = self._predict_rows(part.X)
             for i, a, b in zip(missing, part.offsets[:-1].tolist(), part.offsets[1:].tolist()):
                 self._query_scores[keys[i]] = scores[a:b]
         if not keys:  # an empty part (a tiny D_merge)
             return np.empty(0, dtype=np.float64)
         return np.concatenate([self._query_scores[k] for k in keys])
+
+    def predict(self, X: np.ndarray | Dataset) -> np.ndarray:
+        """Scores of the rows of a feature matrix ``X`` (float64), for callers without a
+        `Dataset` (scikit-learn style); a `Dataset` is passed on to `score`."""
+        if isinstance(X, Dataset):
+            return self.score(X)
+        return self._predict_rows(X)
 
     def _predict_rows(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X)
@@ -508,7 +513,7 @@ def evaluate_rankers(
     parts = []
     for test_name, ds in tests.items():
         for model_name, ranker in rankers.items():
-            pq = evaluate(ds, ranker.predict(ds), metrics=metrics, per_query=True)
+            pq = evaluate(ds, ranker.score(ds), metrics=metrics, per_query=True)
             pq.insert(0, "test_set", test_name)
             pq.insert(0, "model", model_name)
             parts.append(pq)

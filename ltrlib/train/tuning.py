@@ -817,7 +817,7 @@ def tune(
         monitor = _reporter(trial, early_stopping) if prune else None
         ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial, backend)}, settings,
                               cache=cache, monitor=monitor)
-        value = float(evaluate(vali, ranker.predict(vali), metrics=metric)[metric])
+        value = float(evaluate(vali, ranker.score(vali), metrics=metric)[metric])
         trial.set_user_attr("best_iteration", ranker.best_iteration)
         trial.set_user_attr("trees", len(ranker.curve))
         if value > best["value"]:
@@ -893,7 +893,7 @@ def tune_cv(
         for f, (train, held_out) in enumerate(parts):
             monitor = _reporter(trial, early_stopping, f * max_trees) if prune else None
             ranker = train_ranker(train, held_out, point, settings, cache=caches[f], monitor=monitor)
-            values.append(float(evaluate(held_out, ranker.predict(held_out), metrics=metric)[metric]))
+            values.append(float(evaluate(held_out, ranker.score(held_out), metrics=metric)[metric]))
             grown.append(len(ranker.curve))
             iters.append(ranker.best_iteration)
         trial.set_user_attr("fold_values", values)

@@ -1,10 +1,11 @@
-"""BivariateRanker / UnivariateRanker: fit, predict, permutation invariance."""
+"""BivariateRanker / UnivariateRanker: fit, predict, score, permutation invariance."""
 
 import numpy as np
 import pytest
 
 from ltrlib.bivariate import BivariateRanker, UnivariateRanker, expand_listwise, offsets_from_qid
 from ltrlib.bivariate.model import LB_SETTINGS, RankData, fit_lb
+from ltrlib.data import Dataset, Scorer
 
 
 def _data(seed, n_queries=40):
@@ -60,6 +61,17 @@ def test_predict_in_chunks_equals_one_pass(fitted):
     off = offsets_from_qid(qid)
     np.testing.assert_allclose(fitted.model_.predict(X, off, batch_rows=7),
                                fitted.model_.predict(X, off), rtol=1e-12)
+
+
+def test_score_of_a_dataset_is_predict_of_its_arrays(fitted):
+    X, y, qid = _data(9)
+    off = offsets_from_qid(qid)
+    ds = Dataset(X=X, y=y, query_ids=qid[off[:-1]], offsets=off)
+    assert isinstance(fitted, Scorer) and isinstance(fitted.model_, Scorer)
+    np.testing.assert_array_equal(fitted.score(ds), fitted.predict(X, qid))
+    np.testing.assert_array_equal(fitted.model_.score(ds), fitted.predict(X, qid))
+    with pytest.raises(RuntimeError, match="fit"):
+        BivariateRanker().score(ds)
 
 
 def test_univariate_ranker_with_external_ideal_dcg():

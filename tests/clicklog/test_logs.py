@@ -99,7 +99,7 @@ def test_both_backends_train_on_a_log_with_positions():
     xgb = train_ranker(log.data, None, {"lambdarank_unbiased": True, "lambdarank_num_pair_per_sample": 10},
                        backend="xgboost", max_trees=3, num_threads=1, position=log.position)
     lgb = train_ranker(log.data, None, {}, max_trees=3, num_threads=1, position=log.position)
-    assert xgb.predict(sp.test).shape == lgb.predict(sp.test).shape == (sp.test.n_docs,)
+    assert xgb.score(sp.test).shape == lgb.score(sp.test).shape == (sp.test.n_docs,)
 
 
 def test_experiment_frames():

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib.data.dataset import Dataset
+from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.merge import linear
 from ltrlib.metrics import evaluate
 
@@ -109,7 +109,7 @@ def test_normalisation_changes_the_choice_when_scales_differ():
     z = linear.optimize_linear(ds, {"M1": s1, "M2": s2}, normalisation="zscore")
     assert raw.alpha > 0.99
     assert 0.5 < z.alpha < 0.99
-    merged = z.apply({"M2": s2, "M1": s1}, ds.offsets)  # mapping order does not matter
+    merged = z.score_from_base(ds, {"M2": s2, "M1": s1})  # mapping order does not matter
     expected = (1 - z.alpha) * linear.normalise_scores(s1, ds.offsets, "zscore") \
         + z.alpha * linear.normalise_scores(s2, ds.offsets, "zscore")
     np.testing.assert_allclose(merged, expected)
@@ -133,7 +133,7 @@ def test_simplex_grid_and_three_model_search():
     for fit in (grid, coord):
         assert sum(fit.weights.values()) == pytest.approx(1)
         assert max(fit.weights, key=fit.weights.get) == "B"
-        assert fit.value == pytest.approx(evaluate(ds, fit.apply(scores), metrics="ndcg@10")["ndcg@10"])
+        assert fit.value == pytest.approx(evaluate(ds, fit.score_from_base(ds, scores), metrics="ndcg@10")["ndcg@10"])
     assert grid.value >= coord.value - 1e-12  # exhaustive search is an upper bound
     assert grid.value == pytest.approx(grid.trace.value.max())
     with pytest.raises(AttributeError, match="two models"):
@@ -177,8 +177,8 @@ class ColumnModel:
     def __init__(self, col):
         self.col = col
 
-    def predict(self, X):
-        return np.asarray(X)[:, self.col]
+    def score(self, data):
+        return np.asarray(data.X)[:, self.col]
 
 
 def test_linear_experiment_names_and_shapes():
@@ -199,3 +199,16 @@ def test_linear_experiment_names_and_shapes():
     assert set(exp.per_query.model) == {"M1", "M2", "M12α", "M21α"}
     assert set(exp.sweep.test_set) == {"D_merge", "test"}
     assert exp.per_query.groupby(["model", "metric"]).size().eq(20).all()
+    # a merged model holds its local models: scoring a Dataset needs no score matrix
+    for name, merged in exp.merges.items():
+        assert isinstance(merged, Scorer)
+        np.testing.assert_array_equal(merged.score(test), exp.test_scores[name])
+
+
+def test_weights_tuned_from_bare_scores_score_only_from_scores():
+    ds, s1, s2 = pair_queries([1.0, -1.0], [2.0, 1.0])
+    fit = linear.optimize_linear(ds, {"M1": s1, "M2": s2})
+    with pytest.raises(ValueError, match="no base models"):
+        fit.score(ds)
+    with pytest.raises(KeyError, match="M2"):
+        linear.optimize_linear(ds, {"M1": s1, "M2": s2}, models={"M1": ColumnModel(0)})

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib.data.dataset import Dataset
+from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.merge import selection
 
 
@@ -57,9 +57,31 @@ def test_selector_learns_which_model_to_trust():
     choice = sel.choose(test, s_test)
     assert (choice == kind.astype(int)).mean() > 0.9
     # per document: the chosen model's score
-    np.testing.assert_array_equal(sel.predict(test, s_test),
+    np.testing.assert_array_equal(sel.score_from_base(test, s_test),
                                   selection.select_scores(test, s_test, choice))
     np.testing.assert_array_equal(selection.oracle_choice(test, s_test), kind.astype(int))
+    with pytest.raises(ValueError, match="no base models"):
+        sel.score(test)
+
+
+class FixedScores:
+    """A fake local model: the scores it was given, for the one dataset it knows."""
+
+    def __init__(self, ds, scores):
+        self.ds, self.scores = ds, scores
+
+    def score(self, data):
+        assert data is self.ds
+        return self.scores
+
+
+def test_a_selector_holding_its_models_scores_a_dataset():
+    train, s_train, _ = _two_kinds(150, 1)
+    test, s_test, _ = _two_kinds(80, 2)
+    models = {m: FixedScores(test, s_test[m]) for m in ("M1", "M2")}
+    sel = selection.fit_selector(train, s_train, include_scores=False, seed=0, models=models)
+    assert isinstance(sel, Scorer) and list(sel.base_models) == ["M1", "M2"]
+    np.testing.assert_array_equal(sel.score(test), sel.score_from_base(test, s_test))
 
 
 def test_selector_falls_back_to_best_mean_model_on_too_little_data():

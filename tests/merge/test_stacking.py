@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ltrlib.data.dataset import Dataset
+from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.merge import stacking
 
 
@@ -57,12 +57,15 @@ def test_meta_model_relies_on_the_informative_score_feature():
     assert "score_M1" in gain.index  # score features are kept outside the top k
     assert set(imp.kind) == {"gain", "split"}
     np.testing.assert_allclose(imp.groupby("kind").share.sum() <= 1 + 1e-9, True)
-    # predict reads the scores by model name, whatever the mapping order
-    p1 = meta.predict(ds, scores)
-    p2 = meta.predict(ds, {"M2": scores["M2"], "M1": scores["M1"]})
+    # score_from_base reads the scores by model name, whatever the mapping order
+    p1 = meta.score_from_base(ds, scores)
+    p2 = meta.score_from_base(ds, {"M2": scores["M2"], "M1": scores["M1"]})
     np.testing.assert_array_equal(p1, p2)
     with pytest.raises(KeyError, match="M2"):
-        meta.predict(ds, {"M1": scores["M1"]})
+        meta.score_from_base(ds, {"M1": scores["M1"]})
+    # trained from score arrays alone, it holds no models to score a Dataset with
+    with pytest.raises(ValueError, match="no base models"):
+        meta.score(ds)
 
 
 def test_optimize_stacking_cross_validates_over_queries():
@@ -123,8 +126,8 @@ def test_an_empty_merge_set_falls_back_on_the_uniform_combination():
         def __init__(self, j):
             self.j = j
 
-        def predict(self, X):
-            return np.asarray(getattr(X, "X", X))[:, self.j]
+        def score(self, data):
+            return np.asarray(data.X)[:, self.j]
 
     test, merge = make_ds(nq=20, seed=1), make_ds(nq=12, seed=2)
     empty = merge.take(np.array([], dtype=np.int64))
@@ -141,3 +144,9 @@ def test_an_empty_merge_set_falls_back_on_the_uniform_combination():
     from ltrlib.metrics import evaluate
     expected = evaluate(test, uniform, metrics="ndcg@10", per_query=True)
     np.testing.assert_allclose(pq.value.to_numpy(), expected.value.to_numpy())
+    # the meta-model holds its local models: it scores a Dataset as the experiment did
+    meta = exp.meta["M21S"]
+    assert isinstance(meta, Scorer) and list(meta.base_models) == ["M1", "M2"]
+    got = evaluate(test, meta.score(test), metrics="ndcg@10", per_query=True).value.to_numpy()
+    pq2 = exp.per_query[(exp.per_query.model == "M21S") & (exp.per_query.metric == "ndcg@10")]
+    np.testing.assert_allclose(got, pq2.value.to_numpy())

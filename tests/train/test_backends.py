@@ -36,9 +36,9 @@ def test_same_interface_and_early_stopping(splits, rankers, backend):
     if grown < 40:
         assert grown == r.best_iteration + 5
     # The recorded validation curve is our NDCG@10 for either library.
-    ours = evaluate(splits.vali, r.predict(splits.vali), metrics="ndcg@10")["ndcg@10"]
+    ours = evaluate(splits.vali, r.score(splits.vali), metrics="ndcg@10")["ndcg@10"]
     assert ours == pytest.approx(r.best_score, abs=1e-6)
-    scores = r.predict(splits.test)
+    scores = r.score(splits.test)
     assert scores.shape == (splits.test.n_docs,) and scores.dtype == np.float64
     assert np.array_equal(scores, r.predict(splits.test.X))
     gain = r.feature_importance("gain")
@@ -52,7 +52,7 @@ def test_same_interface_and_early_stopping(splits, rankers, backend):
 def test_deterministic(splits, rankers, backend):
     again = train_ranker(splits.train, splits.vali, {"learning_rate": 0.2}, backend=backend, seed=0, **FAST)
     assert again.best_iteration == rankers[backend].best_iteration
-    assert np.array_equal(again.predict(splits.test), rankers[backend].predict(splits.test))
+    assert np.array_equal(again.score(splits.test), rankers[backend].score(splits.test))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -61,7 +61,7 @@ def test_store_round_trip(tmp_path, splits, rankers, backend):
     store.save(rankers[backend], "full", backend)
     back = store.load("full", backend)
     assert back.backend == backend and back.best_iteration == rankers[backend].best_iteration
-    assert np.array_equal(back.predict(splits.test), rankers[backend].predict(splits.test))
+    assert np.array_equal(back.score(splits.test), rankers[backend].score(splits.test))
     assert back.feature_importance("gain").equals(rankers[backend].feature_importance("gain"))
     assert set(store.list().backend) == {backend}
 
@@ -88,17 +88,17 @@ def test_xgboost_objectives_and_pair_methods(splits, objective, method):
     # Defaults per method: LightGBM's truncation level for topk, XGBoost's 1 for mean.
     assert p["lambdarank_num_pair_per_sample"] == (30 if method == "topk" else 1)
     # rank:map trains on binarised labels but early-stops on graded NDCG@10, like the rest.
-    ours = evaluate(splits.vali, r.predict(splits.vali), metrics="ndcg@10")["ndcg@10"]
+    ours = evaluate(splits.vali, r.score(splits.vali), metrics="ndcg@10")["ndcg@10"]
     assert ours == pytest.approx(r.best_score, abs=1e-6)
 
 
 def test_xgboost_options_change_the_model(splits):
     base = dict(backend="xgboost", max_trees=10, early_stopping=10, num_threads=1)
-    a = train_ranker(splits.train, None, {"lambdarank_pair_method": "mean"}, **base).predict(splits.test)
+    a = train_ranker(splits.train, None, {"lambdarank_pair_method": "mean"}, **base).score(splits.test)
     b = train_ranker(splits.train, None, {"lambdarank_pair_method": "mean",
-                                          "lambdarank_num_pair_per_sample": 8}, **base).predict(splits.test)
-    c = train_ranker(splits.train, None, {"ndcg_exp_gain": False}, **base).predict(splits.test)
-    d = train_ranker(splits.train, None, {}, **base).predict(splits.test)
+                                          "lambdarank_num_pair_per_sample": 8}, **base).score(splits.test)
+    c = train_ranker(splits.train, None, {"ndcg_exp_gain": False}, **base).score(splits.test)
+    d = train_ranker(splits.train, None, {}, **base).score(splits.test)
     assert not np.array_equal(a, b) and not np.array_equal(c, d)
 
 
@@ -139,7 +139,7 @@ def test_xgboost_reads_positions_from_row_order(splits):
     in_order = train_ranker(train, None, params, position=position, **kw)
     shuffled, order = _shuffled_within_queries(train, 1)
     out_of_order = train_ranker(shuffled, None, params, position=position[order], **kw)
-    np.testing.assert_allclose(out_of_order.predict(splits.test), in_order.predict(splits.test), rtol=1e-6)
+    np.testing.assert_allclose(out_of_order.score(splits.test), in_order.score(splits.test), rtol=1e-6)
     t_plus, t_minus = xgboost_propensities(in_order)
     assert t_plus.shape == t_minus.shape == (5,) and t_plus[0] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="propensities"):
@@ -154,7 +154,7 @@ def test_lightgbm_takes_positions(splits):
     without = train_ranker(train, None, {}, **kw)
     assert with_pos.info["position_bias"] and not without.info["position_bias"]
     # LightGBM learns a bias per position jointly with the trees: another model.
-    assert not np.array_equal(with_pos.predict(splits.test), without.predict(splits.test))
+    assert not np.array_equal(with_pos.score(splits.test), without.score(splits.test))
 
 
 def test_tuning_uses_the_backend_space(tmp_path, splits):

@@ -69,7 +69,7 @@ def test_models_side_by_side_equal_the_sequential_ones(tmp_path, splits, monkeyp
     for key, ranker in seq.rankers.items():
         other = par.rankers[key]
         assert other.info["tuning"]["best_value"] == ranker.info["tuning"]["best_value"], key
-        np.testing.assert_array_equal(other.predict(splits.test), ranker.predict(splits.test))
+        np.testing.assert_array_equal(other.score(splits.test), ranker.score(splits.test))
         assert other.params["num_threads"] == 1  # num_threads // n_jobs per worker
 
     # the parent only loaded what the workers stored: a second run trains nothing

@@ -37,7 +37,7 @@ def test_partitions_keep_queries_whole(splits):
 
 
 def _ndcg(r, ds):
-    return evaluate(ds, r.predict(ds), metrics="ndcg@10")["ndcg@10"]
+    return evaluate(ds, r.score(ds), metrics="ndcg@10")["ndcg@10"]
 
 
 def _held_out_ndcg(r, splits):

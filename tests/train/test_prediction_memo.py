@@ -23,15 +23,15 @@ def data():
 def test_subsets_and_reorders_score_as_a_fresh_prediction(data):
     ds, ranker = data
     test = ds.take(range(50, 60))
-    full = ranker.predict(test)
+    full = ranker.score(test)
     np.testing.assert_array_equal(full, ranker._predict_rows(test.X))
     # a subset in another order reuses the stored queries and matches a fresh prediction
     part = test.take([7, 2, 5])
-    np.testing.assert_array_equal(ranker.predict(part), ranker._predict_rows(part.X))
+    np.testing.assert_array_equal(ranker.score(part), ranker._predict_rows(part.X))
     # the same query ids with reordered documents are scored afresh, not served stale
     rows = np.concatenate([np.arange(a, b)[::-1] for a, b in zip(test.offsets[:-1], test.offsets[1:])])
     flipped = Dataset(X=test.X[rows], y=test.y[rows], query_ids=test.query_ids, offsets=test.offsets)
-    np.testing.assert_array_equal(ranker.predict(flipped), full[rows])
+    np.testing.assert_array_equal(ranker.score(flipped), full[rows])
 
 
 def test_a_query_is_predicted_once(data, monkeypatch):
@@ -41,12 +41,12 @@ def test_a_query_is_predicted_once(data, monkeypatch):
     original = ranker._predict_rows
     monkeypatch.setattr(ranker, "_predict_rows", lambda X: seen.append(len(X)) or original(X))
     test = ds.take(range(50, 60))
-    ranker.predict(test.take([0, 1]))
-    ranker.predict(test)
-    ranker.predict(test.take([3]))
+    ranker.score(test.take([0, 1]))
+    ranker.score(test)
+    ranker.score(test.take([3]))
     assert seen == [int(test.group_sizes[:2].sum()), int(test.group_sizes[2:].sum())]
 
 
 def test_an_empty_part_gets_no_scores(data):
     ds, ranker = data
-    assert ranker.predict(ds.take([])).shape == (0,)
+    assert ranker.score(ds.take([])).shape == (0,)

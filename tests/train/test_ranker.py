@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib.data import load_dataset
+from ltrlib.data import Scorer, load_dataset
 from ltrlib.metrics import evaluate, significance_table
 from ltrlib.train import Ranker, evaluate_rankers, train_ranker, validation_curves
 
@@ -63,21 +63,29 @@ def test_max_trees_is_a_hard_limit_without_vali(splits):
 
 
 def test_best_score_is_our_ndcg_at_10(splits, ranker):
-    ours = evaluate(splits.vali, ranker.predict(splits.vali), metrics="ndcg@10")["ndcg@10"]
+    ours = evaluate(splits.vali, ranker.score(splits.vali), metrics="ndcg@10")["ndcg@10"]
     assert ours == pytest.approx(ranker.best_score, abs=1e-9)
 
 
-def test_predict_shape_and_determinism(splits, ranker):
-    scores = ranker.predict(splits.test)
+def test_score_shape_and_determinism(splits, ranker):
+    scores = ranker.score(splits.test)
     assert scores.shape == (splits.test.n_docs,) and scores.dtype == np.float64
     assert np.array_equal(scores, ranker.predict(splits.test.X))
     again = train_ranker(splits.train, splits.vali, {"learning_rate": 0.2}, seed=0, **FAST)
     assert again.best_iteration == ranker.best_iteration
-    assert np.array_equal(again.predict(splits.test), scores)
+    assert np.array_equal(again.score(splits.test), scores)
     other = train_ranker(splits.train, splits.vali,
                          {"learning_rate": 0.2, "bagging_fraction": 0.7, "bagging_freq": 1},
                          seed=1, **FAST)
-    assert not np.array_equal(other.predict(splits.test), scores)
+    assert not np.array_equal(other.score(splits.test), scores)
+
+
+def test_a_ranker_is_a_scorer_of_datasets(splits, ranker):
+    assert isinstance(ranker, Scorer)
+    with pytest.raises(TypeError, match=r"predict\(X\)"):
+        ranker.score(splits.test.X)
+    # predict, the feature-matrix path, passes a Dataset on to score
+    assert np.array_equal(ranker.predict(splits.test), ranker.score(splits.test))
 
 
 def test_predict_rejects_wrong_width(ranker):
@@ -98,7 +106,7 @@ def test_save_load_round_trip(tmp_path, splits, ranker):
     path = ranker.save(tmp_path / "m.txt")
     assert path.exists() and path.with_suffix(".json").exists()
     back = Ranker.load(path)
-    assert np.array_equal(back.predict(splits.test), ranker.predict(splits.test))
+    assert np.array_equal(back.score(splits.test), ranker.score(splits.test))
     assert back.best_iteration == ranker.best_iteration and back.params == ranker.params
     assert back.feature_names == ranker.feature_names and back.curve == ranker.curve
     assert not list(tmp_path.glob(".*"))  # no temporary files left behind

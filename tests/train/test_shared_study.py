@@ -266,7 +266,7 @@ def test_best_matches_one_process_over_the_same_trials(two_workers, data, tmp_pa
     values = {}
     for t in completed:
         ranker = train_ranker(train, vali, t.params, **TRAINING)
-        values[t.number] = evaluate(vali, ranker.predict(vali), metrics="ndcg@10")["ndcg@10"]
+        values[t.number] = evaluate(vali, ranker.score(vali), metrics="ndcg@10")["ndcg@10"]
         assert values[t.number] == pytest.approx(t.value, rel=1e-12, abs=1e-12), t.number
     best = max(values, key=lambda n: (values[n], -n))
     assert results[0]["best_trial"] == best
@@ -280,7 +280,7 @@ def test_best_matches_one_process_over_the_same_trials(two_workers, data, tmp_pa
                                settings=TrainSettings(**TRAINING))
     assert joined.n_new == 0
     assert (joined.best_trial, joined.best_value) == (best, results[0]["best_value"])
-    assert evaluate(vali, ranker.predict(vali), metrics="ndcg@10")["ndcg@10"] == pytest.approx(values[best])
+    assert evaluate(vali, ranker.score(vali), metrics="ndcg@10")["ndcg@10"] == pytest.approx(values[best])
 
 
 @pytest.mark.slow

@@ -42,7 +42,7 @@ def test_round_trip_identical_predictions(tmp_path, splits, ranker):
     store.save(ranker, "Split1", "M1")
     assert store.exists("Split1", "M1")
     back = store.load("Split1", "M1")
-    assert np.array_equal(back.predict(splits.test), ranker.predict(splits.test))
+    assert np.array_equal(back.score(splits.test), ranker.score(splits.test))
     assert back.info["tuning"]["best_value"] == pytest.approx(ranker.best_score)
     listing = store.list()
     assert listing[["split", "model", "trees"]].values.tolist() == [["Split1", "M1", ranker.best_iteration]]

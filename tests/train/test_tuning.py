@@ -116,14 +116,14 @@ def test_fit_tuned_stores_and_then_reuses(tmp_path, splits, monkeypatch):
     again, res2 = fit_tuned(splits.train, splits.vali, store=store, split="Split1", name="M1",
                             n_trials=2, **FAST)
     assert res2.n_new == 0
-    assert np.array_equal(again.predict(splits.test), ranker.predict(splits.test))
+    assert np.array_equal(again.score(splits.test), ranker.score(splits.test))
     monkeypatch.undo()
     # Model file lost but study finished: retrained with the best params, same model.
     store.path("Split1", "M1").unlink()
     third, res3 = fit_tuned(splits.train, splits.vali, store=store, split="Split1", name="M1",
                             n_trials=2, **FAST)
     assert res3.n_new == 0
-    assert np.array_equal(third.predict(splits.test), ranker.predict(splits.test))
+    assert np.array_equal(third.score(splits.test), ranker.score(splits.test))
     table = tuned_parameters({("Split1", "M1"): third})
     assert table.loc[0, "trees"] == third.best_iteration
     assert table.loc[0, "learning_rate"] == res.best_params["learning_rate"]
