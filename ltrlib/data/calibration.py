@@ -314,10 +314,10 @@ def search(n_trials: int = 200, n_queries: int = 5_000, seed: int = 0, n_samples
     Each trial's loss is the mean over ``n_samples`` simulated samples (seeds ``seed``,
     ``seed + 1``, ...) of ``n_queries`` queries each: one sample alone lets the search fit
     its noise (a 1.3% share measured on 5,000 queries is off by 0.16 points). Even so the
-    loss is noisy: at the current defaults one sample's loss has a standard deviation of
-    1.3 on 5,000 queries and 0.67 on 20,000 (six seeds each), so with the default two
-    samples of 5,000 a gain below about 1.5 may be a lucky draw; check a winner on other
-    seeds (``--seeds``), or search with ``--queries 20000`` (four times slower). Returns the
+    loss is noisy: measured near the defaults over six seeds, one sample's loss has a
+    standard deviation of about 1.3 on 5,000 queries and 0.7-1.7 on 20,000, so with the
+    default two samples of 5,000 a gain below about 1.5 may be a lucky draw; check a winner
+    on other seeds (``--seeds``), or search with ``--queries 20000`` (four times slower). Returns the
     trials of both stages (knobs, loss, stage), best first. Deterministic for a given ``seed``.
     """
     import warnings
