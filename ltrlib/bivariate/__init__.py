@@ -10,6 +10,7 @@ over flat arrays), `objective` (LB gradients, λRank and softmax, numba), `model
 (training and prediction), `experiment` (the models of Tables 2, 4, 5 and their tuning).
 """
 
+from ltrlib.bivariate import experiment, features, model, objective, pairs, two_stage
 from ltrlib.bivariate.experiment import (
     MODELS,
     STAGE1_ROW,
@@ -58,15 +59,6 @@ from ltrlib.bivariate.two_stage import (
     top_k_mask,
 )
 
-__all__ = [
-    "BivariateRanker", "CUTOFFS", "LBModel", "LBObjective", "LB_SETTINGS", "PairSequence", "RankData",
-    "STAGE1_SETTINGS", "TwoStage", "UnivariateRanker", "aggregate", "build_two_stage", "expand_listwise",
-    "expanded_names", "fit_lb", "item_gradients", "lambdarank_loss", "offsets_from_qid",
-    "pair_feature_names", "pair_gradients", "pair_index", "pair_rows", "softmax_loss",
-    "table1", "top_k_mask",
-    # experiment: the models of Tables 2, 4 and 5 (notebook 06)
-    "MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "curves_frame", "eval_table",
-    "fit_models", "headline_metrics", "per_query_results", "results_table", "suggest", "tuned_table",
-    "tuning_frame",
-    "EXPANSIONS", "LOSSES", "mean_ndcg", "PairIndex", "SCORE_FEATURE", "STAGE1_PARAMS",
-]
+# Each module lists its public names once; the package hands all of them on.
+__all__ = [*experiment.__all__, *features.__all__, *model.__all__, *objective.__all__, *pairs.__all__,
+           *two_stage.__all__]

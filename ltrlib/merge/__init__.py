@@ -19,6 +19,7 @@ Every merged model (`LinearMerge`, `StackingModel`, `RankerSelector`) is a
 their scores when a caller holds them already (`score_models` scores any set of Scorers).
 """
 
+from ltrlib.merge import analysis, linear, selection, stacking
 from ltrlib.merge.analysis import (
     LOCAL_MODELS,
     TABLE_METRICS,
@@ -72,49 +73,5 @@ from ltrlib.merge.stacking import (
     train_stacking,
 )
 
-__all__ = [
-    "LOCAL_MODELS",
-    "TABLE_METRICS",
-    "means_table",
-    "collect",
-    "flatten_columns",
-    "headline_metrics",
-    "hold_base_models",
-    "load_local_models",
-    "NORMALISATIONS",
-    "RankerSelector",
-    "SCORE_PREFIX",
-    "StackingModel",
-    "feature_importance",
-    "fit_selector",
-    "optimize_stacking",
-    "oracle_choice",
-    "query_aggregates",
-    "select_scores",
-    "selection_experiment",
-    "stack_features",
-    "stacking_experiment",
-    "train_stacking",
-    "LinearExperiment",
-    "LinearMerge",
-    "alpha_grid",
-    "alpha_sweep",
-    "category_deltas",
-    "linear_experiment",
-    "linear_merge",
-    "merged_model_name",
-    "normalise_scores",
-    "optimize_linear",
-    "per_query_frame",
-    "query_categories",
-    "results_table",
-    "score_base_models",
-    "score_models",
-    "simplex_grid",
-    "sweep_at",
-    "AGGREGATES",
-    "per_query_metric",
-    "STACKING_SETTINGS",
-    "StackingExperiment",
-    "score_feature_names",
-]
+# Each module lists its public names once; the package hands all of them on.
+__all__ = [*analysis.__all__, *linear.__all__, *selection.__all__, *stacking.__all__]

@@ -6,6 +6,7 @@ ltrlib (metrics, PDGD, the LB objective) live in `ltrlib.metrics.kernels`, for n
 to call.
 """
 
+from ltrlib.metrics import kernels, ranking, significance
 from ltrlib.metrics.kernels import (
     dcg_term,
     discount,
@@ -34,27 +35,5 @@ from ltrlib.metrics.significance import (
     significance_table,
 )
 
-__all__ = [
-    "DEFAULT_METRICS",
-    "NO_RELEVANT_OPTIONS",
-    "MetricSpec",
-    "PairedTTest",
-    "average_precision",
-    "check_gain_labels",
-    "compare",
-    "evaluate",
-    "ideal_dcg",
-    "mark_significance",
-    "ndcg",
-    "paired_ttest",
-    "parse_metric",
-    "reciprocal_rank",
-    "significance_table",
-    # kernels, for numba code to call
-    "dcg_term",
-    "discount",
-    "gain",
-    "query_dcg",
-    "query_ideal_dcg",
-    "sorted_ideal_dcg",
-]
+# Each module lists its public names once; the package hands all of them on.
+__all__ = [*ranking.__all__, *significance.__all__, *kernels.__all__]
