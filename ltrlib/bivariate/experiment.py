@@ -219,11 +219,13 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
 
 def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
                       cutoffs=(1, 3, 5, 10, 20), part: str = "test",
-                      stage1: bool = True) -> pd.DataFrame:
+                      stage1: bool = True, oracles: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
     """Tidy ``model, metric, qid, value``: NDCG@k per query with the full-list IDCG.
 
     ``stage1``: add the first-stage λMART row (its score ranks the top-k as it ranked the
-    full list, so this is its single-stage NDCG@k for k <= top_k).
+    full list, so this is its single-stage NDCG@k for k <= top_k). ``oracles``: more rows
+    from scores of every document of the *stage-1* partition (e.g.
+    `ltrlib.data.synthetic.oracle_scores`), ranking the same top-k lists.
     """
     ds = exp.parts[part]
     scores = {}
@@ -232,6 +234,8 @@ def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
         scores[STAGE1_ROW] = ds.X[:, exp.n_diff - 1].astype(np.float64)
     for name, m in models.items():
         scores[name] = getattr(m, "model", m).score(ds)
+    for name, s in (oracles or {}).items():
+        scores[name] = np.asarray(s, dtype=np.float64)[exp.two.kept[part]]
     rows = []
     for name, s in scores.items():
         for k in cutoffs:

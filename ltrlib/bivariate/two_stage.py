@@ -83,6 +83,7 @@ class TwoStage:
     ``stage2``: train / vali / test with the top-``top_k`` documents and the extra last
     feature ``stage1_score``. ``full_ideal[part]``: (n_queries, len(cutoffs)) ideal DCG of
     each query's full stage-1 list. ``stage1``: the full partitions, for statistics.
+    ``kept[part]``: which rows of the stage-1 partition are the stage-2 rows (in order).
     """
 
     stage1: Splits
@@ -91,6 +92,7 @@ class TwoStage:
     cutoffs: tuple[int, ...]
     top_k: int
     folds: int
+    kept: dict[str, np.ndarray] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
 
     def ideal(self, part: str, k: int) -> np.ndarray:
@@ -203,6 +205,7 @@ def build_two_stage(
     params: Mapping[str, Any] | None = None,
     settings: TrainSettings = STAGE1_SETTINGS,
     n_features: int = 0,
+    keep_features=None,
     n_jobs: int = 2,
     cache_dir: str | os.PathLike | None = None,
     use_cache: bool = True,
@@ -221,7 +224,10 @@ def build_two_stage(
     ``n_features > 0`` keeps only the base features with the largest total gain in the
     stage-1 models (kept in column order), besides the stage-1 score: not in the paper, a way to
     make the pair matrix (2·5·(m+1) + (m+1) columns) affordable on small machines; 0
-    keeps them all, as the paper does.
+    keeps them all, as the paper does. ``keep_features`` (names) are kept besides them
+    whatever their gain: features that only matter in pairs, such as the synthetic twin's
+    host id, have next to no univariate gain. None keeps the training data's
+    ``meta["pairwise_features"]`` (`ltrlib.data.synthetic.PAIRWISE_FEATURES`), if any.
     """
     for p in _PARTS:
         if getattr(splits, p, None) is None:
@@ -252,17 +258,18 @@ def build_two_stage(
         raise ValueError(f"n_features must be a non-negative integer, got {n_features!r}")
     if n_features:
         # Stable sort: equal gains keep column order, so the choice is reproducible.
-        columns = np.sort(np.argsort(-cached["gain"], kind="stable")[:int(n_features)])
+        by_gain = np.argsort(-cached["gain"], kind="stable")[:int(n_features)]
+        columns = np.union1d(by_gain, _columns_of(splits.train, keep_features))
     else:
         columns = np.arange(splits.train.n_features)
     names = tuple(splits.train.feature_names[c] for c in columns)
-    stage2, full_ideal = {}, {}
+    stage2, full_ideal, kept = {}, {}, {}
     for p in _PARTS:
         ds = getattr(splits, p)
         score = cached[f"score_{p}"]
         if score.shape != (ds.n_docs,) or not np.all(np.isfinite(score)):
             raise RuntimeError(f"stage-1 scores of {p} are incomplete; delete {path}")
-        keep = top_k_mask(score, ds.offsets, top_k)
+        keep = kept[p] = top_k_mask(score, ds.offsets, top_k)
         full_ideal[p] = np.stack([ideal_dcg(ds.y, ds.offsets, k) for k in cutoffs], axis=1)
         sizes = np.add.reduceat(keep.astype(np.int64), ds.offsets[:-1])
         X = np.concatenate([ds.X[keep][:, columns], score[keep, None].astype(np.float32)], axis=1)
@@ -276,7 +283,19 @@ def build_two_stage(
     return TwoStage(stage1=Splits(splits.train, splits.vali, splits.test),
                     stage2=Splits(stage2["train"], stage2["vali"], stage2["test"]),
                     full_ideal=full_ideal, cutoffs=cutoffs, top_k=int(top_k), folds=int(folds),
-                    info=info)
+                    kept=kept, info=info)
+
+
+def _columns_of(ds: Dataset, names) -> np.ndarray:
+    if names is None:
+        names = ds.meta.get("pairwise_features", ())
+    if isinstance(names, str):
+        names = (names,)
+    unknown = [n for n in names if n not in ds.feature_names]
+    if unknown:
+        raise ValueError(f"keep_features {unknown} are not features of {ds.name} "
+                         f"(it has {ds.n_features}: {', '.join(ds.feature_names[:5])}, ...)")
+    return np.array([ds.feature_names.index(n) for n in names], dtype=np.int64)
 
 
 def table1(two: TwoStage, difference: bool = True) -> pd.DataFrame:

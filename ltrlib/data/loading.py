@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 from ltrlib import config, provenance
 from ltrlib.data.dataset import Splits
 from ltrlib.data.readers import read_letor, read_letor_folder, read_lightgbm
 from ltrlib.data.svmlight.parse import check_not_compressed
-from ltrlib.data.synthetic import make_synthetic
+from ltrlib.data.synthetic import make_synthetic, with_config
 
 #: Names `load_dataset` knows without a path.
 BUILTIN = ("synthetic", "lightgbm-rank")
@@ -30,6 +31,7 @@ def load_dataset(
     category_feature: int | str | None = None,
     category_bins: int = 0,
     vali_fraction: float = 0.2,
+    synthetic_config: Mapping[str, Any] | None = None,
     **reader_options,
 ) -> Splits:
     """Train / validation / test partitions for a notebook.
@@ -48,14 +50,21 @@ def load_dataset(
     ``vali_fraction``
         When a collection has no validation part, that share of its training queries
         becomes the validation part (seeded by ``seed``); recorded in ``meta``.
+    ``synthetic_config``
+        Knobs of the synthetic generator to change (`ltrlib.data.synthetic.SyntheticConfig`),
+        e.g. ``{"pairwise_weight": 0.0}`` for notebook 06's control; recorded in the
+        provenance, so results of the changed data never mix with the default's.
     """
     if dataset == "synthetic":
         if category_feature not in (None, ""):
             raise ValueError("category_feature does not apply to the synthetic dataset: "
                              "it carries its own category feature")
-        splits = make_synthetic(scale, seed)
+        changes = dict(synthetic_config or {})
+        splits = make_synthetic(scale, seed, with_config(**changes) if changes else None)
         provenance.record(splits, dataset=dataset, scale=scale, seed=seed)
         return splits
+    if synthetic_config:
+        raise ValueError(f"synthetic_config applies to the synthetic dataset only, not {dataset!r}")
 
     cat = {}
     if category_feature not in (None, ""):

@@ -40,6 +40,18 @@ Mechanisms, each with its knob in :class:`SyntheticConfig`:
   shifts per query, and the distance of its length from the query's median length. A
   univariate scorer on the raw features cannot see it; listwise features (rank, z-score
   within the query, as Bi-LambdaMART's stage 2 adds) can.
+* **Standing within the host: a pairwise mechanism.** Each candidate list groups its
+  documents by host (site): about ``host_docs`` documents per host, the host id an
+  observable feature (column 48, arbitrary values, meaningful only as equal or not
+  within a list). Part of a document's utility is how it compares on "freshness"
+  (column 49) with the other documents *of the same host in its list*: +1 for each it
+  beats, -1 for each that beats it, as engines prefer one canonical result per site. It is
+  a sum of antisymmetric pair terms, which is what Bi-LambdaMART's averaged comparisons
+  (s_ij - s_ji) can represent, and no per-feature statistic over the whole list computes a
+  rank within a group. Freshness has a per-host level (sd ``2``) that says nothing about
+  the standing, so neither the raw value nor its rank or z-score in the query gives it
+  away. ``pairwise_weight`` is the standard deviation this term adds to the utility;
+  0 is the control without pairwise structure.
 * **Realistic features.** Per-query features constant within a query, heavy-tailed
   document features, sparse term counts, binary and few-valued features, decoys with no
   signal, and the category itself as feature 220, as in Istella-S.
@@ -53,7 +65,7 @@ seed, derived from ``seed`` and the chunk number, so the data do not depend on m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -75,6 +87,10 @@ _QD_START = 50  # 32 signals x 5 variants = 160 columns: 50..209
 _AUTH_COLS = (210, 211, 212)  # "authority" features with a per-query level (standing in the list)
 _LEN_COL = 213  # document length; relevance prefers the query's typical length
 _PROX_COLS = slice(214, 219)  # proximity features: zero unless the document matches well
+_HOST_COL, _FRESH_COL = 48, 49  # the pairwise mechanism's host id and freshness
+#: Features the pairwise mechanism needs (host id, freshness); they carry no univariate
+#: gain, so a gain-based feature selection must keep them (`ltrlib.bivariate.build_two_stage`).
+PAIRWISE_FEATURES = (f"f{_HOST_COL + 1}", f"f{_FRESH_COL + 1}")
 
 
 @dataclass(frozen=True)
@@ -113,7 +129,14 @@ class SyntheticConfig:
     shared_weight: float = 0.7  # share of the signal weights common to all categories: term
     # matching works alike whatever the topic, a minority of the evidence is topic-specific
     topic_match: float = 0.1  # on-topic documents match the query's terms slightly better
-    bivariate_weight: float = 0.8  # weight of the within-list standing terms (notebook 06)
+    standing_weight: float = 0.8  # weight of the within-list standing terms (listwise:
+    # a rank or distance over the whole list, which listwise features expose)
+    # -- pairwise structure (a priori, set before any model was trained on it; notebook 06).
+    # sd 0.45, i.e. variance 0.2 of a total near 1.7: about the document-quality term's
+    # share (0.215), a mechanism of the same order as the others, not a dominant one.
+    pairwise_weight: float = 0.45  # sd of the within-host standing term; 0 = control
+    host_docs: float = 8.0  # mean documents per host in a list: 13 hosts in a 106-document
+    # list, so a top-20 list still holds same-host pairs (about 1.4 per document)
     # -- labels (Table 2: 230,676 relevant of 2,043,304 training pairs)
     relevant_share: float = 0.1129
     # Label shares at 1..4 among relevant documents (not published for Istella-S; graded
@@ -167,41 +190,30 @@ def make_synthetic(
     `Scale`. The same ``(scale, seed, config)`` always gives the same data.
     """
     sc = get_scale(scale)
-    cfg = config or SyntheticConfig()
-    _check_config(cfg)
-    root = np.random.SeedSequence([int(seed), 0x5EED])
-    layout_ss, calib_ss, sizes_ss, data_ss = root.spawn(4)
-    model = _RelevanceModel.draw(np.random.default_rng(layout_ss), cfg)
-    thresholds = model.thresholds(np.random.default_rng(calib_ss), sc.docs_per_query)
-
-    n_q = sc.n_queries
-    topics, sizes = model.query_layout(np.random.default_rng(sizes_ss), n_q, sc.docs_per_query)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    plan = _Plan.make(sc.n_queries, sc.docs_per_query, seed, config)
+    offsets = plan.offsets
     X = np.empty((int(offsets[-1]), N_FEATURES), dtype=np.float32)
     y = np.empty(int(offsets[-1]), dtype=np.int32)
-
-    starts = range(0, n_q, cfg.chunk_queries)
-    chunk_seeds = data_ss.spawn(len(starts))
+    chunks = plan.chunks()
     if progress:
         from tqdm.auto import tqdm
 
-        starts = tqdm(starts, desc=f"synthetic {sc.name}", unit="chunk")
-    for k, q0 in enumerate(starts):
-        q1 = min(q0 + cfg.chunk_queries, n_q)
+        n_chunks = -(-sc.n_queries // plan.model.cfg.chunk_queries)
+        chunks = tqdm(chunks, total=n_chunks, desc=f"synthetic {sc.name}", unit="chunk")
+    for rng, q0, q1 in chunks:
         a, b = offsets[q0], offsets[q1]
-        rng = np.random.default_rng(chunk_seeds[k])
-        latent = model.latent(rng, topics[q0:q1], sizes[q0:q1])
-        model.write_features(rng, X[a:b], latent)
-        y[a:b] = _grade(latent.utility, offsets[q0 : q1 + 1] - a, thresholds, cfg.min_relevant)
+        latent = plan.model.latent(rng, plan.topics[q0:q1], plan.sizes[q0:q1])
+        plan.model.write_features(rng, X[a:b], latent)
+        y[a:b] = plan.grade(latent, q0, q1)
 
     category = X[:, CATEGORY_COLUMN].astype(np.int32)
     names = feature_names()
-    bounds = np.cumsum([0, sc.n_train, sc.n_vali, sc.n_test])
     parts = []
-    for part, q0, q1 in zip(("train", "vali", "test"), bounds[:-1], bounds[1:]):
-        if q1 == q0:
+    for part, bounds in _partitions(sc).items():
+        if bounds is None:
             parts.append(None)
             continue
+        q0, q1 = bounds
         a, b = offsets[q0], offsets[q1]
         # Slices of one buffer: views, no copies, so `paper` stays within memory.
         parts.append(
@@ -213,11 +225,69 @@ def make_synthetic(
                 feature_names=names,
                 category=category[a:b],
                 name=f"synthetic-{sc.name}-{part}",
-                meta={"source": "synthetic", "scale": sc.name, "seed": int(seed),
-                      "category_feature": names[CATEGORY_COLUMN]},
+                meta={"source": "synthetic", "scale": sc.name, "seed": int(seed), "part": part,
+                      "config": config_changes(config), "category_feature": names[CATEGORY_COLUMN],
+                      "pairwise_features": PAIRWISE_FEATURES},
             )
         )
     return Splits(*parts)
+
+
+def true_utility(scale: str | Scale = "small", seed: int = 0, config: SyntheticConfig | None = None,
+                 pairwise: bool = True) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The hidden utility behind :func:`make_synthetic`'s labels: an oracle ranking.
+
+    Returns ``{part: (utility, labels)}`` for the non-empty partitions of train, vali and
+    test, in the documents' order. The labels are regenerated with the utility, so a
+    caller can check that they are the data it holds (same scale, seed and config).
+    ``pairwise=False`` leaves out the within-host standing term: the best ranking that
+    ignores the pairwise structure. No feature is written, so this is much cheaper than
+    generating the data.
+    """
+    sc = get_scale(scale)
+    plan = _Plan.make(sc.n_queries, sc.docs_per_query, seed, config)
+    n = int(plan.offsets[-1])
+    utility, y = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int32)
+    for rng, q0, q1 in plan.chunks():
+        a, b = plan.offsets[q0], plan.offsets[q1]
+        latent = plan.model.latent(rng, plan.topics[q0:q1], plan.sizes[q0:q1])
+        y[a:b] = plan.grade(latent, q0, q1)
+        utility[a:b] = latent.utility if pairwise else latent.utility - latent.pairwise
+    out = {}
+    for part, bounds in _partitions(sc).items():
+        if bounds is not None:
+            a, b = plan.offsets[bounds[0]], plan.offsets[bounds[1]]
+            out[part] = (utility[a:b], y[a:b])
+    return out
+
+
+ORACLE = "oracle (true utility)"
+ORACLE_UNIVARIATE = "oracle w/o pairwise term"
+
+
+def oracle_scores(ds: Dataset) -> dict[str, np.ndarray]:
+    """Oracle scores of a partition made by :func:`make_synthetic`, by document:
+    `ORACLE` ranks by the utility the labels were cut from, `ORACLE_UNIVARIATE` by that
+    utility without the within-host standing term (what the best ranking can reach when
+    it ignores the pairwise structure). Empty for any other data.
+
+    The data are regenerated from ``ds.meta`` (scale, seed, config changes, partition);
+    a partition whose labels differ from the regenerated ones is refused.
+    """
+    meta = ds.meta
+    if meta.get("source") != "synthetic" or meta.get("part") is None:
+        return {}
+    try:
+        scale = get_scale(meta["scale"])
+    except (KeyError, ValueError):
+        return {}  # a custom Scale: its sizes are not in the meta, nothing to replay
+    cfg = with_config(**meta.get("config", {}))
+    utility, y = true_utility(scale, meta["seed"], cfg)[meta["part"]]
+    if y.shape != ds.y.shape or not np.array_equal(y, ds.y):
+        raise ValueError(f"{ds.name}: its labels are not the synthetic {scale.name} data of seed "
+                         f"{meta['seed']} with config changes {meta.get('config', {})}; no oracle")
+    univariate = true_utility(scale, meta["seed"], cfg, pairwise=False)[meta["part"]][0]
+    return {ORACLE: utility.astype(np.float64), ORACLE_UNIVARIATE: univariate.astype(np.float64)}
 
 
 def simulate_lists(n_queries: int, docs_per_query: float = 106.0, seed: int = 0,
@@ -229,22 +299,65 @@ def simulate_lists(n_queries: int, docs_per_query: float = 106.0, seed: int = 0,
     their distribution), but no feature is written (``X`` holds the category only). The
     calibration search evaluates hundreds of configurations with it.
     """
-    cfg = config or SyntheticConfig()
-    _check_config(cfg)
-    root = np.random.SeedSequence([int(seed), 0x5EED])
-    layout_ss, calib_ss, sizes_ss, data_ss = root.spawn(4)
-    model = _RelevanceModel.draw(np.random.default_rng(layout_ss), cfg)
-    thresholds = model.thresholds(np.random.default_rng(calib_ss), docs_per_query)
-    topics, sizes = model.query_layout(np.random.default_rng(sizes_ss), n_queries, docs_per_query)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    latent = model.latent(np.random.default_rng(data_ss), topics, sizes)
-    y = _grade(latent.utility, offsets, thresholds, cfg.min_relevant)
+    plan = _Plan.make(n_queries, docs_per_query, seed, config)
+    latent = plan.model.latent(np.random.default_rng(plan.data_seed), plan.topics, plan.sizes)
     return Dataset(
-        X=latent.category.astype(np.float32)[:, None], y=y,
-        query_ids=np.arange(n_queries, dtype=np.int64) + 1, offsets=offsets,
+        X=latent.category.astype(np.float32)[:, None], y=plan.grade(latent, 0, n_queries),
+        query_ids=np.arange(n_queries, dtype=np.int64) + 1, offsets=plan.offsets,
         feature_names=("category",), category=latent.category, name="synthetic-lists",
         meta={"source": "synthetic-lists", "seed": int(seed)},
     )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What every block of one generation shares: the relevance model, the label
+    thresholds, each query's topic and list length, and the documents' seed."""
+
+    model: "_RelevanceModel"
+    thresholds: np.ndarray
+    topics: np.ndarray
+    sizes: np.ndarray
+    offsets: np.ndarray
+    data_seed: np.random.SeedSequence
+
+    @classmethod
+    def make(cls, n_queries: int, docs_per_query: float, seed: int,
+             config: SyntheticConfig | None) -> "_Plan":
+        cfg = config or SyntheticConfig()
+        _check_config(cfg)
+        root = np.random.SeedSequence([int(seed), 0x5EED])
+        layout_ss, calib_ss, sizes_ss, data_ss = root.spawn(4)
+        model = _RelevanceModel.draw(np.random.default_rng(layout_ss), cfg)
+        thresholds = model.thresholds(np.random.default_rng(calib_ss), docs_per_query)
+        topics, sizes = model.query_layout(np.random.default_rng(sizes_ss), n_queries, docs_per_query)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        return cls(model, thresholds, topics, sizes, offsets, data_ss)
+
+    def chunks(self):
+        """(rng, first query, end query) per chunk of ``chunk_queries`` queries. Each chunk
+        draws from its own seed, so the data do not depend on the chunk size's memory
+        trade-off; its rng draws the latent block first, then the features, which is
+        what lets `true_utility` replay the utilities without the features."""
+        n_q, step = self.sizes.size, self.model.cfg.chunk_queries
+        starts = range(0, n_q, step)
+        # A fresh copy: spawn() counts the children it handed out, so a second call on the
+        # same SeedSequence would give different seeds.
+        ss = np.random.SeedSequence(self.data_seed.entropy, spawn_key=self.data_seed.spawn_key)
+        for seq, q0 in zip(ss.spawn(len(starts)), starts):
+            yield np.random.default_rng(seq), q0, min(q0 + step, n_q)
+
+    def grade(self, latent: "_Latent", q0: int, q1: int) -> np.ndarray:
+        """Labels of queries q0..q1-1 from their latent block."""
+        offsets = self.offsets[q0 : q1 + 1] - self.offsets[q0]
+        return _grade(latent.utility, offsets, self.thresholds, self.model.cfg.min_relevant)
+
+
+def _partitions(sc: Scale) -> dict[str, tuple[int, int] | None]:
+    """Query ranges of train, vali and test; None for an empty partition."""
+    bounds = np.cumsum([0, sc.n_train, sc.n_vali, sc.n_test])
+    return {p: (int(a), int(b)) if b > a else None
+            for p, a, b in zip(("train", "vali", "test"), bounds[:-1], bounds[1:])}
 
 
 def _check_config(cfg: SyntheticConfig) -> None:
@@ -257,11 +370,13 @@ def _check_config(cfg: SyntheticConfig) -> None:
         if len(v) != len(LEADING_CATEGORIES) or min(v) < 0 or sum(v) >= 1:
             raise ValueError(f"SyntheticConfig.{name} must be two shares >= 0 summing below 1, got {v}")
     for name in ("purity_concentration", "feature_noise", "query_difficulty", "length_damping", "docs_sd",
-                 "length_topic_elasticity"):
+                 "length_topic_elasticity", "pairwise_weight"):
         if getattr(cfg, name) < 0 or (name == "purity_concentration" and cfg.purity_concentration == 0):
             raise ValueError(f"SyntheticConfig.{name} must be positive, got {getattr(cfg, name)}")
     if len(cfg.grade_shares) != 4 or not np.isclose(sum(cfg.grade_shares), 1.0):
         raise ValueError(f"SyntheticConfig.grade_shares must be 4 shares summing to 1, got {cfg.grade_shares}")
+    if not cfg.host_docs >= 1:
+        raise ValueError(f"SyntheticConfig.host_docs must be >= 1, got {cfg.host_docs}")
     if cfg.chunk_queries < 1:
         raise ValueError(f"SyntheticConfig.chunk_queries must be >= 1, got {cfg.chunk_queries}")
 
@@ -285,6 +400,9 @@ class _Latent:
     auth: np.ndarray  # (n, 3) authority within the query
     auth_level: np.ndarray  # (n_queries, 3) per-query authority level
     loglen: np.ndarray  # (n,) log document length
+    host: np.ndarray  # (n,) host id, unique within a query only
+    freshness: np.ndarray  # (n,) compared within a host: the pairwise mechanism
+    pairwise: np.ndarray  # (n,) the within-host standing term of the utility
     utility: np.ndarray  # (n,) what the labels are cut from
 
 
@@ -368,12 +486,18 @@ class _RelevanceModel:
         typical = rng.normal(6.0, 0.8, nq).astype(f32)
         loglen = typical[qi] + rng.normal(0, 0.6, n).astype(f32)
         deviation = np.abs(loglen - _query_median(loglen, sizes))
-        utility += f32(cfg.bivariate_weight) * (1.2 * top + 0.5 * auth[:, 1] - 0.9 * deviation)
+        utility += f32(cfg.standing_weight) * (1.2 * top + 0.5 * auth[:, 1] - 0.9 * deviation)
+
+        # Pairwise: standing on freshness among the same host's documents in the list.
+        host, freshness, standing = _host_standing(rng, sizes, cfg.host_docs)
+        pairwise = f32(cfg.pairwise_weight * _standing_scale(cfg.host_docs)) * standing
+        utility += pairwise
 
         utility += f32(cfg.topic_bonus) * on_topic
         utility += rng.normal(0.0, cfg.query_difficulty, nq).astype(f32)[qi]
         utility -= f32(cfg.length_damping) * np.log(sizes).astype(f32)[qi]
-        return _Latent(sizes, cat, on_topic, Z, quality, auth, auth_level, loglen, utility)
+        return _Latent(sizes, cat, on_topic, Z, quality, auth, auth_level, loglen, host, freshness, pairwise,
+                       utility)
 
     def write_features(self, rng: np.random.Generator, X: np.ndarray, lat: _Latent) -> None:
         """Write the 220 observable features of a block of queries into ``X``."""
@@ -400,7 +524,9 @@ class _RelevanceModel:
         # Decoys: realistic distributions that carry no signal at all.
         D[:, 4:16] = np.round(rng.lognormal(0.0, 1.0, (n, 12)), 3) * (rng.random((n, 12)) < 0.6)
         D[:, 16:28] = rng.integers(0, 5, (n, 12))
-        D[:, 28:40] = np.round(rng.random((n, 12), dtype=f32), 2)
+        D[:, 28:38] = np.round(rng.random((n, 10), dtype=f32), 2)
+        X[:, _HOST_COL] = lat.host
+        X[:, _FRESH_COL] = np.round(lat.freshness, 3)
 
         # Query-document features: 5 noisy, often sparse views of each latent signal. Their
         # noise (scaled by feature_noise) is all that separates the features from the labels'
@@ -424,6 +550,39 @@ class _RelevanceModel:
         prox_ok = matched[:, :5].sum(1) >= 4
         X[:, _PROX_COLS] = np.round(np.abs(Z[:, :5] + noise(0.8)[:, :5]), 3) * prox_ok[:, None]
         X[:, CATEGORY_COLUMN] = lat.category
+
+
+def _host_standing(rng: np.random.Generator, sizes: np.ndarray, host_docs: float):
+    """Hosts, freshness and each document's standing among its host's documents.
+
+    A list of n documents has round(n / host_docs) hosts (at least one), each document on
+    one of them uniformly. Standing = (# same-host documents with lower freshness) -
+    (# with higher): the sum of sign(f_i - f_j) over the document's host in its list.
+    Host ids are arbitrary integers, distinct within a query (an affine map of the host's
+    index modulo a prime, with a per-query offset), so only equality carries information.
+    """
+    nq = sizes.size
+    qi = np.repeat(np.arange(nq), sizes)
+    hosts = np.maximum(1, np.rint(sizes / host_docs)).astype(np.int64)
+    local = np.minimum((rng.random(qi.size) * hosts[qi]).astype(np.int64), hosts[qi] - 1)
+    group = np.concatenate([[0], np.cumsum(hosts)])[qi] + local  # global host index
+    freshness = (rng.normal(0.0, 2.0, int(hosts.sum()))[group]
+                 + rng.standard_normal(qi.size)).astype(np.float32)
+    order = np.lexsort((freshness, group))
+    count = np.bincount(group, minlength=int(hosts.sum()))
+    first = np.concatenate([[0], np.cumsum(count)[:-1]])
+    rank = np.empty(qi.size, dtype=np.int64)
+    rank[order] = np.arange(qi.size) - first[group[order]]
+    standing = (2 * rank - (count[group] - 1)).astype(np.float32)
+    host_id = (local * 7919 + rng.integers(0, 100_003, nq)[qi]) % 100_003
+    return host_id.astype(np.float32), freshness, standing
+
+
+def _standing_scale(host_docs: float) -> float:
+    """1 / sd of the standing: with K other same-host documents, the standing is
+    2r - K for r uniform on 0..K, of variance (K^2 + 2K) / 3; K is about Poisson with mean
+    ``host_docs``, so E[K^2 + 2K] = host_docs^2 + 3 host_docs."""
+    return float(np.sqrt(3.0 / (host_docs**2 + 3.0 * host_docs)))
 
 
 def _within_query_top_share(values: np.ndarray, sizes: np.ndarray, share: float) -> np.ndarray:
@@ -460,6 +619,19 @@ def _grade(utility: np.ndarray, offsets: np.ndarray, thresholds: np.ndarray, min
     return labels
 
 
+def config_changes(config: SyntheticConfig | None) -> dict:
+    """The knobs of ``config`` that differ from the defaults (what `with_config` takes)."""
+    if config is None:
+        return {}
+    default = SyntheticConfig()
+    return {f.name: getattr(config, f.name) for f in fields(SyntheticConfig)
+            if getattr(config, f.name) != getattr(default, f.name)}
+
+
 def with_config(**changes) -> SyntheticConfig:
     """A `SyntheticConfig` with some knobs changed, e.g. ``with_config(shared_weight=1.0)``."""
+    unknown = sorted(set(changes) - {f.name for f in fields(SyntheticConfig)})
+    if unknown:
+        raise ValueError(f"unknown SyntheticConfig knobs {unknown}; the knobs are "
+                         f"{[f.name for f in fields(SyntheticConfig)]}")
     return replace(SyntheticConfig(), **changes)

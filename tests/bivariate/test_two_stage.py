@@ -72,7 +72,7 @@ def test_cache_is_reused_and_settings_change_the_key(two, monkeypatch):
 
     monkeypatch.setattr(two_stage, "_stage1_scores", boom)
     again = build_two_stage(splits, folds=2, params=params, settings=QUICK_STAGE1.replace(num_threads=2),
-                            cache_dir=cache, n_features=5)
+                            cache_dir=cache, n_features=5, keep_features=())
     np.testing.assert_array_equal(again.part("train").X[:, -1], ts.part("train").X[:, -1])
     assert again.part("train").n_features == 6
     with pytest.raises(AssertionError, match="retrained"):
@@ -80,6 +80,22 @@ def test_cache_is_reused_and_settings_change_the_key(two, monkeypatch):
     with pytest.raises(AssertionError, match="retrained"):
         build_two_stage(splits, folds=2, params=params, settings=QUICK_STAGE1.replace(eval_at=10),
                         cache_dir=cache)
+
+
+def test_gain_selection_keeps_the_pairwise_features(two):
+    """The synthetic twin's host id has no univariate gain; the selection keeps it (and
+    freshness) anyway, by default from the data's meta, or as named."""
+    from ltrlib.data.synthetic import PAIRWISE_FEATURES
+
+    splits, cache, params, _ = two
+    quick = dict(folds=2, params=params, settings=QUICK_STAGE1, cache_dir=cache, n_features=3)
+    names = build_two_stage(splits, **quick).part("train").feature_names
+    assert set(PAIRWISE_FEATURES) <= set(names) and len(names) <= 3 + len(PAIRWISE_FEATURES) + 1
+    by_gain = build_two_stage(splits, **quick, keep_features=()).part("train").feature_names
+    assert len(by_gain) == 4 and not set(PAIRWISE_FEATURES) <= set(by_gain)
+    assert "f7" in build_two_stage(splits, **quick, keep_features="f7").part("train").feature_names
+    with pytest.raises(ValueError, match="f999"):
+        build_two_stage(splits, **quick, keep_features=["f999"])
 
 
 def test_table1_counts(two):

@@ -188,3 +188,51 @@ def test_relative_features_carry_signal_a_univariate_model_misses():
             return rel.predict(Xte)
 
     assert _ndcg10(_Pred(), sp.test) - _ndcg10(base, sp.test) > 0.01
+
+
+# ---------------------------------------------------------------- pairwise structure
+def _observed_standing(ds):
+    """Σ_j sign(f_i - f_j) over the same-host documents j of i's list, from the observed
+    host (f49) and freshness (f50) columns: a brute-force reference, query by query."""
+    host, fresh = ds.X[:, 48], ds.X[:, 49]
+    out = np.zeros(ds.n_docs)
+    for a, b in zip(ds.offsets[:-1], ds.offsets[1:]):
+        same = host[a:b, None] == host[None, a:b]
+        out[a:b] = (np.sign(fresh[a:b, None] - fresh[None, a:b]) * same).sum(1)
+    return out
+
+
+def test_pairwise_term_is_a_within_host_comparison_of_observed_features(tiny):
+    """The utility's pairwise term is the document's standing on freshness among the same
+    host's documents in its list (as the observed columns give it), scaled to standard
+    deviation pairwise_weight; within-query statistics of freshness do not give it away."""
+    from ltrlib.data.synthetic import true_utility
+
+    test = tiny.test
+    with_term, labels = true_utility("tiny", 0)["test"]
+    term = with_term - true_utility("tiny", 0, pairwise=False)["test"][0]
+    np.testing.assert_array_equal(labels, test.y)
+    standing = _observed_standing(test)
+    # Freshness is rounded to 3 decimals when written: a rare tie may flip a sign.
+    slope = (term @ standing) / (standing @ standing)
+    assert np.mean(np.isclose(term, slope * standing, atol=1e-4)) > 0.99
+    assert abs(term.std() - SyntheticConfig().pairwise_weight) < 0.05
+    fresh, qi = test.X[:, 49].astype(np.float64), test.doc_query_index
+    z = (fresh - (np.bincount(qi, fresh) / test.group_sizes)[qi])
+    assert abs(np.corrcoef(z, standing)[0, 1]) < 0.5
+
+
+def test_pairwise_control_and_the_oracle(tiny):
+    from ltrlib.data.synthetic import ORACLE, ORACLE_UNIVARIATE, oracle_scores, true_utility
+
+    control = true_utility("tiny", 0, with_config(pairwise_weight=0.0))["test"][0]
+    np.testing.assert_array_equal(
+        control, true_utility("tiny", 0, with_config(pairwise_weight=0.0), pairwise=False)["test"][0])
+    oracle = oracle_scores(tiny.test)
+    assert set(oracle) == {ORACLE, ORACLE_UNIVARIATE}
+    assert all(s.shape == (tiny.test.n_docs,) for s in oracle.values())
+    other = make_synthetic("tiny", 1).test
+    other.meta["seed"] = 0  # claims to be seed 0's data
+    with pytest.raises(ValueError, match="labels are not"):
+        oracle_scores(other)
+    assert oracle_scores(make_synthetic(Scale("custom", 20, 5, 5, 30.0), 0).test) == {}
