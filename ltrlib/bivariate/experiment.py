@@ -38,28 +38,34 @@ from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.metrics import ndcg, significance_table
 from ltrlib.report import flatten_metrics
-from ltrlib.train.ranker import train_ranker
+from ltrlib.train.ranker import DataCache, train_ranker
 from ltrlib.train.settings import TrainSettings
-from ltrlib.train.tuning import run_study
+from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_study
 
-__all__ = ["MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED", "curves_frame",
-           "eval_table", "fit_models", "headline_metrics", "per_query_results", "results_table",
-           "suggest", "tuned_table", "tuning_frame"]
+__all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED",
+           "curves_frame", "eval_table", "fit_models", "headline_metrics", "per_query_results",
+           "results_table", "suggest", "tuned_table", "tuning_frame", "tuning_label"]
 
 LEARNING_RATES = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2)
 # Pair hessians are (h_i + h_j)/(n-1)^2, hundreds of times smaller than document ones,
-# so the grid reaches 0 (the paper's Bi-λMART value) and spans five decades.
-MIN_HESSIANS = (0.0, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
+# so the grid reaches 0 (the paper's Bi-λMART value) and spans six decades, up to past
+# the largest value of the paper's Table 8 (λMART, 240).
+MIN_HESSIANS = (0.0, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 500.0)
+# Wide enough to hold every optimum of Table 8: Bi-λMART used 300-1530 leaves and a
+# minimum of 1790-7150 pairs per leaf.
+NUM_LEAVES = (7, 2048)
+MIN_DATA_IN_LEAF = (5, 10_000)
 TUNED = ("learning_rate", "num_leaves", "min_data_in_leaf", "min_sum_hessian_in_leaf")
 STAGE1_ROW = "λMART (stage 1)"
 
 
 def suggest(trial) -> dict[str, Any]:
-    """One point of the search space (the four parameters of §5.4)."""
+    """One point of the search space (the four parameters of §5.4), the same for every
+    model: a comparison is only fair when every model had the same search."""
     return {
         "learning_rate": trial.suggest_categorical("learning_rate", LEARNING_RATES),
-        "num_leaves": trial.suggest_int("num_leaves", 7, 255, log=True),
-        "min_data_in_leaf": trial.suggest_int("min_data_in_leaf", 5, 5000, log=True),
+        "num_leaves": trial.suggest_int("num_leaves", *NUM_LEAVES, log=True),
+        "min_data_in_leaf": trial.suggest_int("min_data_in_leaf", *MIN_DATA_IN_LEAF, log=True),
         "min_sum_hessian_in_leaf": trial.suggest_categorical("min_sum_hessian_in_leaf", MIN_HESSIANS),
     }
 
@@ -129,6 +135,8 @@ class Stage2Experiment:
             self.ideal[p] = ideal
         self.n_diff = two.part("train").n_features  # base features + stage-1 score
         self._data: dict[tuple, RankData] = {}
+        # Native λMART's binned Datasets, shared by its trials as the pair data are.
+        self._native_cache = DataCache(self.parts["train"], self.parts["vali"])
 
     def ideal_at(self, part: str, k: int) -> np.ndarray:
         return self.ideal[part][:, self.two.cutoffs.index(k)]
@@ -143,17 +151,19 @@ class Stage2Experiment:
                 difference=spec.difference)
         return self._data[key]
 
-    def fit(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None):
+    def fit(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None, monitor=None):
         """One model with the given parameters; returns an `LBModel` or a `Ranker` (both
-        `ltrlib.data.Scorer`s)."""
+        `ltrlib.data.Scorer`s). ``monitor(trees, value)`` watches the validation curve
+        (`ltrlib.train.pruning_monitor` prunes a trial with it)."""
         settings = self.settings if seed is None else self.settings.replace(seed=seed)
         if spec.kind == "native":
             return train_ranker(self.parts["train"], self.parts["vali"],
-                                {**dict(params), "lambdarank_truncation_level": self.cutoff}, settings)
+                                {**dict(params), "lambdarank_truncation_level": self.cutoff}, settings,
+                                cache=self._native_cache, monitor=monitor)
         train = self.rank_data("train", spec)
         vali = self.rank_data("vali", spec)
         vali.lgb_dataset(reference=train)
-        return fit_lb(train, vali, params, loss=spec.loss, settings=settings)
+        return fit_lb(train, vali, params, loss=spec.loss, settings=settings, monitor=monitor)
 
     def vali_score(self, model: Scorer) -> float:
         """Validation NDCG@cutoff with the full-list IDCG: the tuning objective."""
@@ -178,8 +188,14 @@ def _best_iteration(model) -> int:
 
 
 def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
-               study_prefix: str = "06", progress: bool = False) -> dict[str, FittedModel]:
+               study_prefix: str = "06", prune: bool = True,
+               progress: bool = False) -> dict[str, FittedModel]:
     """Tune (or resume) each model's Optuna study and keep its best model.
+
+    Every model gets the same search (`suggest`) and the same number of trials; with
+    ``prune`` a trial whose validation curve falls below the median of the completed
+    trials' is stopped early (`ltrlib.train.pruner`, as notebook 03's studies), the first
+    point never.
 
     Studies are named ``<study_prefix>.<model>`` in ``storage`` (a journal file path or
     None for in memory); a finished study is reused, and its best model retrained once
@@ -194,7 +210,8 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
         best: dict[str, Any] = {"value": -math.inf, "number": None, "model": None}
 
         def objective(trial, spec=spec, best=best):
-            model = exp.fit(spec, suggest(trial))
+            monitor = pruning_monitor(trial, exp.settings.early_stopping) if prune else None
+            model = exp.fit(spec, suggest(trial), monitor=monitor)
             value = exp.vali_score(model)
             trial.set_user_attr("best_iteration", _best_iteration(model))
             if value > best["value"]:
@@ -205,16 +222,32 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
         setup = {"model": name, "cutoff": exp.cutoff, "train_docs": ds.n_docs,
                  "train_label_sum": int(ds.y.sum()), "features": ds.n_features,
                  "max_trees": exp.settings.max_trees, "early_stopping": exp.settings.early_stopping,
-                 "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds}
+                 "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds,
+                 "pruning": pruning_setup(prune, exp.settings.early_stopping)}
         result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
                            storage=storage, seed=exp.seed, setup=setup, progress=progress,
-                           first_params=dict(spec.first_params), tuned=TUNED)
+                           first_params=dict(spec.first_params), tuned=TUNED,
+                           study_pruner=pruner(exp.settings.early_stopping) if prune else None)
         model = best["model"] if best["number"] == result.best_trial else None
         if model is None:
             model = exp.fit(spec, result.best_params)
         out[name] = FittedModel(name, model, dict(result.best_params), _best_iteration(model),
                                 float(result.best_value), result.trials)
     return out
+
+
+#: Fewer trials than this per model are fits, not a tuned comparison (issue of notebook 06:
+#: a model at its default point against another at its own says little about either).
+MIN_COMPARISON_TRIALS = 10
+
+
+def tuning_label(n_trials: int) -> str:
+    """What a table of stage-2 models trained with ``n_trials`` each may claim, for its
+    caption: a comparison under equal tuning, or fits that are not one."""
+    if n_trials >= MIN_COMPARISON_TRIALS:
+        return f"every model tuned alike: {n_trials} Optuna trials over the same space"
+    return (f"NOT A COMPARISON: {n_trials} trial(s) per model, fewer than the "
+            f"{MIN_COMPARISON_TRIALS} a tuned comparison needs")
 
 
 def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],

@@ -21,7 +21,7 @@ aggregates (eq. 5); `LBModel.predict(X, offsets)` does the same on bare arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -223,10 +223,13 @@ def fit_lb(
     loss: str = "lambdarank",
     norm: bool = True,
     settings: TrainSettings = LB_SETTINGS,
+    monitor: Callable[[int, float], None] | None = None,
 ) -> LBModel:
     """Train with `LBObjective` at the cut-off ``settings.eval_at``: at most
     ``settings.max_trees`` trees, early stopping on validation NDCG@cutoff after
-    ``settings.early_stopping`` trees without gain (`LB_SETTINGS`: §5.4's limits)."""
+    ``settings.early_stopping`` trees without gain (`LB_SETTINGS`: §5.4's limits).
+    ``monitor(trees, value)`` is called with that validation NDCG after every tree, as
+    `ltrlib.train.train_ranker`'s (`ltrlib.train.pruning_monitor` prunes Optuna trials)."""
     import lightgbm as lgb
 
     if settings.backend != "lightgbm":
@@ -258,6 +261,15 @@ def fit_lb(
 
         callbacks = [lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
                      lgb.record_evaluation(curve)]
+        if monitor is not None:
+            def report(env):
+                for data_name, name, value, _ in env.evaluation_result_list:
+                    if data_name == "vali" and name == metric:
+                        monitor(env.iteration + 1, float(value))
+
+            callbacks.append(report)
+    elif monitor is not None:
+        raise ValueError("monitor watches the validation curve: it needs vali")
     with timing.fitting():
         booster = lgb.train(full, dtrain, num_boost_round=settings.max_trees, valid_sets=valid_sets,
                             valid_names=["vali"] if valid_sets else None, feval=feval,

@@ -72,6 +72,8 @@ from ltrlib.train.tuning import (
     prune_every,
     prune_warmup,
     pruner,
+    pruning_monitor,
+    pruning_setup,
     run_study,
     search_space,
     stored_study,
@@ -97,7 +99,8 @@ __all__ = [
     "MODEL_NAMES", "TEST_SETS", "DataCache", "DEFAULT_NUM_THREADS", "client_data",
     # shared studies (tuning)
     "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "JOURNAL_FILE", "database_url", "describe_storage", "is_shared",
-    "prune_every", "prune_warmup", "pruner", "stored_study", "study_database",
+    "prune_every", "prune_warmup", "pruner", "pruning_monitor", "pruning_setup", "stored_study",
+    "study_database",
     # comparison: backends and pair methods (notebook 08)
     "BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
     "comparison_numeric", "effective_pairs", "headline_metrics", "pair_method_experiment",

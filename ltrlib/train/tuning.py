@@ -144,6 +144,8 @@ __all__ = [
     "prune_every",
     "prune_warmup",
     "pruner",
+    "pruning_monitor",
+    "pruning_setup",
     "run_study",
     "search_space",
     "stored_study",
@@ -428,8 +430,9 @@ def prune_every(early_stopping: int = DEFAULT_EARLY_STOPPING) -> int:
     return max(1, int(early_stopping) // 10)
 
 
-def _pruning_setup(prune: bool, early_stopping: int) -> dict | None:
-    # Recorded in the study's setup: a study is resumed only with the same pruning rule.
+def pruning_setup(prune: bool, early_stopping: int) -> dict | None:
+    """The pruning rule as recorded in a study's setup (None without pruning): a study is
+    resumed only with the same rule."""
     if not prune:
         return None
     return {"pruner": "median", "startup_trials": 1, "warmup_trees": prune_warmup(early_stopping),
@@ -440,7 +443,7 @@ def _pruning_setup(prune: bool, early_stopping: int) -> dict | None:
 FIRST_POINT = "first_point"
 
 
-def _reporter(trial, early_stopping: int, step_offset: int = 0):
+def pruning_monitor(trial, early_stopping: int, step_offset: int = 0):
     """A `train_ranker` monitor that reports the best validation value so far to ``trial``
     every `prune_every` trees (at step ``step_offset + trees``) once the warm-up is over, and
     raises ``optuna.TrialPruned`` when the pruner says so, except in the first point."""
@@ -814,7 +817,7 @@ def tune(
     cache = DataCache(train, vali)
 
     def objective(trial):
-        monitor = _reporter(trial, early_stopping) if prune else None
+        monitor = pruning_monitor(trial, early_stopping) if prune else None
         ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial, backend)}, settings,
                               cache=cache, monitor=monitor)
         value = float(evaluate(vali, ranker.score(vali), metrics=metric)[metric])
@@ -829,7 +832,7 @@ def tune(
     setup = {"kind": "holdout", "first_params": first, "backend": backend, "train": _data_key(train),
              "vali": _data_key(vali), "params": fixed, "max_trees": settings.max_trees,
              "early_stopping": early_stopping, "eval_at": settings.eval_at, "seed": settings.seed,
-             "pruning": _pruning_setup(prune, early_stopping),
+             "pruning": pruning_setup(prune, early_stopping),
              "tpe_startup_trials": TPE_STARTUP_TRIALS}
     result = run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
                        seed=settings.seed, setup=setup, progress=progress, first_params=first,
@@ -891,7 +894,7 @@ def tune_cv(
         point = {**fixed, **suggest_params(trial, backend)}
         values, iters, grown = [], [], []
         for f, (train, held_out) in enumerate(parts):
-            monitor = _reporter(trial, early_stopping, f * max_trees) if prune else None
+            monitor = pruning_monitor(trial, early_stopping, f * max_trees) if prune else None
             ranker = train_ranker(train, held_out, point, settings, cache=caches[f], monitor=monitor)
             values.append(float(evaluate(held_out, ranker.score(held_out), metrics=metric)[metric]))
             grown.append(len(ranker.curve))
@@ -906,7 +909,7 @@ def tune_cv(
     setup = {"kind": f"cv{int(n_folds)}", "first_params": first, "backend": backend, "data": _data_key(data),
              "params": fixed, "max_trees": max_trees, "early_stopping": early_stopping,
              "eval_at": settings.eval_at, "seed": settings.seed,
-             "pruning": _pruning_setup(prune, early_stopping), "tpe_startup_trials": TPE_STARTUP_TRIALS}
+             "pruning": pruning_setup(prune, early_stopping), "tpe_startup_trials": TPE_STARTUP_TRIALS}
     return run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
                      seed=settings.seed, setup=setup, progress=progress, first_params=first,
                      tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
