@@ -41,19 +41,20 @@
 # its standing on freshness among the *same host's* documents in its list, a sum of
 # antisymmetric pair comparisons that no per-feature list statistic computes. Its
 # strength, `SyntheticConfig.pairwise_weight`, is an sd of 0.45 (a variance share of about
-# 11 %, the document-quality term's). `pairwise_control` generates the same data without
-# it: the control, to run beside the default (`-p pairwise_control True -p run_id ...`).
-# On synthetic data, the oracle rows rank by the true utility, with and without that term:
-# the headroom any re-ranker has, and the part of it only pairs can reach.
+# 11 %, the document-quality term's). With `control`, λMART* and Bi-λMART are tuned again,
+# alike, on the same data generated without it (`pairwise_weight` = 0): if Bi-λMART's
+# gain comes from the pairs, it should vanish there. On synthetic data, oracle rows rank
+# by the true utility, with and without that term: the headroom any re-ranker has, and
+# the part of it only pairs can reach.
 #
-# **Beyond the paper.** With `listwise_ablation`, the λRank models of Table 2 are trained
-# again without the listwise expansion (base features and stage-1 score only; pairs keep
-# x_i − x_j): how much of Bi-λMART's advantage do the listwise features already give a
-# univariate model?
+# **Beyond the paper.** With `listwise_ablation` (off in the batch, to leave its time to
+# tuning), the λRank models of Table 2 are tuned again without the listwise expansion
+# (base features and stage-1 score only; pairs keep x_i − x_j): how much of Bi-λMART's
+# advantage do the listwise features already give a univariate model?
 #
 # **Outputs** under `reports/<run_id>/`: tables `table1_stats`, `table2_lambdarank`,
 # `table4_difference`, `table5_softmax`, `table8_hyperparameters`, `ndcg_means`,
-# `headroom_oracle` (synthetic data),
+# `headroom_oracle` and `control_table2` (synthetic data),
 # `tuning_trials`, `ablation_listwise`; figures `validation_curves`, `tuning_history`; test
 # NDCG@5 per model in `metrics.json`; Optuna studies in `06_bilambdamart.journal` (a rerun
 # resumes them).
@@ -83,8 +84,8 @@ max_trees: int = 2000  # most trees per model, as the paper
 early_stopping: int = 30  # stop after this many trees without validation NDCG gain, as the paper
 num_threads: int = 1  # LightGBM threads per model; 1 is fastest on shared 2-core machines
 n_jobs: int = 2  # stage-1 folds trained side by side in worker processes; 1: one after another
-listwise_ablation: bool = True  # also train the λRank models without listwise features (beyond the paper)
-pairwise_control: bool = False  # synthetic only: data without the pairwise mechanism (pairwise_weight = 0)
+listwise_ablation: bool = False  # also tune the λRank models without listwise features (beyond the paper)
+control: bool = True  # synthetic only: also tune λMART* and Bi-λMART on the same data without the pairwise mechanism
 storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@host:5432/db; empty means the run's 06_bilambdamart.journal
 
 # %%
@@ -108,8 +109,7 @@ from ltrlib.data.loading import load_dataset
 from ltrlib.data.synthetic import oracle_scores
 from ltrlib.report import Reporter
 
-splits = load_dataset(dataset, data_dir, scale, seed,
-                      synthetic_config={"pairwise_weight": 0.0} if pairwise_control else None)
+splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "06_bilambdamart", data=splits)
 splits
 
@@ -173,6 +173,30 @@ if oracles:
     display(headroom)
 
 # %% [markdown]
+# ## The control: the same data without the pairwise mechanism (synthetic data only)
+# Stage 1 and the two models of the central claim, λMART* and Bi-λMART, on the data
+# generated with `pairwise_weight` = 0 (same seed, so the same features; only the labels
+# lose the within-host standing), tuned exactly as above. Studies `06.control.<model>`.
+
+# %%
+control_table = None
+if control and oracles:
+    control_splits = load_dataset(dataset, data_dir, scale, seed, synthetic_config={"pairwise_weight": 0.0})
+    control_two = build_two_stage(control_splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features,
+                                  settings=stage1_settings, n_jobs=n_jobs, progress=True)
+    control_exp = experiment.Stage2Experiment(control_two, settings=settings, train_queries=train_queries)
+    control_fitted = experiment.fit_models(control_exp, ["λMART*", "Bi-λMART"], n_trials=trials,
+                                           storage=storage or report.run_dir / "06_bilambdamart.journal",
+                                           study_prefix="06.control", progress=True)
+    control_oracles = oracle_scores(control_splits.test)
+    control_pq = experiment.per_query_results(control_exp, control_fitted, oracles=control_oracles)
+    control_table = experiment.results_table(control_pq, [experiment.STAGE1_ROW, "λMART*", "Bi-λMART",
+                                                          *control_oracles])
+    report.table(control_table, "control_table2", index=True,
+                 caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {tuned}")
+    display(control_table)
+
+# %% [markdown]
 # ## Table 4: Bi-λMART without and with the difference features
 # Trees split on one feature at a time, so x_i − x_j is hard for them to build from x_i and
 # x_j; the paper finds the differences essential (without them Bi-λMART falls to λMART*).
@@ -197,11 +221,10 @@ table5
 # %% [markdown]
 # ## Beyond the paper: the λRank models without listwise features
 # Stage 2 on the base features and the stage-1 score alone (Bi-λMART's pairs still carry
-# x_i − x_j). The synthetic default's bivariate signal is a document's standing in its
-# list (`ltrlib.data.synthetic`), which the per-query rank and z-score features hand to
-# λMART and λMART* as well; without them only the pair models can read it, from the
-# differences. So on our data, expect Bi-λMART's gain over λMART* here rather than in
-# Table 2. Studies `06.no_listwise.<model>`.
+# x_i − x_j). Part of the synthetic twin's utility is a document's standing in its whole
+# list (`SyntheticConfig.standing_weight`), which the per-query rank and z-score features
+# hand to λMART and λMART*; without them only the pair models can read it, from the
+# differences. Studies `06.no_listwise.<model>`.
 
 # %%
 bare_per_query = None

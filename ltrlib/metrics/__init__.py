@@ -32,6 +32,7 @@ from ltrlib.metrics.significance import (
     compare,
     mark_significance,
     paired_ttest,
+    parse_marked,
     significance_table,
 )
 

@@ -24,12 +24,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["PairedTTest", "compare", "mark_significance", "paired_ttest", "significance_table"]
+__all__ = ["PairedTTest", "compare", "mark_significance", "paired_ttest", "parse_marked", "significance_table"]
 
 _SUPERSCRIPT = dict(zip(
     "abcdefghijklmnoprstuvwxyz0123456789+-",
     "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻",
 ))
+_FROM_SUPERSCRIPT = {v: k for k, v in _SUPERSCRIPT.items()}
 _STYLES = ("unicode", "latex", "plain")
 _ALTERNATIVES = ("two-sided", "greater", "less")
 # Per-query metric values are O(1); differences this small are floating-point noise
@@ -175,6 +176,19 @@ def _check_alpha(alpha: float) -> None:
 def _check_style(style: str) -> None:
     if style not in _STYLES:
         raise ValueError(f"style must be one of {_STYLES}, got {style!r}")
+
+
+def parse_marked(cell) -> tuple[float, str]:
+    """``(value, letters)`` of a cell written by `mark_significance` in the unicode style:
+    ``"0.7140ᵃᵇ"`` gives ``(0.714, "ab")``; a plain number gives no letters. For readers of
+    saved results tables (the fidelity report)."""
+    text = str(cell).strip()
+    letters = "".join(_FROM_SUPERSCRIPT[c] for c in text if c in _FROM_SUPERSCRIPT)
+    number = "".join(c for c in text if c not in _FROM_SUPERSCRIPT)
+    try:
+        return float(number), letters
+    except ValueError:
+        raise ValueError(f"not a marked number: {cell!r}") from None
 
 
 def _markers(letters: str, style: str) -> str:

@@ -1,0 +1,68 @@
+"""The Bi-LambdaMART paper's claims, decided on notebook 06's saved tables."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from ltrlib.bivariate.claims import bilambdamart_claims, read_tables
+from ltrlib.metrics import parse_marked
+
+COLUMNS = ["model", "ndcg@1", "ndcg@5"]
+
+
+def _table(path, rows):
+    pd.DataFrame(rows, columns=COLUMNS).to_csv(path, index=False)
+
+
+def _run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0.6610ᵃ"):
+    base = tmp_path / "tables" / "06_bilambdamart"
+    base.mkdir(parents=True)
+    _table(base / "table2_lambdarank.csv", [
+        ["a. λMART (stage 1)", "0.6", "0.6800"], ["b. λMART", "0.6", "0.6950ᵃ"],
+        ["c. λMART*", "0.6", "0.6960ᵃ"], ["d. Bi-λMART", "0.6", bi]])
+    _table(base / "table4_difference.csv", [["a. Bi-λMART w/o d", "0.6", "0.6990"],
+                                            ["b. Bi-λMART", "0.6", bi]])
+    _table(base / "table5_softmax.csv", [["a. GBT_Softmax", "0.6", "0.6900"],
+                                         ["b. Bi-GBT_Softmax", "0.6", "0.7000ᵃ"]])
+    if control_bi is not None:
+        _table(base / "control_table2.csv", [["a. λMART (stage 1)", "0.6", "0.6500"],
+                                             ["b. λMART*", "0.6", "0.6600ᵃ"],
+                                             ["c. Bi-λMART", "0.6", control_bi]])
+    (tmp_path / "metrics.json").write_text(json.dumps({"06_bilambdamart": {"n_trials": trials}}))
+    return tmp_path
+
+
+def test_parse_marked_reads_what_mark_significance_writes():
+    assert parse_marked("0.7140ᵃᵇ") == (0.714, "ab")
+    assert parse_marked(0.5) == (0.5, "")
+    with pytest.raises(ValueError, match="marked number"):
+        parse_marked("n/a")
+
+
+def test_claims_hold_and_fail_on_the_tables(tmp_path):
+    claims, missing = bilambdamart_claims(_run(tmp_path))
+    assert missing == []
+    verdict = dict(zip(claims.claim, claims.ours))
+    assert set(verdict.values()) == {"holds"}, claims
+    # Every claim holds on the paper's own printed numbers (checks their encoding).
+    assert set(claims.paper[claims.claim != "control_no_pairwise_gain"]) == {"holds"}
+    central = claims.set_index("claim").loc["bi_beats_univariate", "evidence"]
+    assert "+2.01%" in central and "significant" in central
+
+
+def test_a_gain_without_significance_does_not_hold(tmp_path):
+    claims, _ = bilambdamart_claims(_run(tmp_path, bi="0.7100ᵃ", control_bi="0.6700ᵃᵇ"))
+    verdict = dict(zip(claims.claim, claims.ours))
+    assert verdict["bi_beats_univariate"] == "does not hold"
+    assert verdict["differences_help"] == "holds"  # the paper prints no test for Table 4
+    assert verdict["control_no_pairwise_gain"] == "does not hold"  # a gain without pairs
+
+
+def test_untuned_runs_are_no_comparison_and_missing_tables_are_named(tmp_path):
+    claims, _ = bilambdamart_claims(_run(tmp_path, trials=1, control_bi=None))
+    assert set(claims.ours) == {"not available"}
+    assert claims.evidence.str.contains("not a comparison").all()
+    (tmp_path / "tables" / "06_bilambdamart" / "table5_softmax.csv").unlink()
+    tables, missing = read_tables(tmp_path)
+    assert "table5" not in tables and missing == ["tables/06_bilambdamart/table5_softmax.csv"]
