@@ -7,11 +7,14 @@
 
 Modules: `two_stage` (§5.2), `features` (§5.5 listwise expansion), `pairs` (ordered pairs
 over flat arrays), `objective` (LB gradients, λRank and softmax, numba), `model`
-(training and prediction), `experiment` (the models of Tables 2, 4, 5 and their tuning).
+(training and prediction), `experiment` (the models of Tables 2, 4, 5 and their tuning),
+`claims` (the paper's claims decided on notebook 06's tables, for the fidelity report).
 """
 
-from ltrlib.bivariate import experiment, features, model, objective, pairs, two_stage
+from ltrlib.bivariate import claims, experiment, features, model, objective, pairs, two_stage
+from ltrlib.bivariate.claims import CLAIMS, PAPER_TABLES, TABLES, bilambdamart_claims, read_tables
 from ltrlib.bivariate.experiment import (
+    MIN_COMPARISON_TRIALS,
     MODELS,
     STAGE1_ROW,
     TUNED,
@@ -26,6 +29,7 @@ from ltrlib.bivariate.experiment import (
     suggest,
     tuned_table,
     tuning_frame,
+    tuning_label,
 )
 from ltrlib.bivariate.features import EXPANSIONS, expand_listwise, expanded_names
 from ltrlib.bivariate.model import (
@@ -60,5 +64,5 @@ from ltrlib.bivariate.two_stage import (
 )
 
 # Each module lists its public names once; the package hands all of them on.
-__all__ = [*experiment.__all__, *features.__all__, *model.__all__, *objective.__all__, *pairs.__all__,
+__all__ = [*claims.__all__, *experiment.__all__, *features.__all__, *model.__all__, *objective.__all__, *pairs.__all__,
            *two_stage.__all__]
