@@ -6,9 +6,10 @@
     scores = ranker.predict(X_test, qid_test)
 
 Modules: `two_stage` (§5.2), `features` (§5.5 listwise expansion), `pairs` (ordered pairs
-over flat arrays), `objective` (LB gradients, λRank and softmax, numba), `model`
-(training and prediction), `experiment` (the models of Tables 2, 4, 5 and their tuning),
-`claims` (the paper's claims decided on notebook 06's tables, for the fidelity report).
+over flat arrays), `objective` (LB gradients, λRank and softmax, diagonal or exact pair
+hessians, numba), `model` (training and prediction), `experiment` (the models of Tables
+2, 4, 5 and their tuning), `claims` (the paper's claims decided on notebook 06's tables,
+for the fidelity report).
 """
 
 from ltrlib.bivariate import claims, experiment, features, model, objective, pairs, two_stage
@@ -42,9 +43,11 @@ from ltrlib.bivariate.model import (
     offsets_from_qid,
 )
 from ltrlib.bivariate.objective import (
+    HESSIANS,
     LOSSES,
     LBObjective,
     aggregate,
+    coupled_gradients,
     item_gradients,
     lambdarank_loss,
     mean_ndcg,

@@ -7,7 +7,8 @@ ordered-pair index. Its LightGBM Dataset is built once, from float32 pair chunks
 trial trained on it; validation data are binned with the training data's bin mappers
 (``reference=``).
 
-`fit_lb` trains with `LBObjective` (its cut-off is the settings' ``eval_at``) and stops
+`fit_lb` trains with `LBObjective` (its cut-off is the settings' ``eval_at``; its pair
+hessian the paper's diagonal form, or with ``hessian="exact"`` the exact one) and stops
 early on NDCG@cutoff of the *aggregated*
 document scores on the validation partition, normalised by its IDCG (the full-list one
 for a second stage). `LBModel.score(dataset)` scores documents (`ltrlib.data.Scorer`):
@@ -109,10 +110,12 @@ class RankData:
             return self.feature_names
         return pair_feature_names(self.feature_names, self.n_diff, self.difference)
 
-    def objective(self, loss: str, cutoff: int, norm: bool = True) -> LBObjective:
+    def objective(self, loss: str, cutoff: int, norm: bool = True,
+                  hessian: str = "diagonal") -> LBObjective:
+        """The `LBObjective` of these rows; ``hessian="exact"`` needs bivariate data."""
         return LBObjective(self.y, self.offsets, ideal_dcg=self.ideal_dcg,
                            pairs=self.pairs.as_tuple() if self.bivariate else None,
-                           loss=loss, cutoff=cutoff, norm=norm)
+                           loss=loss, cutoff=cutoff, norm=norm, hessian=hessian)
 
     def lgb_dataset(self, reference: "RankData | None" = None, batch_size: int = 8192,
                     dataset_params: Mapping[str, Any] | None = None):
@@ -222,14 +225,17 @@ def fit_lb(
     *,
     loss: str = "lambdarank",
     norm: bool = True,
+    hessian: str = "diagonal",
     settings: TrainSettings = LB_SETTINGS,
     monitor: Callable[[int, float], None] | None = None,
 ) -> LBModel:
     """Train with `LBObjective` at the cut-off ``settings.eval_at``: at most
     ``settings.max_trees`` trees, early stopping on validation NDCG@cutoff after
     ``settings.early_stopping`` trees without gain (`LB_SETTINGS`: §5.4's limits).
-    ``monitor(trees, value)`` is called with that validation NDCG after every tree, as
-    `ltrlib.train.train_ranker`'s (`ltrlib.train.pruning_monitor` prunes Optuna trials)."""
+    ``hessian``: the pair hessian, ``"diagonal"`` (the paper's) or ``"exact"``
+    (`ltrlib.bivariate.objective`). ``monitor(trees, value)`` is called with the validation
+    NDCG after every tree, as `ltrlib.train.train_ranker`'s (`ltrlib.train.pruning_monitor`
+    prunes Optuna trials with it)."""
     import lightgbm as lgb
 
     if settings.backend != "lightgbm":
@@ -240,9 +246,9 @@ def fit_lb(
     user = dict(params or {})
     if "objective" in user or "metric" in user:
         raise ValueError("params must not set objective or metric: fit_lb sets them from loss")
-    full = {"objective": train.objective(loss, cutoff, norm), "metric": "None", "seed": settings.seed,
-            "deterministic": True, "num_threads": settings.threads, "verbosity": -1,
-            "feature_pre_filter": False, **user}
+    full = {"objective": train.objective(loss, cutoff, norm, hessian), "metric": "None",
+            "seed": settings.seed, "deterministic": True, "num_threads": settings.threads,
+            "verbosity": -1, "feature_pre_filter": False, **user}
     if train.bivariate:
         # Many more columns than rows per leaf: column-wise histograms avoid LightGBM's
         # row-wise copy of the bins (it would double the memory of the pair Dataset).
@@ -281,7 +287,7 @@ def fit_lb(
                    n_diff=train.n_diff, difference=train.difference, loss=loss, cutoff=int(cutoff),
                    params=stored, feature_names=train.feature_names, curve=values,
                    info={"trees_grown": len(values) or booster.current_iteration(),
-                         "train_rows": train.n_rows})
+                         "train_rows": train.n_rows, "hessian": hessian})
 
 
 class _ObjectiveRanker:
@@ -292,18 +298,19 @@ class _ObjectiveRanker:
     takes all. On listwise-expanded features (`expand_listwise`, base columns first) pass
     the number of base columns, as §5.5 does (137 on MSLR: 2 x 685 + 137 = 1507 pair
     features). The training limits are constructor arguments, as scikit-learn estimators
-    take their hyper-parameters, and become `fit_lb`'s `TrainSettings`.
+    take their hyper-parameters, and become `fit_lb`'s `TrainSettings`. ``hessian``:
+    `fit_lb`'s (``"exact"`` for the bivariate rankers only).
     """
 
     bivariate = True
 
     def __init__(self, *, loss: str = "lambdarank", cutoff: int = 5, params=None,
                  n_diff: int | None = None, difference: bool = True, norm: bool = True,
-                 max_trees: int = LB_SETTINGS.max_trees,
+                 hessian: str = "diagonal", max_trees: int = LB_SETTINGS.max_trees,
                  early_stopping: int = LB_SETTINGS.early_stopping, seed: int = 0,
                  num_threads: int = LB_SETTINGS.num_threads):
         self.loss, self.cutoff, self.params = loss, int(cutoff), dict(params or {})
-        self.n_diff, self.difference, self.norm = n_diff, difference, norm
+        self.n_diff, self.difference, self.norm, self.hessian = n_diff, difference, norm, hessian
         self.max_trees, self.early_stopping = max_trees, early_stopping
         self.seed, self.num_threads = seed, num_threads
         self.model_: LBModel | None = None
@@ -325,7 +332,8 @@ class _ObjectiveRanker:
             vali = self._data(Xv, yv, qv, rest[0] if rest else None, feature_names)
         settings = TrainSettings(max_trees=self.max_trees, early_stopping=self.early_stopping,
                                  eval_at=self.cutoff, seed=self.seed, num_threads=self.num_threads)
-        self.model_ = fit_lb(train, vali, self.params, loss=self.loss, norm=self.norm, settings=settings)
+        self.model_ = fit_lb(train, vali, self.params, loss=self.loss, norm=self.norm,
+                             hessian=self.hessian, settings=settings)
         return self
 
     def score(self, data: Dataset) -> np.ndarray:

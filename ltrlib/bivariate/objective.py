@@ -9,9 +9,20 @@ and, with ``g_i = ∂ℓ/∂s_i`` and ``h_i = ∂²ℓ/∂s_i²`` from any per-i
 
     ∂ℓ/∂s_ij   = (g_i - g_j) / (n-1)                                          (eq. 6)
     ∂²ℓ/∂s_ij² = (h_ii - 2 h_ij + h_jj) / (n-1)²   (exact; eq. 7 has a sign typo)
-              ≈ (h_i + h_j) / (n-1)²               (diagonal, used here, as LambdaMART does)
+              ≈ (h_i + h_j) / (n-1)²               (diagonal, as LambdaMART does)
 
 The chain rule follows from ``∂s_i/∂s_ij = 1/(n-1)`` and ``∂s_j/∂s_ij = -1/(n-1)``.
+
+``hessian=`` chooses between the two (`HESSIANS`). ``"diagonal"`` (the default, as the
+paper trains) drops the cross term. ``"exact"`` keeps it through the *coupling*
+``c_ij = -h_ij``, so ``∂²ℓ/∂s_ij² = (h_i + h_j + 2 c_ij) / (n-1)²``. For λRank each
+λ-pair {i, j} adds ``σ² |ΔNDCG| ρ(1-ρ)`` to ``h_i``, ``h_j`` and ``c_ij`` alike (with
+``norm``, under the same per-pair and per-query factors), and two documents that form no
+λ-pair have ``c_ij = 0``; for softmax ``c_ij = Y p_i p_j``. Both couplings are ≥ 0, so the diagonal form underestimates the
+curvature of coupled pairs and the exact one takes smaller Newton steps on them
+(`bench/bench_exact_hessian.py` prints the ratio and what it does to Bi-λMART). The
+exact form costs an n×n buffer per query, O(pairs) like the rest. It only concerns pair
+rows: a univariate model's rows are the documents, whose hessian ``h_i`` is exact already.
 
 Per-item losses (``loss=``):
 
@@ -25,7 +36,8 @@ Per-item losses (``loss=``):
   at the current ranking, ``g`` and ``h`` are the exact derivatives of
   ``ℓ = Σ_{y_i > y_j} |ΔNDCG_ij| · log(1 + exp(-σ (s_i - s_j)))`` (`lambdarank_loss`).
 * ``"softmax"``: ``ℓ = -Σ_i y_i log softmax(s)_i``; ``g_i = Y p_i - y_i``,
-  ``h_i = Y p_i (1 - p_i)`` with ``Y = Σ y_i`` (exact gradient, diagonal hessian).
+  ``h_i = Y p_i (1 - p_i)`` with ``Y = Σ y_i`` (exact gradient; ``h_i`` is the diagonal
+  of the item hessian, whose cross terms are ``-Y p_i p_j``).
 
 The kernels are serial on purpose: they run once per boosting iteration and cost O(pairs),
 far less than LightGBM's histograms, while a numba parallel launch per call costs tens
@@ -45,9 +57,11 @@ from ltrlib.metrics.kernels import discount, gain, query_dcg
 from ltrlib.metrics.ranking import check_gain_labels
 
 __all__ = [
+    "HESSIANS",
     "LOSSES",
     "LBObjective",
     "aggregate",
+    "coupled_gradients",
     "item_gradients",
     "lambdarank_loss",
     "mean_ndcg",
@@ -57,6 +71,7 @@ __all__ = [
 
 LOSSES = ("lambdarank", "softmax")
 _LAMBDARANK, _SOFTMAX = 0, 1
+HESSIANS = ("diagonal", "exact")
 
 
 # ====================================================================== per-item kernels
@@ -64,7 +79,9 @@ _LAMBDARANK, _SOFTMAX = 0, 1
 
 
 @njit(cache=True)
-def _lambdarank_query(s, y, a, n, inv_idcg, cutoff, sigma, norm, grad, hess):
+def _lambdarank_query(s, y, a, n, inv_idcg, cutoff, sigma, norm, grad, hess, coupling):
+    # ``coupling``: an n x n buffer (local rows) receiving c_ij = -d2l/ds_i ds_j, or a 0 x 0
+    # array when only the diagonal is wanted; grad and hess are computed the same either way.
     order = np.argsort(-s[a:a + n], kind="mergesort")
     best = s[a + order[0]]
     worst = s[a + order[n - 1]]
@@ -92,16 +109,24 @@ def _lambdarank_query(s, y, a, n, inv_idcg, cutoff, sigma, norm, grad, hess):
             grad[low] -= lam
             hess[high] += h
             hess[low] += h
+            if coupling.shape[0] > 0:
+                coupling[high - a, low - a] += h
+                coupling[low - a, high - a] += h
             sum_lambdas -= 2.0 * lam
     if norm and sum_lambdas > 0.0:
         factor = np.log2(1.0 + sum_lambdas) / sum_lambdas
         for r in range(a, a + n):
             grad[r] *= factor
             hess[r] *= factor
+        # The query's rescaling multiplies its whole item hessian, cross terms included.
+        for u in range(coupling.shape[0]):
+            for v in range(coupling.shape[1]):
+                coupling[u, v] *= factor
 
 
 @njit(cache=True)
-def _softmax_query(s, y, a, n, grad, hess):
+def _softmax_query(s, y, a, n, grad, hess, coupling):
+    # ``coupling`` as in _lambdarank_query: here c_ij = Y p_i p_j for every i != j.
     total = 0.0
     for r in range(a, a + n):
         total += y[r]
@@ -117,6 +142,23 @@ def _softmax_query(s, y, a, n, grad, hess):
         p = np.exp(s[r] - m) / z
         grad[r] = total * p - y[r]
         hess[r] = total * p * (1.0 - p)
+    if coupling.shape[0] > 0:
+        p = np.empty(n)
+        for u in range(n):
+            p[u] = np.exp(s[a + u] - m) / z
+        for u in range(n):
+            for v in range(n):
+                if u != v:
+                    coupling[u, v] = total * p[u] * p[v]
+
+
+@njit(cache=True)
+def _item_query(s, y, a, n, idcg, loss, cutoff, sigma, norm, grad, hess, coupling):
+    if loss == _LAMBDARANK:
+        if idcg > 0.0:
+            _lambdarank_query(s, y, a, n, 1.0 / idcg, cutoff, sigma, norm, grad, hess, coupling)
+    else:
+        _softmax_query(s, y, a, n, grad, hess, coupling)
 
 
 @njit(cache=True)
@@ -124,17 +166,35 @@ def _item_gradients(s, y, offsets, idcg, loss, cutoff, sigma, norm):
     n_docs = s.size
     grad = np.zeros(n_docs)
     hess = np.zeros(n_docs)
+    no_coupling = np.zeros((0, 0))
     for q in range(offsets.size - 1):
         a = offsets[q]
         n = offsets[q + 1] - a
         if n < 2:
             continue
-        if loss == _LAMBDARANK:
-            if idcg[q] > 0.0:
-                _lambdarank_query(s, y, a, n, 1.0 / idcg[q], cutoff, sigma, norm, grad, hess)
-        else:
-            _softmax_query(s, y, a, n, grad, hess)
+        _item_query(s, y, a, n, idcg[q], loss, cutoff, sigma, norm, grad, hess, no_coupling)
     return grad, hess
+
+
+@njit(cache=True)
+def _coupled_gradients(s, y, offsets, idcg, loss, cutoff, sigma, norm, pair_offsets, left, right):
+    # _item_gradients plus each ordered pair's coupling c_ij, read off a per-query n x n
+    # buffer: lists are at most a few hundred documents, so n^2 floats per query are cheap
+    # and the buffer never outlives its query.
+    n_docs = s.size
+    grad = np.zeros(n_docs)
+    hess = np.zeros(n_docs)
+    coupling = np.zeros(pair_offsets[-1])
+    for q in range(offsets.size - 1):
+        a = offsets[q]
+        n = offsets[q + 1] - a
+        if n < 2:
+            continue
+        local = np.zeros((n, n))
+        _item_query(s, y, a, n, idcg[q], loss, cutoff, sigma, norm, grad, hess, local)
+        for p in range(pair_offsets[q], pair_offsets[q + 1]):
+            coupling[p] = local[left[p] - a, right[p] - a]
+    return grad, hess, coupling
 
 
 @njit(cache=True)
@@ -203,7 +263,10 @@ def _aggregate(pair_scores, offsets, pair_offsets, left, right):
 
 
 @njit(cache=True)
-def _pair_gradients(grad, hess, offsets, pair_offsets, left, right):
+def _pair_gradients(grad, hess, offsets, pair_offsets, left, right, coupling):
+    # An empty ``coupling`` gives the diagonal form, computed exactly as before the exact
+    # option existed (so default models train to the same bits).
+    exact = coupling.size > 0
     n_pairs = pair_offsets[-1]
     pg = np.empty(n_pairs)
     ph = np.empty(n_pairs)
@@ -217,7 +280,10 @@ def _pair_gradients(grad, hess, offsets, pair_offsets, left, right):
             i = left[p]
             j = right[p]
             pg[p] = (grad[i] - grad[j]) * inv
-            ph[p] = (hess[i] + hess[j]) * inv2
+            if exact:
+                ph[p] = (hess[i] + hess[j] + 2.0 * coupling[p]) * inv2
+            else:
+                ph[p] = (hess[i] + hess[j]) * inv2
     return pg, ph
 
 
@@ -238,13 +304,13 @@ def _i64(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
-def item_gradients(scores, y, offsets, ideal_dcg=None, *, loss: str = "lambdarank",
-                   cutoff: int = 5, sigma: float = 1.0, norm: bool = True):
-    """``(g, h)`` of the per-item loss at the document scores (float64 arrays).
+def _check_hessian(hessian: str) -> None:
+    if hessian not in HESSIANS:
+        raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
 
-    ``ideal_dcg``: per-query IDCG@cutoff normaliser (``"lambdarank"`` only), e.g. of the
-    full first-stage list; ``None`` uses the IDCG@cutoff of the given lists (LightGBM).
-    """
+
+def _item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm) -> tuple:
+    # The checked, typed arguments shared by the per-item kernels.
     from ltrlib.metrics import ideal_dcg as _ideal
 
     offsets = _i64(offsets)
@@ -256,8 +322,36 @@ def item_gradients(scores, y, offsets, ideal_dcg=None, *, loss: str = "lambdaran
     if ideal_dcg.shape != (offsets.size - 1,):
         raise ValueError(f"ideal_dcg must have one value per query ({offsets.size - 1}), "
                          f"got shape {ideal_dcg.shape}")
-    return _item_gradients(_f64(scores), _f64(y), offsets, ideal_dcg, _loss_code(loss),
-                           int(cutoff), float(sigma), bool(norm))
+    return (_f64(scores), _f64(y), offsets, ideal_dcg, _loss_code(loss), int(cutoff),
+            float(sigma), bool(norm))
+
+
+def item_gradients(scores, y, offsets, ideal_dcg=None, *, loss: str = "lambdarank",
+                   cutoff: int = 5, sigma: float = 1.0, norm: bool = True):
+    """``(g, h)`` of the per-item loss at the document scores (float64 arrays).
+
+    ``ideal_dcg``: per-query IDCG@cutoff normaliser (``"lambdarank"`` only), e.g. of the
+    full first-stage list; ``None`` uses the IDCG@cutoff of the given lists (LightGBM).
+    """
+    return _item_gradients(*_item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm))
+
+
+def coupled_gradients(scores, y, offsets, pairs, ideal_dcg=None, *, loss: str = "lambdarank",
+                      cutoff: int = 5, sigma: float = 1.0, norm: bool = True):
+    """``(g, h, c)``: `item_gradients`' ``g`` and ``h`` and, for every ordered pair ``p``
+    of ``pairs = (pair_offsets, left, right)``, the coupling ``c[p] = -∂²ℓ/∂s_i∂s_j`` of
+    its documents: the cross term the exact pair hessian needs (`pair_gradients`).
+
+    One pass computes all three, since the coupling comes from the same λ-pairs (or
+    softmax probabilities) as ``g`` and ``h``.
+    """
+    po, left, right = (_i64(a) for a in pairs)
+    args = _item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm)
+    if po.shape != args[2].shape or po[-1] != left.size or left.shape != right.shape:
+        raise ValueError(f"pairs must be (pair_offsets, left, right) over the {args[2].size - 1} "
+                         f"queries; got pair_offsets of shape {po.shape}, {left.size} left "
+                         f"and {right.size} right rows")
+    return _coupled_gradients(*args, po, left, right)
 
 
 def lambdarank_loss(scores, y, offsets, ideal_dcg, *, cutoff: int = 5, sigma: float = 1.0) -> float:
@@ -301,10 +395,20 @@ def aggregate(pair_scores, offsets, pair_offsets, left, right) -> np.ndarray:
     return _aggregate(pair_scores, _i64(offsets), pair_offsets, _i64(left), _i64(right))
 
 
-def pair_gradients(grad, hess, offsets, pair_offsets, left, right):
-    """Pair derivatives ``(g_i - g_j)/(n-1)`` and diagonal hessians ``(h_i + h_j)/(n-1)²``."""
-    return _pair_gradients(_f64(grad), _f64(hess), _i64(offsets), _i64(pair_offsets),
-                           _i64(left), _i64(right))
+def pair_gradients(grad, hess, offsets, pair_offsets, left, right, coupling=None):
+    """Pair derivatives ``(g_i - g_j)/(n-1)`` and hessians: diagonal ``(h_i + h_j)/(n-1)²``,
+    or exact ``(h_i + h_j + 2 c_ij)/(n-1)²`` given each pair's ``coupling`` (from
+    `coupled_gradients`)."""
+    pair_offsets = _i64(pair_offsets)
+    if coupling is None:
+        coupling = np.zeros(0)
+    else:
+        coupling = _f64(coupling)
+        if coupling.shape != (pair_offsets[-1],):
+            raise ValueError(f"coupling must have one value per pair ({pair_offsets[-1]}), "
+                             f"got shape {coupling.shape}")
+    return _pair_gradients(_f64(grad), _f64(hess), _i64(offsets), pair_offsets,
+                           _i64(left), _i64(right), coupling)
 
 
 class LBObjective:
@@ -314,13 +418,22 @@ class LBObjective:
     the ordered pairs and its predictions the ``s_ij``. Univariate (``pairs=None``): the
     rows are the documents themselves (λMART*, GBT_Softmax), so the same λRank code serves
     the univariate baselines and the bivariate model alike.
+
+    ``hessian``: ``"diagonal"`` (the paper's pair hessian) or ``"exact"`` (with the
+    cross term; bivariate only, see the module docstring).
     """
 
     def __init__(self, y, offsets, *, ideal_dcg=None, pairs=None, loss: str = "lambdarank",
-                 cutoff: int = 5, sigma: float = 1.0, norm: bool = True):
+                 cutoff: int = 5, sigma: float = 1.0, norm: bool = True,
+                 hessian: str = "diagonal"):
         from ltrlib.metrics import ideal_dcg as _ideal
 
         _loss_code(loss)
+        _check_hessian(hessian)
+        if hessian == "exact" and pairs is None:
+            raise ValueError("hessian='exact' needs pairs: a univariate objective's rows are "
+                             "the documents, whose hessian h_i is exact already")
+        self.hessian = hessian
         if isinstance(cutoff, bool) or int(cutoff) != cutoff or cutoff < 1:
             raise ValueError(f"cutoff must be a positive integer, got {cutoff!r}")
         self.y = _f64(y)
@@ -358,11 +471,15 @@ class LBObjective:
         if preds.shape != (self.n_rows,):
             raise ValueError(f"objective: {preds.shape[0]} predictions for {self.n_rows} rows")
         s = self.item_scores(preds)
-        g, h = _item_gradients(s, self.y, self.offsets, self.ideal_dcg, _loss_code(self.loss),
-                               self.cutoff, self.sigma, self.norm)
+        args = (s, self.y, self.offsets, self.ideal_dcg, _loss_code(self.loss), self.cutoff,
+                self.sigma, self.norm)
+        if self.hessian == "exact":
+            g, h, coupling = _coupled_gradients(*args, *self.pairs)
+            return _pair_gradients(g, h, self.offsets, *self.pairs, coupling)
+        g, h = _item_gradients(*args)
         if self.pairs is None:
             return g, h
-        return _pair_gradients(g, h, self.offsets, *self.pairs)
+        return _pair_gradients(g, h, self.offsets, *self.pairs, np.zeros(0))
 
     def __call__(self, preds, train_data=None):
         return self.gradients(preds)

@@ -101,3 +101,29 @@ def test_validation_reuses_training_bins_and_errors():
         fit_lb(train, None, {"objective": "lambdarank"})
     with pytest.raises(ValueError, match="LightGBM"):
         fit_lb(train, None, {}, settings=LB_SETTINGS.replace(backend="xgboost"))
+
+
+def test_exact_hessian_reaches_training():
+    # The option must get from the wrapper to the booster: leaf values are -lr G/H and the
+    # exact hessians are the larger, so the first tree's outputs shrink (here by ~15 % on
+    # average; a tree of other splits could shift single leaves, so the mean is compared).
+    X, y, qid = _data(10)
+    params = {"num_leaves": 7, "min_data_in_leaf": 5, "learning_rate": 0.1,
+              "min_sum_hessian_in_leaf": 0.0}
+    fits = {h: BivariateRanker(params=params, n_diff=3, max_trees=3, early_stopping=3, hessian=h)
+            .fit(X, y, qid) for h in ("diagonal", "exact")}
+    first = {h: f.model_.booster.predict(_pair_rows(X, qid), num_iteration=1)
+             for h, f in fits.items()}
+    assert fits["exact"].model_.info["hessian"] == "exact"
+    assert np.abs(first["exact"]).mean() < 0.95 * np.abs(first["diagonal"]).mean()
+    with pytest.raises(ValueError, match="hessian='exact' needs pairs"):
+        UnivariateRanker(hessian="exact", max_trees=2).fit(X, y, qid)
+    with pytest.raises(ValueError, match="hessian must be one of"):
+        BivariateRanker(hessian="newton", max_trees=2).fit(X, y, qid)
+
+
+def _pair_rows(X, qid):
+    from ltrlib.bivariate.pairs import pair_index, pair_rows
+
+    pairs = pair_index(offsets_from_qid(qid))
+    return pair_rows(np.asarray(X, np.float32), pairs.left, pairs.right, 3, True)

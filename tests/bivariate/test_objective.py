@@ -1,5 +1,6 @@
-"""LB objective: pair gradients against finite differences of the loss, the hessian
-algebra of eq. 7, aggregation, and the λRank kernel against LightGBM's own lambdarank."""
+"""LB objective: pair gradients and exact pair hessians against finite differences of the
+loss, the hessian algebra of eq. 7, aggregation, and the λRank kernel against LightGBM's
+own lambdarank."""
 
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ import pytest
 from ltrlib.bivariate.objective import (
     LBObjective,
     aggregate,
+    coupled_gradients,
     item_gradients,
     lambdarank_loss,
     mean_ndcg,
@@ -87,6 +89,8 @@ def test_exact_pair_hessian_is_eq7_without_the_sign_typo():
     p /= p.sum()
     H = y.sum() * (np.diag(p) - np.outer(p, p))
     _, diag = LBObjective(y, offsets, pairs=pairs.as_tuple(), loss="softmax")(s_pairs)
+    _, exact = LBObjective(y, offsets, pairs=pairs.as_tuple(), loss="softmax",
+                           hessian="exact")(s_pairs)
     eps = 1e-4
     for k in range(pairs.n_pairs):
         i, j = pairs.left[k], pairs.right[k]
@@ -95,6 +99,85 @@ def test_exact_pair_hessian_is_eq7_without_the_sign_typo():
         second = (f(s_pairs + e) - 2 * f(s_pairs) + f(s_pairs - e)) / eps**2
         assert second == pytest.approx((H[i, i] - 2 * H[i, j] + H[j, j]) / 16, rel=1e-4)
         assert diag[k] == pytest.approx((H[i, i] + H[j, j]) / 16, rel=1e-10)
+        assert exact[k] == pytest.approx((H[i, i] - 2 * H[i, j] + H[j, j]) / 16, rel=1e-10)
+
+
+@pytest.mark.parametrize("loss", ["lambdarank", "softmax"])
+def test_exact_pair_hessian_matches_finite_differences(loss):
+    # The second difference of the loss along one s_ij at a time; λRank without norm, whose
+    # |ΔNDCG| weights lambdarank_loss holds at the current ranking (no swap within ±eps).
+    rng = np.random.default_rng(11)
+    offsets, y = _queries(rng)
+    pairs = pair_index(offsets)
+    idcg = ideal_dcg(y, offsets, 3) + 0.7
+    common = dict(ideal_dcg=idcg, pairs=pairs.as_tuple(), loss=loss, cutoff=3, norm=False)
+    s_pairs = rng.normal(size=pairs.n_pairs)
+    _, exact = LBObjective(y, offsets, hessian="exact", **common)(s_pairs)
+    _, diag = LBObjective(y, offsets, **common)(s_pairs)
+    f = _loss_of_pairs(loss, offsets, pairs, y, idcg, 3)
+    eps = 1e-4
+    fd = np.empty_like(s_pairs)
+    for p in range(s_pairs.size):
+        e = np.zeros_like(s_pairs)
+        e[p] = eps
+        fd[p] = (f(s_pairs + e) - 2 * f(s_pairs) + f(s_pairs - e)) / eps**2
+    np.testing.assert_allclose(exact, fd, rtol=1e-4, atol=1e-7)
+    # Not vacuous: on some pairs the diagonal form misses the curvature by far more.
+    assert np.max(np.abs(diag - fd) / np.maximum(fd, 1e-12)) > 0.05
+
+
+def _lambda_pairs(s, y, offsets, pairs, cutoff):
+    """Which ordered pairs are λ-pairs: different labels, the better-ranked of the two in the
+    top ``cutoff`` of the ranking by ``s`` (stable, as the kernel sorts)."""
+    rank = np.empty(offsets[-1], dtype=np.int64)
+    for q in range(offsets.size - 1):
+        a, b = offsets[q], offsets[q + 1]
+        rank[a + np.argsort(-s[a:b], kind="stable")] = np.arange(b - a)
+    i, j = pairs.left, pairs.right
+    return (y[i] != y[j]) & (np.minimum(rank[i], rank[j]) < cutoff)
+
+
+def test_exact_exceeds_diagonal_on_lambda_pairs_only():
+    # With LightGBM's norm (no loss to differentiate), the structure still holds: each
+    # λ-pair's curvature c_ij enters h_i, h_j and the coupling alike, so the exact hessian
+    # exceeds the diagonal one on λ-pairs, equals it elsewhere, and a document's couplings
+    # sum to its h_i.
+    rng = np.random.default_rng(12)
+    offsets, y = _queries(rng, (20, 1, 7, 20, 2))
+    pairs = pair_index(offsets)
+    s_pairs = rng.normal(size=pairs.n_pairs)
+    obj = LBObjective(y, offsets, pairs=pairs.as_tuple(), cutoff=5)
+    _, diag = obj(s_pairs)
+    _, exact = LBObjective(y, offsets, pairs=pairs.as_tuple(), cutoff=5, hessian="exact")(s_pairs)
+    s = obj.item_scores(s_pairs)
+    lam = _lambda_pairs(s, y.astype(float), offsets, pairs, 5)
+    assert lam.sum() > 10 and (~lam).sum() > 10
+    assert np.all(exact[lam] > diag[lam])
+    np.testing.assert_array_equal(exact[~lam], diag[~lam])
+    g, h, c = coupled_gradients(s, y, offsets, pairs.as_tuple(), cutoff=5)
+    g0, h0 = item_gradients(s, y, offsets, cutoff=5)
+    np.testing.assert_array_equal(g, g0)
+    np.testing.assert_array_equal(h, h0)
+    np.testing.assert_allclose(np.bincount(pairs.left, c, minlength=y.size), h, rtol=1e-12)
+    n = np.diff(offsets)[np.searchsorted(offsets, pairs.left, side="right") - 1]
+    np.testing.assert_allclose(exact, diag + 2 * c / (n - 1) ** 2, rtol=1e-12)
+
+
+def test_diagonal_hessian_is_the_default_and_unchanged():
+    rng = np.random.default_rng(13)
+    offsets, y = _queries(rng)
+    pairs = pair_index(offsets)
+    s_pairs = rng.normal(size=pairs.n_pairs)
+    for loss in ("lambdarank", "softmax"):
+        default = LBObjective(y, offsets, pairs=pairs.as_tuple(), loss=loss)(s_pairs)
+        diagonal = LBObjective(y, offsets, pairs=pairs.as_tuple(), loss=loss,
+                               hessian="diagonal")(s_pairs)
+        s = aggregate(s_pairs, offsets, *pairs.as_tuple())
+        by_hand = pair_gradients(*item_gradients(s, y, offsets, loss=loss), offsets,
+                                 *pairs.as_tuple())
+        for got in (default, diagonal):
+            np.testing.assert_array_equal(got[0], by_hand[0])
+            np.testing.assert_array_equal(got[1], by_hand[1])
 
 
 def test_pair_gradient_formula_and_aggregation():
@@ -149,6 +232,17 @@ def test_bad_arguments_are_named():
         LBObjective(y, offsets, ideal_dcg=np.ones(2))
     with pytest.raises(ValueError, match="predictions"):
         LBObjective(y, offsets)(np.zeros(4))
+    pairs = pair_index(offsets)
+    with pytest.raises(ValueError, match="hessian must be one of .*'full'"):
+        LBObjective(y, offsets, pairs=pairs.as_tuple(), hessian="full")
+    with pytest.raises(ValueError, match="hessian='exact' needs pairs"):
+        LBObjective(y, offsets, hessian="exact")
+    with pytest.raises(ValueError, match="coupling must have one value per pair"):
+        pair_gradients(np.zeros(3), np.zeros(3), offsets, *pairs.as_tuple(),
+                       coupling=np.zeros(2))
+    with pytest.raises(ValueError, match="pairs must be"):
+        coupled_gradients(np.zeros(3), y, offsets,
+                          (np.array([0, 6]), pairs.left[:5], pairs.right[:5]))
     # The λRank gain 2**label - 1 must be finite (the metrics' own check).
     big, ideal = np.array([1100, 0, 2]), np.ones(1)
     for call in (lambda: LBObjective(big, offsets, ideal_dcg=ideal),
