@@ -85,6 +85,7 @@ early_stopping: int = 30  # stop after this many trees without validation NDCG g
 num_threads: int = 1  # LightGBM threads per model; 1 is fastest on shared 2-core machines
 n_jobs: int = 2  # stage-1 folds trained side by side in worker processes; 1: one after another
 listwise_ablation: bool = False  # also tune the λRank models without listwise features (beyond the paper)
+hessian: str = "diagonal"  # pair models' hessian: diagonal (the paper's) or exact (beyond the paper)
 control: bool = True  # synthetic only: also tune λMART* and Bi-λMART on the same data without the pairwise mechanism
 storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@host:5432/db; empty means the run's 06_bilambdamart.journal
 
@@ -134,7 +135,7 @@ stats
 # ordered pairs with and without differences) are built once and shared by all trials.
 
 # %%
-exp = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries)
+exp = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries, hessian=hessian)
 fitted = experiment.fit_models(exp, list(experiment.MODELS), n_trials=trials,
                                storage=storage or report.run_dir / "06_bilambdamart.journal",
                                progress=True)
@@ -184,7 +185,8 @@ if control and oracles:
     control_splits = load_dataset(dataset, data_dir, scale, seed, synthetic_config={"pairwise_weight": 0.0})
     control_two = build_two_stage(control_splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features,
                                   settings=stage1_settings, n_jobs=n_jobs, progress=True)
-    control_exp = experiment.Stage2Experiment(control_two, settings=settings, train_queries=train_queries)
+    control_exp = experiment.Stage2Experiment(control_two, settings=settings, train_queries=train_queries,
+                                              hessian=hessian)
     control_fitted = experiment.fit_models(control_exp, ["λMART*", "Bi-λMART"], n_trials=trials,
                                            storage=storage or report.run_dir / "06_bilambdamart.journal",
                                            study_prefix="06.control", progress=True)
