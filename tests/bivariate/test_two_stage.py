@@ -160,3 +160,30 @@ def test_unusable_cache_folder_degrades_to_a_warning(tmp_path, monkeypatch):
     monkeypatch.setattr(two_stage.Path, "exists", denied)
     with pytest.warns(RuntimeWarning, match="cannot read the cache"):
         assert two_stage._load(tmp_path / "x.npz") is None
+
+
+def test_a_point_lightgbm_cannot_train_is_pruned_not_fatal(two, monkeypatch):
+    """LightGBM's split check (its issue #4739) may fail on pair models with a minimum
+    hessian of 0: that trial ends pruned with the message kept; the study goes on."""
+    lgb = pytest.importorskip("lightgbm")
+    from ltrlib.bivariate import experiment
+    from ltrlib.train import TrainSettings
+
+    _, _, _, ts = two
+    exp = experiment.Stage2Experiment(ts, train_queries=40, settings=TrainSettings(
+        max_trees=8, early_stopping=3, eval_at=5, num_threads=1), hessian="exact")
+    real_fit, calls = exp.fit, []
+
+    def flaky(spec, params, seed=None, monitor=None):
+        calls.append(params)
+        if len(calls) == 2:
+            raise lgb.basic.LightGBMError("Check failed: (best_split_info.left_count) > (0) at x.cpp")
+        return real_fit(spec, params, seed, monitor)
+
+    monkeypatch.setattr(exp, "fit", flaky)
+    fitted = experiment.fit_models(exp, ["Bi-λMART"], n_trials=3)["Bi-λMART"]
+    trials = fitted.tuning
+    assert len(trials) == 3 and (trials.state == "pruned").sum() >= 1
+    assert fitted.model.info["hessian"] == "exact"
+    with pytest.raises(ValueError, match="hessian"):
+        experiment.Stage2Experiment(ts, hessian="newton")
