@@ -13,7 +13,7 @@ DATASET ?= synthetic
 RUN_ID ?=
 ARGS ?=
 
-.PHONY: help install reproduce test test-fast bench bench-batch calibrate lab clean-cache clean-reports
+.PHONY: help install reproduce bilambdamart-paper test test-fast bench bench-batch calibrate lab clean-cache clean-reports
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -75,6 +75,11 @@ bench: $(STAMP) ## Print the speed and memory figures (parse, reload, metrics, g
 
 bench-batch: $(STAMP) ## Time the whole batch at tiny and small, per notebook, with the share outside model fitting
 	$(PY) bench/bench_batch.py --scales tiny,small --seed $(SEED)
+
+bilambdamart-paper: $(STAMP) ## Notebook 06 at the Bi-LambdaMART paper's protocol (10 folds, 2000 trees, 20 trials), outside the batch
+	$(PY) -m ltrlib run --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) --only 06 \
+		--run-id $(or $(RUN_ID),bilambdamart-paper-$(SCALE)-seed$(SEED)) \
+		-p folds 10 -p stage1_max_trees 2000 -p n_trials 20 $(ARGS)
 
 calibrate: $(STAMP) ## Print the synthetic twin's data statistics against Istella-S's (SCALE, SEED)
 	$(PY) -m ltrlib.data.calibration --scale $(SCALE) --seed $(SEED)
