@@ -180,7 +180,7 @@ if oracles:
 # lose the within-host standing), tuned exactly as above. Studies `06.control.<model>`.
 
 # %%
-control_table = None
+control_pq = None
 if control and oracles:
     control_splits = load_dataset(dataset, data_dir, scale, seed, synthetic_config={"pairwise_weight": 0.0})
     control_two = build_two_stage(control_splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features,
@@ -274,4 +274,4 @@ report.figure(plots.tuning_history(history), "tuning_history")
 # %%
 report.metrics(stage1_folds=stage1_folds, n_trials=trials, stage2_pair_features=int(stats.pair_features[0]),
                train_pairs=int(exp.rank_data("train", experiment.MODELS["Bi-λMART"]).n_rows),
-               **experiment.headline_metrics(per_query, k=cutoff, no_listwise=bare_per_query))
+               **experiment.headline_metrics(per_query, k=cutoff, no_listwise=bare_per_query, control=control_pq))

@@ -368,19 +368,21 @@ def tuning_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> p
     return pd.concat(parts, ignore_index=True)
 
 
-def headline_metrics(per_query: pd.DataFrame, k: int = 5,
-                     no_listwise: pd.DataFrame | None = None) -> dict[str, float]:
+def headline_metrics(per_query: pd.DataFrame, k: int = 5, no_listwise: pd.DataFrame | None = None,
+                     control: pd.DataFrame | None = None) -> dict[str, float]:
     """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): mean test
     NDCG@k per model (``bi-lambdamart.ndcg5``) and, given the per-query results of the
-    models without listwise features, theirs (``no_listwise.bi-lambdamart.ndcg5``)."""
+    models without listwise features or of the control without pairwise structure, theirs
+    (``no_listwise.bi-lambdamart.ndcg5``, ``control.bi-lambdamart.ndcg5``)."""
     def means(pq: pd.DataFrame) -> pd.DataFrame:
         pq = pq[pq.metric == f"ndcg@{k}"]
         return pq.groupby(["model", "metric"], sort=False).value.mean().reset_index()
 
     parts = [means(per_query)]
-    if no_listwise is not None:
-        parts.append(means(no_listwise).assign(ablation="no_listwise"))
-    return flatten_metrics(parts, keys=["ablation", "model"])
+    for name, pq in (("no_listwise", no_listwise), ("control", control)):
+        if pq is not None:
+            parts.append(means(pq).assign(variant=name))
+    return flatten_metrics(parts, keys=["variant", "model"])
 
 
 def eval_table(per_query: pd.DataFrame) -> pd.DataFrame:
