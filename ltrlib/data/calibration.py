@@ -361,8 +361,10 @@ def search(n_trials: int = 200, n_queries: int = 5_000, seed: int = 0, n_samples
 
 
 def learnability(scale: str = "small", seed: int = 0, noises=(0.25, 0.5, 1.0),
-                 num_threads: int = 2, max_trees: int = 3000, progress: bool = True) -> pd.DataFrame:
-    """M_full's test NDCG@10 for several ``feature_noise`` values (Table 6 median settings).
+                 num_threads: int = 2, max_trees: int = 3000, progress: bool = True,
+                 base: SyntheticConfig | None = None) -> pd.DataFrame:
+    """M_full's test NDCG@10 for several ``feature_noise`` values (Table 6 median settings),
+    the other knobs those of ``base`` (default: the defaults).
 
     Training follows notebook 03's first trial: LightGBM lambdarank at the median of the
     paper's Table 6 (learning rate 0.05, 180 leaves, min data 60, min Hessian 1), at most
@@ -373,7 +375,7 @@ def learnability(scale: str = "small", seed: int = 0, noises=(0.25, 0.5, 1.0),
 
     rows = []
     for noise in noises:
-        sp = make_synthetic(scale, seed, replace(SyntheticConfig(), feature_noise=float(noise)))
+        sp = make_synthetic(scale, seed, replace(base or SyntheticConfig(), feature_noise=float(noise)))
         ranker = train_ranker(sp.train, sp.vali, params=dict(PAPER_TABLE6_MEDIAN), seed=seed,
                               num_threads=num_threads, max_trees=max_trees)
         ndcg = evaluate(sp.test, ranker.score(sp.test), metrics="ndcg@10")["ndcg@10"]
