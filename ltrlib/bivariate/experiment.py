@@ -168,10 +168,13 @@ class Stage2Experiment:
         train = self.rank_data("train", spec)
         vali = self.rank_data("vali", spec)
         vali.lgb_dataset(reference=train)
-        # The pair hessian applies to pair models only; univariate rows are exact already.
-        hessian = self.hessian if spec.bivariate else "diagonal"
         return fit_lb(train, vali, params, loss=spec.loss, settings=settings, monitor=monitor,
-                      hessian=hessian)
+                      hessian=self.hessian_of(spec))
+
+    def hessian_of(self, spec: ModelSpec) -> str:
+        """The hessian ``spec`` trains with: the pair hessian applies to pair models only;
+        a univariate model's rows are documents, whose hessians are exact already."""
+        return self.hessian if spec.bivariate else "diagonal"
 
     def vali_score(self, model: Scorer) -> float:
         """Validation NDCG@cutoff with the full-list IDCG: the tuning objective."""
@@ -248,7 +251,7 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
                  "train_label_sum": int(ds.y.sum()), "features": ds.n_features,
                  "max_trees": exp.settings.max_trees, "early_stopping": exp.settings.early_stopping,
                  "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds,
-                 "hessian": exp.hessian if spec.bivariate else "diagonal",
+                 "hessian": exp.hessian_of(spec),
                  "pruning": pruning_setup(prune, exp.settings.early_stopping)}
         result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
                            storage=storage, seed=exp.seed, setup=setup, progress=progress,

@@ -31,6 +31,7 @@ from ltrlib.bivariate.objective import LBObjective, aggregate, mean_ndcg
 from ltrlib.bivariate.pairs import PairIndex, PairSequence, pair_feature_names, pair_index, pair_rows
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ideal_dcg as _ideal_dcg
+from ltrlib.train.ranker import monitor_callback
 from ltrlib.train.settings import TrainSettings
 
 __all__ = ["BivariateRanker", "LBModel", "LB_SETTINGS", "RankData", "UnivariateRanker", "fit_lb",
@@ -268,12 +269,7 @@ def fit_lb(
         callbacks = [lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
                      lgb.record_evaluation(curve)]
         if monitor is not None:
-            def report(env):
-                for data_name, name, value, _ in env.evaluation_result_list:
-                    if data_name == "vali" and name == metric:
-                        monitor(env.iteration + 1, float(value))
-
-            callbacks.append(report)
+            callbacks.append(monitor_callback(monitor, metric))
     elif monitor is not None:
         raise ValueError("monitor watches the validation curve: it needs vali")
     with timing.fitting():

@@ -251,20 +251,27 @@ def true_utility(scale: str | Scale = "small", seed: int = 0, config: SyntheticC
     ignores the pairwise structure. No feature is written, so this is much cheaper than
     generating the data.
     """
-    sc = get_scale(scale)
+    return {part: (utility if pairwise else utility - term, y)
+            for part, (utility, term, y) in _replay(get_scale(scale), seed, config).items()}
+
+
+def _replay(sc: Scale, seed: int, config: SyntheticConfig | None) -> dict[str, tuple[np.ndarray, ...]]:
+    """``{part: (utility, pairwise term, labels)}``: the latent blocks of `make_synthetic`
+    drawn again, without the features."""
     plan = _Plan.make(sc.n_queries, sc.docs_per_query, seed, config)
     n = int(plan.offsets[-1])
-    utility, y = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int32)
+    utility, term = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
+    y = np.empty(n, dtype=np.int32)
     for rng, q0, q1 in plan.chunks():
         a, b = plan.offsets[q0], plan.offsets[q1]
         latent = plan.model.latent(rng, plan.topics[q0:q1], plan.sizes[q0:q1])
         y[a:b] = plan.grade(latent, q0, q1)
-        utility[a:b] = latent.utility if pairwise else latent.utility - latent.pairwise
+        utility[a:b], term[a:b] = latent.utility, latent.pairwise
     out = {}
     for part, bounds in _partitions(sc).items():
         if bounds is not None:
             a, b = plan.offsets[bounds[0]], plan.offsets[bounds[1]]
-            out[part] = (utility[a:b], y[a:b])
+            out[part] = (utility[a:b], term[a:b], y[a:b])
     return out
 
 
@@ -289,12 +296,11 @@ def oracle_scores(ds: Dataset) -> dict[str, np.ndarray]:
     except (KeyError, ValueError):
         return {}  # a custom Scale: its sizes are not in the meta, nothing to replay
     cfg = with_config(**meta.get("config", {}))
-    utility, y = true_utility(scale, meta["seed"], cfg)[meta["part"]]
+    utility, term, y = _replay(scale, meta["seed"], cfg)[meta["part"]]
     if y.shape != ds.y.shape or not np.array_equal(y, ds.y):
         raise ValueError(f"{ds.name}: its labels are not the synthetic {scale.name} data of seed "
                          f"{meta['seed']} with config changes {meta.get('config', {})}; no oracle")
-    univariate = true_utility(scale, meta["seed"], cfg, pairwise=False)[meta["part"]][0]
-    return {ORACLE: utility.astype(np.float64), ORACLE_UNIVARIATE: univariate.astype(np.float64)}
+    return {ORACLE: utility.astype(np.float64), ORACLE_UNIVARIATE: (utility - term).astype(np.float64)}
 
 
 def simulate_lists(n_queries: int, docs_per_query: float = 106.0, seed: int = 0,
@@ -575,12 +581,8 @@ def _host_standing(rng: np.random.Generator, sizes: np.ndarray, host_docs: float
     group = np.concatenate([[0], np.cumsum(hosts)])[qi] + local  # global host index
     freshness = (rng.normal(0.0, 2.0, int(hosts.sum()))[group]
                  + rng.standard_normal(qi.size)).astype(np.float32)
-    order = np.lexsort((freshness, group))
     count = np.bincount(group, minlength=int(hosts.sum()))
-    first = np.concatenate([[0], np.cumsum(count)[:-1]])
-    rank = np.empty(qi.size, dtype=np.int64)
-    rank[order] = np.arange(qi.size) - first[group[order]]
-    standing = (2 * rank - (count[group] - 1)).astype(np.float32)
+    standing = (2 * _rank_within(freshness, group, count) - (count[group] - 1)).astype(np.float32)
     host_id = (local * 7919 + rng.integers(0, 100_003, nq)[qi]) % 100_003
     return host_id.astype(np.float32), freshness, standing
 
@@ -592,13 +594,21 @@ def _standing_scale(host_docs: float) -> float:
     return float(np.sqrt(3.0 / (host_docs**2 + 3.0 * host_docs)))
 
 
+def _rank_within(values: np.ndarray, group: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Each element's 0-based rank by ascending ``values`` among the elements of its
+    ``group`` (ties: input order); ``count[g]`` is the size of group ``g``. Pass
+    ``-values`` for a descending rank."""
+    order = np.lexsort((values, group))
+    first = np.cumsum(count) - count
+    rank = np.empty(values.size, dtype=np.int64)
+    rank[order] = np.arange(values.size) - first[group[order]]
+    return rank
+
+
 def _within_query_top_share(values: np.ndarray, sizes: np.ndarray, share: float) -> np.ndarray:
     """1.0 where a document is within the top ``share`` of its query by ``values``."""
     qi = np.repeat(np.arange(sizes.size), sizes)
-    order = np.lexsort((-values, qi))  # by query, then descending value
-    rank = np.empty(values.size, dtype=np.int64)
-    starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
-    rank[order] = np.arange(values.size) - starts
+    rank = _rank_within(-values, qi, sizes)
     return (rank < np.maximum(1, np.round(share * sizes[qi]))).astype(np.float32)
 
 
@@ -618,10 +628,7 @@ def _grade(utility: np.ndarray, offsets: np.ndarray, thresholds: np.ndarray, min
         # Like the real collections, every query has relevant documents: promote the
         # query's best documents to label 1 where the thresholds left too few.
         sizes = np.diff(offsets)
-        qi = np.repeat(np.arange(sizes.size), sizes)
-        order = np.lexsort((-utility, qi))
-        rank = np.empty(utility.size, dtype=np.int64)
-        rank[order] = np.arange(utility.size) - np.repeat(offsets[:-1], sizes)
+        rank = _rank_within(-utility, np.repeat(np.arange(sizes.size), sizes), sizes)
         labels[(rank < min_relevant) & (labels == 0)] = 1
     return labels
 

@@ -28,7 +28,15 @@ from ltrlib.train.comparison import (
     take_train_queries,
 )
 from ltrlib.train.distributed import cluster_client, fit_on_cluster, query_partitions, stop_early
-from ltrlib.train.ranker import BACKENDS, DataCache, Ranker, evaluate_rankers, train_ranker, validation_curves
+from ltrlib.train.ranker import (
+    BACKENDS,
+    DataCache,
+    Ranker,
+    evaluate_rankers,
+    monitor_callback,
+    train_ranker,
+    validation_curves,
+)
 from ltrlib.train.settings import (
     DEFAULT_EARLY_STOPPING,
     DEFAULT_EVAL_AT,
@@ -96,7 +104,7 @@ __all__ = [
     "train_ranker", "tune", "tune_cv", "tune_worker", "tuned_parameters", "tuning_history",
     "validation_curves", "SEARCH_SPACES", "search_space", "xgboost_propensities",
     "client_means", "second_test_set", "table1_initial", "table3_alternative",
-    "MODEL_NAMES", "TEST_SETS", "DataCache", "DEFAULT_NUM_THREADS", "client_data",
+    "MODEL_NAMES", "TEST_SETS", "DataCache", "DEFAULT_NUM_THREADS", "client_data", "monitor_callback",
     # shared studies (tuning)
     "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "JOURNAL_FILE", "database_url", "describe_storage", "is_shared",
     "prune_every", "prune_warmup", "pruner", "pruning_monitor", "pruning_setup", "stored_study",

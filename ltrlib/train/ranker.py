@@ -64,6 +64,7 @@ __all__ = [
     "DataCache",
     "Ranker",
     "evaluate_rankers",
+    "monitor_callback",
     "train_ranker",
     "validation_curves",
 ]
@@ -152,6 +153,18 @@ def _lgb_datasets(train: Dataset, vali: Dataset | None):
     return dtrain, (None if vali is None else vali.to_lightgbm(reference=dtrain))
 
 
+def monitor_callback(monitor: Callable[[int, float], None], metric: str, data_name: str = "vali"):
+    """A LightGBM callback calling ``monitor(trees, value)`` with ``metric`` on
+    ``data_name`` after every tree: how `train_ranker` and `ltrlib.bivariate.fit_lb` hand
+    the validation curve to a pruner (`ltrlib.train.pruning_monitor`)."""
+    def report(env):
+        for name, m, value, _ in env.evaluation_result_list:
+            if name == data_name and m == metric:
+                monitor(env.iteration + 1, float(value))
+
+    return report
+
+
 def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
              early_stopping: int, position: np.ndarray | None = None, cache: DataCache | None = None,
              monitor: Callable[[int, float], None] | None = None) -> tuple[Any, int, list[float]]:
@@ -175,12 +188,7 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
             lgb.record_evaluation(curve),
         ]
         if monitor is not None:
-            def report(env):
-                for data_name, metric, value, _ in env.evaluation_result_list:
-                    if data_name == "vali" and metric == key:
-                        monitor(env.iteration + 1, float(value))
-
-            callbacks.append(report)
+            callbacks.append(monitor_callback(monitor, key))
     booster = lgb.train(params, dtrain, num_boost_round=max_trees, valid_sets=valid_sets,
                         valid_names=["vali"] if valid_sets else None, callbacks=callbacks)
     if vali is None:

@@ -34,24 +34,36 @@ def _loss_of_pairs(loss, offsets, pairs, y, idcg, cutoff):
     return f
 
 
-@pytest.mark.parametrize("loss", ["lambdarank", "softmax"])
-def test_pair_gradients_match_finite_differences(loss):
-    rng = np.random.default_rng(1)
+def _pair_problem(seed: int, loss: str):
+    """Four small queries, their ordered pairs, random pair scores, the LBObjective
+    arguments (a full-list IDCG larger than the lists' own, as at stage 2; λRank without
+    norm, whose derivatives `lambdarank_loss` matches) and the loss as a function of the
+    pair scores."""
+    rng = np.random.default_rng(seed)
     offsets, y = _queries(rng)
     pairs = pair_index(offsets)
-    # A full-list IDCG larger than the lists' own, as at stage 2.
     idcg = ideal_dcg(y, offsets, 3) + 0.7
-    obj = LBObjective(y, offsets, ideal_dcg=idcg, pairs=pairs.as_tuple(), loss=loss,
-                      cutoff=3, norm=False)
+    common = dict(ideal_dcg=idcg, pairs=pairs.as_tuple(), loss=loss, cutoff=3, norm=False)
     s_pairs = rng.normal(size=pairs.n_pairs)
-    grad, _ = obj(s_pairs)
-    f = _loss_of_pairs(loss, offsets, pairs, y, idcg, 3)
-    eps = 1e-6
-    fd = np.empty_like(s_pairs)
-    for p in range(s_pairs.size):
-        e = np.zeros_like(s_pairs)
+    return offsets, y, s_pairs, common, _loss_of_pairs(loss, offsets, pairs, y, idcg, 3)
+
+
+def _finite_differences(f, x, eps: float, second: bool = False) -> np.ndarray:
+    """Central first (or second) differences of ``f`` along each coordinate of ``x``."""
+    out = np.empty_like(x)
+    for p in range(x.size):
+        e = np.zeros_like(x)
         e[p] = eps
-        fd[p] = (f(s_pairs + e) - f(s_pairs - e)) / (2 * eps)
+        out[p] = ((f(x + e) - 2 * f(x) + f(x - e)) / eps**2 if second
+                  else (f(x + e) - f(x - e)) / (2 * eps))
+    return out
+
+
+@pytest.mark.parametrize("loss", ["lambdarank", "softmax"])
+def test_pair_gradients_match_finite_differences(loss):
+    offsets, y, s_pairs, common, f = _pair_problem(1, loss)
+    grad, _ = LBObjective(y, offsets, **common)(s_pairs)
+    fd = _finite_differences(f, s_pairs, 1e-6)
     assert np.abs(grad).max() > 1e-3  # the check is not vacuous
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-8)
 
@@ -106,21 +118,10 @@ def test_exact_pair_hessian_is_eq7_without_the_sign_typo():
 def test_exact_pair_hessian_matches_finite_differences(loss):
     # The second difference of the loss along one s_ij at a time; λRank without norm, whose
     # |ΔNDCG| weights lambdarank_loss holds at the current ranking (no swap within ±eps).
-    rng = np.random.default_rng(11)
-    offsets, y = _queries(rng)
-    pairs = pair_index(offsets)
-    idcg = ideal_dcg(y, offsets, 3) + 0.7
-    common = dict(ideal_dcg=idcg, pairs=pairs.as_tuple(), loss=loss, cutoff=3, norm=False)
-    s_pairs = rng.normal(size=pairs.n_pairs)
+    offsets, y, s_pairs, common, f = _pair_problem(11, loss)
     _, exact = LBObjective(y, offsets, hessian="exact", **common)(s_pairs)
     _, diag = LBObjective(y, offsets, **common)(s_pairs)
-    f = _loss_of_pairs(loss, offsets, pairs, y, idcg, 3)
-    eps = 1e-4
-    fd = np.empty_like(s_pairs)
-    for p in range(s_pairs.size):
-        e = np.zeros_like(s_pairs)
-        e[p] = eps
-        fd[p] = (f(s_pairs + e) - 2 * f(s_pairs) + f(s_pairs - e)) / eps**2
+    fd = _finite_differences(f, s_pairs, 1e-4, second=True)
     np.testing.assert_allclose(exact, fd, rtol=1e-4, atol=1e-7)
     # Not vacuous: on some pairs the diagonal form misses the curvature by far more.
     assert np.max(np.abs(diag - fd) / np.maximum(fd, 1e-12)) > 0.05
