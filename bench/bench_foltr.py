@@ -48,8 +48,8 @@ def main():
 
     s = load_dataset("lightgbm-rank", "", "small", 0)
     data = P.prepare_data(s.train, s.test)
-    print(f"lightgbm-rank: {data.n_queries} train queries, {data.X.shape[1]} features, "
-          f"{len(data.y) / data.n_queries:.1f} docs/query")
+    print(f"lightgbm-rank: {data.train.n_queries} train queries, {data.train.n_features} features, "
+          f"{data.train.n_docs / data.train.n_queries:.1f} docs/query")
     for ranker, rounds in (("linear", args.rounds), ("neural", args.neural_rounds)):
         for click in ("perfect", "informational"):
             r, nd = rate(data, ranker, rounds, click)
@@ -69,8 +69,8 @@ def main():
     t0 = time.perf_counter()
     res = run_federated(fed, "linear", args.paper_rounds, seed=0, eval_every=100)
     t_run = time.perf_counter() - t0
-    print(f"paper-scale run: synthetic small ({data.n_queries} train queries, {len(data.y)} docs, "
-          f"{data.X.shape[1]} features), T={args.paper_rounds}, 5 clients, B=5, linear, "
+    print(f"paper-scale run: synthetic small ({data.train.n_queries} train queries, {data.train.n_docs} docs, "
+          f"{data.train.n_features} features), T={args.paper_rounds}, 5 clients, B=5, linear, "
           f"{len(res.offline)} offline evaluations")
     print(f"  wall time {t_run:.1f} s for {res.interactions:,} interactions ({res.interactions / t_run:,.0f}/s); "
           f"+ {t_prep:.1f} s normalisation/warm-up, {t_load:.1f} s loading; "

@@ -57,8 +57,8 @@ def main() -> None:
     s = load_dataset("lightgbm-rank", "", "small", 0)
     data = P.prepare_data(P.online_training_queries(s), s.test)  # all 201 of rank.train
     fed = P.iid(data, 5, 5, "perfect")
-    print(f"lightgbm-rank: {data.n_queries} train / {len(data.offsets_test) - 1} test queries, "
-          f"{data.X.shape[1]} features; 5 IID clients, B=5, lr 0.1, perfect SDBN clicks, "
+    print(f"lightgbm-rank: {data.train.n_queries} train / {data.test.n_queries} test queries, "
+          f"{data.train.n_features} features; 5 IID clients, B=5, lr 0.1, perfect SDBN clicks, "
           f"T={args.rounds}, seeds {seeds}")
     for ranker in [r.strip() for r in args.rankers.split(",") if r.strip()]:
         run_federated(fed, ranker, 2, seed=0, eval_every=1)  # JIT warm-up

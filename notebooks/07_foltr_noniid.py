@@ -106,14 +106,14 @@ else:
 # An intent collection is read outside load_dataset and records no provenance.
 report = Reporter(run_id, "07_foltr_noniid", data=None if intent_qrels else splits)
 # Synthesised Type 1 intents are groups of document categories: at least one per intent.
-n_categories = 0 if data.category is None else len(set(data.category.tolist()))
+n_categories = 0 if data.train.category is None else len(set(data.train.category.tolist()))
 type1_settings = ("type1", "type4_type1")
 if data.intents is None and n_categories < foltr.partition.N_INTENTS \
         and any(s in setting_list for s in type1_settings):
     print(f"Type 1 settings are skipped: {n_categories} document categories, fewer than the "
           f"{foltr.partition.N_INTENTS} intents (set category_feature, and category_bins)")
     setting_list = [s for s in setting_list if s not in type1_settings]
-dict(train_queries=data.n_queries, test_queries=len(data.offsets_test) - 1, features=data.X.shape[1])
+dict(train_queries=data.train.n_queries, test_queries=data.test.n_queries, features=data.train.n_features)
 
 # %% [markdown]
 # ## The runs

@@ -43,11 +43,12 @@ whole and with their original labels, replaces each client's own part of them in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
 
+from ltrlib.data.dataset import Dataset
 from ltrlib.foltr.clicks import PBM_ETAS, SDBN_PRESET_NAMES, click_model, pbm, sdbn
 from ltrlib.foltr.federated import Federation, prepare_features
 from ltrlib.foltr.views import ClientView, concat_views, view_of_queries, without_queries
@@ -58,24 +59,36 @@ N_INTENTS = 4
 
 @dataclass(frozen=True, eq=False)
 class FoltrData:
-    """Training and test data prepared once (features min-max scaled per query by default)."""
+    """Training and test data prepared once for the federated runs: two `Dataset`s (features
+    min-max scaled per query by default) and what only FOLTR needs besides them.
 
-    X: np.ndarray
-    y: np.ndarray
-    offsets: np.ndarray
-    category: np.ndarray | None
-    X_test: np.ndarray
-    y_test: np.ndarray
-    offsets_test: np.ndarray
+    ``train`` and ``test`` are the data; the partitions read their flat arrays (``X``, ``y``,
+    ``offsets``, ``category``) and hand them to the compiled kernels as they are. Held, not
+    inherited: `Dataset.take`, ``subset`` and ``split`` build plain Datasets, which would
+    silently drop ``intents``, the row-aligned part of this record.
+    """
+
+    train: Dataset
+    test: Dataset
+    # Only FOLTR needs these two. ``n_levels``: the label scale the click models are given
+    # for (2, 3 or 5), which the labels alone do not fix (a 5-level collection may hold no
+    # label 4). ``intents``: judged intents (the intent-change collection,
+    # `ltrlib.foltr.intents`), one row of training labels per intent, int64
+    # (n_intents, train.n_docs); ``train.y`` is then their union (relevant under any intent).
     n_levels: int
-    name: str = "data"
-    # Judged intents (the intent-change collection, `ltrlib.foltr.intents`): one row of
-    # training labels per intent; ``y`` is then their union (relevant under any intent).
     intents: np.ndarray | None = None
 
-    @property
-    def n_queries(self) -> int:
-        return len(self.offsets) - 1
+    def __post_init__(self):
+        for part in ("train", "test"):
+            if not isinstance(getattr(self, part), Dataset):
+                raise TypeError(f"FoltrData: {part} must be a ltrlib.data.Dataset, "
+                                f"got {type(getattr(self, part)).__name__}")
+        if self.test.n_features != self.train.n_features:
+            raise ValueError(f"FoltrData: test {self.test.name!r} has {self.test.n_features} features, "
+                             f"train {self.train.name!r} has {self.train.n_features}")
+        if self.intents is not None and (self.intents.ndim != 2 or self.intents.shape[1] != self.train.n_docs):
+            raise ValueError(f"FoltrData: intents must have one column per training row "
+                             f"({self.train.n_docs}), got shape {self.intents.shape}")
 
 
 LABEL_SCALES = (2, 3, 5)  # the label scales the click-model presets are given for
@@ -119,24 +132,23 @@ def prepare_data(train, test, normalise: bool = True, n_levels: int | None = Non
     if top >= n_levels or min(int(y.min(initial=0)), int(yt.min(initial=0))) < 0:
         raise ValueError(f"prepare_data: labels run up to {top} but n_levels={n_levels}; "
                          "pass n_levels matching the collection (2, 3 or 5)")
+    # ``replace`` keeps each part's query ids, feature names, categories, name and meta.
     return FoltrData(
-        X=prepare_features(train.X, train.offsets, normalise), y=y,
-        offsets=np.asarray(train.offsets, dtype=np.int64),
-        category=None if train.category is None else np.asarray(train.category),
-        X_test=prepare_features(test.X, test.offsets, normalise), y_test=yt,
-        offsets_test=np.asarray(test.offsets, dtype=np.int64), n_levels=int(n_levels),
-        name=getattr(train, "name", "data"), intents=intents,
+        train=replace(train, X=prepare_features(train.X, train.offsets, normalise), y=y, meta=dict(train.meta)),
+        test=replace(test, X=prepare_features(test.X, test.offsets, normalise), meta=dict(test.meta)),
+        n_levels=int(n_levels), intents=intents,
     )
 
 
 def _fed(data: FoltrData, clients, models, name, X_test=None, y_test=None, offsets_test=None,
          **meta) -> Federation:
-    test = (data.X_test, data.y_test, data.offsets_test) if X_test is None else (X_test, y_test, offsets_test)
-    return Federation(data.X, tuple(clients), tuple(models), *test, name=name, meta=meta)
+    test = (data.test.X, data.test.y, data.test.offsets) if X_test is None else (X_test, y_test, offsets_test)
+    return Federation(data.train.X, tuple(clients), tuple(models), *test, name=name, meta=meta)
 
 
 def _whole(data, n_clients, B, model_choices=(0,)):
-    return [view_of_queries(f"client{c}", data.offsets, data.y, model_choices=model_choices, n_updates=B)
+    train = data.train
+    return [view_of_queries(f"client{c}", train.offsets, train.y, model_choices=model_choices, n_updates=B)
             for c in range(n_clients)]
 
 
@@ -171,18 +183,19 @@ def _intents(data: FoltrData, n_clients: int, n_intents: int, seed: int):
     A client's label of a document is its row under the intent the client holds for the
     document's query."""
     rng = np.random.default_rng(seed)
+    train = data.train
     if data.intents is not None:
         group, rows = None, data.intents
-    elif data.category is None:
+    elif train.category is None:
         raise ValueError("type1: the training data has no document categories; load it with "
                          "category_feature (and category_bins) so intents can be synthesised")
     else:
-        group = intent_groups(data.category, n_intents, rng)
-        rows = np.stack([np.where(group == k, data.y, 0) for k in range(n_intents)])
+        group = intent_groups(train.category, n_intents, rng)
+        rows = np.stack([np.where(group == k, train.y, 0) for k in range(n_intents)])
     n_intents = len(rows)
-    nq = data.n_queries
+    nq = train.n_queries
     perms = np.argsort(rng.random((nq, n_intents)), axis=1)   # one shuffle of intents per query
-    q_of_doc = np.repeat(np.arange(nq), np.diff(data.offsets))
+    q_of_doc = train.doc_query_index
     docs = np.arange(len(q_of_doc))
     labels = [rows[perms[q_of_doc, c % n_intents], docs] for c in range(n_clients)]
     return labels, rows, group
@@ -195,11 +208,12 @@ def type1(data: FoltrData, noniid: bool = True, n_clients: int = N_INTENTS, B: i
     # The paper's protocol: offline NDCG on the training queries under each intent,
     # averaged (Federation takes 2-D test labels), for judged and synthesised intents
     # alike; the union labels of held-out queries would favour the IID baseline.
-    judged = dict(X_test=data.X, y_test=per_intent, offsets_test=data.offsets)
+    judged = dict(X_test=data.train.X, y_test=per_intent, offsets_test=data.train.offsets)
     if not noniid:
         return _fed(data, _whole(data, n_clients, B), models, "type1_iid", type="type1", noniid=False,
                     click=click, **judged)
-    clients = [view_of_queries(f"client{c}", data.offsets, labels[c], n_updates=B) for c in range(n_clients)]
+    clients = [view_of_queries(f"client{c}", data.train.offsets, labels[c], n_updates=B)
+               for c in range(n_clients)]
     return _fed(data, clients, models, "type1_noniid", type="type1", noniid=True, click=click, **judged)
 
 
@@ -221,21 +235,22 @@ def type2(data: FoltrData, noniid: bool = True, R: int = 1, n_clients: int | Non
     if not noniid:
         return _fed(data, _whole(data, n_clients, B), models, f"type2_R{R}_iid", type="type2", R=R,
                     noniid=False, click=click)
-    keep = [np.isin(data.y, s) for s in sets]
+    train = data.train
+    keep = [np.isin(train.y, s) for s in sets]
     if not overlap:
         # Each document to one client at most: the clients that could share a document
         # (R = 1: the owners of the same label; R = 2: all, as labels recur across pairs)
         # split the queries between them, shuffled by seed.
-        query_of_row = np.repeat(np.arange(data.n_queries), np.diff(data.offsets))
-        order = np.random.default_rng(seed).permutation(data.n_queries)
+        query_of_row = train.doc_query_index
+        order = np.random.default_rng(seed).permutation(train.n_queries)
         groups = ([[c for c in range(n_clients) if sets[c] == s] for s in dict.fromkeys(sets)]
                   if R == 1 else [list(range(n_clients))])
         for group in groups:
             for c, part in zip(group, np.array_split(order, len(group))):
-                mine = np.zeros(data.n_queries, dtype=bool)
+                mine = np.zeros(train.n_queries, dtype=bool)
                 mine[part] = True
                 keep[c] &= mine[query_of_row]
-    clients = [view_of_queries(f"client{c}", data.offsets, data.y, keep=k, n_updates=B)
+    clients = [view_of_queries(f"client{c}", train.offsets, train.y, keep=k, n_updates=B)
                for c, k in enumerate(keep)]
     return _fed(data, clients, models, f"type2_R{R}_noniid", type="type2", R=R, noniid=True,
                 click=click, overlap=bool(overlap))
@@ -250,7 +265,8 @@ def type3(data: FoltrData, noniid: bool = True, family: str = "sdbn", B: int = 5
         raise ValueError(f"type3: family must be sdbn or pbm, got {family!r}")
     m = len(models)
     choices = [[c] for c in range(m)] if noniid else [list(range(m))] * m
-    clients = [view_of_queries(f"client{c}", data.offsets, data.y, model_choices=choices[c], n_updates=B)
+    train = data.train
+    clients = [view_of_queries(f"client{c}", train.offsets, train.y, model_choices=choices[c], n_updates=B)
                for c in range(m)]
     return _fed(data, clients, models, f"type3_{family}_{'noniid' if noniid else 'iid'}", type="type3",
                 family=family, noniid=noniid, click=family)
@@ -298,11 +314,12 @@ def with_data_sharing(fed: Federation, data: FoltrData, fraction: float = 0.1, s
     if not 0 < fraction <= 1:
         raise ValueError(f"with_data_sharing: fraction must be in (0, 1], got {fraction}")
     rng = np.random.default_rng(seed)
-    n_shared = max(1, int(round(fraction * data.n_queries)))
-    shared_q = np.sort(rng.choice(data.n_queries, n_shared, replace=False))
-    shared = view_of_queries("shared", data.offsets, data.y, query_index=shared_q,
+    train = data.train
+    n_shared = max(1, int(round(fraction * train.n_queries)))
+    shared_q = np.sort(rng.choice(train.n_queries, n_shared, replace=False))
+    shared = view_of_queries("shared", train.offsets, train.y, query_index=shared_q,
                              model_choices=fed.clients[0].model_choices)
-    own = [without_queries(v, data.offsets, shared_q) if remove_from_shards else v for v in fed.clients]
+    own = [without_queries(v, train.offsets, shared_q) if remove_from_shards else v for v in fed.clients]
     clients = [concat_views(v.name, [v, shared.with_(model_choices=v.model_choices)]) for v in own]
     meta = dict(fed.meta, data_sharing=fraction, shared_removed_from_shards=bool(remove_from_shards))
     return Federation(fed.X, tuple(clients), fed.click_models, fed.X_test, fed.y_test, fed.offsets_test,

@@ -1,5 +1,7 @@
 """Federated loop: FedAvg weighting, seeds, FedPer isolation, learning on a toy set; partitions."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -35,9 +37,10 @@ def test_fedavg_weights_by_interactions():
 
 
 def test_client_without_interactions_gets_no_weight(toy):
-    a = view_of_queries("a", toy.offsets, toy.y, n_updates=5)
+    a = view_of_queries("a", toy.train.offsets, toy.train.y, n_updates=5)
     idle = a.with_(name="idle", n_updates=0)
-    mk = lambda clients: Federation(toy.X, clients, (sdbn("perfect"),), toy.X_test, toy.y_test, toy.offsets_test)
+    mk = lambda clients: Federation(toy.train.X, clients, (sdbn("perfect"),), toy.test.X, toy.test.y,
+                                    toy.test.offsets)
     alone = run_federated(mk((a,)), "linear", 3, seed=4, eval_every=3)
     both = run_federated(mk((a, idle)), "linear", 3, seed=4, eval_every=3)
     # Same seed, same client-0 stream: the idle client must not pull the average back.
@@ -87,23 +90,23 @@ def test_type2_label_skew_invariants(toy):
     assert len(fed2.clients) == 10
     for c, pair in zip(fed2.clients, P.label_sets(2, 10)):
         assert c.label_set() <= set(pair) and len(c.label_set()) >= 1
-        assert np.array_equal(toy.y[c.rows], c.labels)
+        assert np.array_equal(toy.train.y[c.rows], c.labels)
     total = sum(len(c.rows) for c in fed.clients)
-    assert total == len(toy.y)                             # R=1 partitions every document once
+    assert total == len(toy.train.y)                             # R=1 partitions every document once
     base = P.type2(toy, False, R=1)
-    assert all(len(c.rows) == len(toy.y) for c in base.clients)
+    assert all(len(c.rows) == len(toy.train.y) for c in base.clients)
     # No document goes to two clients: 10 clients with R=1 divide each label's documents
     # between its two owners, and R=2's pairs hold disjoint query parts.
     for many in (P.type2(toy, True, R=1, n_clients=10), fed2):
         rows = np.concatenate([c.rows for c in many.clients])
         assert len(rows) == len(np.unique(rows))
     ten = P.type2(toy, True, R=1, n_clients=10)
-    assert sum(len(c.rows) for c in ten.clients) == len(toy.y)
+    assert sum(len(c.rows) for c in ten.clients) == len(toy.train.y)
     assert ten.clients[0].label_set() == ten.clients[5].label_set() == {0}
     # overlap=True: the reference's LDS2_V1, every pair's documents in every query
     over = P.type2(toy, True, R=2, overlap=True)
     for c, pair in zip(over.clients, P.label_sets(2, 10)):
-        assert len(c.rows) == np.isin(toy.y, pair).sum()
+        assert len(c.rows) == np.isin(toy.train.y, pair).sum()
     with pytest.raises(ValueError, match="R .labels per client. must be 1 or 2"):
         P.type2(toy, True, R=3)
 
@@ -114,31 +117,31 @@ def test_type1_intent_invariants(toy):
     # Each document is relevant for at most one client's intent, and exactly the union
     # over intents gives back the original labels (the IID baseline).
     assert np.all((stacked > 0).sum(axis=0) <= 1)
-    np.testing.assert_array_equal(stacked.max(axis=0), toy.y)
+    np.testing.assert_array_equal(stacked.max(axis=0), toy.train.y)
     # Intents are a permutation across the 4 clients within every query.
-    q_of = np.repeat(np.arange(toy.n_queries), np.diff(toy.offsets))
+    q_of = np.repeat(np.arange(toy.train.n_queries), np.diff(toy.train.offsets))
     for q in range(5):
         docs = q_of == q
         seen = set()
         for c in range(4):
-            kept = docs & (stacked[c] == toy.y) & (toy.y > 0)
+            kept = docs & (stacked[c] == toy.train.y) & (toy.train.y > 0)
             seen |= set(group[kept].tolist())
         assert len(seen) <= 4
     # Categories map to exactly one group, and the 8 categories fill 4 groups.
-    for cat in np.unique(toy.category):
-        assert len(np.unique(group[toy.category == cat])) == 1
+    for cat in np.unique(toy.train.category):
+        assert len(np.unique(group[toy.train.category == cat])) == 1
     assert len(np.unique(group)) == 4
     again, _ = P.intent_labels(toy, 4, 4, seed=3)
     assert all(np.array_equal(a, b) for a, b in zip(labels, again))
     iid = P.type1(toy, False)
-    assert all(np.array_equal(c.labels, toy.y) for c in iid.clients)
+    assert all(np.array_equal(c.labels, toy.train.y) for c in iid.clients)
     # Both sides are evaluated as the paper does: on the training queries, under every
     # intent (one label row per intent), not on held-out queries with the union labels.
     for fed in (P.type1(toy, False, seed=3), P.type1(toy, True, seed=3)):
-        assert fed.X_test is toy.X and np.array_equal(fed.offsets_test, toy.offsets)
-        np.testing.assert_array_equal(fed.y_test, [np.where(group == k, toy.y, 0) for k in range(4)])
+        assert fed.X_test is toy.train.X and np.array_equal(fed.offsets_test, toy.train.offsets)
+        np.testing.assert_array_equal(fed.y_test, [np.where(group == k, toy.train.y, 0) for k in range(4)])
     with pytest.raises(ValueError, match="no document categories"):
-        P.intent_labels(P.FoltrData(**{**toy.__dict__, "category": None}), 4, 4, 0)
+        P.intent_labels(replace(toy, train=toy.train.with_category(None)), 4, 4, 0)
 
 
 def test_type3_and_type4_invariants(toy):
@@ -165,7 +168,7 @@ def test_data_sharing_appends_shared_queries(toy):
     plain = P.type2(toy, True, R=1)
     for c, own in zip(fed.clients, plain.clients):
         assert np.array_equal(c.rows[-len(fed.shared.rows):], fed.shared.rows)
-        assert np.array_equal(c.labels[-len(fed.shared.rows):], toy.y[fed.shared.rows])
+        assert np.array_equal(c.labels[-len(fed.shared.rows):], toy.train.y[fed.shared.rows])
         # as the reference: the client's own part of a shared query is taken out of its
         # shard, so every shared document appears once, with its true label
         assert len(c.rows) == len(set(c.rows.tolist()))
@@ -243,7 +246,7 @@ def test_label_scale_is_read_off_the_labels():
 def test_iid_and_type1_mixed_partitions(toy):
     fed = P.iid(toy, 3, 4, "navigational")
     assert len(fed.clients) == 3 and all(c.n_updates == 4 for c in fed.clients)
-    assert all(np.array_equal(c.labels, toy.y) and len(c.rows) == len(toy.y) for c in fed.clients)
+    assert all(np.array_equal(c.labels, toy.train.y) and len(c.rows) == len(toy.train.y) for c in fed.clients)
     mixed = P.type4(toy, True, mix="type1", seed=2)
     assert [c.n_updates for c in mixed.clients] == [1, 3, 5, 7, 9]
     labels, _ = P.intent_labels(toy, 5, 4, seed=2)
@@ -273,14 +276,14 @@ def test_fedprox_pulls_at_every_interaction_as_the_reference(toy):
     from ltrlib.foltr.pdgd import client_update
 
     # All labels 0: the perfect click model never clicks, so no interaction has a gradient.
-    view = view_of_queries("quiet", toy.offsets, np.zeros_like(toy.y), n_updates=10)
+    view = view_of_queries("quiet", toy.train.offsets, np.zeros_like(toy.train.y), n_updates=10)
     kinds, c, s, eta = stack_click_models((sdbn("perfect"),))
-    w_global = np.zeros(toy.X.shape[1])
+    w_global = np.zeros(toy.train.X.shape[1])
     ideal = np.ones(len(view.q_off) - 1)
 
     def local_model(mu, every):
         w = np.ones_like(w_global)  # a local model away from the global one
-        client_update(0, 1, w, w_global, mu, every, 0.1, 10, toy.X, view.rows, view.labels,
+        client_update(0, 1, w, w_global, mu, every, 0.1, 10, toy.train.X, view.rows, view.labels,
                       view.q_off, ideal, view.model_choices, kinds, c, s, eta,
                       np.random.default_rng(0), np.random.default_rng(1), np.zeros(10))
         return w

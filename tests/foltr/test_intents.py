@@ -38,8 +38,8 @@ def test_judged_intents_are_read_row_aligned(tmp_path):
     d = np.tile(np.arange(DOCS), N_Q)
     for k in range(N_INTENTS):
         np.testing.assert_array_equal(data.intents[k], ((d == k) | (d == k + 4)).astype(int))
-    np.testing.assert_array_equal(data.y, (data.intents.max(axis=0)))   # IID labels: the union
-    assert data.y.sum() == N_Q * DOCS   # every document is relevant to one intent here
+    np.testing.assert_array_equal(data.train.y, (data.intents.max(axis=0)))   # IID labels: the union
+    assert data.train.y.sum() == N_Q * DOCS   # every document is relevant to one intent here
 
 
 def test_type1_shuffles_judged_intents_per_query_and_evaluates_under_each(tmp_path):
@@ -54,9 +54,9 @@ def test_type1_shuffles_judged_intents_per_query_and_evaluates_under_each(tmp_pa
         assert sorted(intent_of[:, q]) == list(range(N_INTENTS))   # a permutation per query
     assert len({tuple(intent_of[:, q]) for q in range(N_Q)}) > 1  # and not the same one
     # The paper's evaluation: the training queries under every intent.
-    assert fed.y_test.shape == data.intents.shape and fed.X_test is data.X
+    assert fed.y_test.shape == data.intents.shape and fed.X_test is data.train.X
     iid = P.type1(data, False, seed=1)
-    assert all(np.array_equal(c.labels, data.y) for c in iid.clients)
+    assert all(np.array_equal(c.labels, data.train.y) for c in iid.clients)
     assert P.type4(data, True, mix="type1", seed=1).y_test.shape == data.intents.shape
     r = run_federated(fed, "linear", 3, seed=0, eval_every=3)
     assert np.isfinite(r.offline.value).all()
