@@ -1,7 +1,8 @@
 """Federated online learning to rank (FPDGD) under non-IID data.
 
 - ``clicks``: click models (SDBN presets of Table 4, PBM) and the compiled click kernel;
-- ``rankers``: linear and one-hidden-layer neural rankers on flat parameter vectors;
+- ``rankers``: linear and one-hidden-layer neural rankers on flat parameter vectors, and
+  ``FoltrRanker``, a trained one scoring a ``Dataset``;
 - ``pdgd``: Plackett-Luce sampling, preference inference, rho weights and the update, compiled;
 - ``views`` / ``partition``: client views and the non-IID Types 1-4 with IID baselines, data sharing;
 - ``intents``: the intent-change collection (judged intents for Type 1);
@@ -16,7 +17,7 @@ from ltrlib.foltr.clicks import (
 from ltrlib.foltr.federated import Federation, RunResult, fedavg, run_federated
 from ltrlib.foltr.intents import intent_matrix, read_doc_ids, read_intent_collection, read_qrels
 from ltrlib.foltr.partition import FoltrData, online_training_queries, prepare_data
-from ltrlib.foltr.rankers import RankerSpec, make_ranker
+from ltrlib.foltr.rankers import FoltrRanker, RankerSpec, make_ranker
 from ltrlib.foltr.simulate import (
     Job, grid, headline_metrics, noniid_gaps, online_table, online_table_caption, remedy_table, rounds_and_seeds,
     run_jobs, summarise_offline,
@@ -27,6 +28,6 @@ __all__ = [
     "click_model", "check_labels", "stack_click_models", "simulate_clicks",
     "Federation", "RunResult", "fedavg", "run_federated", "FoltrData", "online_training_queries", "prepare_data", "read_intent_collection",
     "intent_matrix", "read_doc_ids", "read_qrels",
-    "RankerSpec", "make_ranker", "Job", "grid", "run_jobs", "online_table", "summarise_offline",
+    "RankerSpec", "FoltrRanker", "make_ranker", "Job", "grid", "run_jobs", "online_table", "summarise_offline",
     "headline_metrics", "noniid_gaps", "online_table_caption", "remedy_table", "rounds_and_seeds",
 ]

@@ -48,7 +48,7 @@ import pandas as pd
 from ltrlib import timing
 from ltrlib.foltr.clicks import ClickModel, stack_click_models
 from ltrlib.foltr.pdgd import client_update, normalise_queries
-from ltrlib.foltr.rankers import RankerSpec, make_ranker
+from ltrlib.foltr.rankers import FoltrRanker, RankerSpec, make_ranker
 from ltrlib.foltr.views import ClientView
 from ltrlib.metrics import ndcg
 
@@ -103,9 +103,16 @@ class RunResult:
     offline: pd.DataFrame   # round, metric (ndcg@10), value
     online: pd.DataFrame    # round, online_ndcg (mean over clients)
     cumulative_online: float
-    weights: np.ndarray
+    # The server's final model, a `ltrlib.data.Scorer`. Under FedPer its output layer is the
+    # initial one: offline NDCG measures the personalised vectors of ``client_weights``.
+    ranker: FoltrRanker
     interactions: int
     client_weights: list | None = None  # FedPer: each client's personalised vector
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The final global parameter vector (read-only), as the kernels take it."""
+        return self.ranker.weights
 
 
 def fedavg(models: np.ndarray, counts: np.ndarray, fallback: np.ndarray) -> np.ndarray:
@@ -233,7 +240,7 @@ class _FederatedRun:
         return RunResult(
             offline=pd.DataFrame({"round": off_rounds, "metric": "ndcg@10", "value": off_vals}),
             online=pd.DataFrame({"round": np.arange(1, n_rounds + 1), "online_ndcg": self.online}),
-            cumulative_online=cum, weights=self.w_global, interactions=self.interactions,
+            cumulative_online=cum, ranker=FoltrRanker(self.spec, self.w_global), interactions=self.interactions,
             client_weights=self.personalised() if self.fedper else None,
         )
 

@@ -86,9 +86,10 @@ class FoltrData:
         if self.test.n_features != self.train.n_features:
             raise ValueError(f"FoltrData: test {self.test.name!r} has {self.test.n_features} features, "
                              f"train {self.train.name!r} has {self.train.n_features}")
-        if self.intents is not None and (self.intents.ndim != 2 or self.intents.shape[1] != self.train.n_docs):
+        shape = None if self.intents is None else np.shape(self.intents)
+        if shape is not None and (len(shape) != 2 or shape[1] != self.train.n_docs):
             raise ValueError(f"FoltrData: intents must have one column per training row "
-                             f"({self.train.n_docs}), got shape {self.intents.shape}")
+                             f"({self.train.n_docs}), got shape {shape}")
 
 
 LABEL_SCALES = (2, 3, 5)  # the label scales the click-model presets are given for

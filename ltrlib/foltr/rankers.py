@@ -12,6 +12,9 @@ knowing the model.
   weights are uniform in +-1/sqrt(fan-in) (``W1``: fan-in ``n_features``; ``w2``: fan-in
   ``hidden``), small enough to start near-random but large enough that hidden units differ.
   The output layer is ``w[spec.output_slice]``; FedPer keeps it on the client.
+
+A trained ranker leaves the federated loop as a ``FoltrRanker`` (its spec and final
+weights), ltrlib's one scoring contract: ``score(dataset)`` (`ltrlib.data.Scorer`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 from scipy.special import expit
+
+from ltrlib.data.dataset import Dataset
 
 LINEAR = 0
 NEURAL = 1
@@ -99,6 +104,34 @@ class RankerSpec:
 
 def make_ranker(kind: str, n_features: int, hidden: int = 64) -> RankerSpec:
     return RankerSpec(kind, int(n_features), int(hidden))
+
+
+@dataclass(frozen=True, eq=False)
+class FoltrRanker:
+    """A trained ranker as a `ltrlib.data.Scorer`: its spec and its final weights.
+
+    ``score(data)`` is ``spec.score(weights, data.X)``, the scores the federated loop
+    evaluates with. The features must be prepared as the training ones were: per-query
+    min-max scaled unless ``prepare_data(normalise=False)``; ``FoltrData.train`` and
+    ``test`` are. The weights are a read-only copy, so the model cannot change under a caller.
+    """
+
+    spec: RankerSpec
+    weights: np.ndarray
+
+    def __post_init__(self):
+        w = np.array(self.weights, dtype=np.float64)
+        if w.shape != (self.spec.n_params,):
+            raise ValueError(f"FoltrRanker ({self.spec.kind}): weights have shape {w.shape}, "
+                             f"expected ({self.spec.n_params},)")
+        w.setflags(write=False)
+        object.__setattr__(self, "weights", w)
+
+    def score(self, data: Dataset) -> np.ndarray:
+        if data.n_features != self.spec.n_features:
+            raise ValueError(f"FoltrRanker ({self.spec.kind}): dataset {data.name!r} has "
+                             f"{data.n_features} features, the ranker was trained on {self.spec.n_features}")
+        return self.spec.score(self.weights, data.X)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -243,6 +243,30 @@ def test_label_scale_is_read_off_the_labels():
         P.prepare_data(five, five, n_levels=3)
 
 
+def test_foltr_data_is_two_datasets_plus_label_scale_and_intents():
+    raw, raw_test = toy_dataset(seed=0), toy_dataset(30, seed=1, name="toy_test")
+    data = P.prepare_data(raw, raw_test)
+    assert isinstance(data.train, Dataset) and isinstance(data.test, Dataset)
+    # Everything but the features is the given Dataset's; the features are scaled per query.
+    for got, given in ((data.train, raw), (data.test, raw_test)):
+        assert got.name == given.name and got.feature_names == given.feature_names
+        np.testing.assert_array_equal(got.query_ids, given.query_ids)
+        np.testing.assert_array_equal(got.offsets, given.offsets)
+        np.testing.assert_array_equal(got.y, given.y)
+        np.testing.assert_array_equal(got.category, given.category)
+        np.testing.assert_array_equal(got.X, prepare_features(given.X, given.offsets))
+    assert data.train.X.flags.c_contiguous and data.train.X.dtype == np.float32
+    np.testing.assert_array_equal(P.prepare_data(raw, raw_test, normalise=False).train.X, raw.X)
+    assert data.n_levels == 5 and data.intents is None
+    with pytest.raises(ValueError, match="test 'narrow' has 2 features, train 'toy' has 4"):
+        P.FoltrData(data.train, Dataset(X=np.zeros((2, 2)), y=[0, 1], query_ids=[0], offsets=[0, 2],
+                                        name="narrow"), 5)
+    with pytest.raises(TypeError, match="train must be a ltrlib.data.Dataset, got tuple"):
+        P.FoltrData((raw.X, raw.y, raw.offsets), data.test, 5)
+    with pytest.raises(ValueError, match=r"intents must have one column per training row \(720\)"):
+        P.FoltrData(data.train, data.test, 5, intents=np.zeros((2, 7), dtype=np.int64))
+
+
 def test_iid_and_type1_mixed_partitions(toy):
     fed = P.iid(toy, 3, 4, "navigational")
     assert len(fed.clients) == 3 and all(c.n_updates == 4 for c in fed.clients)
