@@ -30,8 +30,9 @@
 # training queries (validation and test keep all). The time goes to tuning first: every
 # model gets `n_trials` = 10 Optuna trials (TPE, the paper uses hyperopt) over the same
 # space of §5.4's four parameters, wide enough to hold the paper's Table 8 optima, the
-# first trial at the model's default point, hopeless trials pruned on their validation
-# curve. On the `tiny` scale stage 1 uses at most 3 folds and one trial is run, and every
+# first trial at the model's default point, every trial early-stopped as the paper's
+# (not pruned: pruning stopped Bi-λMART's best points, see `experiment.fit_models`), two
+# models tuned side by side (`n_jobs`). On the `tiny` scale stage 1 uses at most 3 folds and one trial is run, and every
 # table says it is no comparison. The paper's setting: `-p folds 10 -p stage1_max_trees
 # 2000 -p stage2_features 0 -p train_queries 0 -p n_trials 20`.
 #
@@ -84,7 +85,7 @@ n_trials: int = 10  # Optuna TPE trials per model, the same for all; the first i
 max_trees: int = 2000  # most trees per model, as the paper
 early_stopping: int = 30  # stop after this many trees without validation NDCG gain, as the paper
 num_threads: int = 1  # LightGBM threads per model; 1 is fastest on shared 2-core machines
-n_jobs: int = 2  # stage-1 folds trained side by side in worker processes; 1: one after another
+n_jobs: int = 2  # stage-1 folds, then stage-2 models, trained side by side in worker processes; 1: one after another
 listwise_ablation: bool = False  # also tune the λRank models without listwise features (beyond the paper)
 hessian: str = "diagonal"  # pair models' hessian: diagonal (the paper's) or exact (beyond the paper)
 control: bool = True  # synthetic only: also tune λMART* and Bi-λMART on the same data without the pairwise mechanism
@@ -137,7 +138,7 @@ stats
 
 # %%
 exp = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries, hessian=hessian)
-fitted = experiment.fit_models(exp, list(experiment.MODELS), n_trials=trials,
+fitted = experiment.fit_models(exp, list(experiment.MODELS), n_trials=trials, n_jobs=n_jobs,
                                storage=storage or report.run_dir / "06_bilambdamart.journal",
                                progress=True)
 oracles = oracle_scores(splits.test)  # empty unless the data are the synthetic twin
@@ -176,19 +177,20 @@ if oracles:
 
 # %% [markdown]
 # ## The control: the same data without the pairwise mechanism (synthetic data only)
-# Stage 1 and the two models of the central claim, λMART* and Bi-λMART, on the data
-# generated with `pairwise_weight` = 0 (same seed, so the same features; only the labels
-# lose the within-host standing), tuned exactly as above. Studies `06.control.<model>`.
+# The two models of the central claim, λMART* and Bi-λMART, on the data generated with
+# `pairwise_weight` = 0 (same seed, so the same documents and features; only the labels
+# lose the within-host standing), tuned exactly as above. Stage 1's lists are kept
+# (`TwoStage.relabelled`): the control then differs from the main run in its labels alone,
+# and a univariate stage 1 cannot see the pairwise term anyway. Studies `06.control.<model>`.
 
 # %%
 control_pq = None
 if control and oracles:
     control_splits = load_dataset(dataset, data_dir, scale, seed, synthetic_config={"pairwise_weight": 0.0})
-    control_two = build_two_stage(control_splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features,
-                                  settings=stage1_settings, n_jobs=n_jobs, progress=True)
+    control_two = two.relabelled(control_splits)
     control_exp = experiment.Stage2Experiment(control_two, settings=settings, train_queries=train_queries,
                                               hessian=hessian)
-    control_fitted = experiment.fit_models(control_exp, ["λMART*", "Bi-λMART"], n_trials=trials,
+    control_fitted = experiment.fit_models(control_exp, ["λMART*", "Bi-λMART"], n_trials=trials, n_jobs=n_jobs,
                                            storage=storage or report.run_dir / "06_bilambdamart.journal",
                                            study_prefix="06.control", progress=True)
     control_oracles = oracle_scores(control_splits.test)
@@ -234,7 +236,7 @@ bare_per_query = None
 if listwise_ablation:
     bare = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries, listwise=False)
     ablation_rows = [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
-    bare_fitted = experiment.fit_models(bare, ablation_rows[1:], n_trials=trials,
+    bare_fitted = experiment.fit_models(bare, ablation_rows[1:], n_trials=trials, n_jobs=n_jobs,
                                         storage=storage or report.run_dir / "06_bilambdamart.journal",
                                         study_prefix="06.no_listwise", progress=True)
     bare_per_query = experiment.per_query_results(bare, bare_fitted)

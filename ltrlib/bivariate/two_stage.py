@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -106,6 +106,32 @@ class TwoStage:
 
     def part(self, name: str) -> Dataset:
         return getattr(self.stage2, name)
+
+    def relabelled(self, splits: Splits) -> "TwoStage":
+        """The same two stages over ``splits``: the same documents as `stage1` (features,
+        queries and order identical) with other labels, e.g. the synthetic twin generated
+        with another ``synthetic_config``. Stage 1's lists, models and scores are kept; the
+        stage-2 labels and the full-list ideal DCGs are those of ``splits``.
+
+        Why: a control that changes only the labels then differs from the main run in its
+        labels alone, not also in stage-1 models retrained on them, and costs no stage 1.
+        Leak-free as stage 1 is: every query is still scored by the fold model that never
+        saw it (nor its documents under either labelling)."""
+        for p in _PARTS:
+            old, new = getattr(self.stage1, p), getattr(splits, p, None)
+            if new is None:
+                raise ValueError(f"relabelled needs train, vali and test partitions; {p} is missing")
+            same = (np.array_equal(old.query_ids, new.query_ids) and np.array_equal(old.offsets, new.offsets)
+                    and old.X.shape == new.X.shape and np.array_equal(old.X, new.X))
+            if not same:
+                raise ValueError(f"relabelled: partition {p} ({new.name}) does not hold the same documents "
+                                 f"as stage 1's ({old.name}); only the labels may differ")
+        parts = {p: replace(self.part(p), y=getattr(splits, p).y[self.kept[p]]) for p in _PARTS}
+        ideal = {p: np.stack([ideal_dcg(getattr(splits, p).y, getattr(splits, p).offsets, k)
+                              for k in self.cutoffs], axis=1) for p in _PARTS}
+        return replace(self, stage1=Splits(splits.train, splits.vali, splits.test),
+                       stage2=Splits(parts["train"], parts["vali"], parts["test"]), full_ideal=ideal,
+                       info={**self.info, "relabelled": True})
 
 
 def _fingerprint(ds: Dataset) -> str:

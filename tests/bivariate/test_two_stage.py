@@ -187,3 +187,55 @@ def test_a_point_lightgbm_cannot_train_is_pruned_not_fatal(two, monkeypatch):
     assert fitted.model.info["hessian"] == "exact"
     with pytest.raises(ValueError, match="hessian"):
         experiment.Stage2Experiment(ts, hessian="newton")
+
+
+def test_models_tuned_side_by_side_equal_one_after_another(two, tmp_path):
+    # Worker processes get the experiment without its LightGBM Datasets or stage 1's full
+    # partitions, rebuild what they need, and must reach the very same studies and models.
+    from ltrlib.bivariate import experiment
+    from ltrlib.train import TrainSettings
+
+    _, _, _, ts = two
+    exp = experiment.Stage2Experiment(ts, train_queries=40, settings=TrainSettings(
+        max_trees=8, early_stopping=3, eval_at=5, num_threads=1))
+    names = ["λMART*", "Bi-λMART"]
+    alone = experiment.fit_models(exp, names, n_trials=1)
+    journal = tmp_path / "studies.journal"
+    side = experiment.fit_models(exp, names, n_trials=1, n_jobs=2, storage=journal)
+    assert list(side) == names
+    for name in names:
+        assert side[name].params == alone[name].params
+        assert side[name].vali_ndcg == alone[name].vali_ndcg
+        np.testing.assert_array_equal(side[name].model.score(exp.parts["test"]),
+                                      alone[name].model.score(exp.parts["test"]))
+    # The studies landed in the one journal the workers shared, and are resumed from it.
+    again = experiment.fit_models(exp, names, n_trials=1, storage=journal)
+    assert all(again[n].tuning["number"].tolist() == side[n].tuning["number"].tolist() for n in names)
+    assert exp.two.stage1 is not None  # pickling for the workers left the parent's intact
+    with pytest.raises(ValueError, match="n_jobs"):
+        experiment.fit_models(exp, names, n_jobs=0)
+
+
+def test_relabelled_keeps_stage1_and_takes_the_new_labels(two):
+    from ltrlib.data import make_synthetic
+    from ltrlib.data.synthetic import with_config
+
+    splits, _, _, ts = two
+    control = make_synthetic("tiny", 0, config=with_config(pairwise_weight=0.0))
+    rel = ts.relabelled(control)
+    changed = 0
+    for p in ("train", "vali", "test"):
+        new, full = rel.part(p), getattr(control, p)
+        # Stage 1's lists and scores are kept: the same rows, features and offsets ...
+        np.testing.assert_array_equal(new.X, ts.part(p).X)
+        np.testing.assert_array_equal(new.offsets, ts.part(p).offsets)
+        np.testing.assert_array_equal(rel.kept[p], ts.kept[p])
+        # ... with the control's labels, and its full lists' ideal DCG.
+        np.testing.assert_array_equal(new.y, full.y[ts.kept[p]])
+        np.testing.assert_allclose(rel.ideal(p, 5), ideal_dcg(full.y, full.offsets, 5))
+        changed += int((new.y != ts.part(p).y).sum())
+    assert changed > 0  # the control's labels differ: the test would see a no-op
+    assert ts.part("train").y is not rel.part("train").y and rel.stage1.train is control.train
+    other = make_synthetic("tiny", 1)
+    with pytest.raises(ValueError, match="same documents"):
+        ts.relabelled(other)
