@@ -711,8 +711,8 @@ def _bilambdamart_markdown(claims: pd.DataFrame | None) -> list[str]:
             "are not a target here, its claims are. Each is decided on this run's tables "
             "(NDCG@5, superscripts = paired t-test p < 0.01, as the paper) and on the paper's "
             "printed numbers (`paper`: holds on every dataset it prints the table for). The "
-            "control is λMART* and Bi-λMART tuned alike on the same data without the pairwise "
-            "mechanism (notebook 06's `control`). File: [fidelity_bilambdamart.csv](fidelity_bilambdamart.csv).", "",
+            "control is λMART* and Bi-λMART tuned alike on the same documents and stage-1 lists "
+            "with the labels generated without the pairwise mechanism (notebook 06's `control`). File: [fidelity_bilambdamart.csv](fidelity_bilambdamart.csv).", "",
             table_to_markdown(claims[["claim", "ours", "paper", "evidence"]]), "",
             *[f"- `{r.claim}`: {r.statement}" for r in claims.itertuples()], ""]
 

@@ -23,6 +23,7 @@ from ltrlib.bivariate.experiment import (
     Stage2Experiment,
     curves_frame,
     eval_table,
+    fit_model_groups,
     fit_models,
     headline_metrics,
     per_query_results,

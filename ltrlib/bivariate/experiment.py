@@ -44,7 +44,7 @@ from ltrlib.train.settings import TrainSettings
 from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_study
 
 __all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED",
-           "curves_frame", "eval_table", "fit_models", "headline_metrics", "per_query_results",
+           "curves_frame", "eval_table", "fit_model_groups", "fit_models", "headline_metrics", "per_query_results",
            "results_table", "suggest", "tuned_table", "tuning_frame", "tuning_label"]
 
 LEARNING_RATES = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2)
@@ -253,27 +253,54 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
     document models per tree (19 pair rows per document), so the pair models start first
     and the document models fill the gaps. ``n_jobs=1`` tunes them here, one after another.
     """
-    unknown = [n for n in names if n not in MODELS]
-    if unknown:
-        raise ValueError(f"unknown models {unknown}; choose from {list(MODELS)}")
+    return fit_model_groups({study_prefix: (exp, names)}, n_trials=n_trials, storage=storage,
+                            prune=prune, n_jobs=n_jobs, progress=progress)[study_prefix]
+
+
+def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *, n_trials: int = 1,
+                     storage=None, prune: bool = False, n_jobs: int = 1,
+                     progress: bool = False) -> dict[str, dict[str, FittedModel]]:
+    """`fit_models` for several experiments in one pool of workers, e.g. notebook 06's main
+    run and its control: ``groups`` maps a study prefix to ``(experiment, model names)``;
+    returns the fitted models by prefix, then by name.
+
+    Why one pool: the pair models take nearly all the time, and run group after group
+    a lone pair model (the control's Bi-λMART) leaves the other core idle for as long as it
+    takes; pooled, the four pair models share both cores.
+    """
+    jobs = []
+    for prefix, (exp, names) in groups.items():
+        unknown = [n for n in names if n not in MODELS]
+        if unknown:
+            raise ValueError(f"unknown models {unknown}; choose from {list(MODELS)}")
+        jobs += [(prefix, exp, name) for name in names]
     if int(n_jobs) < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
-    tune = dict(n_trials=n_trials, storage=storage, study_prefix=study_prefix, prune=prune)
-    if int(n_jobs) == 1 or len(names) == 1:
-        return {name: _tune_model(exp, name, progress=progress, **tune) for name in names}
+    tune = dict(n_trials=n_trials, storage=storage, prune=prune)
+    fitted: dict[str, dict[str, FittedModel]] = {prefix: {} for prefix in groups}
+    if int(n_jobs) == 1 or len(jobs) == 1:
+        for prefix, exp, name in jobs:
+            fitted[prefix][name] = _tune_model(exp, name, study_prefix=prefix, progress=progress, **tune)
+        return fitted
     from joblib import Parallel, delayed
 
     from ltrlib import timing
     from ltrlib.progress import bar
 
-    order = sorted(names, key=lambda n: not MODELS[n].bivariate)  # stable: pair models first
-    calls = (delayed(_tune_model)(exp, name, progress=False, **tune) for name in order)
+    workers = min(int(n_jobs), len(jobs))
+    order = sorted(jobs, key=lambda job: not MODELS[job[2]].bivariate)  # stable: pair models first
+    calls = (delayed(_tune_in_worker)(prefix, exp, name, tune) for prefix, exp, name in order)
     with timing.fitting():
-        done = Parallel(n_jobs=min(int(n_jobs), len(order)), backend="loky",
-                        return_as="generator_unordered")(calls)
-        fitted = {f.name: f for f in bar(done, total=len(order), unit="model", enabled=progress,
-                                         desc=f"stage-2 models, {min(int(n_jobs), len(order))} at a time")}
-    return {name: fitted[name] for name in names}
+        done = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")(calls)
+        for prefix, f in bar(done, total=len(order), unit="model", enabled=progress,
+                             desc=f"stage-2 models, {workers} at a time"):
+            fitted[prefix][f.name] = f
+    # In the order asked for, whatever order the workers finished in.
+    return {prefix: {name: fitted[prefix][name] for name in names} for prefix, (_, names) in groups.items()}
+
+
+def _tune_in_worker(prefix: str, exp: Stage2Experiment, name: str, tune: dict) -> tuple[str, FittedModel]:
+    return prefix, _tune_model(exp, name, study_prefix=prefix, progress=False, **tune)
 
 
 def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, study_prefix: str,

@@ -212,6 +212,12 @@ def test_models_tuned_side_by_side_equal_one_after_another(two, tmp_path):
     again = experiment.fit_models(exp, names, n_trials=1, storage=journal)
     assert all(again[n].tuning["number"].tolist() == side[n].tuning["number"].tolist() for n in names)
     assert exp.two.stage1 is not None  # pickling for the workers left the parent's intact
+    # Two experiments in one pool (notebook 06's main run and control): each study under its
+    # own prefix, the same models as tuned one group at a time.
+    groups = experiment.fit_model_groups({"main": (exp, names), "other": (exp, names[:1])},
+                                         n_trials=1, n_jobs=2, storage=journal)
+    assert {p: list(g) for p, g in groups.items()} == {"main": names, "other": names[:1]}
+    assert groups["other"][names[0]].vali_ndcg == alone[names[0]].vali_ndcg
     with pytest.raises(ValueError, match="n_jobs"):
         experiment.fit_models(exp, names, n_jobs=0)
 
