@@ -34,15 +34,25 @@ def parse_value(text: str) -> Any:
         return text
 
 
+#: The notebooks' standard data parameters, as `_add_data_arguments` adds them (argparse's
+#: dest names, which are also the keyword names of `run_all`, `tune_worker` and `lab.main`).
+_DATA_ARGUMENTS = ("dataset", "data_dir", "scale", "seed")
+
+
 def _add_data_arguments(parser, *, dataset_help: str, seed_help: str) -> None:
     """``--dataset``, ``--data-dir``, ``--scale`` and ``--seed``: the notebooks' standard data
-    parameters, which `run`, `tune-worker` and `lab` all take."""
+    parameters, which `run`, `tune-worker` and `lab` all take (read back by `_data_options`)."""
     parser.add_argument("--dataset", default="synthetic", metavar="synthetic|lightgbm-rank|PATH",
                         help=f"{dataset_help} (default: %(default)s)")
     parser.add_argument("--data-dir", default="", metavar="DIR", help="directory of the dataset's files, if separate")
     parser.add_argument("--scale", default="small", choices=sorted(config.SCALES),
                         help="synthetic data size (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help=f"{seed_help} (default: %(default)s)")
+
+
+def _data_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The values of `_add_data_arguments`' options, as keywords for the handler's call."""
+    return {name: getattr(args, name) for name in _DATA_ARGUMENTS}
 
 
 def _add_run_parser(subparsers) -> None:
@@ -154,8 +164,8 @@ def _tune_worker(args: argparse.Namespace) -> int:
     from ltrlib.train.workers import tune_worker
 
     result = tune_worker(
-        args.storage, args.study, dataset=args.dataset, data_dir=args.data_dir, scale=args.scale,
-        seed=args.seed, category_feature=args.category_feature, category_bins=args.category_bins,
+        args.storage, args.study, **_data_options(args),
+        category_feature=args.category_feature, category_bins=args.category_bins,
         categories=(args.split1_category, args.split2_category, args.split3_category),
         n_trials=args.n_trials, max_trees=args.max_trees, early_stopping=args.early_stopping,
         backend=args.backend, start_from_paper=args.start_from_paper, prune=args.prune,
@@ -187,8 +197,8 @@ def _add_lab_parser(subparsers) -> None:
 def _lab(args: argparse.Namespace) -> int:
     from ltrlib import lab
 
-    return lab.main(dataset=args.dataset, data_dir=args.data_dir, scale=args.scale, seed=args.seed,
-                    run_id=args.run_id, port=args.port, open_browser=not args.no_browser)
+    return lab.main(**_data_options(args), run_id=args.run_id, port=args.port,
+                    open_browser=not args.no_browser)
 
 
 def _add_index_parser(subparsers) -> None:
@@ -241,10 +251,7 @@ def _run(args: argparse.Namespace) -> int:
     from ltrlib.runner import run_all  # imports papermill; keep `ltrlib --help` fast
 
     run_dir = run_all(
-        dataset=args.dataset,
-        data_dir=args.data_dir,
-        scale=args.scale,
-        seed=args.seed,
+        **_data_options(args),
         run_id=args.run_id,
         only=args.only,
         force=args.force,

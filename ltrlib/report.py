@@ -55,6 +55,7 @@ from ltrlib.atomic import atomic_path, atomic_write_text
 
 __all__ = [
     "Reporter",
+    "RunFolder",
     "atomic_path",
     "atomic_write_text",
     "clear_notebook_outputs",
@@ -234,7 +235,29 @@ def clear_notebook_outputs(run_dir: str | os.PathLike, notebook: str) -> None:
 # --------------------------------------------------------------------------- Reporter
 
 
-class Reporter:
+class RunFolder:
+    """One run's folder, ``<root>/<run_id>/``, bound to the data its results come from: what
+    `Reporter` (tables, figures, metrics) and `ltrlib.train.ModelStore` (models) share.
+
+    ``run_id`` must be one file-name component (`validate_name`); ``root`` defaults to
+    ``ltrlib.config.REPORTS_DIR``. With ``data`` (the notebook's `Splits`) the folder is bound
+    to their provenance (`ltrlib.provenance.bind_run`, kept as ``provenance``): a run holding
+    results of other data is refused here, before anything is computed or overwritten.
+    """
+
+    def __init__(self, run_id: str, root: str | os.PathLike | None = None, data=None):
+        self.run_id = validate_name(run_id, "run_id")
+        self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
+        self.provenance = provenance.describe(data) if data is not None else None
+        if self.provenance is not None:
+            provenance.bind_run(self.run_dir, self.provenance)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / self.run_id
+
+
+class Reporter(RunFolder):
     """Writes the tables, figures and metrics of one notebook into ``<root>/<run_id>/``.
 
     Parameters
@@ -254,18 +277,12 @@ class Reporter:
     """
 
     def __init__(self, run_id: str, notebook: str, root: str | os.PathLike | None = None, data=None):
-        self.run_id = validate_name(run_id, "run_id")
+        # The notebook name is checked first: binding the run folder writes to it.
         self.notebook = validate_name(notebook, "notebook name")
-        self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
-        if data is not None:
-            provenance.bind_run(self.run_dir, provenance.describe(data))
+        super().__init__(run_id, root, data)
 
     def __repr__(self) -> str:
         return f"Reporter(run_id={self.run_id!r}, notebook={self.notebook!r}, root={str(self.root)!r})"
-
-    @property
-    def run_dir(self) -> Path:
-        return self.root / self.run_id
 
     @property
     def tables_dir(self) -> Path:

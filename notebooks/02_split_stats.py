@@ -47,20 +47,16 @@ import pandas as pd
 from IPython.display import display
 
 from ltrlib import plots
-from ltrlib.data.loading import load_dataset
-from ltrlib.noniid.categories import resolve_split_categories
 from ltrlib.noniid import splits as nsplit
 from ltrlib.report import Reporter
 
-splits = load_dataset(dataset, data_dir, scale, seed,
-                      category_feature=category_feature or None, category_bins=category_bins)
-report = Reporter(run_id, "02_split_stats", data=splits)
 # "auto" categories are the data's most frequent query categories (the paper's reason for 11 and 14).
-split1_category, split2_category, split3_category = resolve_split_categories(
-    splits.train, split1_category, split2_category, split3_category, seed=seed)
-print(f"split categories: Split1 {split1_category}, Split2 {split2_category}, Split3 {split3_category}")
+splits, split_categories = nsplit.load_split_data(dataset, data_dir, scale, seed,
+                                                  (split1_category, split2_category, split3_category),
+                                                  category_feature=category_feature, category_bins=category_bins)
+split1_category, split2_category, split3_category = split_categories
+report = Reporter(run_id, "02_split_stats", data=splits)
 table2_categories = tuple(dict.fromkeys([split2_category, split3_category, split1_category]))
-split_categories = (split1_category, split2_category, split3_category)
 client_sets = nsplit.parse_client_sets(three_client_sets, auto=(split2_category, split3_category))
 splits
 

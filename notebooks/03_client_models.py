@@ -88,20 +88,18 @@ trials = train.budget_for_scale(scale, "client_models", n_trials=n_trials)["n_tr
 trials, settings
 
 # %%
-from ltrlib.data.loading import load_dataset
-from ltrlib.noniid.splits import paper_split_setup
+from ltrlib.noniid.splits import load_paper_splits
 from ltrlib.report import Reporter
 
-splits = load_dataset(dataset, data_dir, scale, seed,
-                      category_feature=category_feature or None, category_bins=category_bins)
-report = Reporter(run_id, "03_client_models", data=splits)
-store = train.ModelStore(run_id, data=splits)
 # "auto" categories are the data's most frequent query categories (the paper's reason for 11
 # and 14); a split a client of which holds too few queries to train on is left out, with a warning.
-setup = paper_split_setup(splits, split1_category, split2_category, split3_category, seed=seed,
-                          merge_size=merge_size, merge_overflow=merge_overflow, splits_to_run=splits_to_run)
+setup = load_paper_splits(dataset, data_dir, scale, seed, (split1_category, split2_category, split3_category),
+                          category_feature=category_feature, category_bins=category_bins, merge_size=merge_size,
+                          merge_overflow=merge_overflow, splits_to_run=splits_to_run)
+splits, nsplits, run_splits = setup.data, setup.splits, setup.names
 split1_category, split2_category, split3_category = setup.categories
-nsplits, run_splits = setup.splits, setup.names
+report = Reporter(run_id, "03_client_models", data=splits)
+store = train.ModelStore(run_id, data=splits)
 nsplits
 
 # %% [markdown]

@@ -78,22 +78,20 @@ trials, settings
 
 # %%
 from ltrlib import merge, plots
-from ltrlib.data.loading import load_dataset
 from ltrlib.merge import linear, selection
-from ltrlib.noniid.splits import paper_split_setup
+from ltrlib.noniid.splits import load_paper_splits
 from ltrlib.report import Reporter
 from ltrlib.train import ModelStore
 from ltrlib.train.tuning import JOURNAL_FILE
 
-splits = load_dataset(dataset, data_dir, scale, seed,
-                      category_feature=category_feature or None, category_bins=category_bins)
-report = Reporter(run_id, "05_stacking", data=splits)
-store = ModelStore(run_id, data=splits)
 # "auto" categories are the data's most frequent query categories (the paper's reason for 11
 # and 14); a split a client of which holds too few queries to train on is left out, with a warning.
-setup = paper_split_setup(splits, split1_category, split2_category, split3_category, seed=seed,
-                          merge_size=merge_size, merge_overflow=merge_overflow, splits_to_run=splits_to_run)
-nsplits, split_names = setup.splits, setup.names
+setup = load_paper_splits(dataset, data_dir, scale, seed, (split1_category, split2_category, split3_category),
+                          category_feature=category_feature, category_bins=category_bins, merge_size=merge_size,
+                          merge_overflow=merge_overflow, splits_to_run=splits_to_run)
+splits, nsplits, split_names = setup.data, setup.splits, setup.names
+report = Reporter(run_id, "05_stacking", data=splits)
+store = ModelStore(run_id, data=splits)
 models = merge.load_local_models(store, split_names)
 setup.selected()
 

@@ -60,6 +60,15 @@ def test_reporter_refuses_a_run_of_other_data_before_writing(tmp_path, tiny, tin
     Reporter("run", "05_stacking", root=tmp_path, data=tiny)  # the same data is welcome
 
 
+def test_reporter_and_store_bind_one_run_folder_and_a_bad_notebook_name_writes_nothing(tmp_path, tiny):
+    with pytest.raises(ValueError, match="invalid notebook name"):
+        Reporter("run", "../04", root=tmp_path, data=tiny)
+    assert not (tmp_path / "run").exists()
+    rep, store = Reporter("run", "04_linear_merge", root=tmp_path, data=tiny), ModelStore("run", root=tmp_path, data=tiny)
+    assert rep.run_dir == store.run_dir == tmp_path / "run"
+    assert rep.provenance == store.provenance == json.loads((tmp_path / "run" / provenance.FILE).read_text())
+
+
 def test_store_records_provenance_and_refuses_models_of_other_data(tmp_path, tiny, tiny_seed1, ranker):
     ModelStore("run", root=tmp_path, data=tiny).save(ranker, "Split1", "M1")
     side = json.loads((tmp_path / "run" / "models" / "Split1" / "M1.json").read_text())

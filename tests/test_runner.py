@@ -406,6 +406,29 @@ def test_cli_collects_options():
         cli._parameters([["a", "1"], ["a", "2"]])
 
 
+def test_cli_hands_the_data_options_to_every_subcommand(monkeypatch, capsys):
+    """`run`, `tune-worker` and `lab` take the standard data options and pass them on as given."""
+    import types
+
+    from ltrlib import lab, runner
+    from ltrlib.train import workers
+
+    seen = {}
+    result = types.SimpleNamespace(study_name="s", n_new=0, n_trials=1, best_trial=0, best_value=0.5,
+                                   best_params={})
+    monkeypatch.setattr(runner, "run_all", lambda **kw: seen.setdefault("run", kw) and "dir")
+    monkeypatch.setattr(workers, "tune_worker", lambda *a, **kw: seen.setdefault("tune-worker", kw) and result)
+    monkeypatch.setattr(lab, "main", lambda **kw: seen.setdefault("lab", kw) and 0)
+    data = ["--dataset", "lightgbm-rank", "--data-dir", "/d", "--scale", "tiny", "--seed", "3"]
+    assert cli.main(["run", *data, "--no-progress"]) == 0
+    assert cli.main(["tune-worker", "--storage", "sqlite://", "--study", "full.M_full", *data]) == 0
+    assert cli.main(["lab", *data]) == 0
+    capsys.readouterr()
+    for command in ("run", "tune-worker", "lab"):
+        got = {k: seen[command][k] for k in ("dataset", "data_dir", "scale", "seed")}
+        assert got == {"dataset": "lightgbm-rank", "data_dir": "/d", "scale": "tiny", "seed": 3}, command
+
+
 def test_cli_error_exits_nonzero_without_traceback(tmp_path):
     """`python -m ltrlib run` on an unknown parameter: exit 1 and a one-line reason."""
     _write(tmp_path / "notebooks", {"00_plain.py": PLAIN_NOTEBOOK})

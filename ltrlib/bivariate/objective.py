@@ -79,6 +79,22 @@ HESSIANS = ("diagonal", "exact")
 
 
 @njit(cache=True)
+def _lambda_pair(y, i, j, rank_i, rank_j):
+    # The λ-pair of documents i and j at ranks rank_i and rank_j: (high, low, |ΔDCG|), the
+    # better-labelled document first and the DCG change of swapping the two, not yet divided
+    # by the ideal DCG (each caller divides as it always has, so results stay bit-identical).
+    # Equal labels form no λ-pair: (-1, -1, 0.0). One home for the gradients and the loss,
+    # so the loss whose finite differences check the gradients weighs pairs the same way.
+    if y[i] == y[j]:
+        return -1, -1, 0.0
+    if y[i] > y[j]:
+        high, low, high_rank, low_rank = i, j, rank_i, rank_j
+    else:
+        high, low, high_rank, low_rank = j, i, rank_j, rank_i
+    return high, low, (gain(y[high]) - gain(y[low])) * abs(discount(high_rank) - discount(low_rank))
+
+
+@njit(cache=True)
 def _lambdarank_query(s, y, a, n, inv_idcg, cutoff, sigma, norm, grad, hess, coupling):
     # ``coupling``: an n x n buffer (local rows) receiving c_ij = -d2l/ds_i ds_j, or a 0 x 0
     # array when only the diagonal is wanted; grad and hess are computed the same either way.
@@ -89,17 +105,11 @@ def _lambdarank_query(s, y, a, n, inv_idcg, cutoff, sigma, norm, grad, hess, cou
     top = min(n - 1, cutoff)
     for ii in range(top):
         for jj in range(ii + 1, n):
-            i = a + order[ii]
-            j = a + order[jj]
-            if y[i] == y[j]:
+            high, low, delta_dcg = _lambda_pair(y, a + order[ii], a + order[jj], ii, jj)
+            if high < 0:
                 continue
-            if y[i] > y[j]:
-                high, low, high_rank, low_rank = i, j, ii, jj
-            else:
-                high, low, high_rank, low_rank = j, i, jj, ii
             delta_score = s[high] - s[low]
-            delta_ndcg = (gain(y[high]) - gain(y[low])) \
-                * abs(discount(high_rank) - discount(low_rank)) * inv_idcg
+            delta_ndcg = delta_dcg * inv_idcg
             if norm and best != worst:
                 delta_ndcg /= 0.01 + abs(delta_score)
             p = 1.0 / (1.0 + np.exp(sigma * delta_score))
@@ -209,16 +219,10 @@ def _lambdarank_loss(s, y, offsets, idcg, cutoff, sigma):
         total = 0.0
         for ii in range(min(n - 1, cutoff)):
             for jj in range(ii + 1, n):
-                i = a + order[ii]
-                j = a + order[jj]
-                if y[i] == y[j]:
+                high, low, delta_dcg = _lambda_pair(y, a + order[ii], a + order[jj], ii, jj)
+                if high < 0:
                     continue
-                if y[i] > y[j]:
-                    high, low, high_rank, low_rank = i, j, ii, jj
-                else:
-                    high, low, high_rank, low_rank = j, i, jj, ii
-                w = (gain(y[high]) - gain(y[low])) \
-                    * abs(discount(high_rank) - discount(low_rank)) / idcg[q]
+                w = delta_dcg / idcg[q]
                 total += w * np.log1p(np.exp(-sigma * (s[high] - s[low])))
         per_query[q] = total
     return per_query.sum()

@@ -60,7 +60,9 @@ import pandas as pd
 
 from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
+from ltrlib.data.loading import load_dataset
 from ltrlib.noniid.categories import (
+    AUTO,
     STRATEGIES,
     CategoryCounts,
     assign_query_categories,
@@ -543,8 +545,9 @@ def select_splits(nsplits: dict[str, NonIIDSplit], splits_to_run: str) -> list[s
 
 @dataclass(frozen=True)
 class PaperSplitSetup:
-    """Where notebooks 03-05 start from (`paper_split_setup`)."""
+    """Where notebooks 03-05 start from (`load_paper_splits`, `paper_split_setup`)."""
 
+    data: Splits  # the collection the splits are made of
     categories: tuple[int, int, int]  # of Split1, Split2, Split3, "auto" resolved
     splits: dict[str, NonIIDSplit]  # the paper splits with trainable clients
     names: list[str]  # those of them in ``splits_to_run``, in its order
@@ -553,20 +556,60 @@ class PaperSplitSetup:
         return {name: self.splits[name] for name in self.names}
 
 
+def _show_categories(categories: tuple[int, int, int]) -> None:
+    # Printed: "auto" may pick other categories than the paper's 11 and 14 on other data.
+    print("split categories: " + ", ".join(f"{name} {c}" for name, c in zip(PAPER_SPLITS, categories)))
+
+
+def _setup(data: Splits, categories: tuple[int, int, int], seed: int, merge_size: str | int,
+           merge_overflow: str, splits_to_run: str) -> PaperSplitSetup:
+    nsplits = trainable_splits(paper_splits(data, categories=categories, seed=seed, merge_size=merge_size,
+                                            merge_overflow=merge_overflow))
+    return PaperSplitSetup(data, categories, nsplits, select_splits(nsplits, splits_to_run))
+
+
 def paper_split_setup(data: Splits, split1_category="auto", split2_category="auto", split3_category="auto", *,
                       seed: int = 0, merge_size: str | int = "train_queries_half",
                       merge_overflow: str = "shrink", splits_to_run: str = ",".join(PAPER_SPLITS)) -> PaperSplitSetup:
-    """The paper's Split1-3 as notebooks 03-05 take them from their parameters: the split
-    categories with ``"auto"`` resolved on the training set (the data's most frequent query
-    categories, the paper's reason for 11 and 14; printed, as every notebook shows them),
-    the splits whose clients can be trained on (`trainable_splits`, which warns about the
-    rest) and the names of ``splits_to_run`` among them (`select_splits`)."""
+    """The paper's Split1-3 of ``data`` as notebooks 03-05 take them from their parameters:
+    the split categories with ``"auto"`` resolved on the training set (the data's most
+    frequent query categories, the paper's reason for 11 and 14; printed, as every notebook
+    shows them), the splits whose clients can be trained on (`trainable_splits`, which warns
+    about the rest) and the names of ``splits_to_run`` among them (`select_splits`)."""
     categories = resolve_split_categories(data.train, split1_category, split2_category, split3_category,
                                           seed=seed)
-    print("split categories: " + ", ".join(f"{name} {c}" for name, c in zip(PAPER_SPLITS, categories)))
-    nsplits = trainable_splits(paper_splits(data, categories=categories, seed=seed, merge_size=merge_size,
-                                            merge_overflow=merge_overflow))
-    return PaperSplitSetup(categories, nsplits, select_splits(nsplits, splits_to_run))
+    _show_categories(categories)
+    return _setup(data, categories, seed, merge_size, merge_overflow, splits_to_run)
+
+
+def load_split_data(dataset: str = "synthetic", data_dir: str = "", scale: str = "small", seed: int = 0,
+                    categories=(AUTO, AUTO, AUTO), *, category_feature: str | int = "",
+                    category_bins: int = 0, show: bool = True) -> tuple[Splits, tuple[int, int, int]]:
+    """The data of notebooks 02-05 and `ltrlib tune-worker`, from their parameters, and
+    their Split1-3 categories: `load_dataset` (an empty ``category_feature`` means none, as
+    the notebooks' default says), then ``categories`` with ``"auto"`` resolved on the
+    training set (`resolve_split_categories`), printed when ``show``."""
+    if len(categories) != 3:
+        raise ValueError(f"categories needs 3 entries (Split1, Split2, Split3), got {categories!r}")
+    data = load_dataset(dataset, data_dir, scale, seed,
+                        category_feature=category_feature or None, category_bins=category_bins)
+    resolved = resolve_split_categories(data.train, *categories, seed=seed)
+    if show:
+        _show_categories(resolved)
+    return data, resolved
+
+
+def load_paper_splits(dataset: str = "synthetic", data_dir: str = "", scale: str = "small", seed: int = 0,
+                      categories=(AUTO, AUTO, AUTO), *, category_feature: str | int = "",
+                      category_bins: int = 0, merge_size: str | int = "train_queries_half",
+                      merge_overflow: str = "shrink",
+                      splits_to_run: str = ",".join(PAPER_SPLITS)) -> PaperSplitSetup:
+    """Notebooks 03-05's data and splits from their parameters, in one call: the data and
+    categories of `load_split_data`, then `paper_split_setup`'s splits (trainable ones only,
+    with a warning for the rest) and the names of ``splits_to_run`` among them."""
+    data, resolved = load_split_data(dataset, data_dir, scale, seed, categories,
+                                     category_feature=category_feature, category_bins=category_bins)
+    return _setup(data, resolved, seed, merge_size, merge_overflow, splits_to_run)
 
 
 # --------------------------------------------------------------------------- summaries

@@ -22,41 +22,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
 
-from ltrlib import config, provenance
-from ltrlib.report import validate_name
+from ltrlib import provenance
+from ltrlib.report import RunFolder, validate_name
 from ltrlib.train.ranker import Ranker
 
 __all__ = ["ModelStore"]
 
 
-class ModelStore:
+class ModelStore(RunFolder):
     """The models of one run.
 
-    Parameters
+    Parameters (those of `ltrlib.report.RunFolder`)
     ----------
     run_id : the run's folder name under ``root`` (a notebook's ``run_id`` parameter)
     root : folder holding all runs; defaults to ``ltrlib.config.REPORTS_DIR``
     data : the `Splits` the models are (or were) trained on; None skips the provenance checks
     """
 
-    def __init__(self, run_id: str, root: str | os.PathLike | None = None, data=None):
-        self.run_id = validate_name(run_id, "run_id")
-        self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
-        self.provenance = provenance.describe(data) if data is not None else None
-        if self.provenance is not None:
-            provenance.bind_run(self.run_dir, self.provenance)
-
     def __repr__(self) -> str:
         return f"ModelStore({str(self.dir)!r})"
-
-    @property
-    def run_dir(self) -> Path:
-        return self.root / self.run_id
 
     @property
     def dir(self) -> Path:

@@ -155,13 +155,12 @@ def _first_params(setup: dict | None, backend: str, start_from_paper: bool | Non
 def _worker_data(study_name: str, dataset: str, data_dir: str, scale: str, seed: int,
                  category_feature: str, category_bins: int, categories) -> tuple[Dataset, Dataset]:
     """The study's training and validation data, loaded as notebook 03 loads them."""
-    from ltrlib.data.loading import load_dataset
-    from ltrlib.noniid.categories import resolve_split_categories
+    from ltrlib.noniid.splits import load_split_data
 
-    splits = load_dataset(dataset, data_dir, scale, seed,
-                          category_feature=category_feature or None, category_bins=category_bins)
-    # As the notebook does: "auto" categories are resolved on the training set.
-    categories = resolve_split_categories(splits.train, *categories, seed=seed)
+    # Quiet: the worker's last line of output is its JSON result.
+    splits, categories = load_split_data(dataset, data_dir, scale, seed, tuple(categories),
+                                         category_feature=category_feature, category_bins=category_bins,
+                                         show=False)
     return client_data(study_name, splits, categories, seed)
 
 

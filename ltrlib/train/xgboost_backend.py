@@ -36,6 +36,10 @@ from ltrlib.data.dataset import Dataset
 if TYPE_CHECKING:  # ltrlib.train.ranker imports this module
     from ltrlib.train.ranker import Ranker
 
+# Only what users call is public API (re-exported by `ltrlib.train`); the backend entry points
+# (`defaults`, `fit`, `predict`, ...) are reached through `ltrlib.train.ranker.BACKENDS`.
+__all__ = ["xgboost_propensities"]
+
 OBJECTIVES = ("rank:ndcg", "rank:pairwise", "rank:map")
 PAIR_METHODS = ("mean", "topk")
 # LightGBM's lambdarank_truncation_level: the topk default mirrors LightGBM's lambdarank.

@@ -283,3 +283,36 @@ def test_paper_split_setup_resolves_keeps_trainable_and_selects(capsys):
     assert list(setup.selected()) == setup.names
     with pytest.raises(ValueError, match="splits_to_run='Split9'"):
         paper_split_setup(splits, splits_to_run="Split9")
+
+
+def test_load_paper_splits_is_load_dataset_then_paper_split_setup(capsys):
+    """The notebooks' one call gives what its two parts give, from the same parameters."""
+    from ltrlib.data.loading import load_dataset
+    from ltrlib.noniid.splits import load_paper_splits, paper_split_setup
+
+    kw = dict(seed=3, merge_size="vali_queries_half", merge_overflow="overlap", splits_to_run="Split2,Split3")
+    expected = paper_split_setup(load_dataset("synthetic", "", "tiny", 3), "auto", "auto", "auto", **kw)
+    expected_out = capsys.readouterr().out
+    setup = load_paper_splits("synthetic", "", "tiny", 3, ("auto", "auto", "auto"), category_feature="",
+                              category_bins=0, **{k: v for k, v in kw.items() if k != "seed"})
+    assert capsys.readouterr().out == expected_out
+    assert setup.categories == expected.categories and setup.names == expected.names
+    assert np.array_equal(setup.data.train.X, expected.data.train.X)
+    for name, ns in expected.splits.items():
+        for got, want in zip(setup.splits[name].clients, ns.clients):
+            for part in ("train", "vali", "test", "merge"):
+                assert list(getattr(got, part).query_ids) == list(getattr(want, part).query_ids), (name, part)
+
+
+def test_load_split_data_resolves_categories_and_refuses_a_bad_count(capsys):
+    from ltrlib.noniid.splits import load_split_data
+
+    data, categories = load_split_data("synthetic", "", "tiny", 0, ("auto", "auto", "14"), show=False)
+    assert categories[0] == categories[1] and categories[2] == 14 and data.train.n_queries == 150
+    assert capsys.readouterr().out == ""
+    load_split_data("synthetic", "", "tiny", 0, ("auto", "auto", "14"))
+    assert capsys.readouterr().out == f"split categories: Split1 {categories[0]}, Split2 {categories[1]}, Split3 14\n"
+    with pytest.raises(ValueError, match=r"categories needs 3 entries"):
+        load_split_data("synthetic", "", "tiny", 0, ("auto", "auto"))
+    with pytest.raises(ValueError, match="category_feature does not apply to the synthetic dataset"):
+        load_split_data("synthetic", "", "tiny", 0, category_feature="f220")
