@@ -2,9 +2,10 @@
 
 The suite runs on two pytest-xdist workers (``addopts`` in pyproject.toml). Tests that
 share an expensive module- or session-scoped fixture must run in the same worker, or each
-worker would build the fixture again: the tiny batch run (`tiny_run`, about four minutes)
-and the batch on the real data (`real_run`). They are grouped by the fixture they use, so
-a new test that asks for one joins its group without a marker.
+worker would build the fixture again: the tiny batch run (`tiny_run`, about four minutes),
+the batch on the real data (`real_run`) and the calibration's four simulated samples
+(`spread`, about 17 s). They are grouped by the fixture they use, so a new test that asks
+for one joins its group without a marker.
 """
 
 import os
@@ -19,7 +20,7 @@ import pytest
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 #: Fixture name -> xdist group of every test that uses it.
-SHARED_FIXTURE_GROUPS = {"tiny_run": "tiny_batch", "real_run": "real_data_batch"}
+SHARED_FIXTURE_GROUPS = {"tiny_run": "tiny_batch", "real_run": "real_data_batch", "spread": "calibration"}
 #: A test file all of whose tests are in a group (see `pytest_xdist_node_collection_finished`).
 ALWAYS_GROUPED = "tests/notebooks/test_notebooks.py::"
 

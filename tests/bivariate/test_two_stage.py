@@ -192,6 +192,7 @@ def test_a_point_lightgbm_cannot_train_is_pruned_not_fatal(two, monkeypatch):
 def test_models_tuned_side_by_side_equal_one_after_another(two, tmp_path):
     # Worker processes get the experiment without its LightGBM Datasets or stage 1's full
     # partitions, rebuild what they need, and must reach the very same studies and models.
+    # Two groups in one pool, as notebook 06 tunes its main run and its control.
     from ltrlib.bivariate import experiment
     from ltrlib.train import TrainSettings
 
@@ -201,23 +202,19 @@ def test_models_tuned_side_by_side_equal_one_after_another(two, tmp_path):
     names = ["λMART*", "Bi-λMART"]
     alone = experiment.fit_models(exp, names, n_trials=1)
     journal = tmp_path / "studies.journal"
-    side = experiment.fit_models(exp, names, n_trials=1, n_jobs=2, storage=journal)
-    assert list(side) == names
-    for name in names:
-        assert side[name].params == alone[name].params
-        assert side[name].vali_ndcg == alone[name].vali_ndcg
-        np.testing.assert_array_equal(side[name].model.score(exp.parts["test"]),
-                                      alone[name].model.score(exp.parts["test"]))
-    # The studies landed in the one journal the workers shared, and are resumed from it.
-    again = experiment.fit_models(exp, names, n_trials=1, storage=journal)
-    assert all(again[n].tuning["number"].tolist() == side[n].tuning["number"].tolist() for n in names)
-    assert exp.two.stage1 is not None  # pickling for the workers left the parent's intact
-    # Two experiments in one pool (notebook 06's main run and control): each study under its
-    # own prefix, the same models as tuned one group at a time.
     groups = experiment.fit_model_groups({"main": (exp, names), "other": (exp, names[:1])},
                                          n_trials=1, n_jobs=2, storage=journal)
     assert {p: list(g) for p, g in groups.items()} == {"main": names, "other": names[:1]}
-    assert groups["other"][names[0]].vali_ndcg == alone[names[0]].vali_ndcg
+    for group in groups.values():
+        for name, side in group.items():
+            assert side.params == alone[name].params and side.vali_ndcg == alone[name].vali_ndcg
+            np.testing.assert_array_equal(side.model.score(exp.parts["test"]),
+                                          alone[name].model.score(exp.parts["test"]))
+    # The studies landed in the one journal the workers shared, and are resumed from it.
+    again = experiment.fit_models(exp, names, n_trials=1, storage=journal, study_prefix="main")
+    assert all(again[n].tuning["number"].tolist() == groups["main"][n].tuning["number"].tolist()
+               for n in names)
+    assert exp.two.stage1 is not None  # pickling for the workers left the parent's intact
     with pytest.raises(ValueError, match="n_jobs"):
         experiment.fit_models(exp, names, n_jobs=0)
 
