@@ -32,8 +32,8 @@
 # space of §5.4's four parameters, wide enough to hold the paper's Table 8 optima, the
 # first trial at the model's default point, every trial early-stopped as the paper's
 # (not pruned: pruning stopped Bi-λMART's best points, see `experiment.fit_models`), two
-# models tuned side by side (`n_jobs`). On the `tiny` scale stage 1 uses at most 3 folds and one trial is run, and every
-# table says it is no comparison. The paper's setting: `-p folds 10 -p stage1_max_trees
+# models tuned side by side (`n_jobs`). On the `tiny` scale stage 1 uses at most 3 folds
+# and one trial is run, and every table says it is no comparison. The paper's setting: `-p folds 10 -p stage1_max_trees
 # 2000 -p stage2_features 0 -p train_queries 0 -p n_trials 20`.
 #
 # **The data's pairwise structure.** The paper's claim is that a bivariate scorer sees
