@@ -2,7 +2,8 @@
 
 Builds a synthetic second-stage training set shaped like WEB10K's (Table 1 of the
 Bi-LambdaMART paper: 6000 queries, 117,686 documents, 136 features + the stage-1 score,
-2,220,174 ordered pairs x 1507 pair features), then prints:
+2,220,174 ordered pairs x 1507 pair features, of which 274 are the j copies of the
+query-level means and stds that the pair rows leave out, so 1233), then prints:
 
 1. peak RSS while building the binned LightGBM Dataset of the pairs from float32 chunks
    (goal: < 8 GiB; a float64 pair matrix alone would be 26.8 GB);
@@ -67,7 +68,7 @@ class TimedObjective:
 def main() -> None:
     import lightgbm as lgb
 
-    from ltrlib.bivariate import expand_listwise
+    from ltrlib.bivariate import expand_listwise, query_level_columns
     from ltrlib.bivariate.model import RankData
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -81,7 +82,8 @@ def main() -> None:
     base, y, offsets = web10k_like(args.queries)
     X = expand_listwise(base, offsets)
     del base
-    data = RankData.build(X, y, offsets, cutoff=5, bivariate=True, n_diff=137)
+    data = RankData.build(X, y, offsets, cutoff=5, bivariate=True, n_diff=137,
+                          query_level=query_level_columns(137))
     width = len(data.row_feature_names)
     print(f"documents {X.shape[0]:,} x {X.shape[1]} expanded features; "
           f"pairs {data.n_rows:,} x {width} pair features "

@@ -33,7 +33,7 @@ from ltrlib.bivariate.experiment import (
     tuning_frame,
     tuning_label,
 )
-from ltrlib.bivariate.features import EXPANSIONS, expand_listwise, expanded_names
+from ltrlib.bivariate.features import EXPANSIONS, expand_listwise, expanded_names, query_level_columns
 from ltrlib.bivariate.model import (
     LB_SETTINGS,
     BivariateRanker,

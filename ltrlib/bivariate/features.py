@@ -20,9 +20,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["EXPANSIONS", "expand_listwise", "expanded_names"]
+__all__ = ["EXPANSIONS", "expand_listwise", "expanded_names", "query_level_columns"]
 
 EXPANSIONS = ("mean", "std", "rank", "z")
+# The expansions that are a function of the query alone: equal for every document of it.
+QUERY_LEVEL = ("mean", "std")
 
 
 @njit(cache=True, parallel=True)
@@ -79,3 +81,11 @@ def expanded_names(names) -> tuple[str, ...]:
     """Column names of `expand_listwise`'s output: ``f``, then ``f_mean``, ``f_std``, ..."""
     names = tuple(names)
     return names + tuple(f"{n}_{kind}" for kind in EXPANSIONS for n in names)
+
+
+def query_level_columns(n_base: int) -> tuple[int, ...]:
+    """Indices of `expand_listwise`'s columns that are equal for every document of a query
+    (the means and standard deviations of ``n_base`` base columns): a pair row needs them
+    once (`ltrlib.bivariate.RankData.build`'s ``query_level``)."""
+    return tuple(int(c) for kind in QUERY_LEVEL
+                 for c in range((1 + EXPANSIONS.index(kind)) * n_base, (2 + EXPANSIONS.index(kind)) * n_base))

@@ -40,6 +40,7 @@ __all__ = ["BivariateRanker", "LBModel", "LB_SETTINGS", "RankData", "UnivariateR
 # §5.4's limits (2000 trees, patience 30) at the cut-off 5; one thread (LightGBM calls the
 # objective in Python once per tree, so more threads gain little on small lists).
 LB_SETTINGS = TrainSettings(max_trees=2000, early_stopping=30, eval_at=5, num_threads=1)
+ROW_WISE_MAX_CELLS = 2**30  # pair rows x columns up to which LightGBM builds row-wise histograms
 PREDICT_BATCH = 65536  # pair rows scored at once: 65536 x 1507 float32 = 395 MB at MSLR width
 
 
@@ -68,14 +69,18 @@ class RankData:
     n_diff: int = 0
     difference: bool = True
     pairs: PairIndex | None = None
+    query_level: tuple[int, ...] = ()
     _lgb: Any = field(default=None, repr=False)
 
     @classmethod
     def build(cls, X, y, offsets, *, ideal_dcg=None, cutoff: int = 5, bivariate: bool = True,
               n_diff: int | None = None, difference: bool = True,
-              feature_names=None) -> "RankData":
+              feature_names=None, query_level=()) -> "RankData":
         """``ideal_dcg``: per-query IDCG@cutoff; ``None`` takes it from the given lists.
-        ``n_diff``: the leading columns whose differences join a pair (default: all)."""
+        ``n_diff``: the leading columns whose differences join a pair (default: all).
+        ``query_level``: columns equal for every document of a query (e.g.
+        `ltrlib.bivariate.query_level_columns` of a listwise expansion), which a pair then
+        carries once (`ltrlib.bivariate.pairs`); checked against ``X``."""
         X = np.ascontiguousarray(X, dtype=np.float32)
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
         y = np.ascontiguousarray(y)
@@ -93,8 +98,12 @@ class RankData:
         n_diff = X.shape[1] if n_diff is None else int(n_diff)
         if not 0 <= n_diff <= X.shape[1]:
             raise ValueError(f"n_diff must be in 0..{X.shape[1]}, got {n_diff}")
+        query_level = tuple(int(c) for c in query_level)
+        if query_level:
+            _check_query_level(X, offsets, query_level, names)
         pairs = pair_index(offsets) if bivariate else None
-        return cls(X, y, offsets, ideal, names, bool(bivariate), n_diff, bool(difference), pairs)
+        return cls(X, y, offsets, ideal, names, bool(bivariate), n_diff, bool(difference), pairs,
+                   query_level)
 
     @classmethod
     def from_dataset(cls, ds, **kwargs) -> "RankData":
@@ -109,7 +118,7 @@ class RankData:
     def row_feature_names(self) -> tuple[str, ...]:
         if not self.bivariate:
             return self.feature_names
-        return pair_feature_names(self.feature_names, self.n_diff, self.difference)
+        return pair_feature_names(self.feature_names, self.n_diff, self.difference, self.query_level)
 
     def objective(self, loss: str, cutoff: int, norm: bool = True,
                   hessian: str = "diagonal") -> LBObjective:
@@ -145,7 +154,8 @@ class RankData:
             # sign of y_i - y_j keeps the Dataset self-describing.
             label = np.sign(self.y[self.pairs.left].astype(np.float32)
                             - self.y[self.pairs.right].astype(np.float32))
-            data = PairSequence(self.X, self.pairs, self.n_diff, self.difference, batch_size)
+            data = PairSequence(self.X, self.pairs, self.n_diff, self.difference, batch_size,
+                                query_level=self.query_level)
         else:
             label, data = self.y.astype(np.float32), self.X
         self._lgb = lgb.Dataset(data, label=label, feature_name=names, reference=ref,
@@ -157,6 +167,20 @@ class RankData:
         s = aggregate(preds, self.offsets, *self.pairs.as_tuple()) if self.bivariate \
             else np.asarray(preds, dtype=np.float64)
         return mean_ndcg(s, self.y, self.offsets, self.ideal_dcg, k)
+
+
+def _check_query_level(X, offsets, columns, names) -> None:
+    """Refuse ``query_level`` columns that vary within a query: leaving x_j's copy out of
+    the pair rows would then lose information."""
+    cols = np.asarray(columns, dtype=np.int64)
+    if cols.min() < 0 or cols.max() >= X.shape[1]:
+        raise ValueError(f"query_level columns must be in 0..{X.shape[1] - 1}, got {list(columns)}")
+    sizes = np.diff(offsets)
+    first = np.repeat(X[offsets[:-1][sizes > 0]][:, cols], sizes[sizes > 0], axis=0)
+    varying = np.flatnonzero(np.any(X[:, cols] != first, axis=0))
+    if varying.size:
+        raise ValueError(f"query_level: column {names[cols[varying[0]]]!r} (index "
+                         f"{cols[varying[0]]}) varies within a query")
 
 
 def _lgb_safe(name: str) -> str:
@@ -178,6 +202,7 @@ class LBModel:
     feature_names: tuple[str, ...]
     curve: list[float] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    query_level: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
         kind = "bivariate" if self.bivariate else "univariate"
@@ -214,7 +239,7 @@ class LBModel:
             if buf is None or buf.shape[0] != stop - start:
                 buf = None
             buf = pair_rows(X, pairs.left[start:stop], pairs.right[start:stop], self.n_diff,
-                            self.difference, out=buf)
+                            self.difference, out=buf, query_level=self.query_level)
             scores[start:stop] = self.predict_rows(buf)
         return aggregate(scores, offsets, *pairs.as_tuple())
 
@@ -250,12 +275,13 @@ def fit_lb(
     full = {"objective": train.objective(loss, cutoff, norm, hessian), "metric": "None",
             "seed": settings.seed, "deterministic": True, "num_threads": settings.threads,
             "verbosity": -1, "feature_pre_filter": False, **user}
-    if train.bivariate:
-        # Many more columns than rows per leaf: column-wise histograms avoid LightGBM's
-        # row-wise copy of the bins (it would double the memory of the pair Dataset).
-        full.setdefault("force_col_wise", True)
-    else:
-        full.setdefault("force_row_wise", True)
+    if not ("force_col_wise" in user or "force_row_wise" in user):
+        # Row-wise histograms are faster on pairs too (0.34 against 0.46 s a tree at notebook
+        # 06's default, 374k pairs x 242 columns), but they keep a row-major copy of the
+        # bins beside the column-major one: past ROW_WISE_MAX_CELLS binned cells (about
+        # 1 GiB) that copy is not worth its memory (2.7 GB more at MSLR-WEB10K size).
+        wide = train.bivariate and train.n_rows * len(train.row_feature_names) > ROW_WISE_MAX_CELLS
+        full["force_col_wise" if wide else "force_row_wise"] = True
     dtrain = train.lgb_dataset()
     callbacks, valid_sets, curve = [], [], {}
     feval = None
@@ -283,7 +309,8 @@ def fit_lb(
                    n_diff=train.n_diff, difference=train.difference, loss=loss, cutoff=int(cutoff),
                    params=stored, feature_names=train.feature_names, curve=values,
                    info={"trees_grown": len(values) or booster.current_iteration(),
-                         "train_rows": train.n_rows, "hessian": hessian})
+                         "train_rows": train.n_rows, "hessian": hessian},
+                   query_level=train.query_level)
 
 
 class _ObjectiveRanker:
@@ -293,7 +320,8 @@ class _ObjectiveRanker:
     ``n_diff``: the leading columns of ``X`` whose differences x_i - x_j join a pair; None
     takes all. On listwise-expanded features (`expand_listwise`, base columns first) pass
     the number of base columns, as §5.5 does (137 on MSLR: 2 x 685 + 137 = 1507 pair
-    features). The training limits are constructor arguments, as scikit-learn estimators
+    features), and ``query_level=query_level_columns(137)``: the means and standard
+    deviations, equal within a query, then enter a pair once (1233 pair columns). The training limits are constructor arguments, as scikit-learn estimators
     take their hyper-parameters, and become `fit_lb`'s `TrainSettings`. ``hessian``:
     `fit_lb`'s (``"exact"`` for the bivariate rankers only).
     """
@@ -304,9 +332,10 @@ class _ObjectiveRanker:
                  n_diff: int | None = None, difference: bool = True, norm: bool = True,
                  hessian: str = "diagonal", max_trees: int = LB_SETTINGS.max_trees,
                  early_stopping: int = LB_SETTINGS.early_stopping, seed: int = 0,
-                 num_threads: int = LB_SETTINGS.num_threads):
+                 num_threads: int = LB_SETTINGS.num_threads, query_level=()):
         self.loss, self.cutoff, self.params = loss, int(cutoff), dict(params or {})
         self.n_diff, self.difference, self.norm, self.hessian = n_diff, difference, norm, hessian
+        self.query_level = tuple(query_level)
         self.max_trees, self.early_stopping = max_trees, early_stopping
         self.seed, self.num_threads = seed, num_threads
         self.model_: LBModel | None = None
@@ -314,7 +343,8 @@ class _ObjectiveRanker:
     def _data(self, X, y, qid, ideal_dcg, feature_names) -> RankData:
         return RankData.build(X, y, offsets_from_qid(qid), ideal_dcg=ideal_dcg, cutoff=self.cutoff,
                               bivariate=self.bivariate, n_diff=self.n_diff,
-                              difference=self.difference, feature_names=feature_names)
+                              difference=self.difference, feature_names=feature_names,
+                              query_level=self.query_level)
 
     def fit(self, X, y, qid, *, ideal_dcg=None, eval_set=None, feature_names=None):
         """``ideal_dcg``: per-query IDCG@cutoff (e.g. of the full first-stage lists);

@@ -7,8 +7,12 @@ and pair ``p`` joins the document rows ``left[p]`` (i) and ``right[p]`` (j).
 The feature row of ``⟨i, j⟩`` (§5.5) is ``[x_i | x_j | x_i[:n_diff] - x_j[:n_diff]]``:
 the expanded features of both documents and, unless ``difference=False`` (the ablation of
 Table 4), the differences of the first ``n_diff`` columns (base features + first-stage
-score). Rows are only ever built in float32 chunks (`pair_rows`, `PairSequence`): at
-MSLR-WEB10K size the full matrix would hold 2.2M x 1507 values.
+score). Columns declared ``query_level`` (equal for every document of a query: the
+listwise means and standard deviations) are left out of the x_j part, since x_i carries
+the same values; a tree can split on them exactly as before (a tie between identical
+columns goes to the first), while histograms are built over 2m fewer columns. Rows are
+only ever built in float32 chunks (`pair_rows`, `PairSequence`): at MSLR-WEB10K size the
+full matrix would hold 2.2M x 1507 values.
 """
 
 from __future__ import annotations
@@ -63,40 +67,57 @@ def pair_index(offsets) -> PairIndex:
 
 
 @njit(cache=True)
-def _fill_rows(X, left, right, n_diff, out):
+def _fill_rows(X, left, right, j_columns, n_diff, out):
     m = X.shape[1]
+    mj = j_columns.size
     for r in range(left.size):
         i = left[r]
         j = right[r]
         for f in range(m):
             out[r, f] = X[i, f]
-            out[r, m + f] = X[j, f]
+        for c in range(mj):
+            out[r, m + c] = X[j, j_columns[c]]
         for f in range(n_diff):
-            out[r, 2 * m + f] = X[i, f] - X[j, f]
+            out[r, m + mj + f] = X[i, f] - X[j, f]
 
 
-def pair_width(n_features: int, n_diff: int, difference: bool = True) -> int:
-    return 2 * n_features + (n_diff if difference else 0)
+def j_columns(n_features: int, query_level=()) -> np.ndarray:
+    """The columns of x_j in a pair row: all but the ``query_level`` ones."""
+    query_level = np.asarray(query_level, dtype=np.int64).reshape(-1)
+    if query_level.size and (query_level.min() < 0 or query_level.max() >= n_features):
+        raise ValueError(f"query_level columns must be in 0..{n_features - 1}, got "
+                         f"{query_level.min()}..{query_level.max()}")
+    keep = np.ones(n_features, dtype=bool)
+    keep[query_level] = False
+    return np.flatnonzero(keep).astype(np.int64)
 
 
-def pair_rows(X, left, right, n_diff: int, difference: bool = True, out=None) -> np.ndarray:
+def pair_width(n_features: int, n_diff: int, difference: bool = True, query_level=()) -> int:
+    return n_features + j_columns(n_features, query_level).size + (n_diff if difference else 0)
+
+
+def pair_rows(X, left, right, n_diff: int, difference: bool = True, out=None,
+              query_level=()) -> np.ndarray:
     """Float32 feature rows of the pairs ``(left[k], right[k])``."""
     X = np.ascontiguousarray(X, dtype=np.float32)
     left = np.ascontiguousarray(left, dtype=np.int64)
     right = np.ascontiguousarray(right, dtype=np.int64)
     if not 0 <= n_diff <= X.shape[1]:
         raise ValueError(f"n_diff must be in 0..{X.shape[1]} (the feature count), got {n_diff}")
-    width = pair_width(X.shape[1], n_diff, difference)
+    jc = j_columns(X.shape[1], query_level)
+    width = X.shape[1] + jc.size + (n_diff if difference else 0)
     if out is None:
         out = np.empty((left.size, width), dtype=np.float32)
-    _fill_rows(X, left, right, n_diff if difference else 0, out)
+    _fill_rows(X, left, right, jc, n_diff if difference else 0, out)
     return out
 
 
-def pair_feature_names(names, n_diff: int, difference: bool = True) -> tuple[str, ...]:
+def pair_feature_names(names, n_diff: int, difference: bool = True,
+                       query_level=()) -> tuple[str, ...]:
     names = tuple(names)
     diff = tuple(f"d_{n}" for n in names[:n_diff]) if difference else ()
-    return tuple(f"i_{n}" for n in names) + tuple(f"j_{n}" for n in names) + diff
+    j_names = tuple(f"j_{names[c]}" for c in j_columns(len(names), query_level))
+    return tuple(f"i_{n}" for n in names) + j_names + diff
 
 
 try:
@@ -110,13 +131,15 @@ class PairSequence(_LgbSequence):
     batches of ``batch_size``, so a LightGBM Dataset can be binned without the matrix."""
 
     def __init__(self, X, pairs: PairIndex, n_diff: int, difference: bool = True,
-                 batch_size: int = 8192):
+                 batch_size: int = 8192, query_level=()):
         self.X = np.ascontiguousarray(X, dtype=np.float32)
         self.left, self.right = pairs.left, pairs.right
         self.n_diff = int(n_diff)
         self.difference = bool(difference)
         self.batch_size = int(batch_size)
-        self.width = pair_width(self.X.shape[1], self.n_diff, self.difference)
+        self.query_level = tuple(int(c) for c in query_level)
+        self.j_columns = j_columns(self.X.shape[1], self.query_level)
+        self.width = pair_width(self.X.shape[1], self.n_diff, self.difference, self.query_level)
 
     def __len__(self) -> int:
         return int(self.left.size)
@@ -126,16 +149,17 @@ class PairSequence(_LgbSequence):
             k = int(idx)
             i, j = self.left[k], self.right[k]
             xi, xj = self.X[i], self.X[j]
-            parts = [xi, xj] + ([xi[:self.n_diff] - xj[:self.n_diff]] if self.difference else [])
+            parts = [xi, xj[self.j_columns]] + ([xi[:self.n_diff] - xj[:self.n_diff]] if self.difference else [])
             # Single rows serve LightGBM's bin sampling, which insists on float64; the
             # difference is taken in float32 first so sampled and pushed rows agree.
             return np.concatenate(parts).astype(np.float64)
         if isinstance(idx, slice):
             sl = slice(*idx.indices(len(self)))
-            return pair_rows(self.X, self.left[sl], self.right[sl], self.n_diff, self.difference)
+            return pair_rows(self.X, self.left[sl], self.right[sl], self.n_diff, self.difference,
+                             query_level=self.query_level)
         if isinstance(idx, (list, np.ndarray)):
             rows = np.asarray(idx, dtype=np.int64)
             return pair_rows(self.X, self.left[rows], self.right[rows], self.n_diff,
-                             self.difference)
+                             self.difference, query_level=self.query_level)
         raise TypeError(f"PairSequence index must be an integer, slice or list, "
                         f"got {type(idx).__name__}")

@@ -46,9 +46,10 @@ SCORE_FEATURE = "stage1_score"
 # Stage 1 is not tuned here (the paper tunes it once by NDCG@20 with hyperopt). A high rate
 # and half the features per tree keep the K-fold run affordable on small machines (one
 # model at the small scale: ~70 s to 260 trees at rate 0.1 with all features); pass
-# params= to replace them.
+# params= to replace them. With half the features per tree, column-wise histograms skip
+# the unused half: 0.23 s a tree against 0.38 s row-wise (small, 313k documents x 220).
 STAGE1_PARAMS = {"learning_rate": 0.2, "num_leaves": 31, "min_data_in_leaf": 50,
-                 "feature_fraction": 0.5}
+                 "feature_fraction": 0.5, "force_col_wise": True}
 # Stage 1's training: the paper's §5.4 limits (2000 trees, patience 30), early stopping on
 # NDCG@20, the depth of the kept lists; one thread per fold (see `build_two_stage`).
 STAGE1_SETTINGS = TrainSettings(max_trees=2000, early_stopping=30, eval_at=20, num_threads=1)

@@ -148,6 +148,14 @@ def _lgb_defaults(seed: int, eval_at: int, num_threads: int) -> dict:
     }
 
 
+def _lgb_complete(params: dict) -> dict:
+    # Asking for column-wise histograms replaces the row-wise default (LightGBM refuses
+    # both); either keeps deterministic=True deterministic.
+    if params.get("force_col_wise"):
+        params["force_row_wise"] = False
+    return params
+
+
 def _lgb_datasets(train: Dataset, vali: Dataset | None):
     dtrain = train.to_lightgbm(feature_pre_filter=False)
     return dtrain, (None if vali is None else vali.to_lightgbm(reference=dtrain))
@@ -205,6 +213,7 @@ def _lgb_loads(text: str):
 BACKENDS: dict[str, _Backend] = {
     "lightgbm": _Backend(
         defaults=_lgb_defaults,
+        complete=_lgb_complete,
         fit=_lgb_fit,
         predict=lambda m, X, it: m.predict(X, num_iteration=it),
         importance=lambda m, kind, it: m.feature_importance(importance_type=kind, iteration=it),

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from ltrlib.bivariate import BivariateRanker, UnivariateRanker, expand_listwise, offsets_from_qid
+from ltrlib.bivariate import (BivariateRanker, UnivariateRanker, expand_listwise, offsets_from_qid,
+                              query_level_columns)
 from ltrlib.bivariate.model import LB_SETTINGS, RankData, fit_lb
 from ltrlib.data import Dataset, Scorer
 
@@ -127,3 +128,27 @@ def _pair_rows(X, qid):
 
     pairs = pair_index(offsets_from_qid(qid))
     return pair_rows(np.asarray(X, np.float32), pairs.left, pairs.right, 3, True)
+
+
+def test_query_level_columns_once_give_the_same_trees():
+    # The listwise means and stds are equal for i and j, so x_j's copies only ever tie with
+    # x_i's, and LightGBM gives a tie to the lower column: leaving them out must change no
+    # split, hence no prediction, while the pair rows get 2m columns narrower.
+    X, y, qid = _data(3)
+    Xv, yv, qv = _data(4)
+    params = {"num_leaves": 7, "min_data_in_leaf": 5, "learning_rate": 0.1,
+              "min_sum_hessian_in_leaf": 0.0}
+    fits = {q: BivariateRanker(params=params, n_diff=3, max_trees=15, early_stopping=15,
+                               query_level=q).fit(X, y, qid, eval_set=(Xv, yv, qv))
+            for q in ((), query_level_columns(3))}
+    full, once = fits.values()
+    assert once.model_.booster.num_feature() == full.model_.booster.num_feature() - 2 * 3
+    assert once.model_.curve == full.model_.curve
+    np.testing.assert_array_equal(once.predict(Xv, qv), full.predict(Xv, qv))
+
+
+def test_query_level_columns_must_be_constant_within_queries():
+    X, y, qid = _data(5)
+    with pytest.raises(ValueError, match="'f0' .* varies within a query"):
+        RankData.build(X, y, offsets_from_qid(qid), query_level=(0,))
+    RankData.build(X, y, offsets_from_qid(qid), query_level=query_level_columns(3))

@@ -41,3 +41,19 @@ def test_pair_sequence_agrees_with_pair_rows():
     np.testing.assert_array_equal(one, full[9].astype(np.float64))
     with pytest.raises(TypeError, match="index"):
         seq["a"]
+
+
+def test_query_level_columns_enter_a_pair_once():
+    X = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows = pair_rows(X, [0, 2], [1, 0], n_diff=2, query_level=(1, 3))
+    assert rows.shape == (2, 4 + 2 + 2)
+    np.testing.assert_array_equal(rows[1], np.r_[X[2], X[0, [0, 2]], X[2, :2] - X[0, :2]])
+    assert pair_feature_names(["a", "b", "c", "d"], 2, query_level=(1, 3)) == (
+        "i_a", "i_b", "i_c", "i_d", "j_a", "j_c", "d_a", "d_b")
+    pairs = pair_index([0, 3])
+    seq = PairSequence(X, pairs, n_diff=2, batch_size=4, query_level=(1, 3))
+    full = pair_rows(X, pairs.left, pairs.right, 2, query_level=(1, 3))
+    np.testing.assert_array_equal(seq[1:5], full[1:5])
+    np.testing.assert_array_equal(seq[5], full[5].astype(np.float64))
+    with pytest.raises(ValueError, match="query_level"):
+        pair_rows(X, [0], [1], n_diff=2, query_level=(4,))

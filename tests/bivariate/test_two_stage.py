@@ -130,9 +130,10 @@ def test_stage2_experiment_with_and_without_listwise_features(two):
     assert full.parts["train"].n_features == 5 * base and bare.parts["train"].n_features == base
     assert full.n_diff == bare.n_diff == base
     assert bare.parts["train"].feature_names == ts.part("train").feature_names
-    # Pairs: both documents' features and the differences over the base-plus-score columns.
+    # Pairs: both documents' features (the query-level means and stds once) and the
+    # differences over the base-plus-score columns.
     spec = MODELS["Bi-λMART"]
-    assert len(full.rank_data("vali", spec).row_feature_names) == 2 * 5 * base + base
+    assert len(full.rank_data("vali", spec).row_feature_names) == 5 * base + 3 * base + base
     assert len(bare.rank_data("vali", spec).row_feature_names) == 3 * base
     # The stage-1 row reads the stage-1 score from the same column either way.
     for exp in (full, bare):
@@ -215,6 +216,13 @@ def test_models_tuned_side_by_side_equal_one_after_another(two, tmp_path):
     assert all(again[n].tuning["number"].tolist() == groups["main"][n].tuning["number"].tolist()
                for n in names)
     assert exp.two.stage1 is not None  # pickling for the workers left the parent's intact
+    # An LB model's tuning value is read off its validation curve: it must be the NDCG its
+    # fresh scores get with the full-list IDCG.
+    ds = exp.parts["vali"]
+    for name in names:
+        model = alone[name].model
+        fresh = ndcg(ds.y, model.score(ds), ds.offsets, 5, ideal_dcg=exp.ideal_at("vali", 5)).mean()
+        assert alone[name].vali_ndcg == pytest.approx(fresh, abs=1e-12)
     with pytest.raises(ValueError, match="n_jobs"):
         experiment.fit_models(exp, names, n_jobs=0)
 
