@@ -24,7 +24,7 @@
 # `folds` = 5 (paper: 10) models of at most `stage1_max_trees` = 200 trees with fixed
 # settings (`ltrlib.bivariate.two_stage.STAGE1_PARAMS`; the paper tunes stage 1);
 # `stage2_features` = 20 keeps the 20 base features with the most stage-1 gain (pairs
-# then have about 240 columns instead of 2431; the paper keeps all), plus the features the data
+# then have about 200 columns instead of 1989; the paper keeps all), plus the features the data
 # declare pairwise (the synthetic twin's host id and freshness, which have next to no
 # univariate gain); `train_queries` = 1000 trains every stage-2 model on 1,000 of the
 # training queries (validation and test keep all). The time goes to tuning first: every

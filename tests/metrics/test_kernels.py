@@ -12,14 +12,7 @@ from ltrlib.foltr.clicks import sdbn, stack_click_models
 from ltrlib.foltr.pdgd import LIST_SIZE, client_update
 from ltrlib.foltr.views import view_of_queries
 from ltrlib.metrics import ideal_dcg, ndcg
-from ltrlib.metrics.kernels import (
-    dcg_term,
-    discount,
-    gain,
-    query_dcg,
-    query_ideal_dcg,
-    sorted_ideal_dcg,
-)
+from ltrlib.metrics.kernels import dcg_term, discount, gain, query_dcg, query_ideal_dcg, sorted_ideal_dcg
 
 
 def test_kernel_definitions_by_hand():
