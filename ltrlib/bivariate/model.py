@@ -1,8 +1,8 @@
 """Training gradient-boosted trees with the LB objectives, on documents or on pairs.
 
-`RankData` is one partition ready for LightGBM: the document matrix (float32, flat with
-query offsets), labels, the per-query IDCG normaliser and, for a bivariate model, the
-ordered-pair index. Its LightGBM Dataset is built once, from float32 pair chunks
+`RankData` is one partition ready for LightGBM: its documents (a `Dataset`: float32
+features, labels, query offsets), the per-query IDCG normaliser and, for a bivariate
+model, the ordered-pair index. Its LightGBM Dataset is built once, from float32 pair chunks
 (`PairSequence`), never from a full pair matrix, and is reused by every model and Optuna
 trial trained on it; validation data are binned with the training data's bin mappers
 (``reference=``).
@@ -21,7 +21,7 @@ aggregates (eq. 5); `LBModel.predict(X, offsets)` does the same on bare arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -58,13 +58,12 @@ def offsets_from_qid(qid) -> np.ndarray:
 
 @dataclass(eq=False)
 class RankData:
-    """One partition for `fit_lb`; see the module docstring."""
+    """One partition for `fit_lb`: its documents (a `Dataset`) and what training on them
+    adds, the per-query IDCG normaliser and, for pairs, the ordered-pair index and layout;
+    see the module docstring."""
 
-    X: np.ndarray
-    y: np.ndarray
-    offsets: np.ndarray
+    docs: Dataset
     ideal_dcg: np.ndarray
-    feature_names: tuple[str, ...]
     bivariate: bool = True
     n_diff: int = 0
     difference: bool = True
@@ -73,42 +72,55 @@ class RankData:
     _lgb: Any = field(default=None, repr=False)
 
     @classmethod
-    def build(cls, X, y, offsets, *, ideal_dcg=None, cutoff: int = 5, bivariate: bool = True,
-              n_diff: int | None = None, difference: bool = True,
-              feature_names=None, query_level=()) -> "RankData":
+    def from_dataset(cls, ds: Dataset, *, ideal_dcg=None, cutoff: int = 5, bivariate: bool = True,
+                     n_diff: int | None = None, difference: bool = True,
+                     query_level=()) -> "RankData":
         """``ideal_dcg``: per-query IDCG@cutoff; ``None`` takes it from the given lists.
         ``n_diff``: the leading columns whose differences join a pair (default: all).
         ``query_level``: columns equal for every document of a query (e.g.
         `ltrlib.bivariate.query_level_columns` of a listwise expansion), which a pair then
-        carries once (`ltrlib.bivariate.pairs`); checked against ``X``."""
-        X = np.ascontiguousarray(X, dtype=np.float32)
-        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-        y = np.ascontiguousarray(y)
-        if X.ndim != 2 or y.shape != (X.shape[0],) or offsets[-1] != X.shape[0]:
-            raise ValueError(f"X {X.shape}, y {y.shape} and offsets (last {offsets[-1]}) "
-                             "must describe the same documents")
-        ideal = _ideal_dcg(y, offsets, cutoff) if ideal_dcg is None else np.asarray(ideal_dcg, float)
-        if ideal.shape != (offsets.size - 1,):
-            raise ValueError(f"ideal_dcg needs one value per query ({offsets.size - 1}), "
+        carries once (`ltrlib.bivariate.pairs`); checked against the features."""
+        if not isinstance(ds, Dataset):
+            raise TypeError(f"RankData.from_dataset needs a ltrlib Dataset, got {type(ds).__name__}")
+        if not ds.X.flags.c_contiguous:
+            ds = replace(ds, X=np.ascontiguousarray(ds.X))
+        ideal = _ideal_dcg(ds.y, ds.offsets, cutoff) if ideal_dcg is None else np.asarray(ideal_dcg, float)
+        if ideal.shape != (ds.n_queries,):
+            raise ValueError(f"ideal_dcg needs one value per query ({ds.n_queries}), "
                              f"got shape {ideal.shape}")
-        names = tuple(feature_names) if feature_names is not None else \
-            tuple(f"f{i}" for i in range(X.shape[1]))
-        if len(names) != X.shape[1]:
-            raise ValueError(f"{len(names)} feature names for {X.shape[1]} columns")
-        n_diff = X.shape[1] if n_diff is None else int(n_diff)
-        if not 0 <= n_diff <= X.shape[1]:
-            raise ValueError(f"n_diff must be in 0..{X.shape[1]}, got {n_diff}")
+        n_diff = ds.n_features if n_diff is None else int(n_diff)
+        if not 0 <= n_diff <= ds.n_features:
+            raise ValueError(f"n_diff must be in 0..{ds.n_features}, got {n_diff}")
         query_level = tuple(int(c) for c in query_level)
         if query_level:
-            _check_query_level(X, offsets, query_level, names)
-        pairs = pair_index(offsets) if bivariate else None
-        return cls(X, y, offsets, ideal, names, bool(bivariate), n_diff, bool(difference), pairs,
-                   query_level)
+            _check_query_level(ds.X, ds.offsets, query_level, ds.feature_names)
+        pairs = pair_index(ds.offsets) if bivariate else None
+        return cls(ds, ideal, bool(bivariate), n_diff, bool(difference), pairs, query_level)
 
     @classmethod
-    def from_dataset(cls, ds, **kwargs) -> "RankData":
-        """From a `ltrlib.data.Dataset` (features, labels and offsets taken from it)."""
-        return cls.build(ds.X, ds.y, ds.offsets, feature_names=ds.feature_names, **kwargs)
+    def build(cls, X, y, offsets, *, feature_names=None, **kwargs) -> "RankData":
+        """From bare arrays (documents of query ``q`` at rows ``offsets[q]:offsets[q+1]``);
+        the other arguments are `from_dataset`'s."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        ds = Dataset(np.asarray(X, dtype=np.float32), y, np.arange(max(offsets.size - 1, 0)), offsets,
+                     feature_names=tuple(feature_names or ()), name="rank data")
+        return cls.from_dataset(ds, **kwargs)
+
+    @property
+    def X(self) -> np.ndarray:
+        return self.docs.X
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.docs.y
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return self.docs.offsets
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return self.docs.feature_names
 
     @property
     def n_rows(self) -> int:
