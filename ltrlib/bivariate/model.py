@@ -103,7 +103,7 @@ class RankData:
         the other arguments are `from_dataset`'s."""
         offsets = np.asarray(offsets, dtype=np.int64)
         ds = Dataset(np.asarray(X, dtype=np.float32), y, np.arange(max(offsets.size - 1, 0)), offsets,
-                     feature_names=tuple(feature_names or ()), name="rank data")
+                     feature_names=() if feature_names is None else tuple(feature_names), name="rank data")
         return cls.from_dataset(ds, **kwargs)
 
     @property
@@ -333,9 +333,10 @@ class _ObjectiveRanker:
     takes all. On listwise-expanded features (`expand_listwise`, base columns first) pass
     the number of base columns, as §5.5 does (137 on MSLR: 2 x 685 + 137 = 1507 pair
     features), and ``query_level=query_level_columns(137)``: the means and standard
-    deviations, equal within a query, then enter a pair once (1233 pair columns). The training limits are constructor arguments, as scikit-learn estimators
-    take their hyper-parameters, and become `fit_lb`'s `TrainSettings`. ``hessian``:
-    `fit_lb`'s (``"exact"`` for the bivariate rankers only).
+    deviations, equal within a query, then enter a pair once (1233 pair columns). The
+    training limits are constructor arguments, as scikit-learn estimators take their
+    hyper-parameters, and become `fit_lb`'s `TrainSettings`. ``hessian``: `fit_lb`'s
+    (``"exact"`` for the bivariate rankers only).
     """
 
     bivariate = True
