@@ -28,7 +28,8 @@ import numpy as np
 
 from ltrlib import timing
 from ltrlib.bivariate.objective import LBObjective, aggregate, mean_ndcg
-from ltrlib.bivariate.pairs import PairIndex, PairSequence, pair_feature_names, pair_index, pair_rows
+from ltrlib.bivariate.pairs import (PairIndex, PairSequence, j_columns, pair_feature_names, pair_index,
+                                   pair_rows)
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ideal_dcg as _ideal_dcg
 from ltrlib.train.ranker import monitor_callback
@@ -184,9 +185,8 @@ class RankData:
 def _check_query_level(X, offsets, columns, names) -> None:
     """Refuse ``query_level`` columns that vary within a query: leaving x_j's copy out of
     the pair rows would then lose information."""
+    j_columns(X.shape[1], columns)  # refuses columns out of range, as the pair rows do
     cols = np.asarray(columns, dtype=np.int64)
-    if cols.min() < 0 or cols.max() >= X.shape[1]:
-        raise ValueError(f"query_level columns must be in 0..{X.shape[1] - 1}, got {list(columns)}")
     sizes = np.diff(offsets)
     first = np.repeat(X[offsets[:-1][sizes > 0]][:, cols], sizes[sizes > 0], axis=0)
     varying = np.flatnonzero(np.any(X[:, cols] != first, axis=0))
