@@ -712,7 +712,11 @@ def _bilambdamart_markdown(claims: pd.DataFrame | None) -> list[str]:
             "(NDCG@5, superscripts = paired t-test p < 0.01, as the paper) and on the paper's "
             "printed numbers (`paper`: holds on every dataset it prints the table for). The "
             "control is λMART* and Bi-λMART tuned alike on the same documents and stage-1 lists "
-            "with the labels generated without the pairwise mechanism (notebook 06's `control`). File: [fidelity_bilambdamart.csv](fidelity_bilambdamart.csv).", "",
+            "with the labels generated without the pairwise mechanism (notebook 06's `control`). "
+            "A verdict here is one seed's: on the synthetic twin, Bi-λMART's difference to "
+            "λMART* changed sign across five seeds at the batch's 10 trials a model (README), "
+            "so decide the central claim over several runs (`make reproduce SEED=...`). "
+            "File: [fidelity_bilambdamart.csv](fidelity_bilambdamart.csv).", "",
             table_to_markdown(claims[["claim", "ours", "paper", "evidence"]]), "",
             *[f"- `{r.claim}`: {r.statement}" for r in claims.itertuples()], ""]
 
