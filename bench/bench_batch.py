@@ -53,7 +53,8 @@ class CpuSampler:
             fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
         except OSError:
             return None
-        ticks = [float(x) for x in fields]
+        # user nice system idle iowait irq softirq steal; guest time is already in user.
+        ticks = [float(x) for x in fields[:8]]
         idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0.0)  # idle + iowait
         return sum(ticks) - idle, sum(ticks)
 
