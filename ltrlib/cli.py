@@ -210,19 +210,47 @@ def _add_index_parser(subparsers) -> None:
 
 
 def _index(args: argparse.Namespace) -> int:
+    from ltrlib.report import write_index
+
+    print(write_index(_run_dir(args.run)))
+    return 0
+
+
+def _run_dir(run: str):
+    """A run directory given as a path or as a run id under reports/; ValueError naming the
+    runs there otherwise."""
     from pathlib import Path
 
-    run_dir = Path(args.run)
+    run_dir = Path(run)
     if not run_dir.is_dir():
-        run_dir = Path(config.REPORTS_DIR) / args.run
+        run_dir = Path(config.REPORTS_DIR) / run
     if not run_dir.is_dir():
         runs = sorted(p.name for p in Path(config.REPORTS_DIR).iterdir() if p.is_dir()) \
             if Path(config.REPORTS_DIR).is_dir() else []
-        raise ValueError(f"no run {args.run!r}: neither a directory nor a run under {config.REPORTS_DIR} "
+        raise ValueError(f"no run {run!r}: neither a directory nor a run under {config.REPORTS_DIR} "
                          f"(runs: {', '.join(runs) or 'none'})")
-    from ltrlib.report import write_index
+    return run_dir
 
-    print(write_index(run_dir))
+
+def _add_seeds_parser(subparsers) -> None:
+    seeds = subparsers.add_parser(
+        "bilambdamart-seeds", help="notebook 06's comparisons over runs that differ in their seed only",
+        description="For each comparison of notebook 06 (Bi-λMART against λMART*, λMART and w/o d, "
+        "Bi-GBT_Softmax against GBT_Softmax, the control), print every run's difference and "
+        "significance mark, then their mean, sd and a t-test across the seeds.")
+    seeds.add_argument("runs", nargs="+", metavar="RUN", help="run ids under reports/, or run directories")
+    seeds.add_argument("--metric", default="ndcg@5", help="a column of notebook 06's tables (default ndcg@5)")
+    seeds.set_defaults(handler=_seeds)
+
+
+def _seeds(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ltrlib.bivariate.claims import across_seeds
+
+    per_run, summary = across_seeds([_run_dir(r) for r in args.runs], args.metric)
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(per_run.round(4).to_string(index=False), summary.round(4).to_string(index=False), sep="\n\n")
     return 0
 
 
@@ -235,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tune_worker_parser(subparsers)
     _add_lab_parser(subparsers)
     _add_index_parser(subparsers)
+    _add_seeds_parser(subparsers)
     return parser
 
 

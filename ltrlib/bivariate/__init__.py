@@ -13,7 +13,8 @@ for the fidelity report).
 """
 
 from ltrlib.bivariate import claims, experiment, features, model, objective, pairs, two_stage
-from ltrlib.bivariate.claims import CLAIMS, PAPER_TABLES, TABLES, bilambdamart_claims, read_tables
+from ltrlib.bivariate.claims import (CLAIMS, PAPER_TABLES, SEED_COMPARISONS, TABLES, across_seeds,
+                                     bilambdamart_claims, read_tables)
 from ltrlib.bivariate.experiment import (
     MIN_COMPARISON_TRIALS,
     MODELS,

@@ -9,6 +9,10 @@ paper) and on the paper's own printed numbers, so the encoding of a claim can be
 A run whose stage-2 models were not tuned alike with at least
 `ltrlib.bivariate.experiment.MIN_COMPARISON_TRIALS` trials each is no comparison: its
 verdicts are "not available", with the reason.
+
+One run is one draw of data, folds, query sample and tuning. `across_seeds` follows the
+comparisons over several runs that differ in their seed only; ``ltrlib bilambdamart-seeds
+RUN RUN ...`` prints them.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import pandas as pd
 from ltrlib.bivariate.experiment import MIN_COMPARISON_TRIALS
 from ltrlib.metrics import parse_marked
 
-__all__ = ["CLAIMS", "PAPER_TABLES", "TABLES", "bilambdamart_claims", "read_tables"]
+__all__ = ["CLAIMS", "PAPER_TABLES", "SEED_COMPARISONS", "TABLES", "across_seeds", "bilambdamart_claims",
+           "read_tables"]
 
 NOTEBOOK = "06_bilambdamart"
 #: Our tables the claims read: name -> file under ``tables/06_bilambdamart/``.
@@ -58,6 +63,8 @@ def read_tables(run_dir: str | Path, metric: str = "ndcg@5") -> tuple[Tables, li
                 missing.append(str(Path("tables") / NOTEBOOK / file))
             continue
         df = pd.read_csv(path)
+        if metric not in df.columns:
+            raise ValueError(f"{path} has no column {metric!r}; its metrics: {list(df.columns[1:])}")
         out[name] = {str(label).split(". ", 1)[-1]: parse_marked(cell)
                      for label, cell in zip(df.iloc[:, 0], df[metric])}
     return out, missing
@@ -161,3 +168,87 @@ def bilambdamart_claims(run_dir: str | Path) -> tuple[pd.DataFrame, list[str]]:
                      "evidence": evidence,
                      "paper_evidence": " | ".join(f"{n}: {e}" for n, _, e in paper)})
     return pd.DataFrame(rows), missing
+
+
+#: What `across_seeds` follows: (comparison, table, model, baseline).
+SEED_COMPARISONS = (
+    ("Bi-λMART vs λMART*", "table2", "Bi-λMART", "λMART*"),
+    ("Bi-λMART vs λMART", "table2", "Bi-λMART", "λMART"),
+    ("Bi-λMART vs w/o d", "table4", "Bi-λMART", "Bi-λMART w/o d"),
+    ("Bi-GBT_Softmax vs GBT_Softmax", "table5", "Bi-GBT_Softmax", "GBT_Softmax"),
+    ("control: Bi-λMART vs λMART*", "control", "Bi-λMART", "λMART*"),
+)
+
+
+def _run_setup(run_dir: Path) -> tuple[int, dict]:
+    """A run's seed and the rest of what notebook 06 ran with (run and notebook
+    parameters without seed and run_id), from its ``run.json``."""
+    path = run_dir / "run.json"
+    if not path.exists():
+        raise ValueError(f"{run_dir} is not a run directory: {path.name} is missing")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    entry = manifest.get("notebooks", {}).get(NOTEBOOK)
+    if not entry or entry.get("status") != "completed":
+        raise ValueError(f"{run_dir}: notebook {NOTEBOOK} has not completed in this run")
+    params = {**manifest.get("params", {}), **entry.get("parameters", {})}
+    seed = params.pop("seed")
+    params.pop("run_id", None)
+    return int(seed), params
+
+
+def across_seeds(run_dirs, metric: str = "ndcg@5") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Notebook 06's comparisons (`SEED_COMPARISONS`) over runs that differ in their seed only.
+
+    Returns ``(per_run, summary)``. ``per_run``: ``comparison, seed, model, baseline`` (their
+    ``metric``), ``difference_pct`` (model over baseline, relative) and ``significant`` (the
+    table's mark: paired t-test over that run's test queries, p < 0.01). ``summary``, one row
+    per comparison: ``runs``, ``significant_runs``, the mean and sd of ``difference_pct``,
+    and ``p_across_seeds``, a one-sample t-test of the per-run differences against 0
+    (`scipy.stats.ttest_1samp`): each seed's whole pipeline (data, folds, query sample,
+    tuning) is one draw. A comparison whose table a run lacks (the control on real data) is
+    left out for that run.
+
+    ValueError, naming the run: fewer than two runs, a run without a completed notebook 06
+    or its tables, an untuned run (fewer than `MIN_COMPARISON_TRIALS` trials a model), two
+    runs of one seed, or runs whose other parameters differ.
+    """
+    from scipy import stats
+
+    dirs = [Path(d) for d in run_dirs]
+    if len(dirs) < 2:
+        raise ValueError(f"across_seeds needs at least two runs, got {len(dirs)}")
+    rows, seen, reference = [], {}, None
+    for run_dir in dirs:
+        seed, setup = _run_setup(run_dir)
+        if reference is None:
+            reference = (run_dir, setup)
+        elif setup != reference[1]:
+            differ = sorted(k for k in set(setup) | set(reference[1]) if setup.get(k) != reference[1].get(k))
+            raise ValueError(f"{run_dir} and {reference[0]} differ in {differ}, not only in the seed")
+        if seed in seen:
+            raise ValueError(f"{run_dir} and {seen[seed]} are both seed {seed}")
+        seen[seed] = run_dir
+        trials = _trials(run_dir)
+        if trials is not None and trials < MIN_COMPARISON_TRIALS:
+            raise ValueError(f"{run_dir}: n_trials = {trials} < {MIN_COMPARISON_TRIALS}, not a comparison")
+        tables, missing = read_tables(run_dir, metric)
+        if missing:
+            raise ValueError(f"{run_dir} lacks {missing}")
+        for comparison, table, model, baseline in SEED_COMPARISONS:
+            rows_of = tables.get(table, {})
+            if model not in rows_of or baseline not in rows_of:
+                continue
+            (value, marks), base = rows_of[model], rows_of[baseline][0]
+            rows.append({"comparison": comparison, "seed": seed, "model": value, "baseline": base,
+                         "difference_pct": 100 * (value / base - 1),
+                         "significant": _letter(tables, table, baseline) in marks})
+    per_run = pd.DataFrame(rows)
+    summary = []
+    for comparison, g in per_run.groupby("comparison", sort=False):
+        d = g.difference_pct.to_numpy()
+        p = float(stats.ttest_1samp(d, 0.0).pvalue) if len(d) > 1 and d.std() > 0 else float("nan")
+        summary.append({"comparison": comparison, "runs": len(d), "significant_runs": int(g.significant.sum()),
+                        "mean_difference_pct": d.mean(), "sd_difference_pct": d.std(ddof=1) if len(d) > 1 else float("nan"),
+                        "p_across_seeds": p})
+    return per_run, pd.DataFrame(summary)
+

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from ltrlib.bivariate.claims import bilambdamart_claims, read_tables
+from ltrlib.bivariate.claims import SEED_COMPARISONS, across_seeds, bilambdamart_claims, read_tables
 from ltrlib.metrics import parse_marked
 
 COLUMNS = ["model", "ndcg@1", "ndcg@5"]
@@ -66,3 +66,54 @@ def test_untuned_runs_are_no_comparison_and_missing_tables_are_named(tmp_path):
     (tmp_path / "tables" / "06_bilambdamart" / "table5_softmax.csv").unlink()
     tables, missing = read_tables(tmp_path)
     assert "table5" not in tables and missing == ["tables/06_bilambdamart/table5_softmax.csv"]
+
+
+def _seed_run(tmp_path, seed, *, bi="0.7100ᵃᵇᶜ", scale="small", trials=10):
+    run = _run(tmp_path / f"seed{seed}", bi=bi, trials=trials)
+    params = {"dataset": "synthetic", "data_dir": "", "scale": scale, "seed": seed}
+    (run / "run.json").write_text(json.dumps({"params": params, "notebooks": {"06_bilambdamart": {
+        "status": "completed", "parameters": {**params, "run_id": f"seed{seed}"}}}}))
+    return run
+
+
+def test_across_seeds_gives_each_run_and_a_test_over_the_seeds(tmp_path):
+    from scipy import stats
+
+    # λMART* is 0.6960 (row c) in every run: +2.01 % marked, +0.57 % marked "ab" only.
+    runs = [_seed_run(tmp_path, 0), _seed_run(tmp_path, 1, bi="0.7000ᵃᵇ"), _seed_run(tmp_path, 2, bi="0.6900")]
+    per_run, summary = across_seeds(runs)
+    star = per_run[per_run.comparison == "Bi-λMART vs λMART*"].set_index("seed")
+    assert star.difference_pct.round(2).tolist() == [2.01, 0.57, -0.86]
+    assert star.significant.tolist() == [True, False, False]
+    row = summary.set_index("comparison").loc["Bi-λMART vs λMART*"]
+    assert row.runs == 3 and row.significant_runs == 1
+    assert row.mean_difference_pct == pytest.approx(star.difference_pct.mean())
+    assert row.p_across_seeds == pytest.approx(stats.ttest_1samp(star.difference_pct, 0).pvalue)
+    assert set(summary.comparison) == {c[0] for c in SEED_COMPARISONS}
+
+
+def test_across_seeds_refuses_runs_that_are_not_one_setup_at_several_seeds(tmp_path):
+    a = _seed_run(tmp_path, 0)
+    with pytest.raises(ValueError, match="at least two runs"):
+        across_seeds([a])
+    with pytest.raises(ValueError, match="both seed 0"):
+        across_seeds([a, a])
+    with pytest.raises(ValueError, match=r"differ in \['scale'\]"):
+        across_seeds([a, _seed_run(tmp_path, 1, scale="paper")])
+    with pytest.raises(ValueError, match="n_trials = 1"):
+        across_seeds([a, _seed_run(tmp_path, 2, trials=1)])
+    with pytest.raises(ValueError, match="no column 'ndcg@7'"):
+        across_seeds([a, _seed_run(tmp_path, 3)], metric="ndcg@7")
+    with pytest.raises(ValueError, match="run.json is missing"):
+        across_seeds([a, tmp_path])
+
+
+def test_cli_prints_the_seed_comparison(tmp_path, capsys):
+    from ltrlib import cli
+
+    runs = [str(_seed_run(tmp_path, s)) for s in (0, 1)]
+    assert cli.main(["bilambdamart-seeds", *runs]) == 0
+    out = capsys.readouterr().out
+    assert "Bi-GBT_Softmax vs GBT_Softmax" in out and "p_across_seeds" in out
+    assert cli.main(["bilambdamart-seeds", runs[0], str(tmp_path / "none")]) == 1
+    assert "no run" in capsys.readouterr().err
