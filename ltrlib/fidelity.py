@@ -715,7 +715,7 @@ def _bilambdamart_markdown(claims: pd.DataFrame | None) -> list[str]:
             "with the labels generated without the pairwise mechanism (notebook 06's `control`). "
             "A verdict here is one seed's: on the synthetic twin, Bi-λMART's difference to "
             "λMART* changed sign across five seeds at the batch's 10 trials a model (README), "
-            "so decide the central claim over several runs (`make reproduce SEED=...`). "
+            "so decide the central claim over several runs (`ltrlib bilambdamart-seeds`). "
             "File: [fidelity_bilambdamart.csv](fidelity_bilambdamart.csv).", "",
             table_to_markdown(claims[["claim", "ours", "paper", "evidence"]]), "",
             *[f"- `{r.claim}`: {r.statement}" for r in claims.itertuples()], ""]

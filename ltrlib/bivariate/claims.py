@@ -191,7 +191,9 @@ def _run_setup(run_dir: Path) -> tuple[int, dict]:
     if not entry or entry.get("status") != "completed":
         raise ValueError(f"{run_dir}: notebook {NOTEBOOK} has not completed in this run")
     params = {**manifest.get("params", {}), **entry.get("parameters", {})}
-    seed = params.pop("seed")
+    seed = params.pop("seed", None)
+    if seed is None:
+        raise ValueError(f"{path} records no seed")
     params.pop("run_id", None)
     return int(seed), params
 
@@ -247,8 +249,8 @@ def across_seeds(run_dirs, metric: str = "ndcg@5") -> tuple[pd.DataFrame, pd.Dat
     for comparison, g in per_run.groupby("comparison", sort=False):
         d = g.difference_pct.to_numpy()
         p = float(stats.ttest_1samp(d, 0.0).pvalue) if len(d) > 1 and d.std() > 0 else float("nan")
-        summary.append({"comparison": comparison, "runs": len(d), "significant_runs": int(g.significant.sum()),
-                        "mean_difference_pct": d.mean(), "sd_difference_pct": d.std(ddof=1) if len(d) > 1 else float("nan"),
+        summary.append({"comparison": comparison, "runs": len(d),
+                        "significant_runs": int(g.significant.sum()), "mean_difference_pct": d.mean(),
+                        "sd_difference_pct": d.std(ddof=1) if len(d) > 1 else float("nan"),
                         "p_across_seeds": p})
     return per_run, pd.DataFrame(summary)
-
