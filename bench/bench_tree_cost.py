@@ -6,9 +6,9 @@ thread (as each of the notebook's two side-by-side workers does) for a fixed num
 trees, once with exact gradients (what the batch does) and once per ``--quantized`` bin
 count with LightGBM's quantized training (``use_quantized_grad``, leaves renewed with the
 exact gradients, ``quant_train_renew_leaf``, as LightGBM advises for ranking). Prints the
-seconds per tree, the ratio to exact, and the best validation NDCG@10 within those trees
-with the test NDCG@10 of that tree count,
-so speed and accuracy are read side by side.
+seconds per tree, the ratio to exact, the best validation NDCG@10 within those trees and
+the test NDCG@10 of the model cut at that best tree, so speed and accuracy are read side
+by side.
 
 This is the evidence behind the README's statement that quantized gradients are the one
 lever left for the batch's time, and why it is not taken: the batch trains the papers'
