@@ -138,12 +138,14 @@ def _control(t: Tables) -> Verdict:
     return (None if ok is None else not ok), evidence
 
 
-def _trials(run_dir: Path) -> int | None:
+def _untuned_trials(run_dir: Path) -> int | None:
+    """The trials a model that notebook 06 recorded in ``metrics.json`` when they are
+    fewer than `MIN_COMPARISON_TRIALS` (the run is then no comparison); otherwise None."""
     path = run_dir / "metrics.json"
     if not path.exists():
         return None
-    metrics = json.loads(path.read_text(encoding="utf-8")).get(NOTEBOOK, {})
-    return metrics.get("n_trials")
+    trials = json.loads(path.read_text(encoding="utf-8")).get(NOTEBOOK, {}).get("n_trials")
+    return trials if trials is not None and trials < MIN_COMPARISON_TRIALS else None
 
 
 def bilambdamart_claims(run_dir: str | Path) -> tuple[pd.DataFrame, list[str]]:
@@ -152,8 +154,8 @@ def bilambdamart_claims(run_dir: str | Path) -> tuple[pd.DataFrame, list[str]]:
     the table for."""
     run_dir = Path(run_dir)
     ours, missing = read_tables(run_dir)
-    trials = _trials(run_dir)
-    untuned = trials is not None and trials < MIN_COMPARISON_TRIALS
+    trials = _untuned_trials(run_dir)
+    untuned = trials is not None
     verdict = {True: "holds", False: "does not hold", None: "not available"}
     rows = []
     for c in (*CLAIMS, CONTROL):
@@ -230,8 +232,8 @@ def across_seeds(run_dirs, metric: str = "ndcg@5") -> tuple[pd.DataFrame, pd.Dat
         if seed in seen:
             raise ValueError(f"{run_dir} and {seen[seed]} are both seed {seed}")
         seen[seed] = run_dir
-        trials = _trials(run_dir)
-        if trials is not None and trials < MIN_COMPARISON_TRIALS:
+        trials = _untuned_trials(run_dir)
+        if trials is not None:
             raise ValueError(f"{run_dir}: n_trials = {trials} < {MIN_COMPARISON_TRIALS}, not a comparison")
         tables, missing = read_tables(run_dir, metric)
         if missing:
