@@ -1,6 +1,6 @@
 """Bi-λMART with the exact pair hessian against the diagonal one it trains with by default.
 
-The LB objective's pair hessian is ``(h_i + h_j)/(n-1)²`` (diagonal, the paper's) or
+The LB objective's pair hessian is ``(h_i + h_j)/(n-1)²`` (diagonal, an approximation of eq. 7) or
 ``(h_i + h_j + 2 c_ij)/(n-1)²`` (exact, ``hessian="exact"``; `ltrlib.bivariate.objective`).
 The exact one is larger on coupled pairs, so its Newton steps there are shorter. Does that
 change the model? On the synthetic twin, with the two-stage data notebook 06 builds

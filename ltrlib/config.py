@@ -98,7 +98,7 @@ TRAIN_BUDGETS: dict[str, dict[str, Budget]] = {
         # thousand trees at the paper's settings; two trials (the second meets the pruner).
         "client_models": Budget(caps={"max_trees": 300, "n_trials": 2}),
         "stacking": Budget(caps={"n_trials": 2}),
-        "bilambdamart": Budget(caps={"folds": 3, "n_trials": 1}),
+        "bilambdamart": Budget(caps={"folds": 3, "n_trials": 1, "stage1_trials": 1}),
         "backend_comparison": Budget(by_scale={"max_trees": 25, "early_stopping": 5}),
         # max_trees: the models trained on clicks; ceiling_trees: the true-label ceiling's limit
         "click_bias": Budget(by_scale={"max_trees": 10, "ceiling_trees": 40, "sessions": "200,600"}),

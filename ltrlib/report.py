@@ -306,6 +306,15 @@ class Reporter(RunFolder):
         write_index(self.run_dir)
         return csv_path
 
+    def frame(self, df, name: str) -> Path:
+        """Save ``df`` as ``<name>.parquet`` beside the tables, atomically; return its path.
+        For data too long to read as a table (per-query results), kept for later analysis."""
+        validate_name(name, "table name")
+        path = self.tables_dir / f"{name}.parquet"
+        with atomic_path(path) as tmp:
+            df.to_parquet(tmp, index=False)
+        return path
+
     def figure(self, fig, name: str, dpi: int = 120, close: bool = False,
                caption: str | None = None) -> None:
         """Save the matplotlib figure ``fig`` as ``<name>.png`` (and ``caption``, shown under

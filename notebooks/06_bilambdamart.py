@@ -22,7 +22,9 @@
 # runs every notebook at the small scale on 2 cores, where one stage-1 model alone takes
 # about a minute and a pair model trains on 19 rows per document. So: stage 1 uses
 # `folds` = 5 (paper: 10) models of at most `stage1_max_trees` = 200 trees with fixed
-# settings (`ltrlib.bivariate.two_stage.STAGE1_PARAMS`; the paper tunes stage 1);
+# settings (`stage1_trials` = 0: `ltrlib.bivariate.two_stage.STAGE1_PARAMS`; the paper
+# tunes stage 1 once by NDCG@20, which `stage1_trials` > 0 does over the same space as
+# stage 2, its first trial at the fixed settings);
 # `stage2_features` = 20 keeps the 20 base features with the most stage-1 gain (pairs
 # then have about 200 columns instead of 1989; the paper keeps all), plus the features the data
 # declare pairwise (the synthetic twin's host id and freshness, which have next to no
@@ -33,8 +35,21 @@
 # first trial at the model's default point, every trial early-stopped as the paper's
 # (not pruned: pruning stopped Bi-λMART's best points, see `experiment.fit_models`), two
 # models tuned side by side (`n_jobs`). On the `tiny` scale stage 1 uses at most 3 folds
-# and one trial is run, and every table says it is no comparison. The paper's setting: `-p folds 10 -p stage1_max_trees
-# 2000 -p stage2_features 0 -p train_queries 0 -p n_trials 20`.
+# and one trial is run, and every table says it is no comparison.
+#
+# **Settings the paper leaves open** (`ltrlib.bivariate.experiment`, module docstring),
+# each fixed for every model it applies to, or `tuned`: a categorical dimension of every
+# such model's search. `norm`, LightGBM's λRank normalisation: `on` is LightGBM's default
+# and ours; eq. 8 has none; the paper does not say which its code ran. `truncation`:
+# `cutoff` (ours) keeps the λ-pairs whose better-ranked document is in the current top
+# `cutoff`; `all` takes every pair, as eq. 8 sums and as LightGBM's default level (30)
+# does on a top-20 list. `hessian`, the pair models' only: `exact` is eq. 7 (its sign typo
+# fixed); `diagonal` (ours) drops its cross term, an approximation. A minimum leaf hessian
+# of 0 reaches LightGBM as 1e-12 (its split check fails on exactly 0; `MIN_HESSIAN_FLOOR`).
+#
+# The paper's protocol, as `make bilambdamart-paper` runs it: `-p folds 10
+# -p stage1_max_trees 2000 -p stage1_trials 20 -p stage2_features 0 -p train_queries 0
+# -p n_trials 20 -p norm tuned -p truncation tuned -p hessian tuned`.
 #
 # **The data's pairwise structure.** The paper's claim is that a bivariate scorer sees
 # what a univariate one cannot. The synthetic twin carries one such mechanism, fixed before
@@ -56,10 +71,11 @@
 #
 # **Outputs** under `reports/<run_id>/`: tables `table1_stats`, `table2_lambdarank`,
 # `table4_difference`, `table5_softmax`, `table8_hyperparameters`, `ndcg_means`,
-# `headroom_oracle` and `control_table2` (synthetic data),
-# `tuning_trials`, `ablation_listwise`; figures `validation_curves`, `tuning_history`; test
-# NDCG@5 per model in `metrics.json`; Optuna studies in `06_bilambdamart.journal` (a rerun
-# resumes them).
+# `headroom_oracle`, `pairwise_uptake` and `control_table2` (synthetic data),
+# `tuning_trials`, `tuning_summary`, `ablation_listwise`; `per_query_test.parquet` (test
+# NDCG@k of every model and query, main run and control, for tests pooled across seeds);
+# figures `validation_curves`, `tuning_history`; test NDCG@5 per model in `metrics.json`;
+# Optuna studies in `06_bilambdamart.journal` (a rerun resumes them).
 
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
@@ -77,6 +93,7 @@ run_id: str = defaults.run_id  # reports/run_id/ receives the tables, figures an
 interactive: bool = defaults.interactive  # widgets when True; plain figures in batch runs
 folds: int = 5  # stage-1 cross-validation folds by query; the paper uses 10
 stage1_max_trees: int = 200  # most trees per stage-1 model; the paper allows 2000
+stage1_trials: int = 0  # Optuna trials tuning stage 1 by NDCG@20 (the paper tunes it); 0 keeps the fixed settings
 top_k: int = 20  # documents per query kept by stage 1, as the paper
 cutoff: int = 5  # NDCG cut-off of lambdarank training, early stopping and tuning, as the paper
 stage2_features: int = 20  # base features kept at stage 2, by stage-1 gain; 0 keeps all as the paper
@@ -87,8 +104,11 @@ early_stopping: int = 30  # stop after this many trees without validation NDCG g
 num_threads: int = 1  # LightGBM threads per model; 1 is fastest on shared 2-core machines
 n_jobs: int = 2  # stage-1 folds, then stage-2 models, trained side by side in worker processes; 1: one after another
 listwise_ablation: bool = False  # also tune the λRank models without listwise features (beyond the paper)
-hessian: str = "diagonal"  # pair models' hessian: diagonal (the paper's) or exact (beyond the paper)
-control: bool = True  # synthetic only: also tune λMART* and Bi-λMART on the same data without the pairwise mechanism
+norm: str = "on"  # λRank normalisation: on (LightGBM's default), off (eq. 8 has none) or tuned
+truncation: str = "cutoff"  # λRank pairs: cutoff (better one in the current top cutoff), all (eq. 8) or tuned
+hessian: str = "diagonal"  # pair models' hessian: diagonal (an approximation of eq. 7), exact (eq. 7) or tuned
+control: bool = True  # synthetic only: also tune control_models on the same data without the pairwise mechanism
+control_models: str = "λMART*,Bi-λMART"  # the control's models, comma-separated (the study adds the softmax pair)
 storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@host:5432/db; empty means the run's 06_bilambdamart.journal
 
 # %%
@@ -98,8 +118,8 @@ storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@hos
 from ltrlib.bivariate import STAGE1_SETTINGS
 from ltrlib.train import TrainSettings, budget_for_scale
 
-budget = budget_for_scale(scale, "bilambdamart", folds=folds, n_trials=n_trials)
-stage1_folds, trials = budget["folds"], budget["n_trials"]
+budget = budget_for_scale(scale, "bilambdamart", folds=folds, n_trials=n_trials, stage1_trials=stage1_trials)
+stage1_folds, trials, stage1_trials = budget["folds"], budget["n_trials"], budget["stage1_trials"]
 settings = TrainSettings.for_scale(scale, "bilambdamart", max_trees=max_trees, early_stopping=early_stopping,
                                    eval_at=cutoff, seed=seed, num_threads=num_threads)
 stage1_settings = settings.replace(max_trees=stage1_max_trees, eval_at=STAGE1_SETTINGS.eval_at)
@@ -107,9 +127,9 @@ stage1_folds, trials, settings, stage1_settings
 
 # %%
 from ltrlib import plots
-from ltrlib.bivariate import build_two_stage, experiment, table1
+from ltrlib.bivariate import build_two_stage, experiment, table1, tune_stage1, uptake
 from ltrlib.data.loading import load_dataset
-from ltrlib.data.synthetic import oracle_scores
+from ltrlib.data.synthetic import ORACLE, ORACLE_UNIVARIATE, oracle_scores
 from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed)
@@ -118,13 +138,18 @@ splits
 
 # %% [markdown]
 # ## Stage 1 and Table 1
-# `folds` λMART models; model i trains on the training queries outside fold i, stops early
-# on the validation queries outside fold i, and scores fold i of all three partitions.
+# With `stage1_trials` > 0, stage 1 is tuned first, once, as the paper does: each trial one
+# λMART on the whole training partition, early-stopped and scored by validation NDCG@20
+# (study `06.stage1`, two LightGBM threads a trial). Then `folds` λMART models with that
+# point; model i trains on the training queries outside fold i, stops early on the
+# validation queries outside fold i, and scores fold i of all three partitions.
 # `relevant_kept` is the share of relevant documents still in the top `top_k`;
 # `idcg20_kept` the mean share of each query's ideal DCG@20 that stage 2 can still reach.
 
 # %%
-two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features,
+stage1 = tune_stage1(splits, n_trials=stage1_trials, settings=stage1_settings.replace(num_threads=n_jobs),
+                     storage=storage or report.run_dir / "06_bilambdamart.journal", progress=True)
+two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features, params=stage1.params,
                       settings=stage1_settings, n_jobs=n_jobs, progress=True)
 stats = table1(two)
 report.table(stats, "table1_stats", caption="Table 1: statistics of each ranking stage")
@@ -140,18 +165,20 @@ stats
 # Bi-λMART tuned on its own would leave a core idle.
 
 # %%
-exp = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries, hessian=hessian)
+open_settings = dict(hessian=hessian, norm=norm, truncation=truncation)
+exp = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries, **open_settings)
 oracles = oracle_scores(splits.test)  # empty unless the data are the synthetic twin
 groups = {"06": (exp, list(experiment.MODELS))}
 if control and oracles:
     control_splits = load_dataset(dataset, data_dir, scale, seed, synthetic_config={"pairwise_weight": 0.0})
     control_exp = experiment.Stage2Experiment(two.relabelled(control_splits), settings=settings,
-                                              train_queries=train_queries, hessian=hessian)
-    groups["06.control"] = (control_exp, ["λMART*", "Bi-λMART"])
+                                              train_queries=train_queries, **open_settings)
+    groups["06.control"] = (control_exp, experiment.model_list(control_models, "control_models"))
 tuned_groups = experiment.fit_model_groups(groups, n_trials=trials, n_jobs=n_jobs, progress=True,
                                            storage=storage or report.run_dir / "06_bilambdamart.journal")
 fitted = tuned_groups["06"]
-per_query = experiment.per_query_results(exp, fitted, oracles=oracles)
+test_scores = experiment.model_scores(exp, fitted, oracles=oracles)
+per_query = experiment.per_query_results(exp, fitted, scores=test_scores)
 tuned = experiment.tuning_label(trials)  # every table's caption says what it may claim
 print(tuned)
 means = experiment.eval_table(per_query)
@@ -185,6 +212,21 @@ if oracles:
     display(headroom)
 
 # %% [markdown]
+# How much of the pairwise term each model's test scores hold (`ltrlib.bivariate.uptake`):
+# the within-query partial correlation of the scores with the term, controlling for the
+# rest of the utility (1: the oracle; 0: blind to the term), and its difference to
+# λMART*'s. A pair model that beats λMART* through the pairs should take up more of it.
+
+# %%
+uptakes = None
+if oracles:
+    univariate = test_scores[ORACLE_UNIVARIATE]
+    uptakes = uptake.uptake_table({m: test_scores[m] for m in fitted}, univariate,
+                                  test_scores[ORACLE] - univariate, exp.parts["test"].offsets)
+    report.table(uptakes, "pairwise_uptake", caption=f"Pairwise uptake of the test scores; {tuned}")
+    display(uptakes)
+
+# %% [markdown]
 # ## The control: the same data without the pairwise mechanism (synthetic data only)
 # The two models of the central claim, λMART* and Bi-λMART, on the data generated with
 # `pairwise_weight` = 0 (same seed, so the same documents and features; only the labels
@@ -198,7 +240,7 @@ control_pq = None
 if "06.control" in tuned_groups:
     control_oracles = oracle_scores(control_splits.test)
     control_pq = experiment.per_query_results(control_exp, tuned_groups["06.control"], oracles=control_oracles)
-    control_table = experiment.results_table(control_pq, [experiment.STAGE1_ROW, "λMART*", "Bi-λMART",
+    control_table = experiment.results_table(control_pq, [experiment.STAGE1_ROW, *tuned_groups["06.control"],
                                                           *control_oracles])
     report.table(control_table, "control_table2", index=True,
                  caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {tuned}")
@@ -256,9 +298,22 @@ if listwise_ablation:
 # times larger (gradients scale with 1/(n−1), hessians with 1/(n−1)²).
 
 # %%
-table8 = experiment.tuned_table(fitted)
-report.table(table8, "table8_hyperparameters", caption="Table 8: tuned LightGBM parameters")
+table8 = experiment.tuned_table(fitted, stage1=stage1.row())
+report.table(table8, "table8_hyperparameters",
+             caption="Table 8: tuned LightGBM parameters (stage 1 by NDCG@20; trials 0: its fixed settings)")
 table8
+
+# %% [markdown]
+# ## What the tuning spent
+# Every model must get the same number of usable trials: `trials`, of which `completed`
+# and `pruned`; `stopped_at_tree_1` counts completed trials whose validation NDCG peaked at
+# the first tree; `failed_replaced` counts trials LightGBM could not train, which ran again
+# at another point and do not count.
+
+# %%
+spent = experiment.tuning_summary({**fitted, **{f"control {m}": f for m, f in tuned_groups.get("06.control", {}).items()}})
+report.table(spent, "tuning_summary", caption=f"Trials per model; {tuned}")
+spent
 
 # %% [markdown]
 # ## Validation curves and tuning history
@@ -278,6 +333,9 @@ report.table(history, "tuning_trials")
 report.figure(plots.tuning_history(history), "tuning_history")
 
 # %%
-report.metrics(stage1_folds=stage1_folds, n_trials=trials, stage2_pair_features=int(stats.pair_features[0]),
+# Per query and model, for tests pooled across seeds (`ltrlib study bilambdamart`).
+report.frame(experiment.per_query_frame(per_query, control_pq), "per_query_test")
+report.metrics(stage1_folds=stage1_folds, n_trials=trials, stage1_trials=stage1_trials,
+               stage2_pair_features=int(stats.pair_features[0]),
                train_pairs=int(exp.rank_data("train", experiment.MODELS["Bi-λMART"]).n_rows),
                **experiment.headline_metrics(per_query, k=cutoff, no_listwise=bare_per_query, control=control_pq))

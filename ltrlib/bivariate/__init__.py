@@ -7,12 +7,12 @@
 
 Modules: `two_stage` (§5.2), `features` (§5.5 listwise expansion), `pairs` (ordered pairs
 over flat arrays), `objective` (LB gradients, λRank and softmax, diagonal or exact pair
-hessians, numba), `model` (training and prediction), `experiment` (the models of Tables
-2, 4, 5 and their tuning), `claims` (the paper's claims decided on notebook 06's tables,
+hessians, numba), `model` (training and prediction), `space` (§5.4's search space), `experiment` (the
+models of Tables 2, 4, 5 and their tuning), `claims` (the paper's claims decided on notebook 06's tables,
 for the fidelity report).
 """
 
-from ltrlib.bivariate import claims, experiment, features, model, objective, pairs, two_stage
+from ltrlib.bivariate import claims, experiment, features, model, objective, pairs, space, two_stage, uptake
 from ltrlib.bivariate.claims import (CLAIMS, PAPER_TABLES, SEED_COMPARISONS, TABLES, across_seeds,
                                      bilambdamart_claims, read_tables)
 from ltrlib.bivariate.experiment import (
@@ -21,33 +21,42 @@ from ltrlib.bivariate.experiment import (
     STAGE1_ROW,
     TUNED,
     ModelSpec,
+    OPEN_SETTINGS,
+    TUNED_CHOICE,
     Stage2Experiment,
     curves_frame,
     eval_table,
     fit_model_groups,
     fit_models,
     headline_metrics,
+    model_list,
+    model_scores,
+    per_query_frame,
     per_query_results,
     results_table,
     suggest,
     tuned_table,
     tuning_frame,
     tuning_label,
+    tuning_summary,
 )
 from ltrlib.bivariate.features import EXPANSIONS, expand_listwise, expanded_names, query_level_columns
 from ltrlib.bivariate.model import (
     LB_SETTINGS,
     BivariateRanker,
+    MIN_HESSIAN_FLOOR,
     LBModel,
     RankData,
     UnivariateRanker,
     fit_lb,
+    lightgbm_params,
     offsets_from_qid,
 )
 from ltrlib.bivariate.objective import (
     HESSIANS,
     LOSSES,
     LBObjective,
+    check_truncation,
     aggregate,
     coupled_gradients,
     item_gradients,
@@ -62,10 +71,12 @@ from ltrlib.bivariate.two_stage import (
     SCORE_FEATURE,
     STAGE1_PARAMS,
     STAGE1_SETTINGS,
+    Stage1Tuning,
     TwoStage,
     build_two_stage,
     table1,
     top_k_mask,
+    tune_stage1,
 )
 
 # Each module lists its public names once; the package hands all of them on.

@@ -21,6 +21,30 @@ validation NDCG@cutoff (full-list IDCG) over learning rate, minimum data in leaf
 of leaves and minimum hessian (§5.4). The first trial of each study is the model's default
 point (`ModelSpec.first_params`), so a one-trial study is a sensible fit, not a random draw.
 Test NDCG@k is always normalised by the full-list IDCG.
+
+Settings the paper leaves open (`OPEN_SETTINGS`), each fixed for every model or, as
+``"tuned"``, a categorical dimension of the search of every model it applies to:
+
+==============  ===============  ==========================================================
+setting         values           whose
+==============  ===============  ==========================================================
+``norm``        ``on``, ``off``  λRank models. LightGBM's ``lambdarank_norm`` (each pair
+                                 over 0.01 + |s_i - s_j|, each query by log2(1+Σλ)/Σλ).
+                                 ``on`` is LightGBM's default; eq. 8 of the paper has no
+                                 normalisation; which one its LightGBM code ran, it does
+                                 not say. Our default: ``on``.
+``truncation``  ``cutoff``,      λRank models. ``cutoff``: only pairs whose better-ranked
+                ``all``          document is in the current top ``cutoff`` (our default,
+                                 neither the paper's nor LightGBM's); ``all``: every pair,
+                                 as eq. 8 sums, and as LightGBM's default level (30) does
+                                 on a top-20 list.
+``hessian``     ``diagonal``,    pair models. ``exact`` is eq. 7 (its sign typo fixed);
+                ``exact``        ``diagonal`` drops its cross term, an approximation (our
+                                 default). The paper does not say which its code computed.
+==============  ===============  ==========================================================
+
+A trial LightGBM cannot train (its split check, `_fit_or_fail`) fails and is replaced, so
+every model gets the same number of usable trials; `tuning_summary` counts them.
 """
 
 from __future__ import annotations
@@ -33,8 +57,9 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.features import expand_listwise, expanded_names, query_level_columns
-from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb
+from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb, lightgbm_params
 from ltrlib.bivariate.objective import HESSIANS
+from ltrlib.bivariate.space import TUNED, suggest
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.metrics import ndcg, significance_table
@@ -43,32 +68,17 @@ from ltrlib.train.ranker import DataCache, train_ranker
 from ltrlib.train.settings import TrainSettings
 from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_study
 
-__all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "STAGE1_ROW", "Stage2Experiment", "TUNED",
-           "curves_frame", "eval_table", "fit_model_groups", "fit_models", "headline_metrics", "per_query_results",
-           "results_table", "suggest", "tuned_table", "tuning_frame", "tuning_label"]
+__all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "OPEN_SETTINGS", "STAGE1_ROW", "Stage2Experiment",
+           "TUNED", "TUNED_CHOICE", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
+           "headline_metrics", "model_list", "model_scores", "per_query_frame",
+           "per_query_results", "results_table", "suggest", "tuned_table", "tuning_frame",
+           "tuning_label", "tuning_summary"]
 
-LEARNING_RATES = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2)
-# Pair hessians are (h_i + h_j)/(n-1)^2, hundreds of times smaller than document ones,
-# so the grid reaches 0 (the paper's Bi-λMART value) and spans six decades, up to past
-# the largest value of the paper's Table 8 (λMART, 240).
-MIN_HESSIANS = (0.0, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 500.0)
-# Wide enough to hold every optimum of Table 8: Bi-λMART used 300-1530 leaves and a
-# minimum of 1790-7150 pairs per leaf.
-NUM_LEAVES = (7, 2048)
-MIN_DATA_IN_LEAF = (5, 10_000)
-TUNED = ("learning_rate", "num_leaves", "min_data_in_leaf", "min_sum_hessian_in_leaf")
 STAGE1_ROW = "λMART (stage 1)"
-
-
-def suggest(trial) -> dict[str, Any]:
-    """One point of the search space (the four parameters of §5.4), the same for every
-    model: a comparison is only fair when every model had the same search."""
-    return {
-        "learning_rate": trial.suggest_categorical("learning_rate", LEARNING_RATES),
-        "num_leaves": trial.suggest_int("num_leaves", *NUM_LEAVES, log=True),
-        "min_data_in_leaf": trial.suggest_int("min_data_in_leaf", *MIN_DATA_IN_LEAF, log=True),
-        "min_sum_hessian_in_leaf": trial.suggest_categorical("min_sum_hessian_in_leaf", MIN_HESSIANS),
-    }
+#: The settings the paper leaves open (module docstring): name -> its fixed values, the
+#: first being our default. Each may also be `TUNED_CHOICE`.
+OPEN_SETTINGS = {"norm": ("on", "off"), "truncation": ("cutoff", "all"), "hessian": HESSIANS}
+TUNED_CHOICE = "tuned"
 
 
 @dataclass(frozen=True)
@@ -107,17 +117,22 @@ class Stage2Experiment:
     ``listwise=False`` leaves out the listwise expansion (an ablation beyond the paper):
     the documents keep their base features and stage-1 score only, so a univariate model
     no longer sees a document's standing within its list, while pairs still carry x_i - x_j.
-    ``hessian``: the pair models' hessian, ``"diagonal"`` (the paper's) or ``"exact"``
-    (`ltrlib.bivariate.objective`).
+    ``norm``, ``truncation``, ``hessian``: the open settings (`OPEN_SETTINGS`, module
+    docstring), each one of its values for every model, or ``"tuned"``: a categorical
+    dimension of the search of every model it applies to (`open_choices`).
     """
 
     def __init__(self, two: TwoStage, *, settings: TrainSettings = LB_SETTINGS, train_queries: int = 0,
-                 listwise: bool = True, hessian: str = "diagonal"):
+                 listwise: bool = True, hessian: str = "diagonal", norm: str = "on",
+                 truncation: str = "cutoff"):
         if settings.eval_at not in two.cutoffs:
             raise ValueError(f"cutoff (settings.eval_at) = {settings.eval_at} is not among the kept "
                              f"IDCG cut-offs {two.cutoffs}")
-        if hessian not in HESSIANS:
-            raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
+        self.open = {}
+        for name, value in (("norm", norm), ("truncation", truncation), ("hessian", hessian)):
+            if value != TUNED_CHOICE and value not in OPEN_SETTINGS[name]:
+                raise ValueError(f"{name} must be one of {(*OPEN_SETTINGS[name], TUNED_CHOICE)}, got {value!r}")
+            self.open[name] = value
         self.two, self.settings, self.hessian = two, settings, hessian
         self.cutoff, self.seed = settings.eval_at, settings.seed
         self.parts: dict[str, Dataset] = {}
@@ -169,24 +184,50 @@ class Stage2Experiment:
                 difference=spec.difference, query_level=self.query_level)
         return self._data[key]
 
+    def applies(self, name: str, spec: ModelSpec) -> bool:
+        """Whether the open setting ``name`` concerns ``spec``: norm and truncation the λRank
+        models; the pair hessian the pair models (a document's hessian is exact already)."""
+        return spec.bivariate if name == "hessian" else spec.loss == "lambdarank"
+
+    def open_choices(self, spec: ModelSpec) -> dict[str, tuple[str, ...]]:
+        """The open settings ``spec``'s search tunes, with their choices."""
+        return {name: OPEN_SETTINGS[name] for name, value in self.open.items()
+                if value == TUNED_CHOICE and self.applies(name, spec)}
+
+    def settings_of(self, spec: ModelSpec, params: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """The open settings that apply to ``spec`` and what it trains with: a tuned one
+        from ``params`` (a trial's point; our default when absent), a fixed one as given."""
+        params = params or {}
+        return {name: params.get(name, OPEN_SETTINGS[name][0]) if value == TUNED_CHOICE else value
+                for name, value in self.open.items() if self.applies(name, spec)}
+
     def fit(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None, monitor=None):
-        """One model with the given parameters; returns an `LBModel` or a `Ranker` (both
-        `ltrlib.data.Scorer`s). ``monitor(trees, value)`` watches the validation curve
-        (`ltrlib.train.pruning_monitor` prunes a trial with it)."""
+        """One model with the given parameters (LightGBM's, plus any tuned open setting);
+        returns an `LBModel` or a `Ranker` (both `ltrlib.data.Scorer`s). ``monitor(trees,
+        value)`` watches the validation curve (`ltrlib.train.pruning_monitor` prunes a trial
+        with it)."""
         settings = self.settings if seed is None else self.settings.replace(seed=seed)
+        # Settings that do not apply to spec stay at our default, which the learner ignores.
+        chosen = {name: values[0] for name, values in OPEN_SETTINGS.items()} | self.settings_of(spec, params)
+        lgb_params = lightgbm_params({k: v for k, v in params.items() if k not in OPEN_SETTINGS})
+        # "all": every pair of a stage-2 list, which holds at most top_k documents.
+        truncation = self.cutoff if chosen["truncation"] == "cutoff" else self.two.top_k
+        norm = chosen["norm"] == "on"
         if spec.kind == "native":
             return train_ranker(self.parts["train"], self.parts["vali"],
-                                {**dict(params), "lambdarank_truncation_level": self.cutoff}, settings,
+                                {**lgb_params, "lambdarank_truncation_level": truncation,
+                                 "lambdarank_norm": norm}, settings,
                                 cache=self._native_cache, monitor=monitor)
         train = self.rank_data("train", spec)
         vali = self.rank_data("vali", spec)
         vali.lgb_dataset(reference=train)
-        return fit_lb(train, vali, params, loss=spec.loss, settings=settings, monitor=monitor,
-                      hessian=self.hessian_of(spec))
+        return fit_lb(train, vali, lgb_params, loss=spec.loss, settings=settings, monitor=monitor,
+                      hessian=chosen["hessian"], norm=norm, truncation=truncation)
 
     def hessian_of(self, spec: ModelSpec) -> str:
-        """The hessian ``spec`` trains with: the pair hessian applies to pair models only;
-        a univariate model's rows are documents, whose hessians are exact already."""
+        """The hessian setting ``spec`` trains with (``"tuned"`` when its search chooses):
+        the pair hessian applies to pair models only; a univariate model's rows are
+        documents, whose hessians are exact already."""
         return self.hessian if spec.bivariate else "diagonal"
 
     def vali_score(self, model: Scorer) -> float:
@@ -210,27 +251,29 @@ class FittedModel:
     best_iteration: int
     vali_ndcg: float
     tuning: pd.DataFrame
+    failed: int = 0  # trials LightGBM could not train, replaced by others (`_fit_or_fail`)
 
 
 def _best_iteration(model) -> int:
     return int(model.best_iteration)
 
 
-def _fit_or_skip(exp: Stage2Experiment, spec: ModelSpec, params: dict, monitor, trial):
-    """``exp.fit``, except that LightGBM's split check failing on a point (its open issue
-    #4739: leaf sizes are estimated from hessian sums, and a pair model's λRank hessians
-    are zero on every pair without a λ-pair, so with a minimum hessian of 0 a chosen split
-    can turn out empty) ends the trial as pruned, its message kept, rather than the study."""
+def _fit_or_fail(exp: Stage2Experiment, spec: ModelSpec, params: dict, monitor, trial):
+    """``exp.fit``, except that a point LightGBM stops on with its split check (its open
+    issue #4739) fails the trial, its message kept in the trial, and the study replaces it
+    (`ltrlib.train.TrialFailed`). Its known cause, a minimum leaf hessian of exactly 0, is
+    avoided (`ltrlib.bivariate.model.MIN_HESSIAN_FLOOR`); this guards the rest."""
     import lightgbm as lgb
-    import optuna
+
+    from ltrlib.train.tuning import FAILURE_ATTR, TrialFailed
 
     try:
         return exp.fit(spec, params, monitor=monitor)
     except lgb.basic.LightGBMError as err:
         if "left_count" not in str(err) and "right_count" not in str(err):
             raise
-        trial.set_user_attr("lightgbm_error", str(err).strip())
-        raise optuna.TrialPruned(f"LightGBM could not train this point: {err}") from None
+        trial.set_user_attr(FAILURE_ATTR, f"LightGBM could not train this point: {str(err).strip()}")
+        raise TrialFailed(str(err).strip()) from None
 
 
 def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
@@ -317,9 +360,12 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
     spec = MODELS[name]
     best: dict[str, Any] = {"value": -math.inf, "number": None, "model": None}
 
+    choices = exp.open_choices(spec)
+
     def objective(trial):
         monitor = pruning_monitor(trial, exp.settings.early_stopping) if prune else None
-        model = _fit_or_skip(exp, spec, suggest(trial), monitor, trial)
+        point = {**suggest(trial), **{k: trial.suggest_categorical(k, c) for k, c in choices.items()}}
+        model = _fit_or_fail(exp, spec, point, monitor, trial)
         value = exp.vali_score(model)
         trial.set_user_attr("best_iteration", _best_iteration(model))
         if value > best["value"]:
@@ -333,15 +379,22 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
              "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds,
              "hessian": exp.hessian_of(spec),
              "pruning": pruning_setup(prune, exp.settings.early_stopping)}
+    # The other open settings (module docstring) join the setup when not at our default,
+    # so the journal of a run made before they existed still resumes.
+    setup.update({k: v for k, v in exp.open.items()
+                  if k != "hessian" and exp.applies(k, spec) and v != OPEN_SETTINGS[k][0]})
+    # The first point is the model's default with every tuned open setting at our default.
+    first = {**spec.first_params, **{k: c[0] for k, c in choices.items()}}
     result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
                        storage=storage, seed=exp.seed, setup=setup, progress=progress,
-                       first_params=dict(spec.first_params), tuned=TUNED,
+                       first_params=first, tuned=(*TUNED, *choices),
                        study_pruner=pruner(exp.settings.early_stopping) if prune else None)
     model = best["model"] if best["number"] == result.best_trial else None
     if model is None:
         model = exp.fit(spec, result.best_params)
-    return FittedModel(name, model, dict(result.best_params), _best_iteration(model),
-                       float(result.best_value), result.trials)
+    params = {**result.best_params, **exp.settings_of(spec, result.best_params)}
+    return FittedModel(name, model, params, _best_iteration(model),
+                       float(result.best_value), result.trials, failed=result.failed)
 
 
 #: Fewer trials than this per model are fits, not a tuned comparison (issue of notebook 06:
@@ -358,15 +411,33 @@ def tuning_label(n_trials: int) -> str:
             f"{MIN_COMPARISON_TRIALS} a tuned comparison needs")
 
 
-def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
-                      cutoffs=(1, 3, 5, 10, 20), part: str = "test",
-                      stage1: bool = True, oracles: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
-    """Tidy ``model, metric, qid, value``: NDCG@k per query with the full-list IDCG.
+def model_list(names: str, parameter: str = "models") -> list[str]:
+    """Model names from a comma-separated string (a notebook parameter), each one of
+    `MODELS`; ValueError naming ``parameter`` otherwise."""
+    out = [n.strip() for n in str(names).split(",") if n.strip()]
+    unknown = [n for n in out if n not in MODELS]
+    if unknown or not out:
+        raise ValueError(f"{parameter}: unknown models {unknown or [names]}; choose from {', '.join(MODELS)}")
+    return out
+
+
+def per_query_frame(per_query: pd.DataFrame, control: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``per_query_results`` of the main run and, when given, of the control, in one tidy
+    frame with a ``variant`` column (``main``, ``control``): what a study pools over seeds."""
+    parts = [per_query.assign(variant="main")]
+    if control is not None:
+        parts.append(control.assign(variant="control"))
+    return pd.concat(parts, ignore_index=True)[["variant", "model", "metric", "qid", "value"]]
+
+
+def model_scores(exp: Stage2Experiment, models: Mapping[str, Any], part: str = "test", stage1: bool = True,
+                 oracles: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Every model's scores of ``part``'s stage-2 documents, by name (float64, row order).
 
     ``stage1``: add the first-stage λMART row (its score ranks the top-k as it ranked the
-    full list, so this is its single-stage NDCG@k for k <= top_k). ``oracles``: more rows
-    from scores of every document of the *stage-1* partition (e.g.
-    `ltrlib.data.synthetic.oracle_scores`), ranking the same top-k lists.
+    full list, so this is its single-stage ranking). ``oracles``: more rows from scores of
+    every document of the *stage-1* partition (e.g. `ltrlib.data.synthetic.oracle_scores`),
+    cut to the same top-k lists.
     """
     ds = exp.parts[part]
     scores = {}
@@ -377,6 +448,18 @@ def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
         scores[name] = getattr(m, "model", m).score(ds)
     for name, s in (oracles or {}).items():
         scores[name] = np.asarray(s, dtype=np.float64)[exp.two.kept[part]]
+    return scores
+
+
+def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
+                      cutoffs=(1, 3, 5, 10, 20), part: str = "test",
+                      stage1: bool = True, oracles: Mapping[str, np.ndarray] | None = None,
+                      scores: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """Tidy ``model, metric, qid, value``: NDCG@k per query with the full-list IDCG, of the
+    rows `model_scores` gives (``scores``: those already computed, instead of scoring)."""
+    ds = exp.parts[part]
+    if scores is None:
+        scores = model_scores(exp, models, part, stage1, oracles)
     rows = []
     for name, s in scores.items():
         for k in cutoffs:
@@ -404,15 +487,37 @@ def results_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01,
     return table.rename_axis(columns=None)
 
 
-def tuned_table(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
-    """Table 8: the tuned parameters, tree count and validation NDCG of each model."""
-    rows = []
+def tuned_table(fitted: Mapping[str, FittedModel], stage1: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Table 8: the tuned parameters, the open settings each model trained with (tuned or
+    fixed), tree count and validation NDCG (at its own cut-off) of each model; ``stage1``
+    (`ltrlib.bivariate.two_stage.Stage1Tuning.row`) adds stage 1's row first."""
+    rows = [dict(stage1)] if stage1 else []
     for name, f in fitted.items():
         rows.append({"model": name, "learning_rate": f.params["learning_rate"],
                      "min_data_in_leaf": f.params["min_data_in_leaf"],
                      "num_leaves": f.params["num_leaves"],
                      "min_sum_hessian_in_leaf": f.params["min_sum_hessian_in_leaf"],
+                     # "-": the setting does not apply to the model.
+                     **{k: f.params.get(k, "-") for k in OPEN_SETTINGS},
                      "trees": f.best_iteration, "trials": len(f.tuning),
+                     "vali_ndcg": f.vali_ndcg})
+    return pd.DataFrame(rows)
+
+
+def tuning_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
+    """Per model, what its tuning spent: usable trials (``trials``), of which ``completed``
+    and ``pruned``; ``stopped_at_tree_1``, the completed trials whose best iteration was the
+    first tree (early stopping found nothing after it); ``failed_replaced``, trials LightGBM
+    could not train, run again at another point and not counted; and the best trial's
+    tree count. Fair tuning means equal ``trials`` for every model."""
+    rows = []
+    for name, f in fitted.items():
+        t = f.tuning
+        complete = t[t.state == "complete"]
+        rows.append({"model": name, "trials": len(t), "completed": len(complete),
+                     "pruned": int((t.state == "pruned").sum()),
+                     "stopped_at_tree_1": int((complete.best_iteration == 1).sum()),
+                     "failed_replaced": int(f.failed), "best_iteration": f.best_iteration,
                      "vali_ndcg": f.vali_ndcg})
     return pd.DataFrame(rows)
 

@@ -8,7 +8,7 @@ trial trained on it; validation data are binned with the training data's bin map
 (``reference=``).
 
 `fit_lb` trains with `LBObjective` (its cut-off is the settings' ``eval_at``; its pair
-hessian the paper's diagonal form, or with ``hessian="exact"`` the exact one) and stops
+hessian the diagonal approximation, or with ``hessian="exact"`` eq. 7's exact one) and stops
 early on NDCG@cutoff of the *aggregated*
 document scores on the validation partition, normalised by its IDCG (the full-list one
 for a second stage). `LBModel.score(dataset)` scores documents (`ltrlib.data.Scorer`):
@@ -32,17 +32,35 @@ from ltrlib.bivariate.pairs import (PairIndex, PairSequence, j_columns, pair_fea
                                    pair_rows)
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ideal_dcg as _ideal_dcg
-from ltrlib.train.ranker import monitor_callback
+from ltrlib.train.ranker import monitor_callback, quiet_lightgbm
 from ltrlib.train.settings import TrainSettings
 
-__all__ = ["BivariateRanker", "LBModel", "LB_SETTINGS", "RankData", "UnivariateRanker", "fit_lb",
-           "offsets_from_qid"]
+__all__ = ["BivariateRanker", "LBModel", "LB_SETTINGS", "MIN_HESSIAN_FLOOR", "RankData", "UnivariateRanker",
+           "fit_lb", "lightgbm_params", "offsets_from_qid"]
 
 # §5.4's limits (2000 trees, patience 30) at the cut-off 5; one thread (LightGBM calls the
 # objective in Python once per tree, so more threads gain little on small lists).
 LB_SETTINGS = TrainSettings(max_trees=2000, early_stopping=30, eval_at=5, num_threads=1)
 ROW_WISE_MAX_CELLS = 2**30  # pair rows x columns up to which LightGBM builds row-wise histograms
 PREDICT_BATCH = 65536  # pair rows scored at once: 65536 x 1507 float32 = 395 MB at MSLR width
+# What a minimum leaf hessian of 0 (the paper's Bi-λMART value) is passed to LightGBM as.
+# With exactly 0, LightGBM accepts a split whose child is empty and then stops on its own
+# check ("Check failed: (best_split_info.left_count) > (0)", its open issue #4739): on the
+# tiny twin Bi-λMART at learning rate 0.005, 31 leaves, min data 5 failed by tree 4 with 0
+# and trained to the end with 1e-12 or 1e-7 (a hessian floor of 1e-9 on every pair did
+# not help). 1e-12 lies far below any leaf worth a split: a pair's hessian is (h_i +
+# h_j)/(n-1)^2, 1e-6 to 1e-3 on the twin, and only pairs of queries without a relevant
+# document have exactly 0 (and a zero gradient with it).
+MIN_HESSIAN_FLOOR = 1e-12
+
+
+def lightgbm_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` as LightGBM gets them: a minimum leaf hessian of 0 becomes
+    `MIN_HESSIAN_FLOOR` (see there); the rest as given."""
+    out = dict(params)
+    if "min_sum_hessian_in_leaf" in out and float(out["min_sum_hessian_in_leaf"]) < MIN_HESSIAN_FLOOR:
+        out["min_sum_hessian_in_leaf"] = MIN_HESSIAN_FLOOR
+    return out
 
 
 def offsets_from_qid(qid) -> np.ndarray:
@@ -134,11 +152,11 @@ class RankData:
         return pair_feature_names(self.feature_names, self.n_diff, self.difference, self.query_level)
 
     def objective(self, loss: str, cutoff: int, norm: bool = True,
-                  hessian: str = "diagonal") -> LBObjective:
+                  hessian: str = "diagonal", truncation: int | None = None) -> LBObjective:
         """The `LBObjective` of these rows; ``hessian="exact"`` needs bivariate data."""
         return LBObjective(self.y, self.offsets, ideal_dcg=self.ideal_dcg,
                            pairs=self.pairs.as_tuple() if self.bivariate else None,
-                           loss=loss, cutoff=cutoff, norm=norm, hessian=hessian)
+                           loss=loss, cutoff=cutoff, norm=norm, hessian=hessian, truncation=truncation)
 
     def lgb_dataset(self, reference: "RankData | None" = None, batch_size: int = 8192,
                     dataset_params: Mapping[str, Any] | None = None):
@@ -147,6 +165,7 @@ class RankData:
 
         if self._lgb is not None:
             return self._lgb
+        quiet_lightgbm()  # binning a pair sample warns on LightGBM's console otherwise
         ref = None
         if reference is not None:
             if reference.bivariate != self.bivariate or reference.row_feature_names != self.row_feature_names:
@@ -264,29 +283,35 @@ def fit_lb(
     loss: str = "lambdarank",
     norm: bool = True,
     hessian: str = "diagonal",
+    truncation: int | None = None,
     settings: TrainSettings = LB_SETTINGS,
     monitor: Callable[[int, float], None] | None = None,
 ) -> LBModel:
     """Train with `LBObjective` at the cut-off ``settings.eval_at``: at most
     ``settings.max_trees`` trees, early stopping on validation NDCG@cutoff after
     ``settings.early_stopping`` trees without gain (`LB_SETTINGS`: §5.4's limits).
-    ``hessian``: the pair hessian, ``"diagonal"`` (the paper's) or ``"exact"``
-    (`ltrlib.bivariate.objective`). ``monitor(trees, value)`` is called with the validation
+    ``hessian``: the pair hessian, ``"diagonal"`` (an approximation) or ``"exact"`` (eq. 7)
+    (`ltrlib.bivariate.objective`). ``norm``: LightGBM's λRank normalisation (per pair by
+    the score gap, per query by log2(1+Σλ)/Σλ). ``truncation``: λRank pairs need their
+    better-ranked document in the current top ``truncation`` (default: the cut-off; the
+    list length takes every pair). ``monitor(trees, value)`` is called with the validation
     NDCG after every tree, as `ltrlib.train.train_ranker`'s (`ltrlib.train.pruning_monitor`
     prunes Optuna trials with it)."""
     import lightgbm as lgb
 
     if settings.backend != "lightgbm":
         raise ValueError(f"the LB objectives train on LightGBM; settings.backend is {settings.backend!r}")
+    quiet_lightgbm()
     cutoff, early_stopping = settings.eval_at, settings.early_stopping
     if vali is not None and vali.bivariate != train.bivariate:
         raise ValueError("train and vali must both be bivariate or both univariate")
     user = dict(params or {})
     if "objective" in user or "metric" in user:
         raise ValueError("params must not set objective or metric: fit_lb sets them from loss")
-    full = {"objective": train.objective(loss, cutoff, norm, hessian), "metric": "None",
+    full = {"objective": train.objective(loss, cutoff, norm, hessian, truncation), "metric": "None",
             "seed": settings.seed, "deterministic": True, "num_threads": settings.threads,
             "verbosity": -1, "feature_pre_filter": False, **user}
+    full = lightgbm_params(full)
     if not ("force_col_wise" in user or "force_row_wise" in user):
         # Row-wise histograms are faster on pairs too (0.34 against 0.46 s a tree at notebook
         # 06's default, 374k pairs x 242 columns), but they keep a row-major copy of the
@@ -321,7 +346,8 @@ def fit_lb(
                    n_diff=train.n_diff, difference=train.difference, loss=loss, cutoff=int(cutoff),
                    params=stored, feature_names=train.feature_names, curve=values,
                    info={"trees_grown": len(values) or booster.current_iteration(),
-                         "train_rows": train.n_rows, "hessian": hessian},
+                         "train_rows": train.n_rows, "hessian": hessian, "norm": bool(norm),
+                         "truncation": int(cutoff if truncation is None else truncation)},
                    query_level=train.query_level)
 
 

@@ -13,8 +13,10 @@ and, with ``g_i = ∂ℓ/∂s_i`` and ``h_i = ∂²ℓ/∂s_i²`` from any per-i
 
 The chain rule follows from ``∂s_i/∂s_ij = 1/(n-1)`` and ``∂s_j/∂s_ij = -1/(n-1)``.
 
-``hessian=`` chooses between the two (`HESSIANS`). ``"diagonal"`` (the default, as the
-paper trains) drops the cross term. ``"exact"`` keeps it through the *coupling*
+``hessian=`` chooses between the two (`HESSIANS`). ``"exact"`` is eq. 7 with its sign typo
+fixed. ``"diagonal"`` (the default, as LambdaMART treats a document's hessian) drops the
+cross term: an approximation of eq. 7, not eq. 7; the paper does not say which of the two
+its LightGBM code computed. ``"exact"`` keeps the cross term through the *coupling*
 ``c_ij = -h_ij``, so ``∂²ℓ/∂s_ij² = (h_i + h_j + 2 c_ij) / (n-1)²``. For λRank each
 λ-pair {i, j} adds ``σ² |ΔNDCG| ρ(1-ρ)`` to ``h_i``, ``h_j`` and ``c_ij`` alike (with
 ``norm``, under the same per-pair and per-query factors), and two documents that form no
@@ -27,8 +29,10 @@ rows: a univariate model's rows are the documents, whose hessian ``h_i`` is exac
 Per-item losses (``loss=``):
 
 * ``"lambdarank"``: LightGBM's λRank, line for line (``rank_objective.hpp``): pairs with
-  different labels where the better-ranked one sits in the top ``cutoff`` of the current
-  ranking, weighted by |ΔNDCG| = |gain_i - gain_j| · |1/log2(2+r_i) - 1/log2(2+r_j)| / IDCG,
+  different labels where the better-ranked one sits in the top ``truncation`` of the
+  current ranking (LightGBM's ``lambdarank_truncation_level``, default 30, so every pair
+  of a 20-document list; eq. 8 of the paper sums over every pair; our default is the
+  cut-off), weighted by |ΔNDCG| = |gain_i - gain_j| · |1/log2(2+r_i) - 1/log2(2+r_j)| / IDCG,
   with LightGBM's optional ``norm`` (divide by ``0.01 + |s_i - s_j|``, then rescale the
   query by ``log2(1+Σλ)/Σλ``). The difference from LightGBM is the normaliser: IDCG@cutoff
   is supplied per query, so a second-stage model can use the ideal DCG of the query's
@@ -58,6 +62,7 @@ from ltrlib.metrics.ranking import check_gain_labels
 
 __all__ = [
     "HESSIANS",
+    "check_truncation",
     "LOSSES",
     "LBObjective",
     "aggregate",
@@ -95,14 +100,14 @@ def _lambda_pair(y, i, j, rank_i, rank_j):
 
 
 @njit(cache=True)
-def _lambdarank_query(s, y, a, n, inv_idcg, cutoff, sigma, norm, grad, hess, coupling):
+def _lambdarank_query(s, y, a, n, inv_idcg, truncation, sigma, norm, grad, hess, coupling):
     # ``coupling``: an n x n buffer (local rows) receiving c_ij = -d2l/ds_i ds_j, or a 0 x 0
     # array when only the diagonal is wanted; grad and hess are computed the same either way.
     order = np.argsort(-s[a:a + n], kind="mergesort")
     best = s[a + order[0]]
     worst = s[a + order[n - 1]]
     sum_lambdas = 0.0
-    top = min(n - 1, cutoff)
+    top = min(n - 1, truncation)
     for ii in range(top):
         for jj in range(ii + 1, n):
             high, low, delta_dcg = _lambda_pair(y, a + order[ii], a + order[jj], ii, jj)
@@ -163,16 +168,16 @@ def _softmax_query(s, y, a, n, grad, hess, coupling):
 
 
 @njit(cache=True)
-def _item_query(s, y, a, n, idcg, loss, cutoff, sigma, norm, grad, hess, coupling):
+def _item_query(s, y, a, n, idcg, loss, truncation, sigma, norm, grad, hess, coupling):
     if loss == _LAMBDARANK:
         if idcg > 0.0:
-            _lambdarank_query(s, y, a, n, 1.0 / idcg, cutoff, sigma, norm, grad, hess, coupling)
+            _lambdarank_query(s, y, a, n, 1.0 / idcg, truncation, sigma, norm, grad, hess, coupling)
     else:
         _softmax_query(s, y, a, n, grad, hess, coupling)
 
 
 @njit(cache=True)
-def _item_gradients(s, y, offsets, idcg, loss, cutoff, sigma, norm):
+def _item_gradients(s, y, offsets, idcg, loss, truncation, sigma, norm):
     n_docs = s.size
     grad = np.zeros(n_docs)
     hess = np.zeros(n_docs)
@@ -182,12 +187,12 @@ def _item_gradients(s, y, offsets, idcg, loss, cutoff, sigma, norm):
         n = offsets[q + 1] - a
         if n < 2:
             continue
-        _item_query(s, y, a, n, idcg[q], loss, cutoff, sigma, norm, grad, hess, no_coupling)
+        _item_query(s, y, a, n, idcg[q], loss, truncation, sigma, norm, grad, hess, no_coupling)
     return grad, hess
 
 
 @njit(cache=True)
-def _coupled_gradients(s, y, offsets, idcg, loss, cutoff, sigma, norm, pair_offsets, left, right):
+def _coupled_gradients(s, y, offsets, idcg, loss, truncation, sigma, norm, pair_offsets, left, right):
     # _item_gradients plus each ordered pair's coupling c_ij, read off a per-query n x n
     # buffer: lists are at most a few hundred documents, so n^2 floats per query are cheap
     # and the buffer never outlives its query.
@@ -201,14 +206,14 @@ def _coupled_gradients(s, y, offsets, idcg, loss, cutoff, sigma, norm, pair_offs
         if n < 2:
             continue
         local = np.zeros((n, n))
-        _item_query(s, y, a, n, idcg[q], loss, cutoff, sigma, norm, grad, hess, local)
+        _item_query(s, y, a, n, idcg[q], loss, truncation, sigma, norm, grad, hess, local)
         for p in range(pair_offsets[q], pair_offsets[q + 1]):
             coupling[p] = local[left[p] - a, right[p] - a]
     return grad, hess, coupling
 
 
 @njit(cache=True)
-def _lambdarank_loss(s, y, offsets, idcg, cutoff, sigma):
+def _lambdarank_loss(s, y, offsets, idcg, truncation, sigma):
     per_query = np.zeros(offsets.size - 1)
     for q in range(offsets.size - 1):
         a = offsets[q]
@@ -217,7 +222,7 @@ def _lambdarank_loss(s, y, offsets, idcg, cutoff, sigma):
             continue
         order = np.argsort(-s[a:a + n], kind="mergesort")
         total = 0.0
-        for ii in range(min(n - 1, cutoff)):
+        for ii in range(min(n - 1, truncation)):
             for jj in range(ii + 1, n):
                 high, low, delta_dcg = _lambda_pair(y, a + order[ii], a + order[jj], ii, jj)
                 if high < 0:
@@ -313,8 +318,18 @@ def _check_hessian(hessian: str) -> None:
         raise ValueError(f"hessian must be one of {HESSIANS}, got {hessian!r}")
 
 
-def _item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm) -> tuple:
-    # The checked, typed arguments shared by the per-item kernels.
+def check_truncation(truncation) -> int:
+    """A λRank truncation level: pairs whose better-ranked document is in the current top
+    ``truncation`` (LightGBM's ``lambdarank_truncation_level``); a level at least the list
+    length takes every pair."""
+    if isinstance(truncation, bool) or not isinstance(truncation, (int, np.integer)) or truncation < 1:
+        raise ValueError(f"truncation must be a positive integer, got {truncation!r}")
+    return int(truncation)
+
+
+def _item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm, truncation=None) -> tuple:
+    # The checked, typed arguments shared by the per-item kernels; the λRank truncation
+    # level is the cut-off unless given.
     from ltrlib.metrics import ideal_dcg as _ideal
 
     offsets = _i64(offsets)
@@ -326,22 +341,24 @@ def _item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm) -> tupl
     if ideal_dcg.shape != (offsets.size - 1,):
         raise ValueError(f"ideal_dcg must have one value per query ({offsets.size - 1}), "
                          f"got shape {ideal_dcg.shape}")
-    return (_f64(scores), _f64(y), offsets, ideal_dcg, _loss_code(loss), int(cutoff),
-            float(sigma), bool(norm))
+    level = check_truncation(int(cutoff) if truncation is None else truncation)
+    return (_f64(scores), _f64(y), offsets, ideal_dcg, _loss_code(loss), level, float(sigma), bool(norm))
 
 
 def item_gradients(scores, y, offsets, ideal_dcg=None, *, loss: str = "lambdarank",
-                   cutoff: int = 5, sigma: float = 1.0, norm: bool = True):
+                   cutoff: int = 5, sigma: float = 1.0, norm: bool = True, truncation: int | None = None):
     """``(g, h)`` of the per-item loss at the document scores (float64 arrays).
 
     ``ideal_dcg``: per-query IDCG@cutoff normaliser (``"lambdarank"`` only), e.g. of the
     full first-stage list; ``None`` uses the IDCG@cutoff of the given lists (LightGBM).
+    ``truncation``: λRank pairs need their better-ranked document in the current top
+    ``truncation`` (default: the cut-off; the list length or more takes every pair).
     """
-    return _item_gradients(*_item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm))
+    return _item_gradients(*_item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm, truncation))
 
 
 def coupled_gradients(scores, y, offsets, pairs, ideal_dcg=None, *, loss: str = "lambdarank",
-                      cutoff: int = 5, sigma: float = 1.0, norm: bool = True):
+                      cutoff: int = 5, sigma: float = 1.0, norm: bool = True, truncation: int | None = None):
     """``(g, h, c)``: `item_gradients`' ``g`` and ``h`` and, for every ordered pair ``p``
     of ``pairs = (pair_offsets, left, right)``, the coupling ``c[p] = -∂²ℓ/∂s_i∂s_j`` of
     its documents: the cross term the exact pair hessian needs (`pair_gradients`).
@@ -350,7 +367,7 @@ def coupled_gradients(scores, y, offsets, pairs, ideal_dcg=None, *, loss: str = 
     softmax probabilities) as ``g`` and ``h``.
     """
     po, left, right = (_i64(a) for a in pairs)
-    args = _item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm)
+    args = _item_args(scores, y, offsets, ideal_dcg, loss, cutoff, sigma, norm, truncation)
     if po.shape != args[2].shape or po[-1] != left.size or left.shape != right.shape:
         raise ValueError(f"pairs must be (pair_offsets, left, right) over the {args[2].size - 1} "
                          f"queries; got pair_offsets of shape {po.shape}, {left.size} left "
@@ -358,15 +375,16 @@ def coupled_gradients(scores, y, offsets, pairs, ideal_dcg=None, *, loss: str = 
     return _coupled_gradients(*args, po, left, right)
 
 
-def lambdarank_loss(scores, y, offsets, ideal_dcg, *, cutoff: int = 5, sigma: float = 1.0) -> float:
+def lambdarank_loss(scores, y, offsets, ideal_dcg, *, cutoff: int = 5, sigma: float = 1.0,
+                    truncation: int | None = None) -> float:
     """The λRank loss whose derivatives `item_gradients` returns with ``norm=False``.
 
     The |ΔNDCG| weights are those of the ranking at ``scores`` (constant while no two
     documents swap places), so finite differences of this function check the gradients.
     """
     check_gain_labels(y, offsets)
-    return float(_lambdarank_loss(_f64(scores), _f64(y), _i64(offsets), _f64(ideal_dcg),
-                                  int(cutoff), float(sigma)))
+    level = check_truncation(int(cutoff) if truncation is None else truncation)
+    return float(_lambdarank_loss(_f64(scores), _f64(y), _i64(offsets), _f64(ideal_dcg), level, float(sigma)))
 
 
 def softmax_loss(scores, y, offsets) -> float:
@@ -423,13 +441,14 @@ class LBObjective:
     rows are the documents themselves (λMART*, GBT_Softmax), so the same λRank code serves
     the univariate baselines and the bivariate model alike.
 
-    ``hessian``: ``"diagonal"`` (the paper's pair hessian) or ``"exact"`` (with the
-    cross term; bivariate only, see the module docstring).
+    ``hessian``: ``"diagonal"`` (an approximation of eq. 7) or ``"exact"`` (eq. 7, with
+    the cross term; bivariate only, see the module docstring). ``truncation``: the λRank
+    truncation level (`check_truncation`), the cut-off unless given.
     """
 
     def __init__(self, y, offsets, *, ideal_dcg=None, pairs=None, loss: str = "lambdarank",
                  cutoff: int = 5, sigma: float = 1.0, norm: bool = True,
-                 hessian: str = "diagonal"):
+                 hessian: str = "diagonal", truncation: int | None = None):
         from ltrlib.metrics import ideal_dcg as _ideal
 
         _loss_code(loss)
@@ -445,6 +464,7 @@ class LBObjective:
         if loss == "lambdarank":
             check_gain_labels(self.y, self.offsets)
         self.loss, self.cutoff, self.sigma, self.norm = loss, int(cutoff), float(sigma), bool(norm)
+        self.truncation = check_truncation(self.cutoff if truncation is None else truncation)
         self.ideal_dcg = _f64(_ideal(y, self.offsets, cutoff) if ideal_dcg is None else ideal_dcg)
         if self.ideal_dcg.shape != (self.offsets.size - 1,):
             raise ValueError(f"ideal_dcg must have one value per query "
@@ -475,7 +495,7 @@ class LBObjective:
         if preds.shape != (self.n_rows,):
             raise ValueError(f"objective: {preds.shape[0]} predictions for {self.n_rows} rows")
         s = self.item_scores(preds)
-        args = (s, self.y, self.offsets, self.ideal_dcg, _loss_code(self.loss), self.cutoff,
+        args = (s, self.y, self.offsets, self.ideal_dcg, _loss_code(self.loss), self.truncation,
                 self.sigma, self.norm)
         if self.hessian == "exact":
             g, h, coupling = _coupled_gradients(*args, *self.pairs)

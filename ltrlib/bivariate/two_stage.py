@@ -38,12 +38,13 @@ from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics import ideal_dcg
 from ltrlib.train.settings import TrainSettings
 
-__all__ = ["CUTOFFS", "STAGE1_PARAMS", "STAGE1_SETTINGS", "SCORE_FEATURE", "TwoStage",
-           "build_two_stage", "table1", "top_k_mask"]
+__all__ = ["CUTOFFS", "STAGE1_PARAMS", "STAGE1_SETTINGS", "SCORE_FEATURE", "Stage1Tuning", "TwoStage",
+           "build_two_stage", "table1", "top_k_mask", "tune_stage1"]
 
 CUTOFFS = (1, 3, 5, 10, 20)
 SCORE_FEATURE = "stage1_score"
-# Stage 1 is not tuned here (the paper tunes it once by NDCG@20 with hyperopt). A high rate
+# Stage 1's default point, the batch's fixed settings (`tune_stage1` with n_trials=0; the
+# paper tunes stage 1 once by NDCG@20 with hyperopt, `tune_stage1` with trials). A high rate
 # and half the features per tree keep the K-fold run affordable on small machines (one
 # model at the small scale: ~70 s to 260 trees at rate 0.1 with all features); pass
 # params= to replace them. With half the features per tree, column-wise histograms skip
@@ -209,11 +210,12 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], settin
 def _fit_fold(splits: Splits, fold_of: dict[str, np.ndarray], f: int, params: Mapping[str, Any],
               settings: TrainSettings):
     """Stage-1 model ``f``: trained outside fold ``f``, scoring fold ``f`` of every part."""
+    from ltrlib.bivariate.model import lightgbm_params
     from ltrlib.train import train_ranker
 
     ranker = train_ranker(splits.train.take(np.flatnonzero(fold_of["train"] != f)),
                           splits.vali.take(np.flatnonzero(fold_of["vali"] != f)),
-                          dict(params), settings)
+                          lightgbm_params(params), settings)
     fold_scores = {}
     for p in _PARTS:
         ds = getattr(splits, p)
@@ -323,6 +325,83 @@ def _columns_of(ds: Dataset, names) -> np.ndarray:
         raise ValueError(f"keep_features {unknown} are not features of {ds.name} "
                          f"(it has {ds.n_features}: {', '.join(ds.feature_names[:5])}, ...)")
     return np.array([ds.feature_names.index(n) for n in names], dtype=np.int64)
+
+
+#: Stage 1's parameters that `tune_stage1` leaves as `STAGE1_PARAMS` sets them (speed, not
+#: in §5.4's space).
+_STAGE1_FIXED = ("feature_fraction", "force_col_wise")
+STAGE1_MODEL = "λMART (stage 1)"
+
+
+@dataclass
+class Stage1Tuning:
+    """What stage 1's K fold models train with: ``params`` (LightGBM's), from ``trials``
+    Optuna trials (0: `STAGE1_PARAMS` as they are, untuned), the best trial's tree count
+    and validation NDCG@``eval_at`` (NaN untuned), the trials table, and the trials LightGBM
+    could not train that were replaced (``failed``)."""
+
+    params: dict
+    trials: int
+    eval_at: int
+    best_iteration: int = 0
+    vali_ndcg: float = float("nan")
+    tuning: pd.DataFrame = field(default_factory=pd.DataFrame)
+    failed: int = 0
+
+    def row(self) -> dict[str, Any]:
+        """Stage 1's row of Table 8 (`ltrlib.bivariate.experiment.tuned_table`)."""
+        return {"model": STAGE1_MODEL, "learning_rate": self.params["learning_rate"],
+                "min_data_in_leaf": self.params["min_data_in_leaf"], "num_leaves": self.params["num_leaves"],
+                # LightGBM's default when the point does not set it.
+                "min_sum_hessian_in_leaf": self.params.get("min_sum_hessian_in_leaf", 1e-3),
+                "trees": self.best_iteration or None, "trials": self.trials,
+                # "-": the open λRank settings are stage 2's (LightGBM's defaults here).
+                "vali_ndcg": self.vali_ndcg, "norm": "-", "truncation": "-", "hessian": "-"}
+
+
+def tune_stage1(splits: Splits, *, n_trials: int, settings: TrainSettings = STAGE1_SETTINGS,
+                storage=None, study_name: str = "06.stage1", progress: bool = False) -> Stage1Tuning:
+    """Tune stage 1 as the paper does (§5.2): once, by validation NDCG@``settings.eval_at``
+    (20), the same point then training all K fold models (`build_two_stage(params=...)`).
+
+    Each trial trains one λMART on the whole training partition with early stopping on the
+    whole validation partition (``settings``: its tree limit, patience and threads), over
+    §5.4's space as every stage-2 model (`ltrlib.bivariate.space.suggest`), with
+    `STAGE1_PARAMS`' speed settings (`_STAGE1_FIXED`) kept. The first trial is
+    `STAGE1_PARAMS`' point, so the tuned point is never worse on validation than the
+    batch's fixed one. A trial's value is LightGBM's validation NDCG@eval_at at its
+    early-stopped tree (the list's own IDCG: stage 1 sees whole lists). ``n_trials=0``
+    tunes nothing and returns `STAGE1_PARAMS`. ``storage``: as `ltrlib.train.run_study`
+    (a run's journal resumes an interrupted study).
+    """
+    from ltrlib.bivariate.model import lightgbm_params
+    from ltrlib.bivariate.space import TUNED, suggest
+    from ltrlib.train.ranker import DataCache, train_ranker
+    from ltrlib.train.tuning import run_study
+
+    if isinstance(n_trials, bool) or int(n_trials) != n_trials or n_trials < 0:
+        raise ValueError(f"stage1_trials must be a non-negative integer, got {n_trials!r}")
+    if n_trials == 0:
+        return Stage1Tuning(dict(STAGE1_PARAMS), 0, settings.eval_at)
+    fixed = {k: STAGE1_PARAMS[k] for k in _STAGE1_FIXED}
+    first = {k: STAGE1_PARAMS.get(k, 1e-3) for k in TUNED}  # LightGBM's default min hessian
+    cache = DataCache(splits.train, splits.vali)
+    best: dict[str, Any] = {"value": -np.inf, "number": None}
+
+    def objective(trial):
+        ranker = train_ranker(splits.train, splits.vali, lightgbm_params({**fixed, **suggest(trial)}), settings,
+                              cache=cache)
+        trial.set_user_attr("best_iteration", ranker.best_iteration)
+        trial.set_user_attr("trees", len(ranker.curve))
+        return float(ranker.curve[ranker.best_iteration - 1])
+
+    setup = {"model": STAGE1_MODEL, "data": [_fingerprint(getattr(splits, p)) for p in ("train", "vali")],
+             "fixed": fixed, "max_trees": settings.max_trees, "early_stopping": settings.early_stopping,
+             "eval_at": settings.eval_at, "seed": settings.seed}
+    result = run_study(objective, n_trials=int(n_trials), study_name=study_name, storage=storage,
+                       seed=settings.seed, setup=setup, progress=progress, first_params=first, tuned=TUNED)
+    return Stage1Tuning({**fixed, **result.best_params}, int(n_trials), settings.eval_at,
+                        result.best_iteration, result.best_value, result.trials, result.failed)
 
 
 def table1(two: TwoStage, difference: bool = True) -> pd.DataFrame:

@@ -70,6 +70,7 @@ from ltrlib.train.tuning import (
     SEARCH_SPACE,
     SEARCH_SPACES,
     TUNED_PARAMS,
+    TrialFailed,
     TuningResult,
     database_url,
     describe_storage,

@@ -173,10 +173,27 @@ def monitor_callback(monitor: Callable[[int, float], None], metric: str, data_na
     return report
 
 
+def quiet_lightgbm() -> None:
+    """Send LightGBM's native log lines (its ``[Warning]`` and ``[Fatal]`` lines) to the
+    Python logger ``lightgbm`` at INFO, which prints nothing unless a user configures
+    logging, instead of printing them. Why: in a batch run they reach the console, where a
+    ``[Fatal]`` line of a trial that was handled reads as a crash; a real failure still
+    raises ``LightGBMError`` with the same message. To see them again:
+    ``logging.basicConfig(level=logging.INFO)``. Idempotent; every fit calls it, so worker
+    processes are quiet too."""
+    import logging
+
+    import lightgbm as lgb
+
+    lgb.register_logger(logging.getLogger("lightgbm"))
+
+
 def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
              early_stopping: int, position: np.ndarray | None = None, cache: DataCache | None = None,
              monitor: Callable[[int, float], None] | None = None) -> tuple[Any, int, list[float]]:
     import lightgbm as lgb
+
+    quiet_lightgbm()
 
     if cache is None:
         dtrain, dvali = _lgb_datasets(train, vali)

@@ -45,7 +45,9 @@ Cheap trials (not in the paper, which gives no trial count or budget)
   the validation set binned with ``reference=`` the training set).
 
 A trial counts as done whether it completed or was pruned: ``n_trials`` is the number of
-points tried. The best trial is the best *completed* one; the ``trials`` table gives pruned
+points tried. A trial whose objective raises `TrialFailed` (a point the learner cannot
+train) ends FAIL and does not count: another trial replaces it, so every study gets its
+``n_trials`` usable points (`TuningResult.failed` says how many were replaced). The best trial is the best *completed* one; the ``trials`` table gives pruned
 trials ``state="pruned"``, the tree count they reached (``pruned_at``) and no value.
 
 Persistence and resumption
@@ -113,6 +115,7 @@ import time
 import warnings
 import zlib
 from collections.abc import Callable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,6 +137,7 @@ __all__ = [
     "SEARCH_SPACE",
     "SEARCH_SPACES",
     "TUNED_PARAMS",
+    "TrialFailed",
     "TuningResult",
     "database_url",
     "describe_storage",
@@ -398,6 +402,37 @@ def _quiet_optuna() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
+class TrialFailed(Exception):
+    """Raised by an objective for a point its learner cannot train (the message says why,
+    and the objective records it in the trial's ``failure`` user attribute): the trial ends
+    FAIL and `run_study` runs another in its place, up to ``n_trials`` replacements."""
+
+
+FAILURE_ATTR = "failure"
+
+
+def _replaced(study) -> list:
+    """The study's trials that failed through `TrialFailed` (not those interrupted)."""
+    from optuna.trial import TrialState
+
+    return [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+            if FAILURE_ATTR in t.user_attrs]
+
+
+@contextmanager
+def _failures_quiet():
+    # Optuna logs a caught exception as a warning with a traceback-like line; a replaced
+    # trial is reported once, in `TuningResult.failed` and the trials table instead.
+    import optuna
+
+    level = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(level)
+
+
 def _trial_seed(seed: int, n_complete: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(n_complete)]).generate_state(1)[0])
 
@@ -522,6 +557,7 @@ class TuningResult:
     best_iteration: int
     trials: pd.DataFrame
     ranker: Ranker | None = field(default=None, repr=False)
+    failed: int = 0
 
     def summary(self) -> dict[str, Any]:
         """JSON-able record for a model sidecar."""
@@ -617,6 +653,9 @@ def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, pr
     def finished():
         return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
 
+    def replaced():
+        return len(_replaced(study))
+
     done = len(finished())
     if first_params is not None and done == 0 \
             and not study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
@@ -627,14 +666,22 @@ def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, pr
     missing = max(0, n_trials - done)
     bar = _progress_bar(progress, missing, study_name)
     try:
-        for i in range(missing):
+        while done < n_trials:
+            if replaced() > n_trials:
+                raise RuntimeError(f"study {study_name!r}: {replaced()} trials failed and were replaced, more "
+                                   f"than its {n_trials} trials; the last: {_replaced(study)[-1].user_attrs[FAILURE_ATTR]}")
+            # Seeded by the attempt (finished and replaced trials), so a resumed study draws
+            # what an uninterrupted one would.
             study.sampler = optuna.samplers.TPESampler(n_startup_trials=TPE_STARTUP_TRIALS,
-                                                       seed=_trial_seed(seed, done + i))
-            study.optimize(objective, n_trials=1, gc_after_trial=False)
-            if bar is not None:
-                bar.update(1)
+                                                       seed=_trial_seed(seed, done + replaced()))
+            with _failures_quiet():
+                study.optimize(objective, n_trials=1, gc_after_trial=False, catch=(TrialFailed,))
+            now = len(finished())
+            if bar is not None and now > done:
+                bar.update(now - done)
                 if any(t.state == TrialState.COMPLETE for t in finished()):
                     bar.set_postfix(best=f"{study.best_value:.4f}")
+            done = now
     finally:
         if bar is not None:
             bar.close()
@@ -738,7 +785,11 @@ def _run_shared(objective, *, n_trials, study_name, store, where, seed, setup, p
                 # and come back queued, which the next round then runs here.
                 time.sleep(min(interval, 2))
                 continue
-            study.optimize(guarded, n_trials=1, catch=(_SurplusTrial,), gc_after_trial=False)
+            if len(_replaced(study)) > n_trials:
+                raise RuntimeError(f"study {study_name!r}: more trials failed and were replaced than its "
+                                   f"{n_trials} trials")
+            with _failures_quiet():
+                study.optimize(guarded, n_trials=1, catch=(_SurplusTrial, TrialFailed), gc_after_trial=False)
     finally:
         if bar is not None:
             bar.close()
@@ -770,7 +821,7 @@ def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> T
                         best_trial=best.number, best_value=float(best.value),
                         best_params={k: best.params[k] for k in tuned},
                         best_iteration=int(best.user_attrs.get("best_iteration", 0)),
-                        trials=trials)
+                        trials=trials, failed=len(_replaced(study)))
 
 
 # --------------------------------------------------------------------------- tuning

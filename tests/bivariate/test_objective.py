@@ -78,6 +78,44 @@ def test_item_lambdarank_gradients_match_finite_differences():
         assert h[i] == pytest.approx((gu[i] - gd[i]) / (2 * eps), rel=1e-4, abs=1e-7)
 
 
+@pytest.mark.parametrize("truncation", [1, 3, 7])
+def test_truncation_keeps_pairs_led_from_the_top(truncation):
+    """``truncation``: λ-pairs whose better-ranked document is in the current top
+    ``truncation``; the gradients stay the derivatives of the loss so truncated, and a
+    level at least the list length takes every pair of eq. 8."""
+    rng = np.random.default_rng(3)
+    offsets, y = _queries(rng, (7, 3, 5))
+    idcg = ideal_dcg(y, offsets, 5)
+    s = rng.normal(size=offsets[-1])
+    g, _ = item_gradients(s, y, offsets, idcg, cutoff=5, norm=False, truncation=truncation)
+    eps = 1e-6
+    for i in range(s.size):
+        e = np.zeros_like(s)
+        e[i] = eps
+        up = lambdarank_loss(s + e, y, offsets, idcg, cutoff=5, truncation=truncation)
+        down = lambdarank_loss(s - e, y, offsets, idcg, cutoff=5, truncation=truncation)
+        assert g[i] == pytest.approx((up - down) / (2 * eps), rel=1e-5, abs=1e-8)
+    every, _ = item_gradients(s, y, offsets, idcg, cutoff=5, norm=False, truncation=100)
+    # Brute force: every pair of different labels, weighted by |ΔDCG| / IDCG.
+    brute = np.zeros_like(s)
+    for q in range(offsets.size - 1):
+        a, b = offsets[q], offsets[q + 1]
+        rank = np.empty(b - a, dtype=int)
+        rank[np.argsort(-s[a:b], kind="mergesort")] = np.arange(b - a)
+        for i in range(a, b):
+            for j in range(a, b):
+                if y[i] > y[j] and idcg[q] > 0:
+                    w = (2.0 ** y[i] - 2.0 ** y[j]) * abs(1 / np.log2(2 + rank[i - a]) - 1 / np.log2(2 + rank[j - a]))
+                    lam = -w / idcg[q] / (1 + np.exp(s[i] - s[j]))
+                    brute[i] += lam
+                    brute[j] -= lam
+    np.testing.assert_allclose(every, brute, rtol=1e-10, atol=1e-12)
+    if truncation < 7:
+        assert not np.allclose(g, every)  # the longest list has pairs led from below the top
+    with pytest.raises(ValueError, match="truncation must be a positive integer"):
+        item_gradients(s, y, offsets, idcg, truncation=0)
+
+
 def test_exact_pair_hessian_is_eq7_without_the_sign_typo():
     # Softmax has a known full item hessian H = Y (diag(p) - p p^T): the second derivative
     # along s_ij must be (H_ii - 2 H_ij + H_jj)/(n-1)^2, and the diagonal approximation

@@ -163,9 +163,10 @@ def test_unusable_cache_folder_degrades_to_a_warning(tmp_path, monkeypatch):
         assert two_stage._load(tmp_path / "x.npz") is None
 
 
-def test_a_point_lightgbm_cannot_train_is_pruned_not_fatal(two, monkeypatch):
-    """LightGBM's split check (its issue #4739) may fail on pair models with a minimum
-    hessian of 0: that trial ends pruned with the message kept; the study goes on."""
+def test_a_point_lightgbm_cannot_train_fails_and_is_replaced(two, monkeypatch):
+    """LightGBM's split check (its issue #4739) failing on a point fails that trial, with
+    its message kept; another trial replaces it, so the model still gets its n_trials
+    usable trials, and the summary counts the replacement."""
     lgb = pytest.importorskip("lightgbm")
     from ltrlib.bivariate import experiment
     from ltrlib.train import TrainSettings
@@ -182,12 +183,66 @@ def test_a_point_lightgbm_cannot_train_is_pruned_not_fatal(two, monkeypatch):
         return real_fit(spec, params, seed, monitor)
 
     monkeypatch.setattr(exp, "fit", flaky)
-    fitted = experiment.fit_models(exp, ["Bi-λMART"], n_trials=3)["Bi-λMART"]
-    trials = fitted.tuning
-    assert len(trials) == 3 and (trials.state == "pruned").sum() >= 1
-    assert fitted.model.info["hessian"] == "exact"
+    fitted = experiment.fit_models(exp, ["Bi-λMART"], n_trials=3)
+    trials = fitted["Bi-λMART"].tuning
+    assert len(calls) == 4 and len(trials) == 3 and set(trials.state) == {"complete"}
+    summary = experiment.tuning_summary(fitted).iloc[0]
+    assert (summary.trials, summary.completed, summary.failed_replaced) == (3, 3, 1)
+    assert fitted["Bi-λMART"].model.info["hessian"] == "exact"
     with pytest.raises(ValueError, match="hessian"):
         experiment.Stage2Experiment(ts, hessian="newton")
+
+
+def test_a_zero_minimum_hessian_trains(two):
+    """The point LightGBM stopped on (Bi-λMART, learning rate 0.005, 31 leaves, min data 5,
+    min hessian 0: 'left_count > 0' by tree 4 on the tiny twin) trains to the end: 0 reaches
+    LightGBM as MIN_HESSIAN_FLOOR."""
+    from ltrlib.bivariate import MIN_HESSIAN_FLOOR, experiment, lightgbm_params
+    from ltrlib.train import TrainSettings
+
+    assert lightgbm_params({"min_sum_hessian_in_leaf": 0.0})["min_sum_hessian_in_leaf"] == MIN_HESSIAN_FLOOR
+    assert lightgbm_params({"min_sum_hessian_in_leaf": 0.1, "x": 1}) == {"min_sum_hessian_in_leaf": 0.1, "x": 1}
+    _, _, _, ts = two
+    exp = experiment.Stage2Experiment(ts, settings=TrainSettings(max_trees=12, early_stopping=12, eval_at=5,
+                                                                 num_threads=1))
+    point = {"learning_rate": 0.005, "num_leaves": 31, "min_data_in_leaf": 5, "min_sum_hessian_in_leaf": 0.0}
+    model = exp.fit(experiment.MODELS["Bi-λMART"], point)
+    assert model.info["trees_grown"] == 12
+    assert model.params["min_sum_hessian_in_leaf"] == MIN_HESSIAN_FLOOR
+
+
+def test_open_settings_fixed_or_tuned_alike(two):
+    """norm and truncation apply to the λRank models, the hessian to the pair models; a
+    tuned one is a categorical dimension of their search, its first trial at our default,
+    and the fitted model reports what it trained with."""
+    from ltrlib.bivariate import experiment
+    from ltrlib.train import TrainSettings
+
+    _, _, _, ts = two
+    quick = TrainSettings(max_trees=6, early_stopping=3, eval_at=5, num_threads=1)
+    exp = experiment.Stage2Experiment(ts, train_queries=40, settings=quick, norm="tuned", truncation="tuned",
+                                      hessian="tuned")
+    models = experiment.MODELS
+    assert exp.open_choices(models["λMART*"]) == {"norm": ("on", "off"), "truncation": ("cutoff", "all")}
+    assert set(exp.open_choices(models["Bi-λMART"])) == {"norm", "truncation", "hessian"}
+    assert exp.open_choices(models["GBT_Softmax"]) == {}
+    assert exp.open_choices(models["Bi-GBT_Softmax"]) == {"hessian": ("diagonal", "exact")}
+    fitted = experiment.fit_models(exp, ["λMART", "Bi-λMART"], n_trials=2)
+    trials = fitted["Bi-λMART"].tuning
+    assert {"norm", "truncation", "hessian"} <= set(trials.columns)
+    assert tuple(trials.loc[0, ["norm", "truncation", "hessian"]]) == ("on", "cutoff", "diagonal")
+    table8 = experiment.tuned_table(fitted).set_index("model")
+    assert table8.loc["Bi-λMART", "hessian"] in ("diagonal", "exact")
+    assert table8.loc["λMART", "norm"] in ("on", "off") and table8.loc["λMART", "hessian"] == "-"
+    # The chosen settings reach the learner.
+    best = fitted["Bi-λMART"]
+    assert best.model.info["norm"] == (best.params["norm"] == "on")
+    assert best.model.info["truncation"] == (5 if best.params["truncation"] == "cutoff" else ts.top_k)
+    fixed = experiment.Stage2Experiment(ts, train_queries=40, settings=quick, norm="off", truncation="all")
+    model = fixed.fit(models["λMART*"], dict(models["λMART*"].first_params))
+    assert (model.info["norm"], model.info["truncation"]) == (False, ts.top_k)
+    with pytest.raises(ValueError, match="truncation must be one of"):
+        experiment.Stage2Experiment(ts, truncation="top5")
 
 
 def test_models_tuned_side_by_side_equal_one_after_another(two, tmp_path):
