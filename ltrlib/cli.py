@@ -254,6 +254,33 @@ def _seeds(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_study_parser(subparsers) -> None:
+    study = subparsers.add_parser(
+        "study", help="a pre-registered multi-seed study of a notebook, resumable",
+        description="bilambdamart: notebook 06 at every seed of the profile's design, each into "
+        "reports/<study>-seed<N>/, then reports/<study>/study.md and study.csv with the per-seed gains, "
+        "the across-seed and pooled tests and the verdict by the pre-registered rule. Finished seeds are "
+        "recorded under reports/<study>/seeds/ and never rerun; an interrupted seed runs again.")
+    study.add_argument("name", choices=["bilambdamart"], help="the study")
+    study.add_argument("--profile", default="confirmatory",
+                       help="the design: confirmatory (pre-registered) or tiny (the tests'); default confirmatory")
+    study.add_argument("--study", default=None, help="study id under reports/ (default bilambdamart-<profile>)")
+    study.add_argument("--seeds", default=None, help="seeds, e.g. 0-9 or 0,2,5 (default: the profile's)")
+    study.add_argument("--summarise-only", action="store_true",
+                       help="run nothing; rewrite study.md and study.csv from the recorded seeds")
+    study.add_argument("--no-progress", action="store_true", help="no progress bar")
+    study.set_defaults(handler=_study)
+
+
+def _study(args: argparse.Namespace) -> int:
+    from ltrlib.study import parse_seeds, run_bilambdamart_study
+
+    summary = run_bilambdamart_study(args.profile, study=args.study,
+                                     seeds=None if args.seeds is None else parse_seeds(args.seeds),
+                                     summarise_only=args.summarise_only, progress=not args.no_progress)
+    return 0 if summary is not None else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ltrlib", description="ltrlib: learning to rank on non-IID data")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -264,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lab_parser(subparsers)
     _add_index_parser(subparsers)
     _add_seeds_parser(subparsers)
+    _add_study_parser(subparsers)
     return parser
 
 

@@ -34,6 +34,7 @@ from ltrlib.bivariate.experiment import (
     per_query_frame,
     per_query_results,
     results_table,
+    settings_screen,
     suggest,
     tuned_table,
     tuning_frame,

@@ -71,7 +71,7 @@ from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_stud
 __all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "OPEN_SETTINGS", "STAGE1_ROW", "Stage2Experiment",
            "TUNED", "TUNED_CHOICE", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
            "headline_metrics", "model_list", "model_scores", "per_query_frame",
-           "per_query_results", "results_table", "suggest", "tuned_table", "tuning_frame",
+           "per_query_results", "results_table", "settings_screen", "suggest", "tuned_table", "tuning_frame",
            "tuning_label", "tuning_summary"]
 
 STAGE1_ROW = "λMART (stage 1)"
@@ -502,6 +502,22 @@ def tuned_table(fitted: Mapping[str, FittedModel], stage1: Mapping[str, Any] | N
                      "trees": f.best_iteration, "trials": len(f.tuning),
                      "vali_ndcg": f.vali_ndcg})
     return pd.DataFrame(rows)
+
+
+def settings_screen(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
+    """For every tuned open setting, per model and choice, the trials that drew it and their
+    best and median validation NDCG: what validation says of each choice (``model,
+    setting, choice, trials, best, median``). Empty when no open setting was tuned."""
+    rows = []
+    for name, f in fitted.items():
+        t = f.tuning[f.tuning.state == "complete"]
+        for setting in OPEN_SETTINGS:
+            if setting not in t:
+                continue
+            for choice, g in t.groupby(setting, sort=True):
+                rows.append({"model": name, "setting": setting, "choice": choice, "trials": len(g),
+                             "best": g.value.max(), "median": g.value.median()})
+    return pd.DataFrame(rows, columns=["model", "setting", "choice", "trials", "best", "median"])
 
 
 def tuning_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:

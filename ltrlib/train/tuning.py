@@ -668,8 +668,9 @@ def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, pr
     try:
         while done < n_trials:
             if replaced() > n_trials:
+                last = _replaced(study)[-1].user_attrs[FAILURE_ATTR]
                 raise RuntimeError(f"study {study_name!r}: {replaced()} trials failed and were replaced, more "
-                                   f"than its {n_trials} trials; the last: {_replaced(study)[-1].user_attrs[FAILURE_ATTR]}")
+                                   f"than its {n_trials} trials; the last: {last}")
             # Seeded by the attempt (finished and replaced trials), so a resumed study draws
             # what an uninterrupted one would.
             study.sampler = optuna.samplers.TPESampler(n_startup_trials=TPE_STARTUP_TRIALS,

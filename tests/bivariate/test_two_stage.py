@@ -231,6 +231,10 @@ def test_open_settings_fixed_or_tuned_alike(two):
     trials = fitted["Bi-λMART"].tuning
     assert {"norm", "truncation", "hessian"} <= set(trials.columns)
     assert tuple(trials.loc[0, ["norm", "truncation", "hessian"]]) == ("on", "cutoff", "diagonal")
+    screen = experiment.settings_screen(fitted)
+    assert set(screen.setting[screen.model == "Bi-λMART"]) <= {"norm", "truncation", "hessian"}
+    assert "hessian" not in set(screen.setting[screen.model == "λMART"])
+    assert (screen.groupby(["model", "setting"]).trials.sum() == 2).all()  # every trial, once per setting
     table8 = experiment.tuned_table(fitted).set_index("model")
     assert table8.loc["Bi-λMART", "hessian"] in ("diagonal", "exact")
     assert table8.loc["λMART", "norm"] in ("on", "off") and table8.loc["λMART", "hessian"] == "-"

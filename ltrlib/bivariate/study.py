@@ -1,0 +1,283 @@
+"""The pre-registered multi-seed study of the Bi-LambdaMART claim: design, statistics, verdict.
+
+One run of notebook 06 is one draw of data, folds, query sample and tuning, so one seed
+cannot decide the central claim (Bi-λMART beats λMART*). The study runs notebook 06 at
+every seed of its design (`ltrlib.study`, ``ltrlib study bilambdamart``) and decides the
+claim by a rule fixed before its confirmatory run (`DECISION_RULE`; the README's
+Bi-LambdaMART section carries the same design). This module holds the design and the
+statistics, on the per-query results every run saves (``per_query_test.parquet``) and its
+pairwise-uptake table; nothing here runs a notebook.
+
+Endpoints, each a relative gain of test NDCG@5 (full-list IDCG), model over baseline:
+
+* **primary**: Bi-λMART over λMART* on the main data (the paper's central claim);
+* Bi-GBT_Softmax over GBT_Softmax (is the twin's pairwise structure learnable at all?);
+* both on the control (the same documents generated without the pairwise term), and the
+  difference in differences, main minus control, per seed;
+* the pairwise uptake (`ltrlib.bivariate.uptake`) of each pair model minus λMART*'s.
+
+Statistics. Per seed: the gain ``100 (mean model / mean baseline - 1)`` over its test
+queries, and a paired t-test over those queries. Across seeds (each seed's whole pipeline
+is one draw): the mean gain, its 95 % t-interval and a two-sided one-sample t-test
+(`scipy.stats.ttest_1samp`) of the per-seed gains against 0. Pooled over queries,
+stratified by seed: each seed's mean per-query difference weighted by the inverse of its
+squared standard error (a fixed-effect combination; seeds hold different queries), with a
+two-sided normal test; it ignores the seed-to-seed spread of tuning and data, so the
+across-seed test is the one the rule uses. The difference in differences: a one-sample
+t-test of the per-seed ``gain(main) - gain(control)``. No multiplicity correction: the
+rule is a conjunction of its conditions (an intersection-union test, each at its own
+level), and the other endpoints are reported, not tested for a claim.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ltrlib import config
+
+__all__ = ["COMPARISONS", "CONFIRMATORY_STUDY", "DECISION_RULE", "ENDPOINT", "PROFILES", "SHOWN_GAIN_PCT",
+           "Summary", "VARIANTS", "VERDICT_FILE", "across_seeds", "pooled_by_seed", "read_verdict", "seed_gains",
+           "study_verdict", "summarise", "summary_markdown", "verdict"]
+
+#: The metric of every endpoint (as notebook 06's per-query results name it).
+ENDPOINT = "ndcg@5"
+#: (name, model, baseline): the comparisons the study follows, the primary first.
+COMPARISONS = (("bi_lambdamart", "Bi-λMART", "λMART*"), ("bi_softmax", "Bi-GBT_Softmax", "GBT_Softmax"))
+VARIANTS = ("main", "control")
+#: The smallest mean gain the rule calls shown (in %): half the smallest margin the paper
+#: reports over λMART* (+0.68 % on Yahoo!, +0.82 % WEB30K, +1.09 % WEB10K) rounded down.
+SHOWN_GAIN_PCT = 0.5
+ALPHA = 0.01
+#: The confirmatory study's folder, committed with the repository (`ltrlib.study`), and the
+#: file in it that the README, notebook 06 and the fidelity report quote.
+CONFIRMATORY_STUDY = config.PROJ_ROOT / "reports" / "bilambdamart-confirmatory"
+VERDICT_FILE = "verdict.json"
+
+DECISION_RULE = (
+    f"Shown: the mean gain of Bi-λMART over λMART* (test {ENDPOINT}) is at least +{SHOWN_GAIN_PCT} %, its "
+    f"across-seed one-sample t-test gives p < {ALPHA}, and the gain exceeds the control's (the per-seed "
+    f"difference in differences has mean > 0 and t-test p < {ALPHA}). Refuted on the twin: the 95 % interval's "
+    f"upper end is below +{SHOWN_GAIN_PCT} %, with the open λRank settings tuned on validation, while "
+    f"Bi-GBT_Softmax still beats GBT_Softmax (mean gain > 0, across-seed p < {ALPHA}). Otherwise inconclusive, "
+    "with the interval. Decided only on every seed of the design; with fewer, the summary is interim.")
+
+#: Notebook 06's parameters per study profile, with the scale. ``confirmatory`` is the
+#: pre-registered budget (README, "Bi-LambdaMART, decided"); ``tiny`` exercises the
+#: machinery in the tests. The same for every model by construction: notebook 06 gives
+#: every stage-2 model ``n_trials`` trials over one search space.
+PROFILES: dict[str, dict] = {
+    "confirmatory": {"scale": "small", "seeds": tuple(range(10)), "parameters": {
+        "folds": 5, "stage1_max_trees": 200, "stage1_trials": 0, "stage2_features": 20,
+        "train_queries": 1000, "n_trials": 16, "max_trees": 2000, "early_stopping": 30,
+        "norm": "tuned", "truncation": "tuned", "hessian": "tuned", "control": True,
+        "control_models": "λMART*,Bi-λMART,GBT_Softmax,Bi-GBT_Softmax"}},
+    "tiny": {"scale": "tiny", "seeds": (0, 1), "parameters": {
+        "folds": 2, "stage1_max_trees": 20, "stage1_trials": 1, "train_queries": 60, "n_trials": 1,
+        "max_trees": 20, "norm": "tuned", "truncation": "tuned", "hessian": "tuned", "control": True,
+        "control_models": "λMART*,Bi-λMART,GBT_Softmax,Bi-GBT_Softmax"}},
+}
+
+
+def _paired(per_query: pd.DataFrame, variant: str, model: str, baseline: str,
+            metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The per-query values of ``model`` and ``baseline`` on the same queries, or None
+    when the run lacks either."""
+    pq = per_query[(per_query.variant == variant) & (per_query.metric == metric)]
+    wide = pq.pivot_table(index="qid", columns="model", values="value", aggfunc="first")
+    if model not in wide or baseline not in wide:
+        return None
+    both = wide[[model, baseline]].dropna()
+    return both[model].to_numpy(float), both[baseline].to_numpy(float)
+
+
+def seed_gains(per_query: pd.DataFrame, seed: int, metric: str = ENDPOINT) -> pd.DataFrame:
+    """One seed's comparisons: ``seed, comparison, variant, model, baseline`` (their mean
+    ``metric``), ``gain_pct`` (relative, %), ``diff_mean`` and ``diff_se`` (the per-query
+    difference's mean and standard error), ``queries`` and ``p_queries`` (paired t-test
+    over the queries)."""
+    from scipy import stats
+
+    rows = []
+    for name, model, baseline in COMPARISONS:
+        for variant in VARIANTS:
+            pair = _paired(per_query, variant, model, baseline, metric)
+            if pair is None:
+                continue
+            m, b = pair
+            d = m - b
+            sd = d.std(ddof=1) if d.size > 1 else math.nan
+            p = float(stats.ttest_rel(m, b).pvalue) if d.size > 1 and sd > 0 else math.nan
+            rows.append({"seed": int(seed), "comparison": name, "variant": variant, "model": m.mean(),
+                         "baseline": b.mean(), "gain_pct": 100 * (m.mean() / b.mean() - 1),
+                         "diff_mean": d.mean(), "diff_se": sd / math.sqrt(d.size), "queries": d.size,
+                         "p_queries": p})
+    return pd.DataFrame(rows)
+
+
+def _interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float, float]:
+    """Mean, sd, the t-interval's ends and the one-sample t-test's p against 0."""
+    from scipy import stats
+
+    n = values.size
+    mean = float(values.mean()) if n else math.nan
+    if n < 2:
+        return mean, math.nan, math.nan, math.nan, math.nan
+    sd = float(values.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    p = float(stats.ttest_1samp(values, 0.0).pvalue) if sd > 0 else (0.0 if mean != 0 else 1.0)
+    return mean, sd, mean - half, mean + half, p
+
+
+def pooled_by_seed(gains: pd.DataFrame) -> pd.DataFrame:
+    """Per comparison and variant, the per-query difference pooled over seeds, stratified
+    by seed (inverse-variance weights of the seeds' mean differences): ``pooled_diff``,
+    its ``pooled_se``, ``pooled_gain_pct`` (relative to the seeds' mean baseline) and
+    ``p_pooled`` (two-sided normal test)."""
+    from scipy import stats
+
+    rows = []
+    for (name, variant), g in gains.groupby(["comparison", "variant"], sort=False):
+        ok = g[(g.diff_se > 0) & np.isfinite(g.diff_se)]
+        if ok.empty:
+            continue
+        w = 1.0 / ok.diff_se.to_numpy() ** 2
+        est = float(np.sum(w * ok.diff_mean.to_numpy()) / w.sum())
+        se = float(1.0 / math.sqrt(w.sum()))
+        rows.append({"comparison": name, "variant": variant, "pooled_diff": est, "pooled_se": se,
+                     "pooled_gain_pct": 100 * est / float(ok.baseline.mean()),
+                     "p_pooled": float(2 * stats.norm.sf(abs(est / se)))})
+    return pd.DataFrame(rows)
+
+
+def across_seeds(gains: pd.DataFrame, uptakes: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per endpoint: ``endpoint, seeds, mean, sd, ci_low, ci_high, p`` (the
+    across-seed t-test), for every comparison and variant (in %), the difference in
+    differences (``<comparison>/did``, in percentage points) and, given ``uptakes``
+    (``seed, model, uptake_minus_reference``), each pair model's uptake over λMART*'s."""
+    rows = []
+
+    def add(endpoint: str, values, unit: str) -> None:
+        values = np.asarray(values, dtype=float)
+        mean, sd, low, high, p = _interval(values)
+        rows.append({"endpoint": endpoint, "unit": unit, "seeds": values.size, "mean": mean, "sd": sd,
+                     "ci_low": low, "ci_high": high, "p": p})
+
+    for name, _, _ in COMPARISONS:
+        wide = gains[gains.comparison == name].pivot_table(index="seed", columns="variant", values="gain_pct")
+        for variant in VARIANTS:
+            if variant in wide:
+                add(f"{name}/{variant}", wide[variant].dropna(), "% gain")
+        if set(VARIANTS) <= set(wide.columns):
+            both = wide.dropna(subset=list(VARIANTS))
+            add(f"{name}/did", both["main"] - both["control"], "points")
+    if uptakes is not None and not uptakes.empty:
+        for model in ("Bi-λMART", "Bi-GBT_Softmax"):
+            u = uptakes[uptakes.model == model]
+            if not u.empty:
+                add(f"uptake/{model} - λMART*", u.uptake_minus_reference, "correlation")
+    return pd.DataFrame(rows)
+
+
+@dataclass
+class Summary:
+    """What `summarise` found: the per-seed gains, the across-seed and pooled tables, the
+    verdict (``shown``, ``refuted``, ``inconclusive``, ``interim``) and its words."""
+
+    gains: pd.DataFrame
+    seeds: pd.DataFrame
+    pooled: pd.DataFrame
+    verdict: str
+    words: str
+    planned: int
+
+
+def verdict(seeds: pd.DataFrame, planned: int) -> tuple[str, str]:
+    """`DECISION_RULE` applied to `across_seeds`' table: ``(verdict, words)``."""
+    by = seeds.set_index("endpoint")
+    if "bi_lambdamart/main" not in by.index:
+        return "interim", "No seed has finished."
+    main = by.loc["bi_lambdamart/main"]
+    done = int(main.seeds)
+    interval = (f"mean gain of Bi-λMART over λMART* {main['mean']:+.2f} % (95 % interval "
+                f"[{main.ci_low:+.2f} %, {main.ci_high:+.2f} %], across-seed p = {main.p:.3g}, {done} seeds)")
+    if done < planned:
+        return "interim", (f"Interim, not the verdict: {done} of {planned} seeds have finished; {interval}.")
+    did = by.loc["bi_lambdamart/did"] if "bi_lambdamart/did" in by.index else None
+    soft = by.loc["bi_softmax/main"] if "bi_softmax/main" in by.index else None
+    shown = (main["mean"] >= SHOWN_GAIN_PCT and main.p < ALPHA and did is not None
+             and did["mean"] > 0 and did.p < ALPHA)
+    if shown:
+        return "shown", (f"Shown on the twin: {interval}; it exceeds the control's by "
+                         f"{did['mean']:+.2f} points (p = {did.p:.3g}).")
+    softmax_learns = soft is not None and soft["mean"] > 0 and soft.p < ALPHA
+    if main.ci_high < SHOWN_GAIN_PCT and softmax_learns:
+        return "refuted", (f"Refuted on the twin: {interval}, whose upper end is below +{SHOWN_GAIN_PCT} %, "
+                           f"while Bi-GBT_Softmax beats GBT_Softmax by {soft['mean']:+.2f} % (p = {soft.p:.3g}).")
+    return "inconclusive", f"Inconclusive: {interval}."
+
+
+def summarise(per_seed: dict[int, tuple[pd.DataFrame, pd.DataFrame | None]], planned: int,
+              metric: str = ENDPOINT) -> Summary:
+    """The study's statistics from ``{seed: (per_query, uptake table or None)}`` (the
+    finished seeds) and the number of seeds the design plans."""
+    gains = pd.concat([seed_gains(pq, seed, metric) for seed, (pq, _) in sorted(per_seed.items())],
+                      ignore_index=True) if per_seed else pd.DataFrame(
+        columns=["seed", "comparison", "variant", "model", "baseline", "gain_pct", "diff_mean", "diff_se",
+                 "queries", "p_queries"])
+    uptakes = [u.assign(seed=seed) for seed, (_, u) in sorted(per_seed.items()) if u is not None]
+    seeds = across_seeds(gains, pd.concat(uptakes, ignore_index=True) if uptakes else None)
+    pooled = pooled_by_seed(gains) if not gains.empty else pd.DataFrame()
+    kind, words = verdict(seeds, planned)
+    return Summary(gains, seeds, pooled, kind, words, planned)
+
+
+def summary_markdown(summary: Summary, *, design: dict, command: str, walls: dict[int, float]) -> str:
+    """``study.md``: the design, the verdict in words, the across-seed and pooled tables
+    and the per-seed gains with each seed's wall time."""
+    from ltrlib.report import table_to_markdown
+
+    params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
+    gains = summary.gains.copy()
+    if not gains.empty:
+        gains["wall_minutes"] = gains.seed.map(lambda s: round(walls.get(int(s), math.nan) / 60, 1))
+    lines = [
+        f"# Study {design['study']}: is Bi-λMART better than λMART*? ({design['profile']} profile)", "",
+        f"**Verdict ({summary.verdict}).** {summary.words}", "",
+        "## Design (fixed before the confirmatory run)", "",
+        f"- Data: the synthetic twin at scale `{design['scale']}`; seeds {list(design['seeds'])} "
+        "(each seed draws new data, folds, query sample and Optuna sampler).",
+        f"- Notebook 06 parameters: {params}.",
+        f"- Endpoint: test {ENDPOINT} (full-list IDCG), gain of each model over its baseline.",
+        f"- Rule: {DECISION_RULE}", "",
+        f"Regenerate: `{command}` (finished seeds are read back, not rerun).", "",
+        "## Across seeds", "",
+        table_to_markdown(summary.seeds.round(4)), "",
+        "## Pooled over queries, stratified by seed", "",
+        table_to_markdown(summary.pooled.round(5)) if not summary.pooled.empty else "(no seed yet)", "",
+        "## Per seed", "",
+        table_to_markdown(gains.round(4)) if not gains.empty else "(no seed yet)", "",
+    ]
+    return "\n".join(lines)
+
+
+def read_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> dict | None:
+    """A study's ``verdict.json`` (``verdict``, ``words``, ``seeds_done``, ``planned``), or
+    None when it has not been written."""
+    path = Path(study_dir) / VERDICT_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def study_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> str:
+    """The sentence the README, notebook 06 and ``fidelity.md`` give for the central claim:
+    the pre-registered study's verdict in its own words, or that it has not run."""
+    found = read_verdict(study_dir)
+    if found is None:
+        return ("The pre-registered multi-seed study (`ltrlib study bilambdamart`) has not recorded a seed yet; "
+                "until it has, no verdict on the central claim is given.")
+    return f"Pre-registered study, {found['seeds_done']} of {found['planned']} seeds: {found['words']}"

@@ -1,0 +1,204 @@
+"""Multi-seed studies: notebook 06 at every seed of a pre-registered design, resumable.
+
+``ltrlib study bilambdamart --profile confirmatory`` runs notebook 06 once per seed of the
+profile's design (`ltrlib.bivariate.study.PROFILES`), each into its own run
+``reports/<study>-seed<N>/``, then writes ``reports/<study>/study.md`` and
+``study.csv`` (`ltrlib.bivariate.study`: the statistics and the verdict).
+
+Resumption. What a finished seed contributes, its per-query results, pairwise uptake,
+tuning summary, Table 8 and provenance, is copied into ``reports/<study>/seeds/seed<N>/``
+through a temporary folder renamed into place, so a seed is either wholly recorded or not
+at all. A recorded seed is never rerun; an interrupted one is run again, and its run's
+Optuna journal (when still there) resumes its finished trials. The study folder, small
+(about 1 MB a seed), can be committed: a later session or another machine with it carries
+on where this one stopped. Its ``design.json`` is written once; running the study again
+with another design is refused, naming what differs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from ltrlib import config
+from ltrlib.atomic import atomic_write_text
+from ltrlib.bivariate import study as design_of
+from ltrlib.report import validate_name
+
+__all__ = ["parse_seeds", "record_seed", "run_bilambdamart_study", "study_design", "write_summary"]
+
+NOTEBOOK = "06_bilambdamart"
+#: Files of a finished run kept for the study (under ``tables/06_bilambdamart/``).
+KEPT_TABLES = ("per_query_test.parquet", "pairwise_uptake.csv", "tuning_summary.csv",
+               "table8_hyperparameters.csv", "table2_lambdarank.csv", "table5_softmax.csv", "control_table2.csv")
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """``"0-9"``, ``"0,2,5"`` or ``"0-3,7"`` as a tuple of distinct seeds; ValueError naming
+    the token otherwise."""
+    seeds: list[int] = []
+    for token in str(text).split(","):
+        token = token.strip()
+        try:
+            if "-" in token:
+                a, b = (int(x) for x in token.split("-", 1))
+                if b < a:
+                    raise ValueError
+                seeds.extend(range(a, b + 1))
+            else:
+                seeds.append(int(token))
+        except ValueError:
+            raise ValueError(f"--seeds: {token!r} is neither a seed nor a range like 0-9") from None
+    if len(set(seeds)) != len(seeds) or any(s < 0 for s in seeds):
+        raise ValueError(f"--seeds {text!r}: seeds must be distinct and non-negative")
+    return tuple(seeds)
+
+
+def study_design(profile: str, study: str, seeds: Sequence[int] | None = None,
+                 dataset: str = "synthetic") -> dict:
+    """The design a study runs: its profile's scale and notebook parameters, its seeds
+    (the profile's unless given) and the decision rule, JSON-able."""
+    if profile not in design_of.PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose from {', '.join(design_of.PROFILES)}")
+    p = design_of.PROFILES[profile]
+    return {"study": validate_name(study, "study id"), "profile": profile, "dataset": dataset,
+            "scale": p["scale"], "seeds": [int(s) for s in (p["seeds"] if seeds is None else seeds)],
+            "parameters": dict(p["parameters"]), "endpoint": design_of.ENDPOINT,
+            "rule": design_of.DECISION_RULE}
+
+
+def _check_design(study_dir: Path, design: dict) -> None:
+    path = study_dir / "design.json"
+    if not path.exists():
+        study_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(design, indent=1, ensure_ascii=False) + "\n")
+        return
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    differ = sorted(k for k in set(stored) | set(design) if stored.get(k) != design.get(k))
+    if differ:
+        raise ValueError(f"{path} holds another design (differs in {differ}: stored "
+                         f"{[stored.get(k) for k in differ]}, now {[design.get(k) for k in differ]}); "
+                         "a pre-registered study keeps its design: use another study id")
+
+
+def _seed_dir(study_dir: Path, seed: int) -> Path:
+    return study_dir / "seeds" / f"seed{seed}"
+
+
+def record_seed(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float) -> Path:
+    """Copy what the study keeps of a finished run (`KEPT_TABLES`, its run.json and
+    notebook 06's metrics) into the study, atomically: a temporary folder renamed into
+    place. ValueError when the run has not completed notebook 06."""
+    manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    entry = manifest.get("notebooks", {}).get(NOTEBOOK, {})
+    if entry.get("status") != "completed":
+        raise ValueError(f"{run_dir}: notebook {NOTEBOOK} has not completed")
+    target = _seed_dir(study_dir, seed)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".seed{seed}."))
+    try:
+        tables = run_dir / "tables" / NOTEBOOK
+        for name in KEPT_TABLES:
+            if (tables / name).exists():
+                shutil.copy2(tables / name, tmp / name)
+        shutil.copy2(run_dir / "run.json", tmp / "run.json")
+        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8")).get(NOTEBOOK, {})
+        record = {"seed": seed, "run": run_dir.name, "wall_seconds": round(wall_seconds, 1),
+                  "notebook_seconds": entry.get("seconds"), "fit_seconds": entry.get("fit_seconds"),
+                  "metrics": metrics}
+        (tmp / "seed.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _recorded(study_dir: Path) -> dict[int, Path]:
+    """The seeds whose record is complete (a record is renamed into place whole)."""
+    out = {}
+    for d in sorted((study_dir / "seeds").glob("seed*")):
+        if (d / "seed.json").exists():
+            out[int(d.name[len("seed"):])] = d
+    return out
+
+
+def write_summary(study_dir: Path, command: str) -> design_of.Summary:
+    """``study.md`` and ``study.csv`` (the across-seed table, then the per-seed gains)
+    from the recorded seeds."""
+    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    per_seed, walls, spent = {}, {}, []
+    for seed, d in _recorded(study_dir).items():
+        if seed not in design["seeds"]:
+            continue
+        uptake = d / "pairwise_uptake.csv"
+        per_seed[seed] = (pd.read_parquet(d / "per_query_test.parquet"),
+                          pd.read_csv(uptake) if uptake.exists() else None)
+        walls[seed] = json.loads((d / "seed.json").read_text(encoding="utf-8"))["wall_seconds"]
+        if (d / "tuning_summary.csv").exists():
+            spent.append(pd.read_csv(d / "tuning_summary.csv").assign(seed=seed))
+    summary = design_of.summarise(per_seed, planned=len(design["seeds"]), metric=design["endpoint"])
+    text = design_of.summary_markdown(summary, design=design, command=command, walls=walls)
+    if spent:
+        from ltrlib.report import table_to_markdown
+
+        trials = (pd.concat(spent).groupby("model", sort=False)
+                  [["trials", "completed", "pruned", "stopped_at_tree_1", "failed_replaced"]].sum())
+        text += "\n## Tuning spent, summed over seeds\n\n" + table_to_markdown(trials, index=True) + "\n"
+    atomic_write_text(study_dir / "study.md", text)
+    done = sum(seed in design["seeds"] for seed in per_seed)
+    atomic_write_text(study_dir / design_of.VERDICT_FILE, json.dumps(
+        {"verdict": summary.verdict, "words": summary.words, "seeds_done": done, "planned": len(design["seeds"])},
+        indent=1, ensure_ascii=False) + "\n")
+    table = pd.concat([summary.seeds.assign(table="across_seeds"), summary.pooled.assign(table="pooled"),
+                       summary.gains.assign(table="per_seed")], ignore_index=True)
+    atomic_write_text(study_dir / "study.csv", table.to_csv(index=False))
+    return summary
+
+
+def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Sequence[int] | None = None,
+                           reports_dir: str | os.PathLike | None = None, summarise_only: bool = False,
+                           progress: bool = True, log=print) -> design_of.Summary:
+    """Run (or resume) the study and write its summary; returns it.
+
+    Each seed not yet recorded runs notebook 06 into ``<study>-seed<N>`` with the design's
+    parameters (`ltrlib.runner.run_all`, which resumes an interrupted run), is recorded
+    (`record_seed`), and the summary is rewritten after every seed, so an interruption
+    leaves a summary of the seeds done. ``summarise_only``: run nothing, rewrite the
+    summary from the recorded seeds.
+    """
+    from ltrlib.runner import run_all  # papermill; keep the statistics importable without it
+
+    study = study or f"bilambdamart-{profile}"
+    design = study_design(profile, study, seeds)
+    reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
+    study_dir = reports / study
+    _check_design(study_dir, design)
+    seeds_arg = ",".join(str(s) for s in design["seeds"])
+    command = f"ltrlib study bilambdamart --profile {profile} --study {study} --seeds {seeds_arg}"
+    recorded = _recorded(study_dir)
+    for seed in ([] if summarise_only else design["seeds"]):
+        if seed in recorded:
+            log(f"seed {seed}: recorded, not rerun")
+            continue
+        log(f"seed {seed}: running notebook 06 ({len(recorded)} of {len(design['seeds'])} recorded)")
+        start = time.monotonic()
+        run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
+                          run_id=f"{study}-seed{seed}", only="06", parameters=design["parameters"],
+                          reports_dir=reports, progress=progress)
+        wall = time.monotonic() - start
+        recorded[seed] = record_seed(run_dir, study_dir, seed, wall)
+        summary = write_summary(study_dir, command)
+        log(f"seed {seed}: recorded in {math.ceil(wall)} s; {summary.words}")
+    summary = write_summary(study_dir, command)
+    log(summary.words)
+    return summary
