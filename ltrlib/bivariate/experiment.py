@@ -252,6 +252,7 @@ class FittedModel:
     vali_ndcg: float
     tuning: pd.DataFrame
     failed: int = 0  # trials LightGBM could not train, replaced by others (`_fit_or_fail`)
+    failures: list[str] = field(default_factory=list)  # why, in words, one per replaced trial
 
 
 def _best_iteration(model) -> int:
@@ -394,7 +395,7 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
         model = exp.fit(spec, result.best_params)
     params = {**result.best_params, **exp.settings_of(spec, result.best_params)}
     return FittedModel(name, model, params, _best_iteration(model),
-                       float(result.best_value), result.trials, failed=result.failed)
+                       float(result.best_value), result.trials, failed=result.failed, failures=result.failures)
 
 
 #: Fewer trials than this per model are fits, not a tuned comparison (issue of notebook 06:
@@ -534,7 +535,9 @@ def tuning_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
                      "pruned": int((t.state == "pruned").sum()),
                      "stopped_at_tree_1": int((complete.best_iteration == 1).sum()),
                      "failed_replaced": int(f.failed), "best_iteration": f.best_iteration,
-                     "vali_ndcg": f.vali_ndcg})
+                     "vali_ndcg": f.vali_ndcg,
+                     # Said once, in words: the first failure (all of them in the study's trials).
+                     "failure": f.failures[0] if f.failures else ""})
     return pd.DataFrame(rows)
 
 

@@ -558,6 +558,7 @@ class TuningResult:
     trials: pd.DataFrame
     ranker: Ranker | None = field(default=None, repr=False)
     failed: int = 0
+    failures: list[str] = field(default_factory=list)  # why each replaced trial failed, in words
 
     def summary(self) -> dict[str, Any]:
         """JSON-able record for a model sidecar."""
@@ -822,7 +823,8 @@ def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> T
                         best_trial=best.number, best_value=float(best.value),
                         best_params={k: best.params[k] for k in tuned},
                         best_iteration=int(best.user_attrs.get("best_iteration", 0)),
-                        trials=trials, failed=len(_replaced(study)))
+                        trials=trials, failed=len(_replaced(study)),
+                        failures=[t.user_attrs[FAILURE_ATTR] for t in _replaced(study)])
 
 
 # --------------------------------------------------------------------------- tuning

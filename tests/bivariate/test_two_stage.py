@@ -188,6 +188,7 @@ def test_a_point_lightgbm_cannot_train_fails_and_is_replaced(two, monkeypatch):
     assert len(calls) == 4 and len(trials) == 3 and set(trials.state) == {"complete"}
     summary = experiment.tuning_summary(fitted).iloc[0]
     assert (summary.trials, summary.completed, summary.failed_replaced) == (3, 3, 1)
+    assert summary.failure.startswith("LightGBM could not train this point: Check failed")
     assert fitted["Bi-λMART"].model.info["hessian"] == "exact"
     with pytest.raises(ValueError, match="hessian"):
         experiment.Stage2Experiment(ts, hessian="newton")
