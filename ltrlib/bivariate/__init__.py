@@ -12,14 +12,13 @@ models of Tables 2, 4, 5 and their tuning), `claims` (the paper's claims decided
 for the fidelity report).
 """
 
-from ltrlib.bivariate import claims, experiment, features, model, objective, pairs, space, two_stage, uptake
+from ltrlib.bivariate import claims, experiment, features, model, objective, pairs, space, study, two_stage, uptake
 from ltrlib.bivariate.claims import (CLAIMS, PAPER_TABLES, SEED_COMPARISONS, TABLES, across_seeds,
                                      bilambdamart_claims, read_tables)
 from ltrlib.bivariate.experiment import (
     MIN_COMPARISON_TRIALS,
     MODELS,
     STAGE1_ROW,
-    TUNED,
     ModelSpec,
     OPEN_SETTINGS,
     TUNED_CHOICE,
@@ -35,7 +34,6 @@ from ltrlib.bivariate.experiment import (
     per_query_results,
     results_table,
     settings_screen,
-    suggest,
     tuned_table,
     tuning_frame,
     tuning_label,
@@ -67,6 +65,26 @@ from ltrlib.bivariate.objective import (
     softmax_loss,
 )
 from ltrlib.bivariate.pairs import PairIndex, PairSequence, pair_feature_names, pair_index, pair_rows
+from ltrlib.bivariate.space import LEARNING_RATES, MIN_DATA_IN_LEAF, MIN_HESSIANS, NUM_LEAVES, TUNED, suggest
+from ltrlib.bivariate.study import (
+    COMPARISONS,
+    CONFIRMATORY_STUDY,
+    DECISION_RULE,
+    ENDPOINT,
+    PROFILES,
+    SHOWN_GAIN_PCT,
+    VARIANTS,
+    VERDICT_FILE,
+    Summary,
+    across_seed_tests,
+    decide,
+    pooled_by_seed,
+    read_verdict,
+    seed_gains,
+    study_verdict,
+    summarise,
+    summary_markdown,
+)
 from ltrlib.bivariate.two_stage import (
     CUTOFFS,
     SCORE_FEATURE,
@@ -80,6 +98,9 @@ from ltrlib.bivariate.two_stage import (
     tune_stage1,
 )
 
+from ltrlib.bivariate.uptake import pairwise_uptake, pairwise_uptake_by_query, uptake_table
+
 # Each module lists its public names once; the package hands all of them on.
 __all__ = [*claims.__all__, *experiment.__all__, *features.__all__, *model.__all__, *objective.__all__, *pairs.__all__,
+           *space.__all__, *study.__all__, *uptake.__all__,
            *two_stage.__all__]

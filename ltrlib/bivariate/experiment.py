@@ -69,9 +69,9 @@ from ltrlib.train.settings import TrainSettings
 from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_study
 
 __all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "OPEN_SETTINGS", "STAGE1_ROW", "Stage2Experiment",
-           "TUNED", "TUNED_CHOICE", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
+           "TUNED_CHOICE", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
            "headline_metrics", "model_list", "model_scores", "per_query_frame",
-           "per_query_results", "results_table", "settings_screen", "suggest", "tuned_table", "tuning_frame",
+           "per_query_results", "results_table", "settings_screen", "tuned_table", "tuning_frame",
            "tuning_label", "tuning_summary"]
 
 STAGE1_ROW = "λMART (stage 1)"

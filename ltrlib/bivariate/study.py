@@ -42,8 +42,8 @@ import pandas as pd
 from ltrlib import config
 
 __all__ = ["COMPARISONS", "CONFIRMATORY_STUDY", "DECISION_RULE", "ENDPOINT", "PROFILES", "SHOWN_GAIN_PCT",
-           "Summary", "VARIANTS", "VERDICT_FILE", "across_seeds", "pooled_by_seed", "read_verdict", "seed_gains",
-           "study_verdict", "summarise", "summary_markdown", "verdict"]
+           "Summary", "VARIANTS", "VERDICT_FILE", "across_seed_tests", "decide", "pooled_by_seed", "read_verdict",
+           "seed_gains", "study_verdict", "summarise", "summary_markdown"]
 
 #: The metric of every endpoint (as notebook 06's per-query results name it).
 ENDPOINT = "ndcg@5"
@@ -155,7 +155,7 @@ def pooled_by_seed(gains: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def across_seeds(gains: pd.DataFrame, uptakes: pd.DataFrame | None = None) -> pd.DataFrame:
+def across_seed_tests(gains: pd.DataFrame, uptakes: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per endpoint: ``endpoint, seeds, mean, sd, ci_low, ci_high, p`` (the
     across-seed t-test), for every comparison and variant (in %), the difference in
     differences (``<comparison>/did``, in percentage points) and, given ``uptakes``
@@ -197,8 +197,8 @@ class Summary:
     planned: int
 
 
-def verdict(seeds: pd.DataFrame, planned: int) -> tuple[str, str]:
-    """`DECISION_RULE` applied to `across_seeds`' table: ``(verdict, words)``."""
+def decide(seeds: pd.DataFrame, planned: int) -> tuple[str, str]:
+    """`DECISION_RULE` applied to `across_seed_tests`' table: ``(verdict, words)``."""
     by = seeds.set_index("endpoint")
     if "bi_lambdamart/main" not in by.index:
         return "interim", "No seed has finished."
@@ -231,9 +231,9 @@ def summarise(per_seed: dict[int, tuple[pd.DataFrame, pd.DataFrame | None]], pla
         columns=["seed", "comparison", "variant", "model", "baseline", "gain_pct", "diff_mean", "diff_se",
                  "queries", "p_queries"])
     uptakes = [u.assign(seed=seed) for seed, (_, u) in sorted(per_seed.items()) if u is not None]
-    seeds = across_seeds(gains, pd.concat(uptakes, ignore_index=True) if uptakes else None)
+    seeds = across_seed_tests(gains, pd.concat(uptakes, ignore_index=True) if uptakes else None)
     pooled = pooled_by_seed(gains) if not gains.empty else pd.DataFrame()
-    kind, words = verdict(seeds, planned)
+    kind, words = decide(seeds, planned)
     return Summary(gains, seeds, pooled, kind, words, planned)
 
 

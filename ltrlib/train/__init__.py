@@ -98,7 +98,8 @@ from ltrlib.train.workers import client_data, tune_worker
 
 __all__ = [
     "BACKENDS", "DEFAULT_EARLY_STOPPING", "DEFAULT_EVAL_AT", "DEFAULT_MAX_TREES",
-    "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TuningResult",
+    "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TrialFailed",
+    "TuningResult",
     "ClientModels", "client_metrics", "client_results", "fit_client_models",
     "evaluate_rankers", "fit_side_by_side", "fit_tuned", "in_backend", "study_storage", "suggest_params",
     "TrainSettings", "budget_for_scale", "run_study",
