@@ -268,6 +268,9 @@ def _add_study_parser(subparsers) -> None:
     study.add_argument("--seeds", default=None, help="seeds, e.g. 0-9 or 0,2,5 (default: the profile's)")
     study.add_argument("--summarise-only", action="store_true",
                        help="run nothing; rewrite study.md and study.csv from the recorded seeds")
+    study.add_argument("--checkpoint", action="store_true",
+                       help="run nothing; copy the Optuna journals of the seeds in progress into "
+                       "reports/<study>/progress/ (commit them to resume their trials elsewhere)")
     study.add_argument("--no-progress", action="store_true", help="no progress bar")
     study.set_defaults(handler=_study)
 
@@ -277,7 +280,8 @@ def _study(args: argparse.Namespace) -> int:
 
     summary = run_bilambdamart_study(args.profile, study=args.study,
                                      seeds=None if args.seeds is None else parse_seeds(args.seeds),
-                                     summarise_only=args.summarise_only, progress=not args.no_progress)
+                                     summarise_only=args.summarise_only, save_progress=args.checkpoint,
+                                     progress=not args.no_progress)
     return 0 if summary is not None else 1
 
 

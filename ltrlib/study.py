@@ -9,10 +9,12 @@ Resumption. What a finished seed contributes, its per-query results, pairwise up
 tuning summary, Table 8 and provenance, is copied into ``reports/<study>/seeds/seed<N>/``
 through a temporary folder renamed into place, so a seed is either wholly recorded or not
 at all. A recorded seed is never rerun; an interrupted one is run again, and its run's
-Optuna journal (when still there) resumes its finished trials. The study folder, small
-(about 1 MB a seed), can be committed: a later session or another machine with it carries
-on where this one stopped. Its ``design.json`` is written once; running the study again
-with another design is refused, naming what differs.
+Optuna journal resumes its finished trials. The study folder, small (about 1 MB a seed),
+can be committed: a later session or another machine with it carries on where this one
+stopped. For a seed in progress, ``--checkpoint`` copies its run's journal (the finished
+trials) into ``reports/<study>/progress/`` so that a checkout without the run folder
+resumes those trials too (`checkpoint`). Its ``design.json`` is written once; running the
+study again with another design is refused, naming what differs.
 """
 
 from __future__ import annotations
@@ -29,16 +31,17 @@ from typing import Sequence
 import pandas as pd
 
 from ltrlib import config
-from ltrlib.atomic import atomic_write_text
+from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.bivariate import study as design_of
 from ltrlib.report import validate_name
 
-__all__ = ["parse_seeds", "record_seed", "run_bilambdamart_study", "study_design", "write_summary"]
+__all__ = ["checkpoint", "parse_seeds", "record_seed", "run_bilambdamart_study", "study_design", "write_summary"]
 
 NOTEBOOK = "06_bilambdamart"
 #: Files of a finished run kept for the study (under ``tables/06_bilambdamart/``).
-KEPT_TABLES = ("per_query_test.parquet", "pairwise_uptake.csv", "tuning_summary.csv",
-               "table8_hyperparameters.csv", "table2_lambdarank.csv", "table5_softmax.csv", "control_table2.csv")
+KEPT_TABLES = ("per_query_test.parquet", "pairwise_uptake.csv", "tuning_summary.csv", "tuning_trials.csv",
+               "settings_screen.csv", "table8_hyperparameters.csv", "table2_lambdarank.csv", "table5_softmax.csv",
+               "control_table2.csv")
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:
@@ -123,6 +126,45 @@ def record_seed(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float) 
     return target
 
 
+JOURNAL = "06_bilambdamart.journal"
+
+
+def _journal_copy(source: Path, target: Path) -> None:
+    """Copy an Optuna journal up to its last complete record (a writer may be appending
+    the next one), atomically."""
+    data = source.read_bytes()
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(data[:data.rfind(b"\n") + 1])
+
+
+def checkpoint(study_dir: Path, reports: Path) -> list[int]:
+    """Copy the Optuna journal of every seed in progress (run folder there, seed not yet
+    recorded) into ``<study>/progress/seed<N>.journal``; returns those seeds. A recorded
+    seed's checkpoint is removed."""
+    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    recorded, saved = _recorded(study_dir), []
+    for seed in design["seeds"]:
+        kept = study_dir / "progress" / f"seed{seed}.journal"
+        if seed in recorded:
+            kept.unlink(missing_ok=True)
+            continue
+        journal = reports / f"{design['study']}-seed{seed}" / JOURNAL
+        if journal.exists():
+            _journal_copy(journal, kept)
+            saved.append(seed)
+    return saved
+
+
+def _restore(study_dir: Path, run_dir: Path, seed: int) -> bool:
+    """Put a checkpointed journal back into a run folder that has none (a fresh checkout)."""
+    kept = study_dir / "progress" / f"seed{seed}.journal"
+    if kept.exists() and not (run_dir / JOURNAL).exists():
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _journal_copy(kept, run_dir / JOURNAL)
+        return True
+    return False
+
+
 def _recorded(study_dir: Path) -> dict[int, Path]:
     """The seeds whose record is complete (a record is renamed into place whole)."""
     out = {}
@@ -167,14 +209,15 @@ def write_summary(study_dir: Path, command: str) -> design_of.Summary:
 
 def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Sequence[int] | None = None,
                            reports_dir: str | os.PathLike | None = None, summarise_only: bool = False,
-                           progress: bool = True, log=print) -> design_of.Summary:
+                           save_progress: bool = False, progress: bool = True, log=print) -> design_of.Summary:
     """Run (or resume) the study and write its summary; returns it.
 
     Each seed not yet recorded runs notebook 06 into ``<study>-seed<N>`` with the design's
     parameters (`ltrlib.runner.run_all`, which resumes an interrupted run), is recorded
     (`record_seed`), and the summary is rewritten after every seed, so an interruption
     leaves a summary of the seeds done. ``summarise_only``: run nothing, rewrite the
-    summary from the recorded seeds.
+    summary from the recorded seeds. ``save_progress``: run nothing, `checkpoint` the seeds
+    in progress.
     """
     from ltrlib.runner import run_all  # papermill; keep the statistics importable without it
 
@@ -185,18 +228,24 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
     _check_design(study_dir, design)
     seeds_arg = ",".join(str(s) for s in design["seeds"])
     command = f"ltrlib study bilambdamart --profile {profile} --study {study} --seeds {seeds_arg}"
+    if save_progress:
+        log(f"checkpointed the journals of seeds {checkpoint(study_dir, reports) or 'none'} in progress")
+        summarise_only = True
     recorded = _recorded(study_dir)
     for seed in ([] if summarise_only else design["seeds"]):
         if seed in recorded:
             log(f"seed {seed}: recorded, not rerun")
             continue
         log(f"seed {seed}: running notebook 06 ({len(recorded)} of {len(design['seeds'])} recorded)")
+        if _restore(study_dir, reports / f"{study}-seed{seed}", seed):
+            log(f"seed {seed}: resuming the finished trials of its checkpointed journal")
         start = time.monotonic()
         run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
                           run_id=f"{study}-seed{seed}", only="06", parameters=design["parameters"],
                           reports_dir=reports, progress=progress)
         wall = time.monotonic() - start
         recorded[seed] = record_seed(run_dir, study_dir, seed, wall)
+        (study_dir / "progress" / f"seed{seed}.journal").unlink(missing_ok=True)
         summary = write_summary(study_dir, command)
         log(f"seed {seed}: recorded in {math.ceil(wall)} s; {summary.words}")
     summary = write_summary(study_dir, command)

@@ -62,3 +62,22 @@ def test_seed_lists_parse_or_are_refused_by_token():
         study.parse_seeds("0,x")
     with pytest.raises(ValueError, match="distinct"):
         study.parse_seeds("0-2,1")
+
+
+def test_checkpoint_keeps_the_finished_trials_of_a_seed_in_progress(tmp_path):
+    """--checkpoint copies a running seed's journal up to its last complete record; a
+    checkout without the run folder gets it back before the seed runs again."""
+    design = study.study_design("tiny", "s")
+    study._check_design(tmp_path / "s", design)
+    run = tmp_path / "s-seed1"
+    run.mkdir()
+    (run / study.JOURNAL).write_bytes(b'{"op": 1}\n{"op": 2}\n{"op": 3, "half')  # a writer mid-record
+    assert study.checkpoint(tmp_path / "s", tmp_path) == [1]
+    kept = tmp_path / "s" / "progress" / "seed1.journal"
+    assert kept.read_bytes() == b'{"op": 1}\n{"op": 2}\n'
+    fresh = tmp_path / "elsewhere" / "s-seed1"
+    assert study._restore(tmp_path / "s", fresh, 1) and (fresh / study.JOURNAL).read_bytes() == kept.read_bytes()
+    assert not study._restore(tmp_path / "s", fresh, 1)  # a run folder's own journal is never replaced
+    (tmp_path / "s" / "seeds" / "seed1").mkdir(parents=True)
+    (tmp_path / "s" / "seeds" / "seed1" / "seed.json").write_text("{}")
+    assert study.checkpoint(tmp_path / "s", tmp_path) == [] and not kept.exists()  # recorded: dropped

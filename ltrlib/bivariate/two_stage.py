@@ -348,13 +348,16 @@ class Stage1Tuning:
     tuning: pd.DataFrame = field(default_factory=pd.DataFrame)
     failed: int = 0
 
-    def row(self) -> dict[str, Any]:
-        """Stage 1's row of Table 8 (`ltrlib.bivariate.experiment.tuned_table`)."""
+    def row(self, two: "TwoStage | None" = None) -> dict[str, Any]:
+        """Stage 1's row of Table 8 (`ltrlib.bivariate.experiment.tuned_table`). ``trees``:
+        the median early-stopped tree count of ``two``'s fold models, the ones that made the
+        lists (without ``two``, the best trial's)."""
+        folds = (two.info.get("stage1_iterations") if two is not None else None) or []
         return {"model": STAGE1_MODEL, "learning_rate": self.params["learning_rate"],
                 "min_data_in_leaf": self.params["min_data_in_leaf"], "num_leaves": self.params["num_leaves"],
                 # LightGBM's default when the point does not set it.
                 "min_sum_hessian_in_leaf": self.params.get("min_sum_hessian_in_leaf", 1e-3),
-                "trees": self.best_iteration or None, "trials": self.trials,
+                "trees": int(np.median(folds)) if folds else (self.best_iteration or None), "trials": self.trials,
                 # "-": the open λRank settings are stage 2's (LightGBM's defaults here).
                 "vali_ndcg": self.vali_ndcg, "norm": "-", "truncation": "-", "hessian": "-"}
 

@@ -237,7 +237,18 @@ def test_bilambdamart_results(run_dir):
     assert list(table2.model) == ["a. λMART (stage 1)", "b. λMART", "c. λMART*", "d. Bi-λMART"]
     assert list(table2.columns[1:]) == ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ndcg@20"]
     hyper = pd.read_csv(run_dir / "tables" / nb / "table8_hyperparameters.csv")
-    assert len(hyper) == 6 and (hyper.trees >= 1).all() and hyper.vali_ndcg.between(0.1, 1).all()
+    # Stage 1's row first (untuned in the batch: trials 0, its fold models' median trees).
+    assert list(hyper.model)[0] == "λMART (stage 1)" and hyper.trials[0] == 0 and hyper.trees[0] >= 1
+    stage2 = hyper.iloc[1:]
+    assert len(stage2) == 6 and (stage2.trees >= 1).all() and stage2.vali_ndcg.between(0.1, 1).all()
+    assert set(stage2.norm) == {"on", "-"} and set(stage2.hessian) == {"diagonal", "-"}
+    spent = pd.read_csv(run_dir / "tables" / nb / "tuning_summary.csv")
+    assert (spent.trials == 1).all() and (spent.failed_replaced == 0).all() and len(spent) == 8
+    per_query = pd.read_parquet(run_dir / "tables" / nb / "per_query_test.parquet")
+    assert set(per_query.variant) == {"main", "control"} and per_query.qid.nunique() == 50
+    uptakes = pd.read_csv(run_dir / "tables" / nb / "pairwise_uptake.csv")
+    assert uptakes.uptake.between(-1, 1).all() and len(uptakes) == 6
+    assert "Pre-registered study" in executed or "has not recorded a seed" in executed
 
 
 def test_paper_tables_and_fidelity_report(run_dir):
