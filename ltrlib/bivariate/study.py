@@ -204,10 +204,13 @@ def decide(seeds: pd.DataFrame, planned: int) -> tuple[str, str]:
         return "interim", "No seed has finished."
     main = by.loc["bi_lambdamart/main"]
     done = int(main.seeds)
-    interval = (f"mean gain of Bi-λMART over λMART* {main['mean']:+.2f} % (95 % interval "
-                f"[{main.ci_low:+.2f} %, {main.ci_high:+.2f} %], across-seed p = {main.p:.3g}, {done} seeds)")
+    if done < 2:
+        interval = f"gain of Bi-λMART over λMART* {main['mean']:+.2f} % at the one seed (no interval from one seed)"
+    else:
+        interval = (f"mean gain of Bi-λMART over λMART* {main['mean']:+.2f} % (95 % interval "
+                    f"[{main.ci_low:+.2f} %, {main.ci_high:+.2f} %], across-seed p = {main.p:.3g}, {done} seeds)")
     if done < planned:
-        return "interim", (f"Interim, not the verdict: {done} of {planned} seeds have finished; {interval}.")
+        return "interim", f"Interim, not the verdict: {done} of {planned} seeds have finished; {interval}."
     did = by.loc["bi_lambdamart/did"] if "bi_lambdamart/did" in by.index else None
     soft = by.loc["bi_softmax/main"] if "bi_softmax/main" in by.index else None
     shown = (main["mean"] >= SHOWN_GAIN_PCT and main.p < ALPHA and did is not None

@@ -87,3 +87,9 @@ def test_summary_markdown_states_design_verdict_and_walls():
     text = study.summary_markdown(summary, design=design, command="ltrlib study bilambdamart", walls={0: 120.0})
     assert "**Verdict (" in text and study.DECISION_RULE in text and "n_trials = 1" in text
     assert "wall_minutes" in text and "ltrlib study bilambdamart" in text
+
+
+def test_one_seed_gives_no_interval():
+    interim = study.summarise(_seeds([1.0], [0.0], [2.0]), planned=10)
+    assert interim.verdict == "interim" and "no interval from one seed" in interim.words
+    assert "nan" not in interim.words
