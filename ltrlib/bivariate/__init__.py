@@ -43,12 +43,10 @@ from ltrlib.bivariate.features import EXPANSIONS, expand_listwise, expanded_name
 from ltrlib.bivariate.model import (
     LB_SETTINGS,
     BivariateRanker,
-    MIN_HESSIAN_FLOOR,
     LBModel,
     RankData,
     UnivariateRanker,
     fit_lb,
-    lightgbm_params,
     offsets_from_qid,
 )
 from ltrlib.bivariate.objective import (

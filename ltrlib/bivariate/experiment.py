@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.features import expand_listwise, expanded_names, query_level_columns
-from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb, lightgbm_params
+from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb
 from ltrlib.bivariate.objective import HESSIANS
 from ltrlib.bivariate.space import TUNED, suggest
 from ltrlib.bivariate.two_stage import TwoStage
@@ -209,7 +209,7 @@ class Stage2Experiment:
         settings = self.settings if seed is None else self.settings.replace(seed=seed)
         # Settings that do not apply to spec stay at our default, which the learner ignores.
         chosen = {name: values[0] for name, values in OPEN_SETTINGS.items()} | self.settings_of(spec, params)
-        lgb_params = lightgbm_params({k: v for k, v in params.items() if k not in OPEN_SETTINGS})
+        lgb_params = {k: v for k, v in params.items() if k not in OPEN_SETTINGS}
         # "all": every pair of a stage-2 list, which holds at most top_k documents.
         truncation = self.cutoff if chosen["truncation"] == "cutoff" else self.two.top_k
         norm = chosen["norm"] == "on"
@@ -263,7 +263,7 @@ def _fit_or_fail(exp: Stage2Experiment, spec: ModelSpec, params: dict, monitor, 
     """``exp.fit``, except that a point LightGBM stops on with its split check (its open
     issue #4739) fails the trial, its message kept in the trial, and the study replaces it
     (`ltrlib.train.TrialFailed`). Its known cause, a minimum leaf hessian of exactly 0, is
-    avoided (`ltrlib.bivariate.model.MIN_HESSIAN_FLOOR`); this guards the rest."""
+    avoided (`ltrlib.train.MIN_HESSIAN_FLOOR`); this guards the rest."""
     import lightgbm as lgb
 
     from ltrlib.train.tuning import FAILURE_ATTR, TrialFailed

@@ -32,37 +32,17 @@ from ltrlib.bivariate.pairs import (PairIndex, PairSequence, j_columns, pair_fea
                                    pair_rows)
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ideal_dcg as _ideal_dcg
-from ltrlib.train.ranker import monitor_callback, quiet_lightgbm
+from ltrlib.train.ranker import lightgbm_params, monitor_callback, quiet_lightgbm
 from ltrlib.train.settings import TrainSettings
 
-__all__ = ["BivariateRanker", "LBModel", "LB_SETTINGS", "MIN_HESSIAN_FLOOR", "RankData", "UnivariateRanker",
-           "fit_lb", "lightgbm_params", "offsets_from_qid"]
+__all__ = ["BivariateRanker", "LBModel", "LB_SETTINGS", "RankData", "UnivariateRanker", "fit_lb",
+           "offsets_from_qid"]
 
 # §5.4's limits (2000 trees, patience 30) at the cut-off 5; one thread (LightGBM calls the
 # objective in Python once per tree, so more threads gain little on small lists).
 LB_SETTINGS = TrainSettings(max_trees=2000, early_stopping=30, eval_at=5, num_threads=1)
 ROW_WISE_MAX_CELLS = 2**30  # pair rows x columns up to which LightGBM builds row-wise histograms
 PREDICT_BATCH = 65536  # pair rows scored at once: 65536 x 1507 float32 = 395 MB at MSLR width
-# What a minimum leaf hessian of 0 (the paper's Bi-λMART value) is passed to LightGBM as.
-# With exactly 0, LightGBM accepts a split whose child is empty and then stops on its own
-# check ("Check failed: (best_split_info.left_count) > (0)", its open issue #4739): on the
-# tiny twin Bi-λMART at learning rate 0.005, 31 leaves, min data 5 failed by tree 4 with 0
-# and trained to the end with 1e-12 or 1e-7 (a hessian floor of 1e-9 on every pair did
-# not help). 1e-12 lies far below any leaf worth a split: a pair's hessian is (h_i +
-# h_j)/(n-1)^2, 1e-6 to 1e-3 on the twin, and only pairs of queries without a relevant
-# document have exactly 0 (and a zero gradient with it).
-MIN_HESSIAN_FLOOR = 1e-12
-
-
-def lightgbm_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` as LightGBM gets them: a minimum leaf hessian of 0 becomes
-    `MIN_HESSIAN_FLOOR` (see there); the rest as given."""
-    out = dict(params)
-    if "min_sum_hessian_in_leaf" in out and float(out["min_sum_hessian_in_leaf"]) < MIN_HESSIAN_FLOOR:
-        out["min_sum_hessian_in_leaf"] = MIN_HESSIAN_FLOOR
-    return out
-
-
 def offsets_from_qid(qid) -> np.ndarray:
     """Query offsets from a per-document query id array whose queries are contiguous."""
     qid = np.asarray(qid)

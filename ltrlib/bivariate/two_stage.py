@@ -210,12 +210,11 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], settin
 def _fit_fold(splits: Splits, fold_of: dict[str, np.ndarray], f: int, params: Mapping[str, Any],
               settings: TrainSettings):
     """Stage-1 model ``f``: trained outside fold ``f``, scoring fold ``f`` of every part."""
-    from ltrlib.bivariate.model import lightgbm_params
     from ltrlib.train import train_ranker
 
     ranker = train_ranker(splits.train.take(np.flatnonzero(fold_of["train"] != f)),
                           splits.vali.take(np.flatnonzero(fold_of["vali"] != f)),
-                          lightgbm_params(params), settings)
+                          dict(params), settings)
     fold_scores = {}
     for p in _PARTS:
         ds = getattr(splits, p)
@@ -377,7 +376,6 @@ def tune_stage1(splits: Splits, *, n_trials: int, settings: TrainSettings = STAG
     tunes nothing and returns `STAGE1_PARAMS`. ``storage``: as `ltrlib.train.run_study`
     (a run's journal resumes an interrupted study).
     """
-    from ltrlib.bivariate.model import lightgbm_params
     from ltrlib.bivariate.space import TUNED, suggest
     from ltrlib.train.ranker import DataCache, train_ranker
     from ltrlib.train.tuning import run_study
@@ -392,8 +390,7 @@ def tune_stage1(splits: Splits, *, n_trials: int, settings: TrainSettings = STAG
     best: dict[str, Any] = {"value": -np.inf, "number": None}
 
     def objective(trial):
-        ranker = train_ranker(splits.train, splits.vali, lightgbm_params({**fixed, **suggest(trial)}), settings,
-                              cache=cache)
+        ranker = train_ranker(splits.train, splits.vali, {**fixed, **suggest(trial)}, settings, cache=cache)
         trial.set_user_attr("best_iteration", ranker.best_iteration)
         trial.set_user_attr("trees", len(ranker.curve))
         return float(ranker.curve[ranker.best_iteration - 1])

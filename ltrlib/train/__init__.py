@@ -30,10 +30,13 @@ from ltrlib.train.comparison import (
 from ltrlib.train.distributed import cluster_client, fit_on_cluster, query_partitions, stop_early
 from ltrlib.train.ranker import (
     BACKENDS,
+    MIN_HESSIAN_FLOOR,
     DataCache,
     Ranker,
     evaluate_rankers,
+    lightgbm_params,
     monitor_callback,
+    quiet_lightgbm,
     train_ranker,
     validation_curves,
 )
@@ -97,7 +100,8 @@ from ltrlib.train.tuning import (
 from ltrlib.train.workers import client_data, tune_worker
 
 __all__ = [
-    "BACKENDS", "DEFAULT_EARLY_STOPPING", "DEFAULT_EVAL_AT", "DEFAULT_MAX_TREES",
+    "BACKENDS", "DEFAULT_EARLY_STOPPING", "DEFAULT_EVAL_AT", "DEFAULT_MAX_TREES", "MIN_HESSIAN_FLOOR",
+    "lightgbm_params", "quiet_lightgbm",
     "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "SEARCH_SPACE", "TUNED_PARAMS", "TrialFailed",
     "TuningResult",
     "ClientModels", "client_metrics", "client_results", "fit_client_models",

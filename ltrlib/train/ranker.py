@@ -61,10 +61,13 @@ from ltrlib.train.settings import DEFAULT_EVAL_AT, TrainSettings
 
 __all__ = [
     "BACKENDS",
+    "MIN_HESSIAN_FLOOR",
     "DataCache",
     "Ranker",
     "evaluate_rankers",
+    "lightgbm_params",
     "monitor_callback",
+    "quiet_lightgbm",
     "train_ranker",
     "validation_curves",
 ]
@@ -173,6 +176,27 @@ def monitor_callback(monitor: Callable[[int, float], None], metric: str, data_na
     return report
 
 
+# What a minimum leaf hessian of 0 (the Bi-LambdaMART paper's Bi-λMART value) is passed to
+# LightGBM as, by every LightGBM fit (`_lgb_fit`, `ltrlib.bivariate.fit_lb`).
+# With exactly 0, LightGBM accepts a split whose child is empty and then stops on its own
+# check ("Check failed: (best_split_info.left_count) > (0)", its open issue #4739): on the
+# tiny twin Bi-λMART at learning rate 0.005, 31 leaves, min data 5 failed by tree 4 with 0
+# and trained to the end with 1e-12 or 1e-7 (a hessian floor of 1e-9 on every pair did
+# not help). 1e-12 lies far below any leaf worth a split: a pair's hessian is (h_i +
+# h_j)/(n-1)^2, 1e-6 to 1e-3 on the twin, and only pairs of queries without a relevant
+# document have exactly 0 (and a zero gradient with it).
+MIN_HESSIAN_FLOOR = 1e-12
+
+
+def lightgbm_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` as LightGBM gets them: a minimum leaf hessian of 0 becomes
+    `MIN_HESSIAN_FLOOR` (see there); the rest as given."""
+    out = dict(params)
+    if "min_sum_hessian_in_leaf" in out and float(out["min_sum_hessian_in_leaf"]) < MIN_HESSIAN_FLOOR:
+        out["min_sum_hessian_in_leaf"] = MIN_HESSIAN_FLOOR
+    return out
+
+
 def quiet_lightgbm() -> None:
     """Send LightGBM's native log lines (its ``[Warning]`` and ``[Fatal]`` lines) to the
     Python logger ``lightgbm`` at INFO, which prints nothing unless a user configures
@@ -194,7 +218,7 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
     import lightgbm as lgb
 
     quiet_lightgbm()
-
+    params = lightgbm_params(params)
     if cache is None:
         dtrain, dvali = _lgb_datasets(train, vali)
     else:

@@ -47,8 +47,9 @@ Cheap trials (not in the paper, which gives no trial count or budget)
 A trial counts as done whether it completed or was pruned: ``n_trials`` is the number of
 points tried. A trial whose objective raises `TrialFailed` (a point the learner cannot
 train) ends FAIL and does not count: another trial replaces it, so every study gets its
-``n_trials`` usable points (`TuningResult.failed` says how many were replaced). The best trial is the best *completed* one; the ``trials`` table gives pruned
-trials ``state="pruned"``, the tree count they reached (``pruned_at``) and no value.
+``n_trials`` usable points (`TuningResult.failed` says how many were replaced). The best
+trial is the best *completed* one; the ``trials`` table gives pruned trials
+``state="pruned"``, the tree count they reached (``pruned_at``) and no value.
 
 Persistence and resumption
 --------------------------
@@ -654,9 +655,6 @@ def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, pr
     def finished():
         return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
 
-    def replaced():
-        return len(_replaced(study))
-
     done = len(finished())
     if first_params is not None and done == 0 \
             and not study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
@@ -668,14 +666,14 @@ def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, pr
     bar = _progress_bar(progress, missing, study_name)
     try:
         while done < n_trials:
-            if replaced() > n_trials:
-                last = _replaced(study)[-1].user_attrs[FAILURE_ATTR]
-                raise RuntimeError(f"study {study_name!r}: {replaced()} trials failed and were replaced, more "
-                                   f"than its {n_trials} trials; the last: {last}")
+            replaced = _replaced(study)
+            if len(replaced) > n_trials:
+                raise RuntimeError(f"study {study_name!r}: {len(replaced)} trials failed and were replaced, more "
+                                   f"than its {n_trials} trials; the last: {replaced[-1].user_attrs[FAILURE_ATTR]}")
             # Seeded by the attempt (finished and replaced trials), so a resumed study draws
             # what an uninterrupted one would.
             study.sampler = optuna.samplers.TPESampler(n_startup_trials=TPE_STARTUP_TRIALS,
-                                                       seed=_trial_seed(seed, done + replaced()))
+                                                       seed=_trial_seed(seed, done + len(replaced)))
             with _failures_quiet():
                 study.optimize(objective, n_trials=1, gc_after_trial=False, catch=(TrialFailed,))
             now = len(finished())
@@ -807,6 +805,7 @@ def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> T
     if not completed:
         raise RuntimeError(f"study {study_name!r}: none of its first {len(used)} trials completed")
     best = max(completed, key=lambda t: (t.value, -t.number))  # earliest of equal values
+    replaced = _replaced(study)
     rows = []
     for rank, t in enumerate(used):
         done_ok = t.state == TrialState.COMPLETE
@@ -823,8 +822,7 @@ def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> T
                         best_trial=best.number, best_value=float(best.value),
                         best_params={k: best.params[k] for k in tuned},
                         best_iteration=int(best.user_attrs.get("best_iteration", 0)),
-                        trials=trials, failed=len(_replaced(study)),
-                        failures=[t.user_attrs[FAILURE_ATTR] for t in _replaced(study)])
+                        trials=trials, failed=len(replaced), failures=[t.user_attrs[FAILURE_ATTR] for t in replaced])
 
 
 # --------------------------------------------------------------------------- tuning
