@@ -195,6 +195,15 @@ def _check_dataset(dataset: str, data_dir: str) -> None:
         raise ValueError(f"--dataset: {exc}") from None
 
 
+def _check_categories(plan: dict[str, dict[str, Any]], user: dict[str, Any]) -> None:
+    """Refuse a category choice the data cannot honour before a kernel starts or a report
+    folder is made (`ltrlib.noniid.checks`); say once what the data only weakens."""
+    from ltrlib.noniid.checks import check_category_choices
+
+    for note in check_category_choices(plan, given=user):
+        print(f"ltrlib run: note: {note}", file=sys.stderr)
+
+
 _TYPE_CHECKS = {
     "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
@@ -556,6 +565,7 @@ def run_all(
         "run_id": run_id,
     }
     plan = _plan_parameters(declared, standard, user)
+    _check_categories(plan, user)
 
     # Run-level parameters: what makes two runs comparable. User parameters are recorded
     # per notebook, since each goes only to the notebooks that declare it.

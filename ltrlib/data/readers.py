@@ -427,9 +427,11 @@ def _category_setup(options: ReadOptions, zero_based: bool, width: int, path):
                                    path)
     if options.category_bins is not None:
         feat, n_bins = options.category_bins
-        cat_col = _category_column(feat, "category_bins", base, width, path)
+        # The feature is the category feature's, whichever option carries it.
+        cat_col = _category_column(feat, "category_feature", base, width, path)
         if int(n_bins) < 2:
-            raise ValueError(f"category_bins: n_bins must be >= 2, got {n_bins}")
+            raise ValueError(f"category_bins={n_bins}: quantile bins of the category feature must number "
+                             "at least 2 (0 takes the feature's own values as categories)")
     return cat_col, n_bins
 
 
@@ -443,13 +445,19 @@ def _categorise(out: list[Dataset], cat_col: int, n_bins, path: Path) -> list[Da
                          f"({distinct[0] if distinct.size else 'none'}), so every document would be "
                          "in one category; choose another feature")
     if n_bins is None:
+        fractional = distinct[distinct != np.round(distinct)]
+        if fractional.size:
+            shown = ", ".join(f"{v:g}" for v in fractional[:3])
+            raise ValueError(f"{path}: category_feature {feature} has non-integer values ({shown}, ...), so "
+                             f"they are not category ids; give category_bins (e.g. 10) to bin it into quantile "
+                             "categories")
         return [d.with_category_from_feature(cat_col) for d in out]
     edges = np.unique(np.quantile(ref, np.linspace(0, 1, int(n_bins) + 1)[1:-1]))
     made = np.unique(np.searchsorted(edges, ref, side="right")).size
     if made < int(n_bins):
         # Quantiles of a feature with many ties coincide, and equal edges merge bins.
         _warn(f"category_bins: {int(n_bins)} quantile bins of {feature} gave {made} "
-              f"categories in {path.name}: the feature has only "
+              f"{'category' if made == 1 else 'categories'} in {path.name}: the feature has only "
               f"{distinct.size} distinct values or heavy ties at the bin edges", UserWarning)
     return [d.with_category(np.searchsorted(edges, d.X[:, cat_col], side="right")
                             .astype(np.int32)) for d in out]

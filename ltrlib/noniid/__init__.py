@@ -4,6 +4,8 @@
   Figure 2 distributions and the dominance statistics of §5.2.
 * :mod:`ltrlib.noniid.splits`: the DS1 / DS2' strategies, the paper's Split1-3 with their
   D_merge sets, Table 2, and the n-client generalisation.
+* :mod:`ltrlib.noniid.checks`: a notebook's category choice checked against the data before
+  any work (`ltrlib run` refuses what the data cannot honour).
 """
 
 from ltrlib.noniid.categories import (
@@ -23,6 +25,7 @@ from ltrlib.noniid.categories import (
     resolve_split_categories,
     strategy_query_counts,
 )
+from ltrlib.noniid.checks import CATEGORY_PARAMETERS, check_category_choices
 from ltrlib.noniid.splits import (
     PAPER_SPLITS,
     STRATEGY_LABELS,
@@ -33,6 +36,7 @@ from ltrlib.noniid.splits import (
     ds1_mask,
     ds2_prime_mask,
     initial_split,
+    initial_splits,
     load_paper_splits,
     load_split_data,
     make_clients,
@@ -51,9 +55,9 @@ __all__ = [
     "AUTO", "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_analysis_metrics", "category_counts",
     "dominance_statistics", "leading_query_categories", "relevant_vs_query_categories",
     "resolve_category", "resolve_split_categories",
-    "Client", "NonIIDSplit", "alternative_splits", "initial_split", "load_paper_splits", "load_split_data", "make_clients", "make_split", "PaperSplitSetup", "paper_split_setup", "paper_splits",
+    "Client", "NonIIDSplit", "alternative_splits", "initial_split", "initial_splits", "load_paper_splits", "load_split_data", "make_clients", "make_split", "PaperSplitSetup", "paper_split_setup", "paper_splits",
     "parse_client_sets", "table2", "table2_wide",
     "PAPER_TRAIN_QUERIES", "decided_by_summary", "strategy_query_counts",
     "PAPER_SPLITS", "STRATEGY_LABELS", "ds1_mask", "ds2_prime_mask", "merge_pool_frame", "merge_summary",
-    "paper_table2",
+    "paper_table2", "CATEGORY_PARAMETERS", "check_category_choices",
 ]

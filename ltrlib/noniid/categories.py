@@ -413,18 +413,20 @@ def category_analysis_metrics(train_assignments: pd.DataFrame, dominance: pd.Dat
     `ltrlib.report.flatten_metrics`): the §3.1 dominance shares (``tie.share``), the share
     of queries decided by the random tie-break (``decided_randomly.share``), the two most
     frequent query categories (Figure 2b; ``top_query_category``,
-    ``second_query_category``), and ``category``'s training queries in DS1 per strategy and
-    in DS2' (``train.exclusive.queries``, ``train.ds2p.queries``). A strategy that puts no
-    query of ``category`` in DS1 counts 0 (binned real data often has such). Inputs are the
-    frames of `assign_all` (training rows), `dominance_statistics`, `strategy_query_counts`
-    and `relevant_vs_query_categories`."""
+    ``second_query_category``, each left out when the data has fewer), and ``category``'s
+    training queries in DS1 per strategy and in DS2' (``train.exclusive.queries``,
+    ``train.ds2p.queries``). A strategy that puts no query of ``category`` in DS1 counts 0
+    (binned real data often has such). Inputs are the frames of `assign_all` (training
+    rows), `dominance_statistics`, `strategy_query_counts` and
+    `relevant_vs_query_categories`."""
     dom = dominance.set_index("statistic")["share"]
     shown = ["all_in_dominant", "tie", "lead_1_to_3", "lead_over_3", "no_relevant"]
     shares = pd.DataFrame({"statistic": [*shown, "decided_randomly"], "metric": "share",
                            "value": [*(float(dom[s]) for s in shown),
                                      float((train_assignments.decided_by == "random").mean())]})
     top2 = figure2[figure2.distribution == "queries"].nlargest(2, "count").category
-    ranks = {"top_query_category": int(top2.iloc[0]), "second_query_category": int(top2.iloc[1])}
+    # Binned real data can leave one query category (or none): the missing ranks are left out.
+    ranks = dict(zip(("top_query_category", "second_query_category"), (int(c) for c in top2)))
     train = strategy_counts[(strategy_counts.split == "train") & (strategy_counts.category == category)]
     train = train.set_index("strategy")["queries"].reindex([*STRATEGIES, "DS2'"], fill_value=0)
     counts = pd.DataFrame({"split": "train", "strategy": train.index, "metric": "queries",

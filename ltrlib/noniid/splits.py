@@ -456,6 +456,15 @@ def initial_split(
                         merge_overflow="shrink")
 
 
+def initial_splits(splits: Splits, category: int = 11, seed: int = 0,
+                   min_queries: int = 1) -> dict[str, NonIIDSplit]:
+    """`initial_split` by name, as Table 1 takes it; empty when one of its clients has fewer
+    than ``min_queries`` training, validation or test queries (real data whose categories put
+    every query on one side), with a warning naming the sizes (`trainable_splits`)."""
+    ns = initial_split(splits, category, seed=seed)
+    return trainable_splits({ns.name: ns}, min_queries, what="Table 1's initial split")
+
+
 #: Table 3's four configurations, in the paper's order: (strategy, index into categories).
 TABLE3_CONFIGURATIONS = (("no_tie_breaking", 0), ("no_tie_breaking", 1),
                          ("exclusive", 0), ("exclusive", 1))
@@ -480,9 +489,8 @@ def alternative_splits(
     configuration whose DS1 has fewer than ``min_queries`` training, validation or test
     queries (a rare category's exclusive partition on other data) cannot be trained or
     tested: it is left out with a warning naming its sizes, so Table 3 only lacks its block.
+    The same holds when its DS2' is that small (a category that holds nearly every query).
     """
-    import warnings
-
     if len(categories) != 2:
         raise ValueError(f"categories needs 2 entries (Table 3's two categories), got {categories!r}")
     kept = dict(kept or {})
@@ -495,33 +503,34 @@ def alternative_splits(
             out[same] = kept[same]
         else:
             ns = make_split(splits, c, strategy, None, seed, merge_size, merge_overflow)
-            ds1 = ns.clients[0]
-            sizes = {p: getattr(ds1, p).n_queries for p in ("train", "vali", "test")}
-            if min(sizes.values()) < min_queries:
-                warnings.warn(f"Table 3 configuration {ns.name} left out: its DS1 has {sizes} "
-                              f"queries, fewer than min_queries={min_queries} in some part",
-                              stacklevel=2)
-                continue
-            out[ns.name] = ns
+            out.update(trainable_splits({ns.name: ns}, min_queries, what="Table 3 configuration"))
     return out
 
 
-def trainable_splits(nsplits: dict[str, NonIIDSplit], min_queries: int = 1) -> dict[str, NonIIDSplit]:
+def _small_parts(ns: NonIIDSplit, min_queries: int) -> dict[str, int]:
+    """The parts (``"client2 train"``) of ``ns`` with fewer than ``min_queries`` queries."""
+    return {f"{c.name} {p}": getattr(c, p).n_queries for c in ns.clients
+            for p in ("train", "vali", "test") if getattr(c, p).n_queries < min_queries}
+
+
+def trainable_splits(nsplits: dict[str, NonIIDSplit], min_queries: int = 1,
+                     what: str = "split") -> dict[str, NonIIDSplit]:
     """``nsplits`` without the splits that cannot be trained and tested: those with a client
     holding fewer than ``min_queries`` training, validation or test queries (on other data a
     category's exclusive partition can be empty, e.g. binned categories of a real collection,
-    and LightGBM cannot train on no rows). Each is left out with a warning naming its sizes;
-    the tables then lack its rows. The default keeps any split with a query in every part,
-    as the tiny synthetic scale has (Split1's DS1: 1 training query)."""
+    and LightGBM cannot train on no rows). Each is left out with a warning naming its sizes
+    (``what`` says which kind of split it is); the tables then lack its rows. The default
+    keeps any split with a query in every part, as the tiny synthetic scale has (Split1's
+    DS1: 1 training query)."""
     import warnings
 
     kept = {}
     for name, ns in nsplits.items():
-        small = {f"{c.name} {p}": getattr(c, p).n_queries for c in ns.clients
-                 for p in ("train", "vali", "test") if getattr(c, p).n_queries < min_queries}
+        small = _small_parts(ns, min_queries)
         if small:
-            warnings.warn(f"{name} left out: too few queries to train and test ({small}; "
-                          f"min_queries={min_queries})", stacklevel=2)
+            sizes = ", ".join(f"{part} {n}" for part, n in small.items())
+            warnings.warn(f"{what} {name} left out: too few queries to train and test it ({sizes}; "
+                          f"at least {min_queries} needed in every part)", stacklevel=2)
         else:
             kept[name] = ns
     return kept
@@ -539,7 +548,7 @@ def select_splits(nsplits: dict[str, NonIIDSplit], splits_to_run: str) -> list[s
     kept = [s for s in names if s in nsplits]
     if not kept:
         raise ValueError(f"splits_to_run={splits_to_run!r}: none of these splits can be trained on this "
-                         f"data (each was left out above); choose other split categories")
+                         f"data (each was left out, for the reason said with it); choose other split categories")
     return kept
 
 

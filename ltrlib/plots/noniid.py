@@ -56,8 +56,16 @@ def strategy_query_counts(df: pd.DataFrame, category: int | None = None) -> plt.
 
 
 def merge_pool_frame(df: pd.DataFrame) -> plt.Figure:
-    """D_merge selection: pool queries by relevant documents of client 1's category, per client."""
+    """D_merge selection: pool queries by relevant documents of client 1's category, per client.
+
+    An empty pool (real data whose categories leave no query outside every client's training
+    set) has no rows: the figure then says so instead of having no panel."""
     splits = list(dict.fromkeys(df.split))
+    if not splits:
+        fig, ax = plt.subplots(figsize=(4.2, 1.6))
+        ax.text(0.5, 0.5, "the D_merge pool is empty: no query to draw", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
     fig, axes = plt.subplots(1, len(splits), figsize=(4.2 * len(splits), 3.6), squeeze=False)
     for ax, name in zip(axes[0], splits):
         part = df[df.split == name]

@@ -71,12 +71,18 @@ def client_means(per_query: pd.DataFrame, nsplits: Mapping[str, object],
                 "queries"]].reset_index(drop=True)
 
 
-def table1_initial(per_query: pd.DataFrame, split, metric: str = "ndcg@10",
+def table1_initial(per_query: pd.DataFrame, initial: Mapping[str, object], metric: str = "ndcg@10",
                    baseline: str | None = "M_full", alpha: float = 0.05) -> pd.DataFrame:
-    """Table 1: rows M1, M2, M_full of the initial ``split``; columns DS1, DS2, DS
-    (marked strings with ``baseline``, numbers with ``baseline=None``)."""
-    _check(per_query, {split.name: split})
-    wide = _split_table(per_query, split.name, metric, baseline, alpha)
+    """Table 1: rows M1, M2, M_full of the initial split (``initial``, by name, as
+    `ltrlib.noniid.splits.initial_splits` gives it); columns DS1, DS2, DS (marked strings
+    with ``baseline``, numbers with ``baseline=None``). Empty when ``initial`` is: data on
+    which the initial split cannot be trained."""
+    _check(per_query, initial)
+    if not initial:
+        return pd.DataFrame(columns=pd.Index(["DS1", "DS2", "DS"], name="test_set"),
+                            index=pd.Index([], name="model"))
+    (name, split), = initial.items()
+    wide = _split_table(per_query, name, metric, baseline, alpha)
     wide = wide.rename(columns={"DS2'": second_test_set(split)})
     wide.columns.name = "test_set"
     return wide
@@ -91,6 +97,8 @@ def table3_alternative(per_query: pd.DataFrame, nsplits: Mapping[str, object],
     ``nsplits``: `ltrlib.noniid.splits.alternative_splits` output (every split two clients,
     client 2 on DS2')."""
     _check(per_query, nsplits)
+    if not nsplits:  # every configuration was left out (`alternative_splits` says why)
+        return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=["partitioning", "model"]))
     blocks: dict[str, dict[str, pd.DataFrame]] = {}
     for name, ns in nsplits.items():
         wide = _split_table(per_query, name, metric, baseline, alpha).rename(index={"M2": "M2'"})

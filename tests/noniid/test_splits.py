@@ -252,7 +252,7 @@ def test_splits_too_small_to_train_are_left_out_with_their_sizes(splits):
     empty = dataclasses.replace(first, train=first.train.take([]))  # as binned real data can give
     with pytest.warns(UserWarning) as warned:
         kept = S.trainable_splits({**ns, "Split1": dataclasses.replace(ns["Split1"], clients=[empty, *rest])})
-    assert any(re.search(r"Split1 left out: too few queries to train and test \(\{'client1 train': 0", str(w.message))
+    assert any(re.search(r"split Split1 left out: too few queries to train and test it \(client1 train 0", str(w.message))
                for w in warned)
     assert "Split1" not in kept and "Split2" in kept
     assert S.select_splits(kept, "Split1,Split2") == ["Split2"]  # left out above: skipped

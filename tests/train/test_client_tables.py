@@ -28,14 +28,22 @@ def per_query(split_name, base):
 def test_table1_names_the_full_ds2():
     init = split("initial-c11", "tie_breaking", 11, rest="tie_breaking")
     pq = per_query("initial-c11", 0.5)
-    t = T.table1_initial(pq, init, baseline=None)
+    t = T.table1_initial(pq, {init.name: init}, baseline=None)
     assert list(t.index) == ["M1", "M2", "M_full"] and list(t.columns) == ["DS1", "DS2", "DS"]
     assert t.loc["M2", "DS2"] == pytest.approx(0.61, abs=2e-3)
-    marked = T.table1_initial(pq, init)
+    marked = T.table1_initial(pq, {init.name: init})
     assert marked.loc["M1", "DS"].endswith("ᵃ") and "ᵃ" not in marked.loc["M_full", "DS"]
     means = T.client_means(pq, {init.name: init})
     assert set(means.test_set) == {"DS1", "DS2", "DS"} and len(means) == 9
     assert set(means.strategy) == {"tie_breaking"} and set(means.category) == {11}
+
+
+def test_tables_are_empty_when_their_splits_were_left_out():
+    # Data on which no initial split or Table 3 configuration can be trained
+    # (`ltrlib.noniid.splits.initial_splits`, `alternative_splits`) gets empty tables, not an error.
+    pq = per_query("Split1", 0.5)
+    assert T.table1_initial(pq, {}).empty and list(T.table1_initial(pq, {}).columns) == ["DS1", "DS2", "DS"]
+    assert T.table3_alternative(pq, {}).empty
 
 
 def test_table3_blocks_by_strategy_and_columns_by_category():
