@@ -35,7 +35,10 @@ __all__ = ["KERNEL_NAME", "LAB_SETTINGS", "command", "environment", "install", "
 KERNEL_NAME = "ltrlib"
 #: JupyterLab settings the project's lab overrides (JupyterLab's ``overrides.json`` format).
 LAB_SETTINGS = {
-    "@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}},
+    # .py notebooks open as notebooks; Markdown (a run's index.md and its pages, the README)
+    # opens rendered, with its figures, rather than as source in the editor.
+    "@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook",
+                                                                   "markdown": "Markdown Preview"}},
     # No news or update pop-ups over the notebooks (they also need the internet).
     "@jupyterlab/apputils-extension:notification": {"checkForUpdates": False, "fetchNews": "false"},
 }

@@ -6,7 +6,8 @@ Layout of one run (``reports/<run_id>/``)::
     tables/<NN_topic>/<name>.csv + .md  every table, as data and as Markdown
     figures/<NN_topic>/<name>.png       every figure
     metrics.json                        {notebook: {key: scalar}}; keys below
-    index.md, index.html                links to all of the above (write_index)
+    index.html                          one page: contents, then a section per notebook (write_index)
+    index.md, pages/<NN_topic>.md       the same as Markdown, a page per notebook (JupyterLab)
     run.json                            the runner's manifest
 
 Notebooks create one :class:`Reporter` from their parameters, with their own name spelled
@@ -39,6 +40,7 @@ so an interrupted run never leaves a half-written table, figure or metrics file 
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import math
@@ -399,31 +401,72 @@ def _collect(run_dir: Path) -> dict[str, dict[str, Any]]:
     return entries
 
 
-def _index_markdown(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: bool) -> str:
-    lines = [f"# Report {run_dir.name}", ""]
+#: The per-notebook Markdown pages of a run (``pages/<NN_topic>.md``), which ``index.md``
+#: lists: JupyterLab renders them with their figures (its Markdown preview fetches images as
+#: the app itself, where its HTML viewer's sandbox is refused them).
+PAGES_DIR = "pages"
+
+
+def _summary_rows(entries: dict[str, dict[str, Any]]) -> list[tuple[str, str, int, int]]:
+    return [(name, e["status"] or "", len(e["tables"]), len(e["figures"])) for name, e in entries.items()]
+
+
+def _run_links_markdown(run_dir: Path, has_metrics: bool, prefix: str = "") -> list[str]:
+    links = []
     if has_metrics:
-        lines += [f"Metrics: [{METRICS_FILE}]({METRICS_FILE})", ""]
+        links.append(f"Metrics: [{METRICS_FILE}]({prefix}{METRICS_FILE})")
     if (run_dir / RUN_MANIFEST).exists():
-        lines += [f"Run manifest: [{RUN_MANIFEST}]({RUN_MANIFEST})", ""]
-    present = [(f, label) for f, label in RUN_LEVEL_FILES if (run_dir / f).exists()]
-    if present:
-        lines += [" · ".join(f"{label}: [{f}]({f})" for f, label in present), ""]
-    for name, e in entries.items():
-        status = f" ({e['status']})" if e["status"] else ""
-        lines += [f"## {name}{status}", ""]
-        if e["notebook"]:
-            page = f"[html]({_href(e['notebook_html'], run_dir)}), " if e["notebook_html"] else ""
-            lines.append(f"- Executed notebook: {page}[{e['notebook'].name}]({_href(e['notebook'], run_dir)})")
-        if e["failed_notebook"]:
-            fn = e["failed_notebook"]
-            lines.append(f"- Failed notebook (partial): [{fn.name}]({_href(fn, run_dir)})")
-        for csv in e["tables"]:
-            md = csv.with_suffix(".md")
-            md_link = f", [md]({_href(md, run_dir)})" if md.exists() else ""
-            lines.append(f"- Table `{csv.stem}`: [csv]({_href(csv, run_dir)}){md_link}")
-        for png in e["figures"]:
-            lines.append(f"- Figure `{png.stem}`: ![{_figure_caption(png)}]({_href(png, run_dir)})")
+        links.append(f"Run manifest: [{RUN_MANIFEST}]({prefix}{RUN_MANIFEST})")
+    links += [f"{label}: [{f}]({prefix}{f})" for f, label in RUN_LEVEL_FILES if (run_dir / f).exists()]
+    return [" · ".join(links), ""] if links else []
+
+
+def _index_markdown(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: bool) -> str:
+    """``index.md``: the run's files and one line per notebook, linking its page."""
+    lines = [f"# Report {run_dir.name}", ""]
+    held = provenance.read_run(run_dir)
+    if held:
+        lines += [f"Data: {provenance.summary(held)}", ""]
+    lines += _run_links_markdown(run_dir, has_metrics)
+    if entries:
+        lines += ["| notebook | status | tables | figures |", "|---|---|--:|--:|"]
+        lines += [f"| [{name}]({PAGES_DIR}/{quote(name)}.md) | {status} | {tables} | {figures} |"
+                  for name, status, tables, figures in _summary_rows(entries)]
         lines.append("")
+    return "\n".join(lines)
+
+
+def _page_markdown(name: str, e: dict[str, Any], run_dir: Path) -> str:
+    """``pages/<name>.md``: one notebook's executed notebook, tables (their first
+    `INDEX_TABLE_ROWS` rows) and figures, every link relative to the page."""
+    import pandas as pd
+
+    def href(path: Path) -> str:
+        return "../" + _href(path, run_dir)
+
+    status = f" ({e['status']})" if e["status"] else ""
+    lines = [f"# {name}{status}", "", f"[Report {run_dir.name}](../index.md)", ""]
+    if e["notebook"]:
+        page = f" ([as a page]({href(e['notebook_html'])}))" if e["notebook_html"] else ""
+        lines.append(f"- Executed notebook: [{e['notebook'].name}]({href(e['notebook'])}){page}")
+    if e["failed_notebook"]:
+        fn = e["failed_notebook"]
+        lines.append(f"- Failed notebook (partial): [{fn.name}]({href(fn)})")
+    lines.append("")
+    for csv in e["tables"]:
+        caption = _table_caption(csv) or csv.stem.replace("_", " ")
+        lines += [f"## Table `{csv.stem}`", "", caption, ""]
+        try:
+            frame = pd.read_csv(csv)
+        except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+            lines += [f"unreadable: {exc}", ""]
+            continue
+        more = len(frame) - INDEX_TABLE_ROWS
+        lines += [table_to_markdown(frame.head(INDEX_TABLE_ROWS)), ""]
+        rest = f"; {more} more rows there" if more > 0 else ""
+        lines += [f"[csv]({href(csv)}){rest}", ""]
+    for png in e["figures"]:
+        lines += [f"## Figure `{png.stem}`", "", _figure_caption(png), "", f"![{png.stem}]({href(png)})", ""]
     return "\n".join(lines)
 
 
@@ -466,7 +509,16 @@ def _table_html(csv: Path, run_dir: Path) -> str:
             f"<small>({links}{rest})</small></figcaption>{body}</figure>")
 
 
+def _embedded_png(png: Path) -> str:
+    """A figure as a ``data:`` URI. JupyterLab's HTML viewer shows a page in a sandbox whose
+    requests for files the server refuses (403, no referer), and a browser opening the page
+    as a file cannot always read its neighbours: inside the page, the figure shows anywhere."""
+    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+
+
 def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: bool) -> str:
+    """``index.html``: one self-contained page, a contents table first and then one
+    collapsible section per notebook (closed: a whole run's figures make a very long page)."""
     esc = html.escape
     title = esc(f"Report {run_dir.name}")
     out = [
@@ -477,7 +529,8 @@ def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: 
         "img{max-width:100%;border:1px solid #ddd}figure{margin:1.2em 0}"
         "figcaption{margin:.3em 0;color:#333}table{border-collapse:collapse;font-size:90%}"
         "th,td{padding:.15em .6em;border-bottom:1px solid #ddd;text-align:right}"
-        "figure.table{overflow-x:auto}</style>",
+        "figure.table{overflow-x:auto}summary{cursor:pointer}summary h2{display:inline}"
+        "details{margin:.6em 0;border-top:1px solid #ddd;padding-top:.4em}</style>",
         "</head><body>",
         f"<h1>{title}</h1>",
     ]
@@ -494,10 +547,14 @@ def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: 
     if links:
         out.append(f"<p>{' &middot; '.join(links)}</p>")
     if entries:
-        out.append("<p>" + " &middot; ".join(f'<a href="#{esc(n)}">{esc(n)}</a>' for n in entries) + "</p>")
+        rows = "".join(f'<tr><td style="text-align:left"><a href="#{esc(name)}">{esc(name)}</a></td>'
+                       f"<td>{esc(status)}</td><td>{tables}</td><td>{figures}</td></tr>"
+                       for name, status, tables, figures in _summary_rows(entries))
+        out.append("<table><tr><th>notebook</th><th>status</th><th>tables</th><th>figures</th></tr>"
+                   f"{rows}</table><p><small>Each notebook's section opens on a click.</small></p>")
     for name, e in entries.items():
         status = f" <small>({esc(e['status'])})</small>" if e["status"] else ""
-        out.append(f'<h2 id="{esc(name)}">{esc(name)}{status}</h2>')
+        out.append(f'<details id="{esc(name)}"><summary><h2>{esc(name)}{status}</h2></summary>')
         items = []
         if e["notebook"]:
             nb = e["notebook"]
@@ -512,23 +569,35 @@ def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: 
         out.extend(_table_html(csv, run_dir) for csv in e["tables"])
         for png in e["figures"]:
             out.append(
-                f'<figure><img src="{_href(png, run_dir)}" alt="{esc(png.stem)}">'
-                f"<figcaption><b>{esc(png.stem)}</b>: {esc(_figure_caption(png))}</figcaption></figure>"
+                f'<figure><img src="{_embedded_png(png)}" alt="{esc(png.stem)}">'
+                f"<figcaption><b>{esc(png.stem)}</b>: {esc(_figure_caption(png))} "
+                f'<small>(<a href="{_href(png, run_dir)}">png</a>)</small></figcaption></figure>'
             )
+        out.append("</details>")
     out.append("</body></html>\n")
     return "\n".join(out)
 
 
 def write_index(run_dir: str | os.PathLike) -> Path:
-    """Write ``index.md`` and ``index.html`` for a run directory; return the HTML path.
+    """Write ``index.html``, ``index.md`` and its ``pages/`` for a run directory; return
+    the HTML path.
 
     Built from what is on disk (plus statuses from ``run.json``), so it also describes a
-    partial or failed run. All links are relative: the directory can be moved or zipped.
+    partial or failed run. All links are relative and the HTML page carries its figures:
+    the directory can be moved or zipped, and both indexes read inside JupyterLab.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ValueError(f"run directory {run_dir} does not exist")
     entries = _collect(run_dir)
     has_metrics = (run_dir / METRICS_FILE).exists()
+    pages = run_dir / PAGES_DIR
+    if entries:
+        pages.mkdir(exist_ok=True)
+    for name, e in entries.items():
+        atomic_write_text(pages / f"{name}.md", _page_markdown(name, e, run_dir))
+    for stale in pages.glob("[!.]*.md") if pages.is_dir() else ():
+        if stale.stem not in entries:
+            stale.unlink()
     atomic_write_text(run_dir / "index.md", _index_markdown(run_dir, entries, has_metrics))
     return atomic_write_text(run_dir / "index.html", _index_html(run_dir, entries, has_metrics))

@@ -12,7 +12,7 @@ def test_install_writes_the_kernelspec_and_merges_the_lab_settings(tmp_path):
     settings = tmp_path / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     settings.parent.mkdir(parents=True)
     mine = {"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"},
-            "@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook"}}}
+            "@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"json": "Editor"}}}
     settings.write_text(json.dumps(mine))
     assert lab.install(tmp_path) == settings
     spec = json.loads((tmp_path / "share" / "jupyter" / "kernels" / lab.KERNEL_NAME / "kernel.json").read_text())
@@ -21,7 +21,7 @@ def test_install_writes_the_kernelspec_and_merges_the_lab_settings(tmp_path):
     merged = json.loads(settings.read_text())
     assert merged["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}  # kept
     assert merged["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"] == {
-        "markdown": "Jupytext Notebook", "python": "Jupytext Notebook"}
+        "json": "Editor", "python": "Jupytext Notebook", "markdown": "Markdown Preview"}
     lab.install(tmp_path)  # idempotent
     assert json.loads(settings.read_text()) == merged
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 
 import matplotlib
@@ -252,24 +253,31 @@ def test_index_links_everything_relatively(tmp_path, frame):
 
     html_path = write_index(rep.run_dir)
     md = (rep.run_dir / "index.md").read_text()
+    page = (rep.run_dir / "pages" / "00_a.md").read_text()
+    failed = (rep.run_dir / "pages" / "01_b.md").read_text()
     html = html_path.read_text()
 
-    assert "## 00_a (completed)" in md and "## 01_b (failed)" in md
-    for link in [
-        "(notebooks/00_a.ipynb)",
-        "(notebooks/00_a.html)",
-        "(tables/00_a/scores.csv)",
-        "(tables/00_a/scores.md)",
-        "(figures/00_a/curve.png)",
-        "(notebooks/01_b.failed.ipynb)",
-        "(metrics.json)",
-        "(run.json)",
-    ]:
-        assert link in md
-    assert '<img src="figures/00_a/curve.png"' in html
+    assert "| [00_a](pages/00_a.md) | completed | 1 | 1 |" in md and "| [01_b](pages/01_b.md) | failed | 0 | 0 |" in md
+    assert "(metrics.json)" in md and "(run.json)" in md
+    assert page.startswith("# 00_a (completed)") and "](../index.md)" in page
+    for link in ["(../notebooks/00_a.ipynb)", "(../notebooks/00_a.html)", "(../tables/00_a/scores.csv)",
+                 "(../figures/00_a/curve.png)"]:
+        assert link in page
+    assert "| lgbm " in page and "| linear " in page  # the table itself, as Markdown
+    assert "(../notebooks/01_b.failed.ipynb)" in failed
+    # The HTML page carries its figures: a sandboxed viewer (JupyterLab's) cannot fetch files.
+    assert '<img src="data:image/png;base64,' in html and 'href="figures/00_a/curve.png">png</a>' in html
     assert 'href="tables/00_a/scores.csv"' in html and 'href="metrics.json"' in html
     assert 'href="notebooks/00_a.html">as a page</a>' in html
-    assert "running" not in md and str(tmp_path) not in md + html
+    assert '<details id="00_a"><summary><h2>00_a <small>(completed)</small></h2></summary>' in html
+    assert '<a href="#01_b">01_b</a></td><td>failed</td>' in html
+    assert "running" not in md + page and str(tmp_path) not in md + page + html
+    # A notebook whose outputs are gone loses its page.
+    shutil.rmtree(rep.run_dir / "tables" / "00_a"), shutil.rmtree(rep.run_dir / "figures" / "00_a")
+    (nb_dir / "00_a.ipynb").unlink()
+    (rep.run_dir / "run.json").write_text(json.dumps({"notebooks": {"01_b": {"status": "failed"}}}))
+    write_index(rep.run_dir)
+    assert sorted(p.name for p in (rep.run_dir / "pages").iterdir()) == ["01_b.md"]
 
 
 def test_index_follows_every_write_and_renders_tables_and_captions(tmp_path):

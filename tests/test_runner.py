@@ -160,10 +160,10 @@ def test_run_writes_notebooks_tables_figures_metrics_and_index(project):
     assert (run_dir / "tables" / "00_tables" / "rows.csv").read_text().count("\n") == 5  # header + 4 rows
     assert (run_dir / "tables" / "00_tables" / "rows.md").exists()
     assert (run_dir / "figures" / "00_tables" / "line.png").read_bytes()[:4] == b"\x89PNG"
-    index = (run_dir / "index.md").read_text()
-    for link in ["notebooks/00_tables.ipynb", "notebooks/01_plain.ipynb", "tables/00_tables/rows.csv"]:
-        assert link in index
-    assert '<img src="figures/00_tables/line.png"' in (run_dir / "index.html").read_text()
+    pages = (run_dir / "pages" / "00_tables.md").read_text() + (run_dir / "pages" / "01_plain.md").read_text()
+    for link in ["../notebooks/00_tables.ipynb", "../notebooks/01_plain.ipynb", "../tables/00_tables/rows.csv"]:
+        assert link in pages
+    assert '<a href="figures/00_tables/line.png">png</a>' in (run_dir / "index.html").read_text()
 
 
 def test_parameters_are_injected_where_declared(project):
@@ -343,7 +343,7 @@ def test_failing_cell_raises_notebook_error_and_keeps_partial(tmp_path):
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["notebooks"]["05_failing"]["status"] == "failed"
     assert "ZeroDivisionError" in manifest["notebooks"]["05_failing"]["error"]
-    assert "## 05_failing (failed)" in (run_dir / "index.md").read_text()
+    assert "| [05_failing](pages/05_failing.md) | failed |" in (run_dir / "index.md").read_text()
 
 
 # --------------------------------------------------------------------------- discovery

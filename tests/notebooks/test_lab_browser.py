@@ -210,3 +210,58 @@ def test_notebook_04_in_jupyterlab(lab_server, sync_playwright, tmp_path):
     print(f"JupyterLab browser test: {time.monotonic() - started:.0f} s; screenshots in {tmp_path}")
     # Running, autosaving and restarting never rewrote the notebook file.
     assert notebook_file.read_bytes() == original
+
+
+def _images_loaded(frame) -> tuple[int, int]:
+    """(images that loaded, images) in a page or frame."""
+    return tuple(frame.evaluate(
+        "() => { const im = Array.from(document.images);"
+        " return [im.filter(i => i.complete && i.naturalWidth > 0).length, im.length]; }"))
+
+
+def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_run, tmp_path):
+    """The run's report opened from JupyterLab's file browser, as a researcher on a remote
+    server reads it: index.html in JupyterLab's HTML viewer, and index.md with a notebook's
+    page in its Markdown preview. Every figure loads in both."""
+    url, token, root, _ = lab_server
+    shutil.copytree(tiny_run, root / "reports" / "report", ignore=shutil.ignore_patterns("models"))
+    n_figures = len(list((tiny_run / "figures").glob("*/*.png")))
+    notebook = "03_client_models"
+    page_figures = len(list((tiny_run / "figures" / notebook).glob("*.png")))
+    assert n_figures > 10 and page_figures > 0
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{url}/lab/tree/reports/report?reset&token={token}")
+            page.wait_for_selector('.jp-DirListing-item[title^="Name: index.html"]', timeout=60_000)
+            page.locator('.jp-DirListing-item[title^="Name: index.html"]').dblclick()
+
+            # The HTML viewer shows the page in a sandboxed frame: every figure is there.
+            page.wait_for_selector(".jp-HTMLViewer iframe", timeout=30_000)
+            _wait_until(lambda: any("Report report" in (f.title() or "") for f in page.frames), 30,
+                        "the report page in the HTML viewer")
+            frame = next(f for f in page.frames if "Report report" in (f.title() or ""))
+            _wait_until(lambda: _images_loaded(frame)[1] == n_figures, 30, "the report's figures")
+            assert _images_loaded(frame) == (n_figures, n_figures)
+            frame.locator(f'details#{notebook} summary').click()
+            frame.locator(f'details#{notebook} img').first.scroll_into_view_if_needed()
+            page.screenshot(path=tmp_path / "report_1_html_viewer.png")
+
+            # index.md opens rendered (the project's lab settings), and a notebook's page
+            # opens from its link, with its figures.
+            page.locator('.jp-DirListing-item[title^="Name: index.md"]').dblclick()
+            index = page.locator(".jp-MarkdownViewer .jp-RenderedMarkdown").last
+            index.locator(f'a:text-is("{notebook}")').wait_for(timeout=30_000)
+            page.screenshot(path=tmp_path / "report_2_markdown_index.png")
+            index.locator(f'a:text-is("{notebook}")').click()
+            rendered = page.locator(f".jp-MarkdownViewer .jp-RenderedMarkdown:has(h1:text-is('{notebook} (completed)'))")
+            rendered.wait_for(timeout=30_000)
+            loaded = ("(n) => Array.from(document.querySelectorAll('.jp-MarkdownViewer:not(.lm-mod-hidden) "
+                      ".jp-RenderedMarkdown img')).filter(i => i.complete && i.naturalWidth > 0).length >= n")
+            page.wait_for_function(loaded, arg=page_figures, timeout=30_000)
+            rendered.locator("img").first.scroll_into_view_if_needed()
+            page.screenshot(path=tmp_path / "report_3_notebook_page.png")
+        finally:
+            browser.close()
+    print(f"report screenshots in {tmp_path}")
