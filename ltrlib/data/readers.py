@@ -448,7 +448,7 @@ def _categorise(out: list[Dataset], cat_col: int, n_bins, path: Path) -> list[Da
         fractional = distinct[distinct != np.round(distinct)]
         if fractional.size:
             shown = ", ".join(f"{v:g}" for v in fractional[:3])
-            raise ValueError(f"{path}: category_feature {feature} has non-integer values ({shown}, ...), so "
+            raise ValueError(f"category_feature {feature} has non-integer values ({shown}, ...) in {path}, so "
                              f"they are not category ids; give category_bins (e.g. 10) to bin it into quantile "
                              "categories")
         return [d.with_category_from_feature(cat_col) for d in out]
