@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,6 +142,29 @@ class Session:
     interactive: bool
 
 
+#: Warnings already shown in this kernel (`show_warnings_plainly`), by their text.
+_SHOWN_WARNINGS: set[str] = set()
+
+
+def _show_warning_plainly(message, category, filename, lineno, file=None, line=None) -> None:
+    text = str(message)
+    if text in _SHOWN_WARNINGS:
+        return
+    _SHOWN_WARNINGS.add(text)
+    kind = "" if category is UserWarning else f"{category.__name__}: "
+    print(f"⚠ {kind}{text}", file=sys.stdout)
+
+
+def show_warnings_plainly() -> None:
+    """In a notebook kernel, show each warning once, as a plain line of the cell's output
+    (``⚠ Split1 left out: ...``). Python's own display goes to stderr, which JupyterLab draws
+    as a red box echoing a source line of the library or of the kernel's temporary file:
+    it reads as an error and says nothing a researcher can use. Outside a kernel (scripts,
+    tests) warnings keep Python's display."""
+    if "ipykernel" in sys.modules:
+        warnings.showwarning = _show_warning_plainly
+
+
 def session() -> Session:
     """Defaults of the notebooks' standard parameters, from the environment.
 
@@ -147,7 +172,9 @@ def session() -> Session:
     parameters come after that cell and win. Without any variable set this is the synthetic
     data at ``small``, seed 0, run id ``interactive-synthetic-small-seed0``: the run id names
     the data, so sessions on different data never share a report folder by accident.
+    Every notebook calls it first, so it also sets the kernel to `show_warnings_plainly`.
     """
+    show_warnings_plainly()
     env = os.environ
     dataset = env.get(SESSION_ENV["dataset"]) or "synthetic"
     scale = env.get(SESSION_ENV["scale"]) or "small"

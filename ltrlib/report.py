@@ -64,6 +64,7 @@ __all__ = [
     "flatten_metrics",
     "metric_key_part",
     "read_metrics",
+    "settings_frame",
     "validate_name",
     "write_index",
 ]
@@ -77,6 +78,25 @@ RUN_MANIFEST = "run.json"
 # Written by ltrlib.fidelity after a batch run; linked from the index when present.
 RUN_LEVEL_FILES = (("fidelity.md", "Fidelity to the paper"), ("fidelity.csv", "its numbers"),
                    ("fidelity_claims.csv", "its claims"))
+
+
+def settings_frame(**named: Any):
+    """Settings as a notebook shows them, one row per value (columns ``setting, value``):
+    a dataclass or a mapping is spread into its fields (``settings.max_trees``). A tuple of
+    settings objects would print as one long repr."""
+    import dataclasses
+
+    import pandas as pd
+
+    rows = []
+    for name, value in named.items():
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        if isinstance(value, Mapping):
+            rows += [(f"{name}.{key}", str(v)) for key, v in value.items()]
+        else:
+            rows.append((name, str(value)))
+    return pd.DataFrame(rows, columns=["setting", "value"])
 
 
 def validate_name(name: str, what: str = "name") -> str:

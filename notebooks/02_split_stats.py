@@ -93,10 +93,7 @@ paper_t2.set_index(["partition", "statistic"]).T
 # %%
 nsplits = nsplit.paper_splits(splits, categories=split_categories, seed=seed,
                               merge_size=merge_size, merge_overflow=merge_overflow)
-for ns in nsplits.values():
-    print(ns)
-    for note in ns.notes:
-        print("  note:", note)
+nsplit.splits_table(nsplits)
 
 # %%
 split_stats = pd.concat([ns.statistics() for ns in nsplits.values()], ignore_index=True)
@@ -127,7 +124,7 @@ three_stats = three.statistics()
 report.table(three_stats, "three_clients", caption="Three clients: sizes per part")
 report.figure(plots.merge_pool_frame(nsplit.merge_pool_frame(three)), "three_clients")
 display(three)
-three.notes, three_stats.pivot_table(index="client", columns="part", values="queries")
+three_stats.pivot_table(index="client", columns="part", values="queries")
 
 # %%
 t2_train = t2[(t2.partition == "train") & (t2.statistic == "queries")]

@@ -85,10 +85,12 @@ settings = train.TrainSettings.for_scale(scale, "client_models", max_trees=max_t
                                          early_stopping=early_stopping, seed=seed,
                                          num_threads=num_threads, backend=backend)
 trials = train.budget_for_scale(scale, "client_models", n_trials=n_trials)["n_trials"]
-trials, settings
+from ltrlib.report import settings_frame
+
+settings_frame(trials=trials, settings=settings)
 
 # %%
-from ltrlib.noniid.splits import load_paper_splits
+from ltrlib.noniid.splits import load_paper_splits, splits_table
 from ltrlib.report import Reporter
 
 # "auto" categories are the data's most frequent query categories (the paper's reason for 11
@@ -100,7 +102,7 @@ splits, nsplits, run_splits = setup.data, setup.splits, setup.names
 split1_category, split2_category, split3_category = setup.categories
 report = Reporter(run_id, "03_client_models", data=splits)
 store = train.ModelStore(run_id, data=splits)
-nsplits
+splits_table(nsplits)
 
 # %% [markdown]
 # ## Tuning and training
@@ -171,7 +173,7 @@ numeric
 # %%
 paper_models = all_models.subset([*alternatives, *initial])
 paper_per_query = train.client_results(paper_models)
-{**alternatives, **initial}
+splits_table({**alternatives, **initial})
 
 # %%
 table1 = train.table1_initial(paper_per_query, initial)

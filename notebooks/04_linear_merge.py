@@ -45,7 +45,7 @@ splits_to_run: str = "Split1,Split2,Split3"  # comma-separated subset of Split1,
 # %%
 from ltrlib import merge, plots
 from ltrlib.merge import linear
-from ltrlib.noniid.splits import load_paper_splits
+from ltrlib.noniid.splits import load_paper_splits, splits_table
 from ltrlib.report import Reporter
 from ltrlib.train import ModelStore
 
@@ -57,7 +57,7 @@ setup = load_paper_splits(dataset, data_dir, scale, seed, (split1_category, spli
 splits, nsplits, split_names = setup.data, setup.splits, setup.names
 report = Reporter(run_id, "04_linear_merge", data=splits)
 models = merge.load_local_models(ModelStore(run_id, data=splits), split_names)
-setup.selected()
+splits_table(setup.selected())
 
 # %% [markdown]
 # ## Choosing α on each client's D_merge

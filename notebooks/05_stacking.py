@@ -74,12 +74,14 @@ from ltrlib.train import budget_for_scale
 
 trials = budget_for_scale(scale, "stacking", n_trials=n_trials)["n_trials"]
 settings = stacking.STACKING_SETTINGS.replace(seed=seed, backend=backend)
-trials, settings
+from ltrlib.report import settings_frame
+
+settings_frame(trials=trials, settings=settings)
 
 # %%
 from ltrlib import merge, plots
 from ltrlib.merge import linear, selection
-from ltrlib.noniid.splits import load_paper_splits
+from ltrlib.noniid.splits import load_paper_splits, splits_table
 from ltrlib.report import Reporter
 from ltrlib.train import ModelStore
 from ltrlib.train.tuning import JOURNAL_FILE
@@ -93,7 +95,7 @@ splits, nsplits, split_names = setup.data, setup.splits, setup.names
 report = Reporter(run_id, "05_stacking", data=splits)
 store = ModelStore(run_id, data=splits)
 models = merge.load_local_models(store, split_names)
-setup.selected()
+splits_table(setup.selected())
 
 # %% [markdown]
 # ## Stacking: tuning and training the meta-models

@@ -116,6 +116,7 @@ storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@hos
 # (`ltrlib.config.TRAIN_BUDGETS`). Stage 1 early-stops on NDCG@20 (`STAGE1_SETTINGS`), every
 # stage-2 model on NDCG@cutoff.
 from ltrlib.bivariate import STAGE1_SETTINGS
+from ltrlib.report import settings_frame
 from ltrlib.train import TrainSettings, budget_for_scale
 
 budget = budget_for_scale(scale, "bilambdamart", folds=folds, n_trials=n_trials, stage1_trials=stage1_trials)
@@ -123,7 +124,8 @@ stage1_folds, trials, stage1_trials = budget["folds"], budget["n_trials"], budge
 settings = TrainSettings.for_scale(scale, "bilambdamart", max_trees=max_trees, early_stopping=early_stopping,
                                    eval_at=cutoff, seed=seed, num_threads=num_threads)
 stage1_settings = settings.replace(max_trees=stage1_max_trees, eval_at=STAGE1_SETTINGS.eval_at)
-stage1_folds, trials, settings, stage1_settings
+settings_frame(stage1_folds=stage1_folds, trials=trials, stage1_trials=stage1_trials, settings=settings,
+               stage1_settings=stage1_settings)
 
 # %%
 from ltrlib import plots

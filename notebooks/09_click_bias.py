@@ -50,7 +50,7 @@ from ltrlib import clicklog
 from ltrlib import plots
 from ltrlib.config import parse_list
 from ltrlib.data.loading import load_dataset
-from ltrlib.report import Reporter
+from ltrlib.report import Reporter, settings_frame
 from ltrlib.train import TrainSettings, budget_for_scale
 
 splits = load_dataset(dataset, data_dir, scale, seed)
@@ -61,7 +61,7 @@ settings = TrainSettings.for_scale(scale, "click_bias", max_trees=click_trees, s
 budget = budget_for_scale(scale, "click_bias", sessions=sessions, ceiling_trees=ceiling_trees)
 session_counts = parse_list(budget["sessions"], int, "sessions")
 eta_values = parse_list(etas, float, "etas")
-settings, budget
+settings_frame(settings=settings, budget=budget)
 
 # %% [markdown]
 # ## NDCG@10 against the number of logged sessions, one panel per η

@@ -1,7 +1,9 @@
-"""ltrlib.config: the one parser of list-valued notebook parameters."""
+"""ltrlib.config: the one parser of list-valued notebook parameters, and how a notebook
+kernel shows warnings."""
 
 import pytest
 
+from ltrlib import config
 from ltrlib.config import parse_list
 
 
@@ -22,3 +24,21 @@ def test_parse_list_refuses_an_empty_list_unless_allowed():
     with pytest.raises(ValueError, match=r"rankers: empty list ' , '"):
         parse_list(" , ", name="rankers")
     assert parse_list("", float, "mu_grid", allow_empty=True) == []
+
+
+def test_a_notebook_kernel_shows_each_warning_once_as_a_plain_line(monkeypatch, capsys):
+    import sys
+    import types
+    import warnings
+
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # restored after the test
+    monkeypatch.setattr(config, "_SHOWN_WARNINGS", set())
+    config.session()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        for _ in range(2):
+            warnings.warn("Split1 left out: too few queries", UserWarning)
+        warnings.warn("old API", FutureWarning)
+    out, err = capsys.readouterr()
+    assert out == "⚠ Split1 left out: too few queries\n⚠ FutureWarning: old API\n" and err == ""

@@ -47,6 +47,7 @@ from ltrlib.noniid.splits import (
     paper_splits,
     paper_table2,
     parse_client_sets,
+    splits_table,
     table2,
     table2_wide,
 )
@@ -59,5 +60,5 @@ __all__ = [
     "parse_client_sets", "table2", "table2_wide",
     "PAPER_TRAIN_QUERIES", "decided_by_summary", "strategy_query_counts",
     "PAPER_SPLITS", "STRATEGY_LABELS", "ds1_mask", "ds2_prime_mask", "merge_pool_frame", "merge_summary",
-    "paper_table2", "CATEGORY_PARAMETERS", "check_category_choices",
+    "paper_table2", "splits_table", "CATEGORY_PARAMETERS", "check_category_choices",
 ]

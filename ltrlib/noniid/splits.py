@@ -169,6 +169,10 @@ class NonIIDSplit:
         return (f"NonIIDSplit({self.name!r}, category={self.category}, strategy={self.strategy!r}, "
                 f"clients={self.clients})")
 
+    def _repr_html_(self) -> str:
+        # In a notebook a split shows as its clients' sizes, not as a one-line repr.
+        return splits_table({self.name: self}).to_html(index=False)
+
     def statistics(self) -> pd.DataFrame:
         """Tidy sizes: split, client, part (train/vali/test/merge), queries, relevant_documents,
         query_document_pairs, own_category_share (share of the relevant documents in the
@@ -622,6 +626,25 @@ def load_paper_splits(dataset: str = "synthetic", data_dir: str = "", scale: str
 
 
 # --------------------------------------------------------------------------- summaries
+
+
+def splits_table(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]) -> pd.DataFrame:
+    """One row per split and client, as a notebook shows splits: split, strategy (client
+    1's), client, categories ("rest" for the client holding the rest), the queries of its
+    train, vali, test and merge parts, and the split's notes (a shrunk D_merge) on its
+    first row."""
+    items = nsplits.values() if isinstance(nsplits, dict) else nsplits
+    rows = []
+    for ns in items:
+        for i, cl in enumerate(ns.clients):
+            parts = {p: getattr(cl, p).n_queries if getattr(cl, p) is not None else 0
+                     for p in ("train", "vali", "test", "merge")}
+            categories = "rest" if cl.categories is None else ", ".join(map(str, sorted(cl.categories)))
+            rows.append({"split": ns.name, "strategy": ns.strategy,
+                         "client": cl.name, "categories": categories, **parts,
+                         "notes": "; ".join(ns.notes) if i == 0 else ""})
+    return pd.DataFrame(rows, columns=["split", "strategy", "client", "categories", "train", "vali", "test",
+                                       "merge", "notes"])
 
 
 def merge_summary(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]) -> pd.DataFrame:
