@@ -238,11 +238,13 @@ def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_ru
             page.locator('.jp-DirListing-item[title^="Name: index.html"]').dblclick()
 
             # The HTML viewer shows the page in a sandboxed frame: every figure is there.
-            page.wait_for_selector(".jp-HTMLViewer iframe", timeout=30_000)
-            _wait_until(lambda: any("Report report" in (f.title() or "") for f in page.frames), 30,
+            page.wait_for_selector(".jp-HTMLViewer iframe", timeout=60_000)
+            # The viewer loads the page from a blob: URL into its sandboxed frame.
+            _wait_until(lambda: any(f.url.startswith("blob:") for f in page.frames), 90,
                         "the report page in the HTML viewer")
-            frame = next(f for f in page.frames if "Report report" in (f.title() or ""))
-            _wait_until(lambda: _images_loaded(frame)[1] == n_figures, 30, "the report's figures")
+            frame = next(f for f in page.frames if f.url.startswith("blob:"))
+            frame.wait_for_selector("h1:text-is('Report report')", timeout=60_000)
+            _wait_until(lambda: _images_loaded(frame)[1] == n_figures, 60, "the report's figures")
             assert _images_loaded(frame) == (n_figures, n_figures)
             frame.locator(f'details#{notebook} summary').click()
             frame.locator(f'details#{notebook} img').first.scroll_into_view_if_needed()
