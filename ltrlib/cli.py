@@ -336,8 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Expected failures: the message names what went wrong; a traceback would bury it.
         print(f"ltrlib {args.command}: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"ltrlib {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"ltrlib {args.command}: {exc or 'interrupted'}", file=sys.stderr)
         return 130
 
 

@@ -120,6 +120,12 @@ TRAIN_BUDGETS: dict[str, dict[str, Budget]] = {
 
 # --------------------------------------------------------------------------- sessions
 
+#: Seconds each notebook took at ``small`` in `make bench-batch` (a quiet 2-core machine;
+#: the README's figures): what ``ltrlib run``'s ETA expects of a notebook that no comparable
+#: run has recorded. Only their ratios matter: the ETA learns this machine's pace as it goes.
+NOTEBOOK_SECONDS = {"00": 21, "01": 21, "02": 21, "03": 828, "04": 21, "05": 114, "06": 580, "07": 252,
+                    "08": 210, "09": 120}
+
 #: Environment variables a JupyterLab session takes its data and run from (`ltrlib lab`,
 #: `make lab SCALE=tiny RUN_ID=...`), so nobody edits a tracked notebook to change them.
 SESSION_ENV = {"dataset": "LTRLIB_DATASET", "data_dir": "LTRLIB_DATA_DIR", "scale": "LTRLIB_SCALE",
