@@ -216,6 +216,13 @@ def parse_list(spec: str, kind=str, name: str = "value", *, allow_empty: bool = 
     return out
 
 
+def cli_command() -> str:
+    """The command line's name as a user types it at the project's root, for messages that
+    give a command: ``.venv/bin/ltrlib`` where `make install` put it (it is not on PATH),
+    else ``ltrlib`` (an environment of the user's own, conda's for example)."""
+    return ".venv/bin/ltrlib" if (PROJ_ROOT / ".venv" / "bin" / "ltrlib").exists() else "ltrlib"
+
+
 def in_batch() -> bool:
     """Whether this process is a batch run's kernel (`BATCH_ENV`)."""
     return os.environ.get(BATCH_ENV, "") not in ("", "0")
