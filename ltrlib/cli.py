@@ -191,14 +191,18 @@ def _add_lab_parser(subparsers) -> None:
                      "give a batch run's id to explore its models)")
     lab.add_argument("--port", type=int, default=None, help="serve on 127.0.0.1:PORT (default: JupyterLab's)")
     lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    lab.add_argument("jupyter_options", nargs=argparse.REMAINDER, metavar="-- JUPYTER OPTION ...",
+                     help="after --, options passed to jupyter lab as they are, e.g. "
+                     "-- --ServerApp.ip=0.0.0.0 --IdentityProvider.token=SECRET")
     lab.set_defaults(handler=_lab)
 
 
 def _lab(args: argparse.Namespace) -> int:
     from ltrlib import lab
 
+    extra = args.jupyter_options[1:] if args.jupyter_options[:1] == ["--"] else args.jupyter_options
     return lab.main(**_data_options(args), run_id=args.run_id, port=args.port,
-                    open_browser=not args.no_browser)
+                    open_browser=not args.no_browser, extra=extra)
 
 
 def _add_index_parser(subparsers) -> None:
@@ -336,8 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Expected failures: the message names what went wrong; a traceback would bury it.
         print(f"ltrlib {args.command}: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"ltrlib {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"ltrlib {args.command}: {exc or 'interrupted'}", file=sys.stderr)
         return 130
 
 

@@ -120,6 +120,12 @@ TRAIN_BUDGETS: dict[str, dict[str, Budget]] = {
 
 # --------------------------------------------------------------------------- sessions
 
+#: Seconds each notebook took at ``small`` in `make bench-batch` (a quiet 2-core machine;
+#: the README's figures): what ``ltrlib run``'s ETA expects of a notebook that no comparable
+#: run has recorded. Only their ratios matter: the ETA learns this machine's pace as it goes.
+NOTEBOOK_SECONDS = {"00": 21, "01": 21, "02": 21, "03": 828, "04": 21, "05": 114, "06": 580, "07": 252,
+                    "08": 210, "09": 120}
+
 #: Environment variables a JupyterLab session takes its data and run from (`ltrlib lab`,
 #: `make lab SCALE=tiny RUN_ID=...`), so nobody edits a tracked notebook to change them.
 SESSION_ENV = {"dataset": "LTRLIB_DATASET", "data_dir": "LTRLIB_DATA_DIR", "scale": "LTRLIB_SCALE",
@@ -208,6 +214,13 @@ def parse_list(spec: str, kind=str, name: str = "value", *, allow_empty: bool = 
     if not out and not allow_empty:
         raise ValueError(f"{name}: empty list {spec!r}; give comma-separated values")
     return out
+
+
+def cli_command() -> str:
+    """The command line's name as a user types it at the project's root, for messages that
+    give a command: ``.venv/bin/ltrlib`` where `make install` put it (it is not on PATH),
+    else ``ltrlib`` (an environment of the user's own, conda's for example)."""
+    return ".venv/bin/ltrlib" if (PROJ_ROOT / ".venv" / "bin" / "ltrlib").exists() else "ltrlib"
 
 
 def in_batch() -> bool:

@@ -92,8 +92,9 @@ def environment(*, dataset: str = "synthetic", data_dir: str = "", scale: str = 
 
 
 def command(*, root: str | os.PathLike | None = None, port: int | None = None, token: str | None = None,
-            open_browser: bool = True) -> list[str]:
-    """The ``jupyter lab`` command line for the project's lab."""
+            open_browser: bool = True, extra: list[str] = ()) -> list[str]:
+    """The ``jupyter lab`` command line for the project's lab; ``extra`` are Jupyter's own
+    options, last, so they win over ours (``--ServerApp.ip=0.0.0.0`` on a remote server)."""
     argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={Path(root or config.PROJ_ROOT)}"]
     if port is not None:
         argv += ["--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
@@ -103,15 +104,16 @@ def command(*, root: str | os.PathLike | None = None, port: int | None = None, t
         argv.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers and CI run as root
         argv.append("--allow-root")
-    return argv
+    return argv + list(extra)
 
 
 def main(*, dataset: str, data_dir: str, scale: str, seed: int, run_id: str, port: int | None,
-         open_browser: bool) -> int:
+         open_browser: bool, extra: list[str] = ()) -> int:
     """`ltrlib lab`: install, say what the session is, and run JupyterLab until it stops."""
     install()
     env = environment(dataset=dataset, data_dir=data_dir, scale=scale, seed=seed, run_id=run_id)
     session_run = run_id or config.interactive_run_id(dataset, scale, seed)
     print(f"ltrlib lab: notebooks default to dataset {dataset}, scale {scale}, seed {seed}; "
           f"results go to reports/{session_run}/", file=sys.stderr)
-    return subprocess.call(command(port=port, open_browser=open_browser), env=env, cwd=config.PROJ_ROOT)
+    return subprocess.call(command(port=port, open_browser=open_browser, extra=extra), env=env,
+                           cwd=config.PROJ_ROOT)

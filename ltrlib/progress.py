@@ -7,28 +7,228 @@ One helper, so every long loop reports the same way in both places a notebook ru
   updates at most every `BATCH_INTERVAL` seconds. It lands in the executed notebook as a
   few readable lines (a widget bar would be saved without its state and show nothing), and
   in the terminal with ``ltrlib run --log-output``.
+
+A batch kernel also tells the runner what it is doing. The runner sets `STATUS_ENV` to a
+folder per notebook; every process of the kernel (worker processes inherit the variable)
+keeps the state of its open bars there, in ``<pid>.json``: each bar's description, count
+and total (``tuning Split1.M1``, 3 of 6). `read_status` gathers them, and ``ltrlib run``
+shows them beside its own bar. A file is the channel for the reason `ltrlib.timing` gives:
+a kernel and its workers are separate processes.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import threading
+import time
+from pathlib import Path
 
 from ltrlib import config
+from ltrlib.atomic import atomic_write_text
 
-__all__ = ["BATCH_INTERVAL", "bar"]
+__all__ = ["BATCH_INTERVAL", "STATUS_ENV", "STATUS_INTERVAL", "RunBar", "bar", "read_status"]
 
 #: Seconds between two updates of a batch run's text bar.
 BATCH_INTERVAL = 30.0
+#: Environment variable naming the folder where a batch kernel's processes keep their bars' state.
+STATUS_ENV = "LTRLIB_PROGRESS_DIR"
+#: Seconds between two writes of a process's status file while its bars move (opening and
+#: closing a bar write at once).
+STATUS_INTERVAL = 1.0
 
 
 def bar(iterable=None, *, total: int | None = None, desc: str = "", enabled: bool = True, **kwargs):
     """A tqdm bar over ``iterable`` (or to `update` by hand), as the module docstring says;
-    ``enabled=False`` gives a bar that prints nothing."""
+    ``enabled=False`` gives a bar that prints nothing (and reports nothing)."""
     if config.in_batch():
-        from tqdm.std import tqdm
-
         kwargs = {"file": sys.stderr, "mininterval": BATCH_INTERVAL, "ascii": True, "dynamic_ncols": False,
                   "ncols": 100, **kwargs}
+        if enabled and os.environ.get(STATUS_ENV):
+            return _status_bar_class()(iterable, total=total, desc=desc, **kwargs)
+        from tqdm.std import tqdm
     else:
         from tqdm.auto import tqdm
     return tqdm(iterable, total=total, desc=desc, disable=not enabled, **kwargs)
+
+
+class _ProcessStatus:
+    """The open bars of this process and the file they are kept in."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / f"{os.getpid()}.json"
+        self.bars: dict[int, dict] = {}
+        self.written = 0.0
+        self.lock = threading.Lock()
+
+    def set(self, key: int, desc: str, n: int, total: int | None, *, now: bool = False) -> None:
+        with self.lock:
+            entry = self.bars.setdefault(key, {"started": time.time()})
+            entry.update(desc=desc, n=int(n), total=None if total is None else int(total))
+            self._write(now)
+
+    def drop(self, key: int) -> None:
+        with self.lock:
+            if self.bars.pop(key, None) is not None:
+                self._write(True)
+
+    def _write(self, now: bool) -> None:
+        if not now and time.monotonic() - self.written < STATUS_INTERVAL:
+            return
+        self.written = time.monotonic()
+        try:
+            if self.bars:
+                atomic_write_text(self.path, json.dumps(list(self.bars.values())))
+            else:
+                self.path.unlink(missing_ok=True)
+        except OSError:  # the runner removed the folder (the notebook ended): nothing to tell
+            pass
+
+
+_STATUS: dict[int, _ProcessStatus] = {}  # by pid: a forked worker starts its own file
+
+
+def _process_status() -> _ProcessStatus:
+    pid = os.getpid()
+    if pid not in _STATUS:
+        _STATUS[pid] = _ProcessStatus(Path(os.environ[STATUS_ENV]))
+    return _STATUS[pid]
+
+
+def _status_bar_class():
+    """tqdm's text bar, keeping this process's status file up to date as it moves."""
+    from tqdm.std import tqdm
+
+    class StatusBar(tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._reported = self.n
+            _process_status().set(id(self), self.desc, self.n, self.total, now=True)
+
+        def __iter__(self):
+            # tqdm counts an iteration in a local variable and sets ``n`` only when it
+            # redraws (every BATCH_INTERVAL here), so the count reported is kept apart.
+            for item in super().__iter__():
+                yield item
+                self._reported += 1
+                _process_status().set(id(self), self.desc, self._reported, self.total)
+
+        def update(self, n=1):
+            shown = super().update(n)
+            self._reported = self.n
+            _process_status().set(id(self), self.desc, self.n, self.total)
+            return shown
+
+        def close(self):
+            _process_status().drop(id(self))
+            super().close()
+
+    return StatusBar
+
+
+def read_status(folder: str | os.PathLike, stale_after: float = 600.0) -> list[dict]:
+    """The open bars of every process that writes to ``folder`` (`STATUS_ENV`), oldest first:
+    dicts with ``desc``, ``n``, ``total`` and ``started`` (epoch seconds). A file not
+    written for ``stale_after`` seconds is a process that died with bars open, and is
+    skipped; so is a file caught half-replaced."""
+    bars = []
+    folder = Path(folder)
+    if not folder.is_dir():
+        return bars
+    now = time.time()
+    for path in folder.glob("*.json"):
+        try:
+            if now - path.stat().st_mtime > stale_after:
+                continue
+            bars += json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    return sorted(bars, key=lambda b: b.get("started", 0.0))
+
+
+class RunBar:
+    """The bar of a batch run over its notebooks, with an ETA weighted by each notebook's
+    expected seconds and, beside it, what the running notebook reports (`read_status`).
+
+    The bar counts expected seconds: a finished notebook adds its whole weight, and the
+    running one moves with the clock up to 95 % of its weight, so the bar moves inside a long
+    notebook and stalls, rather than overshoots, when the notebook runs slower than expected.
+    tqdm's average rate then scales every remaining weight by how fast this machine has been
+    so far, which makes the ETA. Without a terminal (CI, a log file) it redraws once a minute.
+    """
+
+    def __init__(self, expected: dict[str, float], enabled: bool = True, file=None):
+        from tqdm.std import tqdm
+
+        self.expected = {name: max(float(s), 1.0) for name, s in expected.items()}
+        self.file = file if file is not None else sys.stderr
+        tty = hasattr(self.file, "isatty") and self.file.isatty()
+        self.interval = 1.0 if tty else 60.0
+        self.total = round(sum(self.expected.values()), 1)
+        self.t0 = time.monotonic()
+        self.bar = tqdm(total=self.total, desc="ltrlib run", file=self.file,
+                        disable=not enabled, mininterval=self.interval, smoothing=0, dynamic_ncols=tty,
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]")
+        self.done = 0.0
+        self.current: str | None = None
+        self.status_dir: Path | None = None
+        self.started = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._follow, daemon=True) if enabled else None
+
+    def __enter__(self):
+        if self._thread is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.bar.close()
+
+    def start(self, name: str, status_dir: Path | None = None) -> None:
+        """``name`` runs now; its kernel reports into ``status_dir``."""
+        self.current, self.status_dir, self.started = name, status_dir, time.monotonic()
+        self._draw()
+
+    def finish(self, name: str) -> None:
+        """``name`` is done (or was already): its whole weight counts."""
+        self.done += self.expected.get(name, 0.0)
+        if name == self.current:
+            self.current = self.status_dir = None
+        self._draw()
+
+    def position(self) -> float:
+        """Expected seconds done: finished notebooks, and the clock of the running one."""
+        moving = 0.0
+        if self.current is not None:
+            moving = min(time.monotonic() - self.started, 0.95 * self.expected.get(self.current, 1.0))
+        return min(self.done + moving, self.total)
+
+    def remaining(self) -> float | None:
+        """The seconds the bar says are left (its ETA: the expected seconds left at the pace
+        so far, as tqdm's average rate gives it), None before anything has moved."""
+        done, elapsed = self.position(), time.monotonic() - self.t0
+        if done <= 0 or elapsed <= 0:
+            return None
+        return round((self.total - done) * elapsed / done, 1)
+
+    def _follow(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._draw()
+
+    def _draw(self) -> None:
+        postfix = ""
+        if self.current is not None:
+            postfix = self.current
+            bars = read_status(self.status_dir) if self.status_dir is not None else []
+            if bars:
+                postfix += ": " + " · ".join(
+                    f"{b['desc']} {b['n']}" + (f"/{b['total']}" if b.get("total") else "") for b in bars)
+        if self.bar.disable:
+            return
+        self.bar.n = round(self.position(), 1)
+        self.bar.set_postfix_str(postfix, refresh=False)
+        self.bar.refresh()

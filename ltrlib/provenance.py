@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ltrlib import config
 from ltrlib.atomic import atomic_write_text
 
 __all__ = ["FILE", "ProvenanceError", "bind_run", "describe", "matches", "read_run", "rebuild_command",
@@ -43,7 +44,30 @@ _SAMPLED_ROWS = 4096
 
 
 class ProvenanceError(ValueError):
-    """Results or models of one dataset/scale/seed met data of another."""
+    """Results or models of one dataset/scale/seed met data of another.
+
+    In a notebook it shows as its message alone (IPython's ``_render_traceback_`` hook): the
+    library frames a traceback would print first say nothing about the fix, which the
+    message gives."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+def lab_command(prov: dict[str, Any], run_id: str) -> str | None:
+    """The `make lab` command whose session loads the data of ``prov`` (None for data a
+    session cannot name: no dataset recorded)."""
+    if not prov.get("dataset"):
+        return None
+    words = ["make lab"]
+    if prov.get("dataset") != "synthetic":
+        words.append(f"DATASET={prov['dataset']}")
+    if prov.get("scale"):
+        words.append(f"SCALE={prov['scale']}")
+    if prov.get("seed") is not None:
+        words.append(f"SEED={prov['seed']}")
+    words.append(f"RUN_ID={run_id}")
+    return " ".join(words)
 
 
 def record(splits, *, dataset: str, scale: str | None, seed: int) -> None:
@@ -90,8 +114,9 @@ def summary(prov: dict[str, Any]) -> str:
 
 
 def rebuild_command(prov: dict[str, Any], run_id: str, only: str | None = None) -> str:
-    """The `ltrlib run` command that recomputes ``run_id`` on the data of ``prov``."""
-    words = ["ltrlib run"]
+    """The `ltrlib run` command that recomputes ``run_id`` on the data of ``prov``, as it
+    runs from the project's root (`config.cli_command`)."""
+    words = [f"{config.cli_command()} run"]
     if only:
         words.append(f"--only {only}")
     words.append(f"--dataset {prov.get('dataset')}")
@@ -120,9 +145,11 @@ def bind_run(run_dir: str | os.PathLike, prov: dict[str, Any]) -> None:
         atomic_write_text(run_dir / FILE, json.dumps(prov, indent=2, sort_keys=True) + "\n")
         return
     if not matches(held, prov):
+        lab = lab_command(held, run_dir.name)
+        likely = f"If you meant to work on that run, open its data: {lab}. " if lab else ""
         raise ProvenanceError(
-            f"run {run_dir.name!r} ({run_dir}) holds results of {summary(held)}, but this notebook "
-            f"loaded {summary(prov)}. Use another run id for this data (make lab RUN_ID=..., or "
-            f"-p run_id / --run-id), or recompute the run on this data: "
-            f"{rebuild_command(prov, run_dir.name)} --force"
+            f"run {run_dir.name!r} holds results of {summary(held)}, but this notebook loaded "
+            f"{summary(prov)}. {likely}For this data, use another run id (make lab RUN_ID=..., or "
+            f"-p run_id / --run-id), or recompute the whole run on it: "
+            f"{rebuild_command(prov, run_dir.name)} --force ({run_dir})"
         )

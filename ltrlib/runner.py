@@ -19,6 +19,8 @@ import datetime as _dt
 import json
 import os
 import re
+import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -26,8 +28,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ltrlib import __version__, config, provenance, timing
+from ltrlib import __version__, config, progress, provenance, timing
 from ltrlib.config import dataset_label, default_run_id
+from ltrlib.progress import RunBar
 from ltrlib.report import (
     RUN_MANIFEST,
     atomic_write_text,
@@ -39,6 +42,7 @@ from ltrlib.report import (
 __all__ = [
     "STANDARD_PARAMETERS",
     "NotebookError",
+    "RunInterrupted",
     "dataset_label",
     "declared_parameters",
     "default_run_id",
@@ -97,6 +101,16 @@ class NotebookError(RuntimeError):
         if self.saved is not None:
             message += f"\n  partially executed notebook saved to {self.saved}"
         return message
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch run: says, in one line, what finished and how to resume."""
+
+    def __init__(self, run_id: str, running: str, finished: list[str]):
+        self.run_id, self.running, self.finished = run_id, running, finished
+        kept = f"{len(finished)} finished notebook(s) kept ({', '.join(finished)})" if finished else "nothing finished"
+        super().__init__(f"interrupted during {running}; {kept}. The same command resumes run {run_id!r} "
+                         "from there.")
 
 
 # --------------------------------------------------------------------------- notebooks
@@ -330,9 +344,10 @@ def _check_resume(
 # --------------------------------------------------------------------------- execution
 
 
-def _this_interpreter_kernel_manager(socket_dir: str):
+def _this_interpreter_kernel_manager(socket_dir: str, kernel_log=None):
     """A kernel manager class that always starts ipykernel with ``sys.executable``, its
-    sockets in ``socket_dir``.
+    sockets in ``socket_dir``, its process's own output (not the notebook's: that comes over
+    the kernel's sockets) into the open file ``kernel_log`` when given.
 
     jupyter_client resolves a kernel *name* through kernelspec directories, where a user-level
     "python3" spec can point at another interpreter. Building the spec from ipykernel for the
@@ -364,6 +379,15 @@ def _this_interpreter_kernel_manager(socket_dir: str):
             if self._kernel_spec is None:
                 self._kernel_spec = KernelSpec(resource_dir=RESOURCES, **get_kernel_dict())
             return self._kernel_spec
+
+        # The kernel process writes to its own stdout and stderr what never reaches the
+        # notebook: native libraries' lines, ipykernel's log ("KeyboardInterrupt caught in
+        # kernel" when a failed or interrupted run stops it, asyncio's "Task was destroyed").
+        # Inherited, they would land on the batch console between the runner's own lines.
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            if kernel_log is not None:
+                kw.update(stdout=kernel_log, stderr=kernel_log)
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     return ThisInterpreterKernelManager
 
@@ -399,6 +423,11 @@ def _source_cell_number(executed_nb, cell_index: int) -> int:
     return cell_index - injected + 1
 
 
+#: The kernel process's own output (`_this_interpreter_kernel_manager`), beside the executed
+#: notebook; kept when the notebook fails or is interrupted.
+KERNEL_LOG = ".{notebook}.kernel.log"
+
+
 def _execute(
     nb,
     notebook: str,
@@ -421,8 +450,12 @@ def _execute(
     partial = out_dir / f".{notebook}.running.ipynb"
     engine_kwargs: dict[str, Any] = {}
     socket_dir = tempfile.TemporaryDirectory(prefix="ltrlib-kernel-")
+    # With --log-output the console is the log; otherwise the kernel's own lines go to a file
+    # kept beside a failed notebook (`KERNEL_LOG`), and removed when the notebook completes.
+    kernel_log = (None if log_output or kernel_name is not None
+                  else open(out_dir / KERNEL_LOG.format(notebook=notebook), "w"))
     if kernel_name is None:
-        engine_kwargs["kernel_manager_class"] = _this_interpreter_kernel_manager(socket_dir.name)
+        engine_kwargs["kernel_manager_class"] = _this_interpreter_kernel_manager(socket_dir.name, kernel_log)
     try:
         papermill.execute_notebook(
             nb,
@@ -460,8 +493,11 @@ def _execute(
         raise
     finally:
         socket_dir.cleanup()
+        if kernel_log is not None:
+            kernel_log.close()
     os.replace(partial, final)
     failed.unlink(missing_ok=True)
+    (out_dir / KERNEL_LOG.format(notebook=notebook)).unlink(missing_ok=True)
     return final
 
 
@@ -486,10 +522,36 @@ def _keep_partial(partial: Path, failed: Path) -> Path | None:
     return None
 
 
-def _progress(total: int, enabled: bool):
-    from tqdm.auto import tqdm
+def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Per notebook of ``plan``, the seconds it is expected to take, for the run's ETA: its
+    time in the most recent comparable run recorded under ``reports_dir`` (a ``run.json``
+    entry completed with the same parameters but the run id and seed; failing that, on the
+    same dataset and scale), else `config.NOTEBOOK_SECONDS` (measured at ``small``; a
+    notebook not listed there gets their median)."""
+    def varying(params: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in params.items() if k not in ("run_id", "seed")}
 
-    return tqdm(total=total, unit="notebook", desc="ltrlib run", disable=not enabled, file=sys.stderr)
+    best: dict[str, tuple[int, str, float]] = {}
+    for path in reports_dir.glob(f"*/{RUN_MANIFEST}"):
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for name, entry in manifest.get("notebooks", {}).items():
+            if name not in plan or entry.get("status") != "completed" or not entry.get("seconds"):
+                continue
+            params = entry.get("parameters", {})
+            if varying(params) == varying(plan[name]):
+                score = 2
+            elif all(params.get(k) == plan[name].get(k) for k in ("dataset", "scale")):
+                score = 1
+            else:
+                continue
+            found = (score, entry.get("finished", ""), float(entry["seconds"]))
+            best[name] = max(best.get(name, found), found)
+    fallback = statistics.median(config.NOTEBOOK_SECONDS.values())
+    return {name: best[name][2] if name in best else config.NOTEBOOK_SECONDS.get(name[:2], fallback)
+            for name in plan}
 
 
 def run_all(
@@ -581,15 +643,18 @@ def run_all(
             (run_dir / provenance.FILE).unlink(missing_ok=True)
         _write_manifest(run_dir, manifest)
         try:
-            with _kernel_environment(reports_dir), _progress(len(plan), progress) as bar:
-                for notebook, params in plan.items():
-                    bar.set_postfix_str(notebook)
-                    if not force and _is_completed(run_dir, manifest, notebook):
-                        bar.update(1)
-                        continue
-                    _run_one(loaded[notebook], notebook, params, run_dir, manifest, kernel_name,
-                             log_output)
-                    bar.update(1)
+            to_run = {nb: params for nb, params in plan.items()
+                      if force or not _is_completed(run_dir, manifest, nb)}
+            with _kernel_environment(reports_dir), RunBar(_expected_seconds(reports_dir, to_run),
+                                                          progress) as bar:
+                for notebook, params in to_run.items():
+                    try:
+                        _run_one(loaded[notebook], notebook, params, run_dir, manifest, kernel_name,
+                                 log_output, bar)
+                    except KeyboardInterrupt:
+                        finished = [nb for nb in plan if _is_completed(run_dir, manifest, nb)]
+                        raise RunInterrupted(run_id, notebook, finished) from None
+                    bar.finish(notebook)
         finally:
             # Also after a failure or an interrupt: the fidelity report and the index then show
             # what did run.
@@ -670,8 +735,9 @@ def _start_manifest(manifest: dict[str, Any] | None, run_id: str, run_params: di
     return manifest
 
 
-def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -> None:
-    """Execute one notebook and record its outcome in the manifest."""
+def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, bar: RunBar) -> None:
+    """Execute one notebook and record its outcome in the manifest; ``bar`` shows what it
+    reports (`ltrlib.progress`) while it runs."""
     out_dir = run_dir / "notebooks"
     # A rerun replaces the notebook's previous outputs entirely, so stale tables or figures
     # from an earlier version of the notebook cannot pass for results of this run.
@@ -684,6 +750,9 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -
         "started": _now(),
         "ltrlib_version": __version__,
         "kernel": kernel_name or f"ipykernel on {sys.executable}",
+        # What the bar said was left when this notebook started: checkable against the
+        # seconds the rest of the run then took.
+        "eta_seconds_at_start": bar.remaining(),
     }
     manifest["notebooks"][notebook] = entry
     _write_manifest(run_dir, manifest)
@@ -692,6 +761,12 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -
     fit_log.unlink(missing_ok=True)
     previous_log = os.environ.get(timing.ENV_VAR)
     os.environ[timing.ENV_VAR] = str(fit_log)
+    # The kernel's processes keep their progress bars' state here (ltrlib.progress).
+    status_dir = out_dir / f".{notebook}.progress"
+    shutil.rmtree(status_dir, ignore_errors=True)
+    status_dir.mkdir()
+    os.environ[progress.STATUS_ENV] = str(status_dir)
+    bar.start(notebook, status_dir)
     start = time.perf_counter()
     try:
         _execute(nb, notebook, params, out_dir, kernel_name, log_output)
@@ -711,6 +786,8 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output) -
             os.environ.pop(timing.ENV_VAR, None)
         else:
             os.environ[timing.ENV_VAR] = previous_log
+        os.environ.pop(progress.STATUS_ENV, None)
+        shutil.rmtree(status_dir, ignore_errors=True)
         fitted = timing.read_log(fit_log, parent=os.getpid())  # the kernel's own lines
         entry["fit_seconds"] = round(fitted or 0.0, 3)
         fit_log.unlink(missing_ok=True)

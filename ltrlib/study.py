@@ -227,7 +227,7 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
     study_dir = reports / study
     _check_design(study_dir, design)
     seeds_arg = ",".join(str(s) for s in design["seeds"])
-    command = f"ltrlib study bilambdamart --profile {profile} --study {study} --seeds {seeds_arg}"
+    command = f"{config.cli_command()} study bilambdamart --profile {profile} --study {study} --seeds {seeds_arg}"
     if save_progress:
         log(f"checkpointed the journals of seeds {checkpoint(study_dir, reports) or 'none'} in progress")
         summarise_only = True

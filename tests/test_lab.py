@@ -46,3 +46,14 @@ def test_environment_sets_the_session_and_command_roots_the_server(monkeypatch):
     assert "--ServerApp.root_dir=/x" in argv and "--ServerApp.port=8899" in argv
     assert "--IdentityProvider.token=t" in argv and "--no-browser" in argv
     assert lab.command()[3] == f"--ServerApp.root_dir={config.PROJ_ROOT}"
+
+
+def test_jupyter_options_after_a_double_dash_reach_jupyter_lab(monkeypatch):
+    from ltrlib import cli
+
+    called = {}
+    monkeypatch.setattr(lab, "main", lambda **kw: called.update(kw) or 0)
+    assert cli.main(["lab", "--scale", "tiny", "--", "--ServerApp.ip=0.0.0.0", "--IdentityProvider.token=s"]) == 0
+    assert called["extra"] == ["--ServerApp.ip=0.0.0.0", "--IdentityProvider.token=s"] and called["scale"] == "tiny"
+    argv = lab.command(port=8890, extra=called["extra"])
+    assert argv[-2:] == called["extra"]  # last: Jupyter takes the last value of an option, so they win

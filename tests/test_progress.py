@@ -1,4 +1,9 @@
-"""ltrlib.progress: a widget bar interactively, sparse text lines on stderr in batch runs."""
+"""ltrlib.progress: a widget bar interactively, sparse text lines on stderr in batch runs, the
+batch kernel's bars reported to the runner, and the runner's own bar and ETA."""
+
+import json
+import os
+import time
 
 import tqdm.std
 
@@ -7,6 +12,7 @@ from ltrlib import config, progress
 
 def test_batch_runs_get_a_sparse_text_bar(monkeypatch, capsys):
     monkeypatch.setenv(config.BATCH_ENV, "1")
+    monkeypatch.delenv(progress.STATUS_ENV, raising=False)
     with progress.bar(total=3, desc="tuning full.M_full") as b:
         assert type(b) is tqdm.std.tqdm and b.mininterval == progress.BATCH_INTERVAL
         b.update(3)
@@ -21,3 +27,43 @@ def test_interactive_sessions_get_tqdm_auto_and_disabled_bars_print_nothing(monk
     assert isinstance(progress.bar(total=1, enabled=False), auto)
     assert list(progress.bar(range(3), desc="folds", enabled=False)) == [0, 1, 2]
     assert capsys.readouterr().err == ""
+
+
+def test_a_batch_kernel_reports_its_open_bars_to_the_runner(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv(config.BATCH_ENV, "1")
+    monkeypatch.setenv(progress.STATUS_ENV, str(tmp_path))
+    monkeypatch.setattr(progress, "STATUS_INTERVAL", 0.0)  # every step written, for the test
+    seen = []
+    with progress.bar(total=6, desc="tuning Split1.M1") as trials:
+        for _ in progress.bar(range(3), desc="models, 2 at a time"):
+            trials.update(2)
+            seen.append([(b["desc"], b["n"], b["total"]) for b in progress.read_status(tmp_path)])
+    assert seen[0] == [("tuning Split1.M1", 2, 6), ("models, 2 at a time", 0, 3)]
+    assert seen[-1] == [("tuning Split1.M1", 6, 6), ("models, 2 at a time", 2, 3)]
+    assert progress.read_status(tmp_path) == [] and list(tmp_path.iterdir()) == []  # closed: said nothing left
+    # A file a dead process left behind long ago is not shown.
+    (tmp_path / "999.json").write_text(json.dumps([{"desc": "old", "n": 1, "total": 2, "started": 0}]))
+    old = time.time() - 3600
+    os.utime(tmp_path / "999.json", (old, old))
+    assert progress.read_status(tmp_path) == []
+
+
+def test_the_run_bar_weights_notebooks_by_their_expected_seconds(monkeypatch, tmp_path):
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    run = progress.RunBar({"00_a": 10, "03_b": 100, "04_c": 10}, enabled=False)
+    assert run.remaining() is None  # nothing moved yet
+    run.start("00_a")
+    clock[0] += 20  # twice as slow as expected
+    assert run.position() == 9.5  # the running notebook moves with the clock, to 95 % of its weight
+    run.finish("00_a")
+    assert run.remaining() == 220.0  # 110 expected seconds left, at half the expected pace
+    run.start("03_b", tmp_path)
+    (tmp_path / "1.json").write_text(json.dumps([{"desc": "tuning full.M_full", "n": 3, "total": 6, "started": 1}]))
+    clock[0] += 20
+    assert run.position() == 30.0 and run.remaining() == 120.0  # 90 left at 30 per 40 s
+    run = progress.RunBar({"00_a": 10}, enabled=True, file=open(os.devnull, "w"))
+    run.start("00_a", tmp_path)
+    run._draw()
+    assert run.bar.postfix == "00_a: tuning full.M_full 3/6"
+    run.bar.close()

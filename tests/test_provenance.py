@@ -56,6 +56,8 @@ def test_reporter_refuses_a_run_of_other_data_before_writing(tmp_path, tiny, tin
     msg = str(err.value)
     assert "scale tiny, seed 0" in msg and "scale tiny, seed 1" in msg
     assert "ltrlib run --dataset synthetic --scale tiny --seed 1 --run-id run --force" in msg
+    assert msg.startswith("run 'run' holds results of synthetic, scale tiny, seed 0")
+    assert "open its data: make lab SCALE=tiny SEED=0 RUN_ID=run" in msg
     assert (tmp_path / "run" / "metrics.json").read_text() == before
     Reporter("run", "05_stacking", root=tmp_path, data=tiny)  # the same data is welcome
 
@@ -85,6 +87,9 @@ def test_store_records_provenance_and_refuses_models_of_other_data(tmp_path, tin
     msg = str(err.value)
     assert "model Split1/M1 of run 'other' was trained on synthetic, scale tiny, seed 0" in msg
     assert "ltrlib run --only 03 --dataset synthetic --scale tiny --seed 1 --run-id other --force" in msg
+    # The likely slip first: a session on other data than the models' (make lab without SCALE=).
+    assert msg.index("open their data: make lab SCALE=tiny SEED=0 RUN_ID=other") < msg.index("--force")
+    assert err.value._render_traceback_() == [f"ProvenanceError: {msg}"]  # in a notebook: the message alone
     with pytest.raises(FileNotFoundError, match="--scale tiny --seed 1 --run-id other"):
         store.load("Split2", "M1")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ltrlib import cli, config
+from ltrlib import cli, config, runner
 from ltrlib.runner import (
     NotebookError,
     dataset_label,
@@ -201,6 +201,10 @@ def test_manifest_records_params_status_and_timings(project):
     assert 0.3 <= manifest["notebooks"]["00_tables"]["fit_seconds"] < manifest["notebooks"]["00_tables"]["seconds"]
     assert manifest["notebooks"]["01_plain"]["fit_seconds"] == 0.0
     assert not list((project["run_dir"] / "notebooks").glob(".*.fit.log"))  # the channel is cleaned up
+    assert not list((project["run_dir"] / "notebooks").glob(".*.progress"))  # so is the progress folder
+    # The ETA the bar showed as each notebook started: none before anything ran, then a figure.
+    assert manifest["notebooks"]["00_tables"]["eta_seconds_at_start"] is None
+    assert manifest["notebooks"]["01_plain"]["eta_seconds_at_start"] > 0
 
 
 def test_resume_skips_completed_and_force_reruns(project):
@@ -482,3 +486,22 @@ def test_kernels_started_side_by_side_get_sockets_of_their_own(tmp_path, monkeyp
     assert all(m.transport == "ipc" for m in managers)
     assert [m.ip for m in managers] == [str(tmp_path / "a" / "kernel"), str(tmp_path / "b" / "kernel")]
 
+
+
+def test_the_eta_expects_each_notebook_to_take_what_it_took_in_a_comparable_run(tmp_path):
+    plan = {"03_client_models": {"dataset": "synthetic", "scale": "small", "seed": 1, "run_id": "new", "n_trials": 6},
+            "42_mine": {"dataset": "synthetic", "scale": "small", "seed": 1, "run_id": "new"}}
+
+    def record(run_id, finished, seconds, **changes):
+        params = {**plan["03_client_models"], "run_id": run_id, "seed": 0, **changes}
+        entry = {"status": "completed", "seconds": seconds, "finished": finished, "parameters": params}
+        (tmp_path / run_id).mkdir()
+        (tmp_path / run_id / "run.json").write_text(json.dumps({"notebooks": {"03_client_models": entry}}))
+
+    expected = runner._expected_seconds(tmp_path, plan)
+    assert expected == {"03_client_models": config.NOTEBOOK_SECONDS["03"], "42_mine": 117}  # their median
+    record("other-scale", "2026-01-03", 10.0, scale="tiny")
+    record("same-data", "2026-01-02", 700.0, n_trials=20)  # same dataset and scale, other parameters
+    assert runner._expected_seconds(tmp_path, plan)["03_client_models"] == 700.0
+    record("same-parameters", "2026-01-01", 800.0)  # older, but the same parameters: preferred
+    assert runner._expected_seconds(tmp_path, plan)["03_client_models"] == 800.0

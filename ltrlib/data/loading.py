@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from ltrlib import config, provenance
 from ltrlib.data.dataset import Splits
 from ltrlib.data.readers import read_letor, read_letor_folder, read_lightgbm
-from ltrlib.data.svmlight.parse import check_not_compressed
+from ltrlib.data.svmlight.parse import check_plain_text
 from ltrlib.data.synthetic import make_synthetic, with_config
 
 #: Names `load_dataset` knows without a path.
@@ -148,7 +148,7 @@ def _readable_file(path: Path, dataset: str) -> Path:
             head = fh.read(8)
     except OSError as exc:
         raise PermissionError(f"dataset {dataset!r}: {path} cannot be read: {exc}") from None
-    check_not_compressed(path, head)
+    check_plain_text(path, head)
     return path
 
 

@@ -203,6 +203,10 @@ def read_letor_folder(
     """
     root = Path(root)
     folder = root if fold is None else root / (f"Fold{fold}" if isinstance(fold, int) else str(fold))
+    if folder.is_file():
+        raise NotADirectoryError(f"{folder} is a file, not a LETOR folder: read one file with read_letor "
+                                 "(or load_dataset); read_letor_folder reads a folder holding "
+                                 f"{', '.join(files)}")
     if not folder.is_dir():
         have = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
         raise FileNotFoundError(f"LETOR folder {folder} not found (subfolders of {root}: {have})")

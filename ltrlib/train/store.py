@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ltrlib import provenance
+from ltrlib import config, provenance
 from ltrlib.report import RunFolder, validate_name
 from ltrlib.train.ranker import Ranker
 
@@ -80,18 +80,23 @@ class ModelStore(RunFolder):
             trained_on = self.info(split, name).get("info", {}).get("provenance")
             if trained_on is None or not provenance.matches(trained_on, self.provenance):
                 what = provenance.summary(trained_on) if trained_on else "data it did not record"
+                # The likely slip first: a session opened on other data than the run's
+                # (`make lab` without the run's SCALE); retraining is a whole notebook 03.
+                lab = provenance.lab_command(trained_on, self.run_id) if trained_on else None
+                likely = f"To use these models, open their data: {lab}. " if lab else ""
                 raise provenance.ProvenanceError(
                     f"model {split}/{name} of run {self.run_id!r} was trained on {what}; this "
-                    f"notebook's data is {provenance.summary(self.provenance)}. Train the models "
-                    f"for this data: {self.train_command()} --force, or use a run id whose "
-                    "models match (make lab RUN_ID=...)"
+                    f"notebook's data is {provenance.summary(self.provenance)}. {likely}To train "
+                    f"models for this data (notebook 03 again): {self.train_command()} --force, "
+                    "or use a run id whose models match (make lab RUN_ID=...)"
                 )
         return Ranker.load(self.path(split, name))
 
     def train_command(self) -> str:
         """The `ltrlib run` command that trains this run's models on the store's data."""
         if self.provenance is None:
-            return f"ltrlib run --only 03 --run-id {self.run_id} (with this notebook's --dataset, --scale and --seed)"
+            return (f"{config.cli_command()} run --only 03 --run-id {self.run_id} "
+                    "(with this notebook's --dataset, --scale and --seed)")
         return provenance.rebuild_command(self.provenance, self.run_id, only="03")
 
     def info(self, split: str, name: str) -> dict:

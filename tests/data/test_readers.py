@@ -542,3 +542,19 @@ def test_read_options_checks_and_normalises():
                           ({"n_features": -1}, "n_features must be >= 0")]:
         with pytest.raises(ValueError, match=words):
             ReadOptions(**kwargs)
+
+
+def test_messages_name_the_real_limit_the_real_problem_and_the_encoding(tmp_path):
+    from ltrlib.data.readers import read_letor_folder
+
+    long_qid = tmp_path / "long.txt"
+    long_qid.write_text("1 qid:1234567890123456789 1:0.5\n")
+    with pytest.raises(LetorFormatError, match=r"line 1: qid too large: 19 digits.*at most 18 digits"):
+        read_letor(long_qid, cache=False)
+    with pytest.raises(NotADirectoryError, match=r"long.txt is a file, not a LETOR folder: read one file with read_letor"):
+        read_letor_folder(long_qid)
+    for encoding, name in (("utf-16", "UTF-16LE"), ("utf-16-be", "UTF-16BE"), ("utf-32", "UTF-32LE")):
+        wide = tmp_path / f"{encoding}.txt"
+        wide.write_bytes("2 qid:1 1:0.5\n".encode(encoding))
+        with pytest.raises(LetorFormatError, match=rf"is {name}-encoded text .* iconv -f {name} -t UTF-8"):
+            read_letor(wide, cache=False)

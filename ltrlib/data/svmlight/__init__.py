@@ -46,7 +46,7 @@ from ltrlib.data.svmlight.parse import (
     RawParse,
     Source,
     check_n_features,
-    check_not_compressed,
+    check_plain_text,
     check_width,
     check_zero_based,
     finish_parse,

@@ -33,6 +33,7 @@ import numpy as np
 
 from ltrlib.data.svmlight.fingerprint import fingerprint_bytes
 from ltrlib.data.svmlight.kernels import (
+    E_QID,
     _CR,
     _ERROR_TEXT,
     _KERNEL_LOCK,
@@ -62,7 +63,7 @@ __all__ = [
     "resolve_layout",
     "MAX_FEATURES",
     "check_width",
-    "check_not_compressed",
+    "check_plain_text",
     "read_group_file",
 ]
 
@@ -169,15 +170,31 @@ _COMPRESSED = {b"\x1f\x8b": ("gzip", "gunzip -k"), b"BZh": ("bzip2", "bunzip2 -k
                b"PK\x03\x04": ("zip", "unzip")}
 
 
-def check_not_compressed(path, head: bytes) -> None:
-    """Raise `LetorFormatError` naming ``path`` if its first bytes ``head`` are those of a
-    compressed file."""
+#: Byte-order marks of the wide Unicode encodings, longest first (UTF-32's LE mark begins
+#: with UTF-16's). Their text has a zero byte in every character, which no parser of ASCII
+#: numbers reads: the first error would blame a label.
+_WIDE_TEXT = {b"\xff\xfe\x00\x00": "UTF-32LE", b"\x00\x00\xfe\xff": "UTF-32BE", b"\xff\xfe": "UTF-16LE",
+              b"\xfe\xff": "UTF-16BE"}
+
+
+def check_plain_text(path, head: bytes) -> None:
+    """Raise `LetorFormatError` naming ``path`` if its first bytes ``head`` (8 are enough) are
+    those of a compressed file, or of text in a wide Unicode encoding, each with the command
+    that converts it."""
     for magic, (kind, command) in _COMPRESSED.items():
         if head.startswith(magic):
             raise LetorFormatError(
                 f"{path}: this is a {kind}-compressed file (it starts with the {kind} magic "
                 f"bytes {magic.hex(' ')}), not SVMlight/LETOR text; decompress it first "
                 f"(e.g. {command} {path}) and read the decompressed file", path, None, None)
+    encoding = next((enc for mark, enc in _WIDE_TEXT.items() if head.startswith(mark)), None)
+    if encoding is None and len(head) >= 2 and b"\x00" in head[:2]:
+        encoding = "UTF-16LE" if head[1:2] == b"\x00" else "UTF-16BE"  # wide text without a mark
+    if encoding is not None:
+        raise LetorFormatError(
+            f"{path}: this file is {encoding}-encoded text (Windows tools write it), not the ASCII "
+            f"or UTF-8 text of SVMlight/LETOR files; convert it first, e.g. "
+            f"iconv -f {encoding} -t UTF-8 {path} > {Path(path).stem}.utf8.txt", path, None, None)
 
 
 def open_source(path, *, hash_content: bool = False) -> Source:
@@ -185,7 +202,7 @@ def open_source(path, *, hash_content: bool = False) -> Source:
     full-file SHA-256 meanwhile (`Source.content_hash`)."""
     path = Path(path)
     buf, st = _map_file(path)
-    check_not_compressed(path, buf[:6].tobytes())
+    check_plain_text(path, buf[:8].tobytes())
     hasher = None
     if hash_content and buf.size:
         hasher = _Hasher(buf)
@@ -230,9 +247,13 @@ def _raise_kernel_error(path, buf, starts, err_code, err_pos) -> None:
     code, pos = int(err_code[c]), int(err_pos[c])
     li = int(np.searchsorted(starts, pos, side="right")) - 1
     token = _token_at(buf, pos)
-    raise LetorFormatError(
-        f"{path}: line {li + 1}: {_ERROR_TEXT[code]} (token {token!r})", path, li + 1, token
-    )
+    text = _ERROR_TEXT[code]
+    digits = token[4:] if token.startswith("qid:") else ""
+    if code == E_QID and digits.isdigit() and len(digits) > 18:
+        # Not malformed: too long for the int64 a qid is stored in.
+        text = (f"qid too large: {len(digits)} digits, where a qid is stored as a 64-bit integer of "
+                "at most 18 digits; renumber the queries")
+    raise LetorFormatError(f"{path}: line {li + 1}: {text} (token {token!r})", path, li + 1, token)
 
 
 @dataclass
