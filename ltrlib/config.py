@@ -171,6 +171,29 @@ def show_warnings_plainly() -> None:
         warnings.showwarning = _show_warning_plainly
 
 
+def _error_into_view(shell, etype, value, tb, tb_offset=None) -> None:
+    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+    from IPython.display import Javascript, display
+
+    # After a pause: the output is drawn, and the notebook has done its own scrolling.
+    display(Javascript("setTimeout(() => element.scrollIntoView({block: 'center'}), 500)"))
+
+
+def bring_errors_into_view() -> None:
+    """In an interactive notebook kernel, a cell that fails scrolls its error into view.
+    JupyterLab's Run All stops at the failing cell but leaves the view where it had
+    scheduled cells, at the end of the notebook, with the error off-screen
+    (jupyterlab/jupyterlab#8714); the error's output scrolls itself back instead. Batch
+    kernels are left alone: nobody looks at them, and papermill reads errors as they are."""
+    if "ipykernel" not in sys.modules or in_batch():
+        return
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        shell.set_custom_exc((Exception,), _error_into_view)
+
+
 def session() -> Session:
     """Defaults of the notebooks' standard parameters, from the environment.
 
@@ -178,9 +201,11 @@ def session() -> Session:
     parameters come after that cell and win. Without any variable set this is the synthetic
     data at ``small``, seed 0, run id ``interactive-synthetic-small-seed0``: the run id names
     the data, so sessions on different data never share a report folder by accident.
-    Every notebook calls it first, so it also sets the kernel to `show_warnings_plainly`.
+    Every notebook calls it first, so it also sets the kernel to `show_warnings_plainly` and
+    to `bring_errors_into_view`.
     """
     show_warnings_plainly()
+    bring_errors_into_view()
     env = os.environ
     dataset = env.get(SESSION_ENV["dataset"]) or "synthetic"
     scale = env.get(SESSION_ENV["scale"]) or "small"

@@ -95,7 +95,8 @@ def command(*, root: str | os.PathLike | None = None, port: int | None = None, t
             open_browser: bool = True, extra: list[str] = ()) -> list[str]:
     """The ``jupyter lab`` command line for the project's lab; ``extra`` are Jupyter's own
     options, last, so they win over ours (``--ServerApp.ip=0.0.0.0`` on a remote server)."""
-    argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={Path(root or config.PROJ_ROOT)}"]
+    argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={Path(root or config.PROJ_ROOT)}",
+            "--ServerApp.contents_manager_class=ltrlib.lab_contents.LabContentsManager"]
     if port is not None:
         argv += ["--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
     if token is not None:

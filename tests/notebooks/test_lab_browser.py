@@ -7,7 +7,7 @@ Python, launched on the system binary: nothing is downloaded. The test
 
 * sees ``reports/`` in the root folder, opens ``notebooks/`` and then
   ``04_linear_merge.py`` by double-click, as a notebook, on the ``ltrlib`` kernel, with no
-  "Select Kernel" dialog;
+  "Select Kernel" dialog, and not marked modified;
 * runs every cell, drags the α slider and picks another split in the dropdown, and checks
   that the figure and the table changed;
 * replaces the run's models by models of other data (their sidecars say scale ``small``)
@@ -143,6 +143,8 @@ def test_notebook_04_in_jupyterlab(lab_server, sync_playwright, tmp_path):
             page.wait_for_selector(".jp-NotebookPanel", timeout=30_000)
             page.wait_for_selector("text=Python (ltrlib) | Idle", timeout=60_000)
             assert page.locator(".jp-Dialog").count() == 0
+            # Opened and untouched, it is not modified (closing it asks nothing).
+            assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0
             page.screenshot(path=tmp_path / "1_opened.png")
 
             page.get_by_role("menuitem", name="Run", exact=True).click()
@@ -199,7 +201,16 @@ def test_notebook_04_in_jupyterlab(lab_server, sync_playwright, tmp_path):
             page.locator(".jp-Dialog button:has-text('Restart')").click()
             error = page.locator(".jp-OutputArea-output:has-text('ProvenanceError')").first
             error.wait_for(timeout=120_000)
+
+            def in_view():
+                box = error.bounding_box()
+                return box is not None and 0 <= box["y"] < page.viewport_size["height"]
+
+            # Run All stopped there, and the error scrolled itself into view; the message
+            # comes alone, without library frames before it.
+            _wait_until(in_view, 10, "the error to scroll into view")
             message = error.inner_text()
+            assert message.startswith("ProvenanceError: model")
             assert f"was trained on synthetic, scale small, seed {seed}" in message
             assert f"ltrlib run --only 03 --dataset synthetic --scale tiny --seed {seed} --run-id {RUN_ID} --force" \
                 in " ".join(message.split())
