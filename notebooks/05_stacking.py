@@ -107,7 +107,7 @@ splits_table(setup.selected())
 stacked = {name: stacking.stacking_experiment(nsplits[name], models[name], n_trials=trials,
                                               n_folds=n_folds, settings=settings,
                                               storage=storage or store.run_dir / JOURNAL_FILE,
-                                              metrics=merge.TABLE_METRICS)
+                                              metrics=merge.TABLE_METRICS, progress=True)
            for name in split_names}
 params = merge.collect(stacked, "params")
 report.table(params, "stacking_params", caption="Tuned meta-models (cf. the text after Table 5)")

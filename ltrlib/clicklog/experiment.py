@@ -82,13 +82,16 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
                           settings: TrainSettings = TrainSettings(max_trees=60),
                           click_params: Mapping[str, Any] | None = None,
                           models: Mapping[str, tuple[str, dict, bool]] | None = None,
-                          ceiling_trees: int = 300) -> ClickBiasResult:
+                          ceiling_trees: int = 300, progress: bool = True) -> ClickBiasResult:
     """Run the experiment (see the module docstring). ``settings``: every model trained on
     clicks grows ``settings.max_trees`` trees in its own backend; the logging ranker
     (`LOGGING_SETTINGS`' limits) and the ceiling (at most ``ceiling_trees`` trees, patience
     a tenth of it, at least 10) take its seed and threads. ``click_params`` go to every
     model trained on clicks (default: learning rate 0.1); XGBoost models get ``topk`` pairs
-    with k = ``top_k`` (one propensity per displayed position)."""
+    with k = ``top_k`` (one propensity per displayed position). ``progress``: a bar over the
+    models trained on clicks (`ltrlib.progress`)."""
+    from ltrlib.progress import bar
+
     sessions = sorted({int(s) for s in sessions})
     if not sessions or sessions[0] < 1:
         raise ValueError(f"sessions must be positive integers, got {sessions}")
@@ -109,6 +112,8 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
                  "seconds": time.perf_counter() - start})
     scores = logger.score(splits.train)
     props, rates = [], []
+    models_bar = bar(total=len(etas) * len(sessions) * len(models), desc="models on clicks", unit="model",
+                     enabled=progress)
     for i, eta in enumerate(etas):
         full: ClickLog = simulate_click_log(splits.train, scores, pbm(float(eta)), sessions[-1],
                                             top_k=top_k, seed=np.random.SeedSequence([seed, i]).generate_state(1)[0])
@@ -125,12 +130,14 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
                                  position=log.position if with_pos else None)
                 rows.append({"model": name, "eta": float(eta), "sessions": n, "metric": "ndcg@10",
                              "value": _ndcg10(r, test), "seconds": time.perf_counter() - t0})
+                models_bar.update(1)
                 if n == sessions[-1] and backend == "xgboost" and p.get("lambdarank_unbiased"):
                     t_plus, t_minus = xgboost_propensities(r)
                     ranks = np.arange(1, len(t_plus) + 1)
                     props.append(pd.DataFrame({"eta": float(eta), "model": name, "rank": ranks,
                                                "estimated": t_plus, "t_minus": t_minus,
                                                "true": 1.0 / ranks ** float(eta)}))
+    models_bar.close()
     return ClickBiasResult(pd.DataFrame(rows), pd.concat(props, ignore_index=True) if props else
                            pd.DataFrame(columns=["eta", "model", "rank", "estimated", "t_minus", "true"]),
                            pd.concat(rates, ignore_index=True), n_log)

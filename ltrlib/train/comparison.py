@@ -73,16 +73,20 @@ class BackendRuns:
 
 def compare_backends(splits: Splits, variants: Mapping[str, tuple[str, dict]], *,
                      common: Mapping[str, Any] | None = None, metrics: Sequence[str] = METRICS,
-                     settings: TrainSettings = COMPARISON_SETTINGS) -> BackendRuns:
+                     settings: TrainSettings = COMPARISON_SETTINGS, progress: bool = True) -> BackendRuns:
     """Train every variant on ``splits.train`` (early stopping on ``splits.vali``) and score
     it on ``splits.test``. ``common`` params (e.g. the learning rate) go to every variant;
-    each trains with ``settings`` in its own backend (``settings.backend`` is not used)."""
+    each trains with ``settings`` in its own backend (``settings.backend`` is not used).
+    ``progress``: a bar over the variants (`ltrlib.progress`)."""
+    from ltrlib.progress import bar
+
     if splits.vali is None or splits.test is None:
         raise ValueError("compare_backends needs train, vali and test partitions")
     if not variants:
         raise ValueError("compare_backends needs at least one variant")
     rankers, rows = {}, []
-    for name, (backend, params) in variants.items():
+    for name, (backend, params) in bar(variants.items(), total=len(variants), desc="backend variants",
+                                       unit="model", enabled=progress):
         start = time.perf_counter()
         r = train_ranker(splits.train, splits.vali, {**dict(common or {}), **params},
                          settings.replace(backend=backend))
@@ -156,36 +160,40 @@ def effective_pairs(data: Dataset, method: str, num_pair_per_sample: int) -> flo
 def pair_method_experiment(datasets: Mapping[str, Splits], pair_settings: Mapping[str, dict] | None = None, *,
                            common: Mapping[str, Any] | None = None,
                            settings: TrainSettings = COMPARISON_SETTINGS,
-                           metrics: Sequence[str] = ("ndcg@1", "ndcg@3", "ndcg@10", "ndcg")) -> pd.DataFrame:
+                           metrics: Sequence[str] = ("ndcg@1", "ndcg@3", "ndcg@10", "ndcg"),
+                           progress: bool = True) -> pd.DataFrame:
     """XGBoost ``rank:ndcg`` with each pair setting on each dataset (e.g. tiny, small, paper),
     trained with ``settings`` (its backend set to XGBoost).
 
     ``pair_settings``: name -> XGBoost params (default: mean with 1 pair, topk with k = 10
     and k = 30). Returns per-query rows ``scale, train_queries, setting, method, qid, metric,
-    value`` plus, per (scale, setting), ``effective_pairs`` per query and ``seconds``."""
+    value`` plus, per (scale, setting), ``effective_pairs`` per query and ``seconds``.
+    ``progress``: a bar over the (dataset, setting) models (`ltrlib.progress`)."""
+    from ltrlib.progress import bar
+
     pair_settings = pair_settings or {
         "mean, 1 pair": {"lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 1},
         "topk, k=10": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 10},
         "topk, k=30": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 30},
     }
     parts = []
-    for scale, sp in datasets.items():
-        for name, params in pair_settings.items():
-            start = time.perf_counter()
-            r = train_ranker(sp.train, sp.vali, {**dict(common or {}), "objective": "rank:ndcg", **params},
-                             settings.replace(backend="xgboost"))
-            seconds = time.perf_counter() - start
-            pq = evaluate_rankers({name: r}, {"test": sp.test}, metrics=metrics)
-            method = r.params["lambdarank_pair_method"]
-            n = r.params["lambdarank_num_pair_per_sample"]
-            pq = pq.drop(columns=["test_set"]).rename(columns={"model": "setting"})
-            pq.insert(0, "train_queries", sp.train.n_queries)
-            pq.insert(0, "scale", scale)
-            pq["method"] = method
-            pq["effective_pairs"] = effective_pairs(sp.train, method, n)
-            pq["seconds"] = seconds
-            pq["trees"] = r.best_iteration
-            parts.append(pq)
+    jobs = [(scale, sp, name, params) for scale, sp in datasets.items() for name, params in pair_settings.items()]
+    for scale, sp, name, params in bar(jobs, desc="pair settings", unit="model", enabled=progress):
+        start = time.perf_counter()
+        r = train_ranker(sp.train, sp.vali, {**dict(common or {}), "objective": "rank:ndcg", **params},
+                         settings.replace(backend="xgboost"))
+        seconds = time.perf_counter() - start
+        pq = evaluate_rankers({name: r}, {"test": sp.test}, metrics=metrics)
+        method = r.params["lambdarank_pair_method"]
+        n = r.params["lambdarank_num_pair_per_sample"]
+        pq = pq.drop(columns=["test_set"]).rename(columns={"model": "setting"})
+        pq.insert(0, "train_queries", sp.train.n_queries)
+        pq.insert(0, "scale", scale)
+        pq["method"] = method
+        pq["effective_pairs"] = effective_pairs(sp.train, method, n)
+        pq["seconds"] = seconds
+        pq["trees"] = r.best_iteration
+        parts.append(pq)
     return pd.concat(parts, ignore_index=True)
 
 
