@@ -137,7 +137,7 @@ def read_status(folder: str | os.PathLike, stale_after: float = 600.0) -> list[d
     if not folder.is_dir():
         return bars
     now = time.time()
-    for path in folder.glob("*.json"):
+    for path in folder.glob("[!.]*.json"):  # not the hidden temporary of a write under way
         try:
             if now - path.stat().st_mtime > stale_after:
                 continue
