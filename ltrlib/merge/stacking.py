@@ -210,8 +210,10 @@ def feature_importance(meta: Mapping[str, StackingModel], top_k: int = 15,
             # Unused features (value 0) are never "top": a model with few splits shows few bars.
             keep = ((df["rank"] <= top_k) & (df.value > 0)) | (df.is_score & always_scores)
             frames.append(df[keep].assign(model=name, kind=kind))
-    out = pd.concat(frames, ignore_index=True)
-    return out[["model", "kind", "feature", "value", "share", "rank", "is_score"]]
+    columns = ["model", "kind", "feature", "value", "share", "rank", "is_score"]
+    if not frames:  # no meta-model: every client's D_merge was empty (`stacking_experiment`)
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]
 
 
 @dataclass

@@ -75,6 +75,11 @@ def stacking_importance(importance: pd.DataFrame, top_k: int | None = None) -> p
     model's total; the local models' score features are highlighted in red.
     """
     models = list(pd.unique(importance.model))
+    if not models:  # no meta-model was learnt: every client's D_merge was empty
+        fig, ax = plt.subplots(figsize=(5.8, 1.6))
+        ax.text(0.5, 0.5, "no meta-model: every client's D_merge is empty", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
     kinds = [k for k in ("gain", "split") if k in set(importance.kind)]
     n_rows = max(int(importance.groupby(["model", "kind"]).size().max()), 1)
     fig, axes = plt.subplots(len(models), len(kinds), squeeze=False,

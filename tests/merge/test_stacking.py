@@ -150,3 +150,18 @@ def test_an_empty_merge_set_falls_back_on_the_uniform_combination():
     got = evaluate(test, meta.score(test), metrics="ndcg@10", per_query=True).value.to_numpy()
     pq2 = exp.per_query[(exp.per_query.model == "M21S") & (exp.per_query.metric == "ndcg@10")]
     np.testing.assert_allclose(got, pq2.value.to_numpy())
+
+
+def test_no_meta_model_gives_an_empty_importance_table_and_a_figure_that_says_so():
+    # Binned real data can leave every client's D_merge empty: stacking then learns no
+    # meta-model (each client falls back on the uniform combination), and Figure 3 says so.
+    import matplotlib.pyplot as plt
+
+    from ltrlib import plots
+
+    importance = stacking.feature_importance({})
+    assert importance.empty and list(importance.columns) == ["model", "kind", "feature", "value", "share",
+                                                            "rank", "is_score"]
+    fig = plots.stacking_importance(importance)
+    assert "every client's D_merge is empty" in fig.axes[0].texts[0].get_text()
+    plt.close(fig)
