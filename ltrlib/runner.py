@@ -526,8 +526,8 @@ def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dic
     """Per notebook of ``plan``, the seconds it is expected to take, for the run's ETA: its
     time in the most recent comparable run recorded under ``reports_dir`` (a ``run.json``
     entry completed with the same parameters but the run id and seed; failing that, on the
-    same dataset and scale), else `config.NOTEBOOK_SECONDS` (measured at ``small``; a
-    notebook not listed there gets their median)."""
+    same dataset and scale), else the scale's `config.NOTEBOOK_SECONDS` (``small``'s for a
+    scale without figures; a notebook not listed there gets their median)."""
     def varying(params: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in params.items() if k not in ("run_id", "seed")}
 
@@ -549,9 +549,11 @@ def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dic
                 continue
             found = (score, entry.get("finished", ""), float(entry["seconds"]))
             best[name] = max(best.get(name, found), found)
-    fallback = statistics.median(config.NOTEBOOK_SECONDS.values())
-    return {name: best[name][2] if name in best else config.NOTEBOOK_SECONDS.get(name[:2], fallback)
-            for name in plan}
+    def default(name: str) -> float:
+        measured = config.NOTEBOOK_SECONDS.get(plan[name].get("scale"), config.NOTEBOOK_SECONDS["small"])
+        return measured.get(name[:2], statistics.median(measured.values()))
+
+    return {name: best[name][2] if name in best else default(name) for name in plan}
 
 
 def run_all(

@@ -499,7 +499,10 @@ def test_the_eta_expects_each_notebook_to_take_what_it_took_in_a_comparable_run(
         (tmp_path / run_id / "run.json").write_text(json.dumps({"notebooks": {"03_client_models": entry}}))
 
     expected = runner._expected_seconds(tmp_path, plan)
-    assert expected == {"03_client_models": config.NOTEBOOK_SECONDS["03"], "42_mine": 117}  # their median
+    small = config.NOTEBOOK_SECONDS["small"]
+    assert expected == {"03_client_models": small["03"], "42_mine": 117}  # a notebook not measured: their median
+    paper = {name: {**params, "scale": "paper"} for name, params in plan.items()}  # no figures: small's
+    assert runner._expected_seconds(tmp_path, paper)["03_client_models"] == small["03"]
     record("other-scale", "2026-01-03", 10.0, scale="tiny")
     record("same-data", "2026-01-02", 700.0, n_trials=20)  # same dataset and scale, other parameters
     assert runner._expected_seconds(tmp_path, plan)["03_client_models"] == 700.0
