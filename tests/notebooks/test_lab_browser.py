@@ -257,8 +257,8 @@ def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_ru
             frame.wait_for_selector("h1:text-is('Report report')", timeout=60_000)
             _wait_until(lambda: _images_loaded(frame)[1] == n_figures, 60, "the report's figures")
             assert _images_loaded(frame) == (n_figures, n_figures)
-            frame.locator(f'details#{notebook} summary').click()
-            frame.locator(f'details#{notebook} img').first.scroll_into_view_if_needed()
+            frame.locator(f'details[id="{notebook}"] summary').click()
+            frame.locator(f'details[id="{notebook}"] img').first.scroll_into_view_if_needed()
             page.screenshot(path=tmp_path / "report_1_html_viewer.png")
 
             # index.md opens rendered (the project's lab settings), and a notebook's page
