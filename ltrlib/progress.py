@@ -41,10 +41,17 @@ STATUS_INTERVAL = 1.0
 
 def bar(iterable=None, *, total: int | None = None, desc: str = "", enabled: bool = True, **kwargs):
     """A tqdm bar over ``iterable`` (or to `update` by hand), as the module docstring says;
-    ``enabled=False`` gives a bar that prints nothing (and reports nothing)."""
+    ``enabled=False`` gives a bar that prints nothing (and reports nothing).
+
+    In a batch run's worker process (a process of the kernel that is no kernel itself: joblib's
+    side-by-side tuning) a bar prints nothing, since what it prints reaches no notebook, and
+    only reports to the runner; without the runner's `STATUS_ENV` it is off."""
     if config.in_batch():
         kwargs = {"file": sys.stderr, "mininterval": BATCH_INTERVAL, "ascii": True, "dynamic_ncols": False,
                   "ncols": 100, **kwargs}
+        if "ipykernel" not in sys.modules:
+            enabled = enabled and bool(os.environ.get(STATUS_ENV))
+            kwargs["file"] = open(os.devnull, "w")  # noqa: SIM115 - closed with the process
         if enabled and os.environ.get(STATUS_ENV):
             return _status_bar_class()(iterable, total=total, desc=desc, **kwargs)
         from tqdm.std import tqdm
@@ -60,7 +67,13 @@ class _ProcessStatus:
         self.path = folder / f"{os.getpid()}.json"
         self.bars: dict[int, dict] = {}
         self.written = 0.0
+        self.pending: threading.Timer | None = None
         self.lock = threading.Lock()
+
+    def _flush(self) -> None:
+        with self.lock:
+            self.pending = None
+            self._write(True)
 
     def set(self, key: int, desc: str, n: int, total: int | None, *, now: bool = False) -> None:
         with self.lock:
@@ -74,8 +87,18 @@ class _ProcessStatus:
                 self._write(True)
 
     def _write(self, now: bool) -> None:
-        if not now and time.monotonic() - self.written < STATUS_INTERVAL:
+        wait = STATUS_INTERVAL - (time.monotonic() - self.written)
+        if not now and wait > 0:
+            # Too soon after the last write: write the latest state once the interval is over,
+            # so a burst of updates ends with its last count on file.
+            if self.pending is None:
+                self.pending = threading.Timer(wait, self._flush)
+                self.pending.daemon = True
+                self.pending.start()
             return
+        if self.pending is not None:
+            self.pending.cancel()
+            self.pending = None
         self.written = time.monotonic()
         try:
             if self.bars:
@@ -86,14 +109,14 @@ class _ProcessStatus:
             pass
 
 
-_STATUS: dict[int, _ProcessStatus] = {}  # by pid: a forked worker starts its own file
+_STATUS: dict[tuple[int, str], _ProcessStatus] = {}  # by pid (a forked worker starts its own file) and folder
 
 
 def _process_status() -> _ProcessStatus:
-    pid = os.getpid()
-    if pid not in _STATUS:
-        _STATUS[pid] = _ProcessStatus(Path(os.environ[STATUS_ENV]))
-    return _STATUS[pid]
+    key = (os.getpid(), os.environ[STATUS_ENV])
+    if key not in _STATUS:
+        _STATUS[key] = _ProcessStatus(Path(key[1]))
+    return _STATUS[key]
 
 
 def _status_bar_class():
@@ -103,8 +126,9 @@ def _status_bar_class():
     class StatusBar(tqdm):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
+            self._status = _process_status()  # the file of this process, for the bar's life
             self._reported = self.n
-            _process_status().set(id(self), self.desc, self.n, self.total, now=True)
+            self._status.set(id(self), self.desc, self.n, self.total, now=True)
 
         def __iter__(self):
             # tqdm counts an iteration in a local variable and sets ``n`` only when it
@@ -112,16 +136,16 @@ def _status_bar_class():
             for item in super().__iter__():
                 yield item
                 self._reported += 1
-                _process_status().set(id(self), self.desc, self._reported, self.total)
+                self._status.set(id(self), self.desc, self._reported, self.total)
 
         def update(self, n=1):
             shown = super().update(n)
             self._reported = self.n
-            _process_status().set(id(self), self.desc, self.n, self.total)
+            self._status.set(id(self), self.desc, self.n, self.total)
             return shown
 
         def close(self):
-            _process_status().drop(id(self))
+            self._status.drop(id(self))
             super().close()
 
     return StatusBar

@@ -3,15 +3,25 @@ batch kernel's bars reported to the runner, and the runner's own bar and ETA."""
 
 import json
 import os
+import sys
 import time
+import types
+
+import pytest
 
 import tqdm.std
 
 from ltrlib import config, progress
 
 
-def test_batch_runs_get_a_sparse_text_bar(monkeypatch, capsys):
+@pytest.fixture
+def kernel(monkeypatch):
+    """This process as a batch kernel (a worker process has no ipykernel)."""
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
     monkeypatch.setenv(config.BATCH_ENV, "1")
+
+
+def test_batch_runs_get_a_sparse_text_bar(kernel, monkeypatch, capsys):
     monkeypatch.delenv(progress.STATUS_ENV, raising=False)
     with progress.bar(total=3, desc="tuning full.M_full") as b:
         assert type(b) is tqdm.std.tqdm and b.mininterval == progress.BATCH_INTERVAL
@@ -29,8 +39,7 @@ def test_interactive_sessions_get_tqdm_auto_and_disabled_bars_print_nothing(monk
     assert capsys.readouterr().err == ""
 
 
-def test_a_batch_kernel_reports_its_open_bars_to_the_runner(monkeypatch, tmp_path, capsys):
-    monkeypatch.setenv(config.BATCH_ENV, "1")
+def test_a_batch_kernel_reports_its_open_bars_to_the_runner(kernel, monkeypatch, tmp_path, capsys):
     monkeypatch.setenv(progress.STATUS_ENV, str(tmp_path))
     monkeypatch.setattr(progress, "STATUS_INTERVAL", 0.0)  # every step written, for the test
     seen = []
@@ -67,3 +76,19 @@ def test_the_run_bar_weights_notebooks_by_their_expected_seconds(monkeypatch, tm
     run._draw()
     assert run.bar.postfix == "00_a: tuning full.M_full 3/6"
     run.bar.close()
+
+
+def test_a_batch_workers_bars_only_report(monkeypatch, tmp_path, capsys):
+    # A joblib worker of a batch kernel: no ipykernel. Its bars print nothing (nobody reads a
+    # worker's stderr) and report to the runner when there is one, else they are off.
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    monkeypatch.setenv(config.BATCH_ENV, "1")
+    monkeypatch.setenv(progress.STATUS_ENV, str(tmp_path))
+    with progress.bar(total=4, desc="tuning Split1.M1") as trials:
+        trials.update(1)  # right after the bar opened: written once the interval is over
+        assert [(b["desc"], b["n"]) for b in progress.read_status(tmp_path)] == [("tuning Split1.M1", 0)]
+        time.sleep(progress.STATUS_INTERVAL + 0.5)
+        assert [(b["desc"], b["n"]) for b in progress.read_status(tmp_path)] == [("tuning Split1.M1", 1)]
+    monkeypatch.delenv(progress.STATUS_ENV)
+    assert progress.bar(total=4, desc="off").disable
+    assert capsys.readouterr().err == ""

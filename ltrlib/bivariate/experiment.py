@@ -56,6 +56,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from ltrlib import config
 from ltrlib.bivariate.features import expand_listwise, expanded_names, query_level_columns
 from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb
 from ltrlib.bivariate.objective import HESSIANS
@@ -341,7 +342,9 @@ def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *, n_tr
 
     workers = min(int(n_jobs), len(jobs))
     order = sorted(jobs, key=lambda job: not MODELS[job[2]].bivariate)  # stable: pair models first
-    calls = (delayed(_tune_in_worker)(prefix, exp, name, tune) for prefix, exp, name in order)
+    # In a batch run the workers' trial bars report to the runner (ltrlib.progress) and print nothing.
+    calls = (delayed(_tune_in_worker)(prefix, exp, name, {**tune, "progress": progress and config.in_batch()})
+             for prefix, exp, name in order)
     with timing.fitting():
         done = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")(calls)
         for prefix, f in bar(done, total=len(order), unit="model", enabled=progress,
@@ -352,7 +355,7 @@ def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *, n_tr
 
 
 def _tune_in_worker(prefix: str, exp: Stage2Experiment, name: str, tune: dict) -> tuple[str, FittedModel]:
-    return prefix, _tune_model(exp, name, study_prefix=prefix, progress=False, **tune)
+    return prefix, _tune_model(exp, name, study_prefix=prefix, **tune)
 
 
 def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, study_prefix: str,

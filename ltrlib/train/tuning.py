@@ -124,6 +124,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltrlib import config
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train.ranker import DataCache, Ranker, train_ranker
@@ -1037,8 +1038,10 @@ def fit_side_by_side(fits, store, *, n_jobs: int = 2, settings: TrainSettings = 
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
     order = sorted(fits, key=lambda f: -f[2].n_docs)
+    # In a batch run the workers' trial bars report to the runner (ltrlib.progress) and print
+    # nothing; interactively they stay off, as their text would land in the server's console.
     worker_kwargs = {**kwargs, "settings": settings.replace(num_threads=max(1, settings.threads // n_jobs)),
-                     "progress": False}
+                     "progress": progress and config.in_batch()}
     calls = (delayed(_fit_in_worker)(train, vali, store, split, name, worker_kwargs)
              for split, name, train, vali in order)
     with timing.fitting():
