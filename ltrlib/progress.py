@@ -151,19 +151,29 @@ def _status_bar_class():
     return StatusBar
 
 
-def read_status(folder: str | os.PathLike, stale_after: float = 600.0) -> list[dict]:
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    return True
+
+
+def read_status(folder: str | os.PathLike) -> list[dict]:
     """The open bars of every process that writes to ``folder`` (`STATUS_ENV`), oldest first:
-    dicts with ``desc``, ``n``, ``total`` and ``started`` (epoch seconds). A file not
-    written for ``stale_after`` seconds is a process that died with bars open, and is
-    skipped; so is a file caught half-replaced."""
+    dicts with ``desc``, ``n``, ``total`` and ``started`` (epoch seconds). The file of a
+    process that has ended (it died with bars open) is skipped, and so is a file caught
+    half-replaced. A bar not updated for a long time is still shown: a model can take
+    minutes before its first count."""
     bars = []
     folder = Path(folder)
     if not folder.is_dir():
         return bars
-    now = time.time()
     for path in folder.glob("[!.]*.json"):  # not the hidden temporary of a write under way
         try:
-            if now - path.stat().st_mtime > stale_after:
+            if path.stem.isdigit() and not _alive(int(path.stem)):
                 continue
             bars += json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -50,11 +50,16 @@ def test_a_batch_kernel_reports_its_open_bars_to_the_runner(kernel, monkeypatch,
     assert seen[0] == [("tuning Split1.M1", 2, 6), ("models, 2 at a time", 0, 3)]
     assert seen[-1] == [("tuning Split1.M1", 6, 6), ("models, 2 at a time", 2, 3)]
     assert progress.read_status(tmp_path) == [] and list(tmp_path.iterdir()) == []  # closed: said nothing left
-    # A file a dead process left behind long ago is not shown.
-    (tmp_path / "999.json").write_text(json.dumps([{"desc": "old", "n": 1, "total": 2, "started": 0}]))
+    # The file of a process that has ended is not shown; a live one's is, however old.
+    import subprocess
+
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    (tmp_path / f"{ended.pid}.json").write_text(json.dumps([{"desc": "dead", "n": 1, "total": 2, "started": 0}]))
+    (tmp_path / f"{os.getpid()}.json").write_text(json.dumps([{"desc": "slow", "n": 0, "total": 9, "started": 0}]))
     old = time.time() - 3600
-    os.utime(tmp_path / "999.json", (old, old))
-    assert progress.read_status(tmp_path) == []
+    os.utime(tmp_path / f"{os.getpid()}.json", (old, old))
+    assert [b["desc"] for b in progress.read_status(tmp_path)] == ["slow"]
 
 
 def test_the_run_bar_weights_notebooks_by_their_expected_seconds(monkeypatch, tmp_path):
