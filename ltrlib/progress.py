@@ -68,7 +68,10 @@ class _ProcessStatus:
         self.bars: dict[int, dict] = {}
         self.written = 0.0
         self.pending: threading.Timer | None = None
-        self.lock = threading.Lock()
+        # Reentrant: the garbage collector can close a forgotten bar (tqdm's __del__) in the
+        # middle of a write, on the same thread, and a plain lock would deadlock there.
+        self.lock = threading.RLock()
+        self.writing = self.again = False
 
     def _flush(self) -> None:
         with self.lock:
@@ -99,14 +102,23 @@ class _ProcessStatus:
         if self.pending is not None:
             self.pending.cancel()
             self.pending = None
-        self.written = time.monotonic()
+        if self.writing:  # reentered (a bar closed by the garbage collector): the outer write redoes it
+            self.again = True
+            return
+        self.writing = True
         try:
-            if self.bars:
-                atomic_write_text(self.path, json.dumps(list(self.bars.values())))
-            else:
-                self.path.unlink(missing_ok=True)
+            self.again = True
+            while self.again:
+                self.again = False
+                self.written = time.monotonic()
+                if self.bars:
+                    atomic_write_text(self.path, json.dumps(list(self.bars.values())))
+                else:
+                    self.path.unlink(missing_ok=True)
         except OSError:  # the runner removed the folder (the notebook ended): nothing to tell
             pass
+        finally:
+            self.writing = False
 
 
 _STATUS: dict[tuple[int, str], _ProcessStatus] = {}  # by pid (a forked worker starts its own file) and folder

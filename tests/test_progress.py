@@ -97,3 +97,30 @@ def test_a_batch_workers_bars_only_report(monkeypatch, tmp_path, capsys):
     monkeypatch.delenv(progress.STATUS_ENV)
     assert progress.bar(total=4, desc="off").disable
     assert capsys.readouterr().err == ""
+
+
+def test_a_bar_closed_by_the_garbage_collector_during_a_status_write_does_not_deadlock(
+        kernel, monkeypatch, tmp_path):
+    # What a worker of notebook 03 met: a write (its temporary file's random name) set off the
+    # garbage collector, which closed a forgotten bar of the same process, whose close wrote too.
+    import threading
+
+    from ltrlib import atomic
+
+    monkeypatch.setenv(progress.STATUS_ENV, str(tmp_path))
+    forgotten = progress.bar(total=2, desc="forgotten")
+    kept = progress.bar(total=3, desc="kept")
+    real = atomic.atomic_write_text
+    closed = []
+
+    def write_then_collect(path, text):
+        if not closed:
+            closed.append(True)
+            forgotten.close()  # as tqdm's __del__ does, on this thread, mid-write
+        return real(path, text)
+
+    monkeypatch.setattr(progress, "atomic_write_text", write_then_collect)
+    done = threading.Event()
+    threading.Thread(target=lambda: (kept.update(3), kept.close(), done.set()), daemon=True).start()
+    assert done.wait(10), "the status write deadlocked"
+    assert progress.read_status(tmp_path) == []  # both closed, and the file says so
