@@ -495,10 +495,17 @@ def _execute(
         socket_dir.cleanup()
         if kernel_log is not None:
             kernel_log.close()
+            _drop_kernel_log(Path(kernel_log.name), completed=False)
     os.replace(partial, final)
     failed.unlink(missing_ok=True)
-    (out_dir / KERNEL_LOG.format(notebook=notebook)).unlink(missing_ok=True)
+    _drop_kernel_log(out_dir / KERNEL_LOG.format(notebook=notebook), completed=True)
     return final
+
+
+def _drop_kernel_log(path: Path, completed: bool) -> None:
+    """Remove a notebook's kernel log once it completed, or when it holds nothing to read."""
+    if path.exists() and (completed or path.stat().st_size == 0):
+        path.unlink()
 
 
 def _export_html(executed: Path) -> None:

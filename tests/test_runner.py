@@ -343,7 +343,9 @@ def test_failing_cell_raises_notebook_error_and_keeps_partial(tmp_path):
     run_dir = tmp_path / "reports" / "fail"
     assert exc.saved == run_dir / "notebooks" / "05_failing.failed.ipynb" and exc.saved.exists()
     assert not (run_dir / "notebooks" / "05_failing.ipynb").exists()  # never looks complete
-    assert [p.name for p in (run_dir / "notebooks").iterdir()] == ["05_failing.failed.ipynb"]
+    # Nothing else, but the kernel's own output when it wrote any (`runner.KERNEL_LOG`).
+    assert [p.name for p in (run_dir / "notebooks").iterdir() if not p.name.endswith(".kernel.log")] == [
+        "05_failing.failed.ipynb"]
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["notebooks"]["05_failing"]["status"] == "failed"
     assert "ZeroDivisionError" in manifest["notebooks"]["05_failing"]["error"]

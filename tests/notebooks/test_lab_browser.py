@@ -250,11 +250,19 @@ def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_ru
 
             # The HTML viewer shows the page in a sandboxed frame: every figure is there.
             page.wait_for_selector(".jp-HTMLViewer iframe", timeout=60_000)
-            # The viewer loads the page from a blob: URL into its sandboxed frame.
-            _wait_until(lambda: any(f.url.startswith("blob:") for f in page.frames), 90,
-                        "the report page in the HTML viewer")
-            frame = next(f for f in page.frames if f.url.startswith("blob:"))
-            frame.wait_for_selector("h1:text-is('Report report')", timeout=60_000)
+
+            def report_frame():
+                # The viewer loads the page from a blob: URL into its sandboxed frame.
+                for f in page.frames:
+                    try:
+                        if f.url.startswith("blob:") and f.evaluate("() => document.title") == "Report report":
+                            return f
+                    except Exception:  # noqa: BLE001 - a frame detached while we asked
+                        continue
+                return None
+
+            _wait_until(lambda: report_frame() is not None, 120, "the report page in the HTML viewer")
+            frame = report_frame()
             _wait_until(lambda: _images_loaded(frame)[1] == n_figures, 60, "the report's figures")
             assert _images_loaded(frame) == (n_figures, n_figures)
             frame.locator(f'details[id="{notebook}"] summary').click()
