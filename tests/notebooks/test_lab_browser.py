@@ -250,12 +250,13 @@ def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_ru
 
             # The HTML viewer shows the page in a sandboxed frame: every figure is there.
             page.wait_for_selector(".jp-HTMLViewer iframe", timeout=60_000)
+            title = f"Report {tiny_run.name}"  # the page names the run it was written for
 
             def report_frame():
                 # The viewer loads the page from a blob: URL into its sandboxed frame.
                 for f in page.frames:
                     try:
-                        if f.url.startswith("blob:") and f.evaluate("() => document.title") == "Report report":
+                        if f.url.startswith("blob:") and f.evaluate("() => document.title") == title:
                             return f
                     except Exception:  # noqa: BLE001 - a frame detached while we asked
                         continue
