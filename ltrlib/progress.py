@@ -51,13 +51,24 @@ def bar(iterable=None, *, total: int | None = None, desc: str = "", enabled: boo
                   "ncols": 100, **kwargs}
         if "ipykernel" not in sys.modules:
             enabled = enabled and bool(os.environ.get(STATUS_ENV))
-            kwargs["file"] = open(os.devnull, "w")  # noqa: SIM115 - closed with the process
+            kwargs["file"] = _devnull()
         if enabled and os.environ.get(STATUS_ENV):
             return _status_bar_class()(iterable, total=total, desc=desc, **kwargs)
         from tqdm.std import tqdm
     else:
         from tqdm.auto import tqdm
     return tqdm(iterable, total=total, desc=desc, disable=not enabled, **kwargs)
+
+
+_DEVNULL: list = []
+
+
+def _devnull():
+    """One null sink per process for a worker's bars (a file per bar would leak a descriptor
+    for every trial bar a worker opens)."""
+    if not _DEVNULL:
+        _DEVNULL.append(open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
+    return _DEVNULL[0]
 
 
 class _ProcessStatus:
