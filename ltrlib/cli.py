@@ -93,9 +93,11 @@ def _add_run_parser(subparsers) -> None:
 def _add_fidelity_parser(subparsers) -> None:
     fid = subparsers.add_parser(
         "fidelity",
-        help="rebuild fidelity.md/.csv of a finished run and relink its index",
-        description="Compare a run's tables of notebooks 03-05 with the non-IID paper's Tables 1, 3, "
-        "4, 5 and claims; write fidelity.md, fidelity.csv and fidelity_claims.csv into RUN_DIR.",
+        help="rebuild the fidelity ledger (fidelity.md, .csv) of a finished run and relink its index",
+        description="Decide every claim of each paper whose notebooks the run executed (the non-IID paper: "
+        "03-05, Bi-LambdaMART: 06, FOLTR: 07, XGBoost's tutorial: 08) on its tables and on the paper's "
+        "printed numbers; write fidelity.md, fidelity_claims.csv and, with notebooks 03-05, fidelity.csv "
+        "(the non-IID paper's numbers beside ours) into RUN_DIR.",
     )
     fid.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. reports/synthetic-small-seed0")
     fid.set_defaults(handler=_fidelity)
@@ -250,7 +252,7 @@ def _add_seeds_parser(subparsers) -> None:
 def _seeds(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from ltrlib.bivariate.claims import across_seeds
+    from ltrlib.fidelity import across_seeds
 
     per_run, summary = across_seeds([_run_dir(r) for r in args.runs], args.metric)
     with pd.option_context("display.width", 160, "display.max_columns", 20):

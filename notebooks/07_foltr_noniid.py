@@ -178,7 +178,9 @@ gaps.round(3)
 # %% [markdown]
 # ## Remedies
 # FedProx for each mu, FedPer (neural only) and data sharing on the non-IID data of
-# `remedy_setting`, against the plain FedAvg runs on its IID and non-IID data. FedProx
+# `remedy_setting`, against the plain FedAvg runs on its IID and non-IID data;
+# `p_offline_vs_fedavg` and `p_online_vs_fedavg` are paired t-tests over seeds against
+# FedAvg on the same non-IID data (the run's `fidelity.md` decides the paper's claims). FedProx
 # pulls the local model towards the global one, `-mu (w - w_global)`, at every
 # interaction, also one whose clicks give no gradient, as the authors' code does
 # (`Job(prox_every_interaction=False)` pulls only with a click update).

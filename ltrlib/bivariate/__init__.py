@@ -8,13 +8,11 @@
 Modules: `two_stage` (§5.2), `features` (§5.5 listwise expansion), `pairs` (ordered pairs
 over flat arrays), `objective` (LB gradients, λRank and softmax, diagonal or exact pair
 hessians, numba), `model` (training and prediction), `space` (§5.4's search space), `experiment` (the
-models of Tables 2, 4, 5 and their tuning), `claims` (the paper's claims decided on notebook 06's tables,
-for the fidelity report).
+models of Tables 2, 4, 5 and their tuning), `study` (the pre-registered multi-seed study). The
+paper's claims are decided on notebook 06's tables in `ltrlib.fidelity.bilambdamart`.
 """
 
-from ltrlib.bivariate import claims, experiment, features, model, objective, pairs, space, study, two_stage, uptake
-from ltrlib.bivariate.claims import (CLAIMS, PAPER_TABLES, SEED_COMPARISONS, TABLES, across_seeds,
-                                     bilambdamart_claims, read_tables)
+from ltrlib.bivariate import experiment, features, model, objective, pairs, space, study, two_stage, uptake
 from ltrlib.bivariate.experiment import (
     MIN_COMPARISON_TRIALS,
     MODELS,
@@ -99,6 +97,6 @@ from ltrlib.bivariate.two_stage import (
 from ltrlib.bivariate.uptake import pairwise_uptake, pairwise_uptake_by_query, uptake_table
 
 # Each module lists its public names once; the package hands all of them on.
-__all__ = [*claims.__all__, *experiment.__all__, *features.__all__, *model.__all__, *objective.__all__, *pairs.__all__,
+__all__ = [*experiment.__all__, *features.__all__, *model.__all__, *objective.__all__, *pairs.__all__,
            *space.__all__, *study.__all__, *uptake.__all__,
            *two_stage.__all__]

@@ -14,7 +14,7 @@ from ltrlib.foltr.clicks import (
     PBM, PBM_ETAS, SDBN, SDBN_PRESET_NAMES, ClickModel, LabelError, check_labels, click_model, pbm,
     sdbn, simulate_clicks, stack_click_models,
 )
-from ltrlib.foltr.federated import Federation, RunResult, fedavg, run_federated
+from ltrlib.foltr.federated import Federation, RunResult, cumulative_online, discount_sum, fedavg, run_federated
 from ltrlib.foltr.intents import intent_matrix, read_doc_ids, read_intent_collection, read_qrels
 from ltrlib.foltr.partition import FoltrData, online_training_queries, prepare_data
 from ltrlib.foltr.rankers import FoltrRanker, RankerSpec, make_ranker
@@ -26,7 +26,7 @@ from ltrlib.foltr.simulate import (
 __all__ = [
     "ClickModel", "LabelError", "SDBN", "PBM", "PBM_ETAS", "SDBN_PRESET_NAMES", "sdbn", "pbm",
     "click_model", "check_labels", "stack_click_models", "simulate_clicks",
-    "Federation", "RunResult", "fedavg", "run_federated", "FoltrData", "online_training_queries", "prepare_data", "read_intent_collection",
+    "Federation", "RunResult", "cumulative_online", "discount_sum", "fedavg", "run_federated", "FoltrData", "online_training_queries", "prepare_data", "read_intent_collection",
     "intent_matrix", "read_doc_ids", "read_qrels",
     "RankerSpec", "FoltrRanker", "make_ranker", "Job", "grid", "run_jobs", "online_table", "summarise_offline",
     "headline_metrics", "noniid_gaps", "online_table_caption", "remedy_table", "rounds_and_seeds",

@@ -260,8 +260,24 @@ def headline_metrics(gaps: pd.DataFrame) -> dict[str, float]:
 
 
 def remedy_table(online: pd.DataFrame, setting: str) -> pd.DataFrame:
-    """Final offline and cumulative online NDCG of every remedy on one setting (mean, std)."""
+    """Final offline and cumulative online NDCG of every remedy on one setting (mean, std over
+    seeds), and each remedy's paired t-test against plain FedAvg on the same non-IID data
+    (``p_offline_vs_fedavg``, ``p_online_vs_fedavg``: pairs share the ranker, click model and
+    seed; NaN for FedAvg itself, for IID and with fewer than 2 seeds)."""
+    from ltrlib.metrics import paired_ttest
+
     part = online[online.setting == setting]
     g = part.groupby(["ranker", "click", "data", "remedy"], sort=False)
-    return g.agg(final_offline=("final_offline", "mean"), final_offline_std=("final_offline", "std"),
-                 cumulative_online=("cumulative_online", "mean"), seeds=("seed", "nunique")).reset_index()
+    table = g.agg(final_offline=("final_offline", "mean"), final_offline_std=("final_offline", "std"),
+                  cumulative_online=("cumulative_online", "mean"), seeds=("seed", "nunique")).reset_index()
+    fedavg = part[(part.data == "non-IID") & (part.remedy == "none")].set_index(["ranker", "click", "seed"])
+    p_values = {"final_offline": [], "cumulative_online": []}
+    for r in table.itertuples(index=False):
+        mine = part[(part.ranker == r.ranker) & (part.click == r.click) & (part.data == r.data)
+                    & (part.remedy == r.remedy)].set_index(["ranker", "click", "seed"])
+        common = mine.index.intersection(fedavg.index)
+        for measure, out in p_values.items():
+            usable = r.data == "non-IID" and r.remedy != "none" and len(common) >= 2
+            out.append(paired_ttest(mine.loc[common, measure], fedavg.loc[common, measure]).p if usable else np.nan)
+    return table.assign(p_offline_vs_fedavg=p_values["final_offline"],
+                        p_online_vs_fedavg=p_values["cumulative_online"])

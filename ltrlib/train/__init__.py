@@ -24,7 +24,6 @@ from ltrlib.train.comparison import (
     pair_method_experiment,
     pair_method_summary,
     parse_train_sizes,
-    seed_claims,
     take_train_queries,
 )
 from ltrlib.train.distributed import cluster_client, fit_on_cluster, query_partitions, stop_early
@@ -118,7 +117,7 @@ __all__ = [
     # comparison: backends and pair methods (notebook 08)
     "BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
     "comparison_numeric", "effective_pairs", "headline_metrics", "pair_method_experiment",
-    "pair_method_summary", "parse_train_sizes", "seed_claims", "take_train_queries",
+    "pair_method_summary", "parse_train_sizes", "take_train_queries",
     # distributed: training on a Dask cluster
     "cluster_client", "fit_on_cluster", "query_partitions", "stop_early",
 ]

@@ -9,9 +9,10 @@ The same data, the same tree limit, early stopping on validation NDCG@10 and the
 learning rate for every variant (one `TrainSettings`; notebook 08's by scale,
 ``TrainSettings.for_scale(scale, "backend_comparison")``); only the library, objective and
 pair construction differ.
-``pair_method_experiment`` checks the advice of XGBoost's ranking tutorial (the "mean"
-method gives more effective pairs on small data, "topk" helps at the top ranks on large
-data) on several training-set sizes.
+``pair_method_experiment`` runs the experiment behind the advice of XGBoost's ranking
+tutorial (the "mean" method gives more effective pairs on small data, "topk" helps at the
+top ranks on large data) on several training-set sizes; `ltrlib.fidelity.tutorial_claims`
+decides the advice on it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ltrlib.train.settings import TrainSettings
 
 __all__ = ["BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
            "comparison_numeric", "effective_pairs", "headline_metrics", "pair_method_experiment",
-           "pair_method_summary", "parse_train_sizes", "seed_claims", "take_train_queries"]
+           "pair_method_summary", "parse_train_sizes", "take_train_queries"]
 
 METRICS = ("ndcg@10", "map", "mrr@10")
 LIGHTGBM = "LightGBM λMART"
@@ -252,52 +253,13 @@ def parse_train_sizes(spec: str, available: int) -> list[int]:
 
 
 
-def seed_claims(summary: pd.DataFrame, reference: str = "mean, 1 pair") -> pd.DataFrame:
-    """The tutorial's pair-method advice as checks on `pair_method_summary` output.
-
-    One row per (claim, topk setting): ``diff`` is topk minus ``reference`` (mean) on the
-    claim's training size and metric, ``holds`` whether its sign is the claimed one and
-    ``significant`` whether the paired t-test agrees (p < 0.05). Claims:
-
-    * ``mean_more_effective_pairs``: mean builds more effective pairs per query than topk
-      (at the methods' default pair counts; the smallest training set).
-    * ``mean_better_small``: on the smallest training set, mean has the higher NDCG@10.
-    * ``topk_better_top_large``: on the largest training set, topk has the higher NDCG@1
-      and NDCG@3 (one row per metric).
-    """
-    sizes = sorted(pd.unique(summary.train_queries))
-    small, large = sizes[0], sizes[-1]
-    topks = [s for s in pd.unique(summary.setting) if s != reference]
-    rows = []
-
-    def row(claim, n, metric, setting, sign):
-        part = summary[(summary.train_queries == n) & (summary.metric == metric)].set_index("setting")
-        if claim == "mean_more_effective_pairs":
-            diff = part.loc[setting, "effective_pairs_per_query"] - part.loc[reference, "effective_pairs_per_query"]
-            p = np.nan
-        else:
-            diff, p = part.loc[setting, "diff_vs_reference"], part.loc[setting, "p_value"]
-        holds = bool(np.sign(diff) == sign)
-        rows.append({"claim": claim, "train_queries": int(n), "metric": metric, "topk_setting": setting,
-                     "diff_topk_minus_mean": float(diff), "p_value": float(p), "holds": holds,
-                     "significant": bool(holds and p < 0.05) if not np.isnan(p) else None})
-
-    for setting in topks:
-        row("mean_more_effective_pairs", small, "ndcg@10", setting, -1)
-        row("mean_better_small", small, "ndcg@10", setting, -1)
-        for metric in ("ndcg@1", "ndcg@3"):
-            if metric in set(summary.metric):
-                row("topk_better_top_large", large, metric, setting, +1)
-    return pd.DataFrame(rows)
-
-
 def headline_metrics(numeric: pd.DataFrame, pair_summary: pd.DataFrame | None = None,
                      claims: pd.DataFrame | None = None) -> dict[str, float | int | bool]:
     """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): each model's
     mean per metric (``lightgbm_lambdamart.ndcg10``) and training time
     (``lightgbm_lambdamart.seconds``), the pair study's means
-    (``train_queries150.topk_k_10.ndcg10``) and the claims' verdicts
-    (``mean_better_small.topk_k_10.ndcg10.holds``)."""
+    (``train_queries150.topk_k_10.ndcg10``) and the verdicts of the tutorial's claims
+    (`ltrlib.fidelity.tutorial_claims`: ``mean_better_small.topk_k_10_ndcg10_150_training_queries.holds``)."""
     parts = [numeric[["model", "metric", "mean"]].rename(columns={"mean": "value"})]
     if "seconds" in numeric.columns:
         times = numeric.drop_duplicates("model")
@@ -306,6 +268,6 @@ def headline_metrics(numeric: pd.DataFrame, pair_summary: pd.DataFrame | None = 
         parts.append(pair_summary[["train_queries", "setting", "metric", "mean"]]
                      .rename(columns={"mean": "value"}))
     if claims is not None:
-        parts.append(pd.DataFrame({"claim": claims.claim, "setting": claims.topk_setting,
-                                   "compared": claims.metric, "metric": "holds", "value": claims.holds}))
-    return flatten_metrics(parts, keys=["model", "claim", "train_queries", "setting", "compared"])
+        parts.append(pd.DataFrame({"claim": claims.claim, "setting": claims.scope, "metric": "holds",
+                                   "value": claims.ours == "holds"}))
+    return flatten_metrics(parts, keys=["model", "claim", "train_queries", "setting"])

@@ -336,3 +336,20 @@ def test_headline_metrics_of_the_gaps():
     assert headline_metrics(gaps) == {"type2_r1.linear.perfect.offline_gap": -0.0812,
                                       "type2_r1.linear.perfect.online_rel_gap": -0.1235}
     assert headline_metrics(pd.DataFrame()) == {}
+
+
+def test_remedy_table_tests_each_remedy_against_fedavg(toy):
+    jobs = S.grid(["type2_R1"], [0, 1, 2], noniid=(False, True), n_rounds=10, eval_every=5)
+    jobs += S.grid(["type2_R1"], [0, 1, 2], noniid=(True,), remedies=[("sharing", 0.0), ("fedprox", 1.0)],
+                   n_rounds=10, eval_every=5)
+    _, online = S.run_jobs(toy, jobs, n_jobs=1, progress=False)
+    table = S.remedy_table(online, "type2_R1").set_index(["data", "remedy"])
+    fedavg = online[(online.data == "non-IID") & (online.remedy == "none")].sort_values("seed")
+    sharing = online[online.remedy == "sharing"].sort_values("seed")
+    from scipy.stats import ttest_rel
+
+    expected = ttest_rel(sharing.final_offline.to_numpy(), fedavg.final_offline.to_numpy()).pvalue
+    assert table.loc[("non-IID", "sharing"), "p_offline_vs_fedavg"] == pytest.approx(expected)
+    assert 0 <= table.loc[("non-IID", "fedprox(mu=1)"), "p_online_vs_fedavg"] <= 1
+    assert np.isnan(table.loc[("non-IID", "none"), "p_offline_vs_fedavg"])
+    assert np.isnan(table.loc[("IID", "none"), "p_online_vs_fedavg"])

@@ -65,27 +65,3 @@ def test_compare_backends_tables():
     assert (base["diff"] == 0).all() and base.p_value.isna().all()
     metrics = comparison.headline_metrics(numeric)
     assert "lightgbm_lambdamart.ndcg10" in metrics and metrics["lightgbm_lambdamart.seconds"] > 0
-
-
-def test_seed_claims_signs():
-    rows = []
-    for n, top_gain in ((150, -0.02), (3000, 0.03)):
-        for metric in ("ndcg@1", "ndcg@3", "ndcg@10"):
-            rows.append({"train_queries": n, "metric": metric, "setting": "mean, 1 pair",
-                         "diff_vs_reference": 0.0, "p_value": np.nan, "effective_pairs_per_query": 50.0})
-            rows.append({"train_queries": n, "metric": metric, "setting": "topk, k=10",
-                         "diff_vs_reference": top_gain, "p_value": 0.01, "effective_pairs_per_query": 200.0})
-    claims = comparison.seed_claims(pd.DataFrame(rows)).set_index(["claim", "metric"])
-    assert not claims.loc[("mean_more_effective_pairs", "ndcg@10"), "holds"]
-    assert claims.loc[("mean_better_small", "ndcg@10"), "holds"]
-    assert claims.loc[("mean_better_small", "ndcg@10"), "significant"]
-    assert claims.loc[("topk_better_top_large", "ndcg@1"), "holds"]
-    assert claims.loc[("topk_better_top_large", "ndcg@1"), "train_queries"] == 3000
-    # metrics.json: one key per claim, setting and compared metric, its verdict a bool.
-    summary = pd.DataFrame(rows).assign(mean=0.5)
-    numeric = pd.DataFrame({"model": ["XGB ndcg/mean"], "metric": ["ndcg@10"], "mean": [0.5]})
-    m = comparison.headline_metrics(numeric, summary, claims.reset_index())
-    assert m["xgb_ndcg_mean.ndcg10"] == 0.5
-    assert m["mean_better_small.topk_k_10.ndcg10.holds"] is True
-    assert m["train_queries3000.topk_k_10.ndcg1"] == 0.5
-    assert sum(k.endswith(".holds") for k in m) == len(claims)

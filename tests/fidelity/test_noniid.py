@@ -1,5 +1,5 @@
-"""The fidelity report: paper constants, the diff column, claims that hold and fail, and a
-run directory with missing tables."""
+"""The non-IID paper in the fidelity ledger: paper constants, the diff column, claims that
+hold and fail, and a run directory with missing tables."""
 
 import json
 
@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from ltrlib import fidelity as F
+from ltrlib.fidelity import noniid as N
 from ltrlib.report import write_index
 
 
@@ -16,7 +17,7 @@ def test_paper_numbers_transcribe_the_tables():
     assert (p.table == "Table 1").sum() == 9 and (p.table == "Table 3").sum() == 36
     assert (p.table == "Table 4").sum() == 36 and (p.table == "Table 5").sum() == 36
     assert (p.table == "alpha").sum() == 6
-    get = F._Numbers(p)
+    get = N._Numbers(p)
     assert get("Table 1", "initial (tie-breaking) c11", "M_full", "DS") == 0.789
     assert get("Table 3", "exclusive c14", "M1", "DS2'") == 0.296
     assert get("Table 4", "Split3", "M21α", "DS", "map") == 0.873
@@ -26,7 +27,7 @@ def test_paper_numbers_transcribe_the_tables():
 
 
 def _ours(rows):
-    return pd.DataFrame([(*r, "", r[1]) for r in rows], columns=F.COLUMNS)
+    return pd.DataFrame([(*r, "", r[1]) for r in rows], columns=N.COLUMNS)
 
 
 def test_compare_diff_is_ours_minus_paper_and_missing_is_nan():
@@ -85,21 +86,27 @@ def test_figure3_claim_reads_the_importance_table():
                         "feature": ["score_M1", "score_M2", "f3", "f3", "score_M1", "score_M2"],
                         "value": [9.0, 5.0, 1.0, 9.0, 5.0, 1.0], "share": 0.0,
                         "rank": [1, 2, 3, 1, 2, 3], "is_score": [True, True, False, False, True, True]})
-    row = F._figure3_claim(imp)
-    assert row["ours"] == "does not hold" and "S1 M21S: top 2 by gain = f3, score_M1" in row["evidence"]
-    assert F._figure3_claim(imp[imp.model == "S1 M12S"])["ours"] == "holds"
+    (finding,) = N._figure3(imp)
+    assert finding.holds is False and "S1 M21S: top 2 by gain = f3, score_M1" in finding.evidence
+    assert N._figure3(imp[imp.model == "S1 M12S"])[0].holds is True
+    row = _claim(F.check_claims(N.paper_numbers(), importance=imp), "score_features_most_important")
+    assert row.ours == "does not hold" and row.paper == "holds" and "stated: §5.2" in row.paper_evidence
 
 
 def test_write_fidelity_on_a_run_without_tables(tmp_path):
     run = tmp_path / "r"
     run.mkdir()
-    (run / "run.json").write_text(json.dumps({"run_id": "r", "params": {"dataset": "/data/x",
-                                                                         "scale": "small", "seed": 3},
-                                              "notebooks": {}}))
-    md = F.write_fidelity(run)
-    text = md.read_text()
-    assert "## Missing" in text and "table4_linear_numeric.csv" in text
-    assert "seed: `3`" in text and "neither the synthetic" in text and "## Assumptions" in text
+    manifest = {"run_id": "r", "params": {"dataset": "/data/x", "scale": "small", "seed": 3}, "notebooks": {}}
+    (run / "run.json").write_text(json.dumps(manifest))
+    text = F.write_fidelity(run).read_text()
+    # No paper's notebook ran: no section, no numbers.
+    assert "executed none of the papers' notebooks" in text and not (run / F.FIDELITY_CSV).exists()
+    manifest["notebooks"]["03_client_models"] = {"status": "failed"}
+    (run / "run.json").write_text(json.dumps(manifest))
+    text = F.write_fidelity(run).read_text()
+    assert "Not in this run" in text and "table4_linear_numeric.csv" in text
+    assert "seed: `3`" in text and "neither the synthetic" in text and "### Assumptions" in text
+    assert "## Learning to Rank for Non-IID Datasets" in text and "FOLTR" not in text
     numbers = pd.read_csv(run / F.FIDELITY_CSV)
     assert len(numbers) > 100 and numbers.ours.isna().all()
     claims = pd.read_csv(run / F.FIDELITY_CLAIMS_CSV)
@@ -136,21 +143,23 @@ def test_write_fidelity_reads_the_notebook_tables(tmp_path):
     assert _claim(claims, "same_model_same_number").ours == "holds"
     text = (run / F.FIDELITY_MD).read_text()
     assert "table5_stacking_numeric.csv" in text
-    assert "## Not compared" in text and "- Table 3 exclusive c3" in text  # no paper counterpart
-    assert "## Data-level calibration" not in text  # notebook 00 wrote no calibration table
+    assert "**Not compared.**" in text and "Table 3 exclusive c3" in text  # no paper counterpart
+    assert "Data-level calibration" not in text  # notebook 00 wrote no calibration table
 
 
 def test_fidelity_shows_the_data_level_calibration(tmp_path):
     run = tmp_path / "r"
-    (run / F.CALIBRATION_TABLE).parent.mkdir(parents=True)
+    calibration = run / F.table_path("00_dataset_overview", "calibration")
+    subsets = run / F.table_path("00_dataset_overview", "calibration_subsets")
+    calibration.parent.mkdir(parents=True)
     pd.DataFrame({"statistic": ["tie", "exclusive_11"], "paper": [0.123, 0.014],
                   "achieved": [0.125, 0.03], "tolerance": [0.03, 0.005], "within": [True, False],
-                  "source": "§5.2", "mechanism": "purity"}).to_csv(run / F.CALIBRATION_TABLE, index=False)
+                  "source": "§5.2", "mechanism": "purity"}).to_csv(calibration, index=False)
     text = F.write_fidelity(run).read_text()
-    assert "## Data-level calibration" in text and "1 of 2 within tolerance" in text
+    assert "### Data-level calibration" in text and "1 of 2 within tolerance" in text
     assert "exclusive_11" in text and "Table 2's subsets" not in text  # no subsets table written
     pd.DataFrame({"subset": ["exclusive_11"], "queries": [37], "docs_per_query": [87.108],
-                  "paper_docs_per_query": [104.319]}).to_csv(run / F.CALIBRATION_SUBSETS, index=False)
+                  "paper_docs_per_query": [104.319]}).to_csv(subsets, index=False)
     text = F.write_fidelity(run).read_text()
     assert "Table 2's subsets, out of sample" in text and "| exclusive_11 |" in text and "87.11" in text
 
@@ -162,6 +171,6 @@ def test_cli_rebuilds_the_report_and_the_index(tmp_path, capsys):
     run.mkdir()
     assert cli.main(["fidelity", str(run)]) == 0
     assert capsys.readouterr().out.strip().endswith("fidelity.md")
-    assert (run / "fidelity.csv").exists() and "fidelity.md" in (run / "index.md").read_text()
+    assert (run / "fidelity_claims.csv").exists() and "fidelity.md" in (run / "index.md").read_text()
     assert cli.main(["fidelity", str(tmp_path / "nope")]) == 1
     assert "does not exist" in capsys.readouterr().err

@@ -2,36 +2,10 @@
 
 import json
 
-import pandas as pd
 import pytest
 
-from ltrlib.bivariate.claims import SEED_COMPARISONS, across_seeds, bilambdamart_claims, read_tables
+from ltrlib.fidelity.bilambdamart import SEED_COMPARISONS, across_seeds, bilambdamart_claims, read_tables
 from ltrlib.metrics import parse_marked
-
-COLUMNS = ["model", "ndcg@1", "ndcg@5"]
-
-
-def _table(path, rows):
-    pd.DataFrame(rows, columns=COLUMNS).to_csv(path, index=False)
-
-
-def _run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0.6610ᵃ"):
-    base = tmp_path / "tables" / "06_bilambdamart"
-    base.mkdir(parents=True)
-    _table(base / "table2_lambdarank.csv", [
-        ["a. λMART (stage 1)", "0.6", "0.6800"], ["b. λMART", "0.6", "0.6950ᵃ"],
-        ["c. λMART*", "0.6", "0.6960ᵃ"], ["d. Bi-λMART", "0.6", bi]])
-    _table(base / "table4_difference.csv", [["a. Bi-λMART w/o d", "0.6", "0.6990"],
-                                            ["b. Bi-λMART", "0.6", bi]])
-    _table(base / "table5_softmax.csv", [["a. GBT_Softmax", "0.6", "0.6900"],
-                                         ["b. Bi-GBT_Softmax", "0.6", "0.7000ᵃ"]])
-    if control_bi is not None:
-        _table(base / "control_table2.csv", [["a. λMART (stage 1)", "0.6", "0.6500"],
-                                             ["b. λMART*", "0.6", "0.6600ᵃ"],
-                                             ["c. Bi-λMART", "0.6", control_bi]])
-    (tmp_path / "metrics.json").write_text(json.dumps({"06_bilambdamart": {"n_trials": trials}}))
-    return tmp_path
-
 
 def test_parse_marked_reads_what_mark_significance_writes():
     assert parse_marked("0.7140ᵃᵇ") == (0.714, "ab")
@@ -40,27 +14,38 @@ def test_parse_marked_reads_what_mark_significance_writes():
         parse_marked("n/a")
 
 
-def test_claims_hold_and_fail_on_the_tables(tmp_path):
-    claims, missing = bilambdamart_claims(_run(tmp_path))
+def test_claims_hold_and_fail_on_the_tables(tmp_path, tables):
+    claims, missing = bilambdamart_claims(tables.bilambdamart_run(tmp_path))
     assert missing == []
     verdict = dict(zip(claims.claim, claims.ours))
     assert set(verdict.values()) == {"holds"}, claims
     # Every claim holds on the paper's own printed numbers (checks their encoding).
     assert set(claims.paper[claims.claim != "control_no_pairwise_gain"]) == {"holds"}
-    central = claims.set_index("claim").loc["bi_beats_univariate", "evidence"]
-    assert "+2.01%" in central and "significant" in central
+    central = claims.set_index("claim").loc["bi_beats_univariate"]
+    assert "+2.01%" in central.evidence and "significant" in central.evidence
+    # Effect Ratio: our mean gain over λMART and λMART* against the paper's, averaged over
+    # the three datasets it prints Table 2 for; ΔRI: the paper's relative gain minus ours.
+    ours = ((0.71 - 0.695) + (0.71 - 0.696)) / 2
+    paper = [((bi - lm) + (bi - star)) / 2 for lm, star, bi in
+             ((0.4968, 0.4975, 0.5029), (0.5244, 0.5248, 0.5291), (0.8421, 0.8409, 0.8466))]
+    paper_base = sum((lm + star) / 2 for lm, star, _ in
+                     ((0.4968, 0.4975, 0.5029), (0.5244, 0.5248, 0.5291), (0.8421, 0.8409, 0.8466))) / 3
+    assert central.effect_ratio == pytest.approx(ours / (sum(paper) / 3))
+    assert central.delta_ri == pytest.approx((sum(paper) / 3) / paper_base - ours / ((0.695 + 0.696) / 2))
+    # The control has no paper counterpart.
+    assert claims.set_index("claim").loc["control_no_pairwise_gain", "paper"] == "not available"
 
 
-def test_a_gain_without_significance_does_not_hold(tmp_path):
-    claims, _ = bilambdamart_claims(_run(tmp_path, bi="0.7100ᵃ", control_bi="0.6700ᵃᵇ"))
+def test_a_gain_without_significance_does_not_hold(tmp_path, tables):
+    claims, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path, bi="0.7100ᵃ", control_bi="0.6700ᵃᵇ"))
     verdict = dict(zip(claims.claim, claims.ours))
     assert verdict["bi_beats_univariate"] == "does not hold"
     assert verdict["differences_help"] == "holds"  # the paper prints no test for Table 4
     assert verdict["control_no_pairwise_gain"] == "does not hold"  # a gain without pairs
 
 
-def test_untuned_runs_are_no_comparison_and_missing_tables_are_named(tmp_path):
-    claims, _ = bilambdamart_claims(_run(tmp_path, trials=1, control_bi=None))
+def test_untuned_runs_are_no_comparison_and_missing_tables_are_named(tmp_path, tables):
+    claims, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path, trials=1, control_bi=None))
     assert set(claims.ours) == {"not available"}
     assert claims.evidence.str.contains("not a comparison").all()
     (tmp_path / "tables" / "06_bilambdamart" / "table5_softmax.csv").unlink()
@@ -68,19 +53,20 @@ def test_untuned_runs_are_no_comparison_and_missing_tables_are_named(tmp_path):
     assert "table5" not in tables and missing == ["tables/06_bilambdamart/table5_softmax.csv"]
 
 
-def _seed_run(tmp_path, seed, *, bi="0.7100ᵃᵇᶜ", scale="small", trials=10):
-    run = _run(tmp_path / f"seed{seed}", bi=bi, trials=trials)
+def _seed_run(tables, tmp_path, seed, *, bi="0.7100ᵃᵇᶜ", scale="small", trials=10):
+    run = tables.bilambdamart_run(tmp_path / f"seed{seed}", bi=bi, trials=trials)
     params = {"dataset": "synthetic", "data_dir": "", "scale": scale, "seed": seed}
     (run / "run.json").write_text(json.dumps({"params": params, "notebooks": {"06_bilambdamart": {
         "status": "completed", "parameters": {**params, "run_id": f"seed{seed}"}}}}))
     return run
 
 
-def test_across_seeds_gives_each_run_and_a_test_over_the_seeds(tmp_path):
+def test_across_seeds_gives_each_run_and_a_test_over_the_seeds(tables, tmp_path):
     from scipy import stats
 
     # λMART* is 0.6960 (row c) in every run: +2.01 % marked, +0.57 % marked "ab" only.
-    runs = [_seed_run(tmp_path, 0), _seed_run(tmp_path, 1, bi="0.7000ᵃᵇ"), _seed_run(tmp_path, 2, bi="0.6900")]
+    runs = [_seed_run(tables, tmp_path, 0), _seed_run(tables, tmp_path, 1, bi="0.7000ᵃᵇ"),
+            _seed_run(tables, tmp_path, 2, bi="0.6900")]
     per_run, summary = across_seeds(runs)
     star = per_run[per_run.comparison == "Bi-λMART vs λMART*"].set_index("seed")
     assert star.difference_pct.round(2).tolist() == [2.01, 0.57, -0.86]
@@ -92,26 +78,26 @@ def test_across_seeds_gives_each_run_and_a_test_over_the_seeds(tmp_path):
     assert set(summary.comparison) == {c[0] for c in SEED_COMPARISONS}
 
 
-def test_across_seeds_refuses_runs_that_are_not_one_setup_at_several_seeds(tmp_path):
-    a = _seed_run(tmp_path, 0)
+def test_across_seeds_refuses_runs_that_are_not_one_setup_at_several_seeds(tables, tmp_path):
+    a = _seed_run(tables, tmp_path, 0)
     with pytest.raises(ValueError, match="at least two runs"):
         across_seeds([a])
     with pytest.raises(ValueError, match="both seed 0"):
         across_seeds([a, a])
     with pytest.raises(ValueError, match=r"differ in \['scale'\]"):
-        across_seeds([a, _seed_run(tmp_path, 1, scale="paper")])
+        across_seeds([a, _seed_run(tables, tmp_path, 1, scale="paper")])
     with pytest.raises(ValueError, match="n_trials = 1"):
-        across_seeds([a, _seed_run(tmp_path, 2, trials=1)])
+        across_seeds([a, _seed_run(tables, tmp_path, 2, trials=1)])
     with pytest.raises(ValueError, match="no column 'ndcg@7'"):
-        across_seeds([a, _seed_run(tmp_path, 3)], metric="ndcg@7")
+        across_seeds([a, _seed_run(tables, tmp_path, 3)], metric="ndcg@7")
     with pytest.raises(ValueError, match="run.json is missing"):
         across_seeds([a, tmp_path])
 
 
-def test_cli_prints_the_seed_comparison(tmp_path, capsys):
+def test_cli_prints_the_seed_comparison(tables, tmp_path, capsys):
     from ltrlib import cli
 
-    runs = [str(_seed_run(tmp_path, s)) for s in (0, 1)]
+    runs = [str(_seed_run(tables, tmp_path, s)) for s in (0, 1)]
     assert cli.main(["bilambdamart-seeds", *runs]) == 0
     out = capsys.readouterr().out
     assert "Bi-GBT_Softmax vs GBT_Softmax" in out and "p_across_seeds" in out
