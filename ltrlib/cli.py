@@ -93,23 +93,43 @@ def _add_run_parser(subparsers) -> None:
 def _add_fidelity_parser(subparsers) -> None:
     fid = subparsers.add_parser(
         "fidelity",
-        help="rebuild the fidelity ledger (fidelity.md, .csv) of a finished run and relink its index",
+        help="rebuild the fidelity ledger (fidelity.md, .csv) of finished runs; over several seeds, each claim's count",
         description="Decide every claim of each paper whose notebooks the run executed (the non-IID paper: "
-        "03-05, Bi-LambdaMART: 06, FOLTR: 07, XGBoost's tutorial: 08) on its tables and on the paper's "
+        "00-05, Bi-LambdaMART: 06, FOLTR: 07, XGBoost's tutorial: 08) on its tables and on the paper's "
         "printed numbers; write fidelity.md, fidelity_claims.csv and, with notebooks 03-05, fidelity.csv "
-        "(the non-IID paper's numbers beside ours) into RUN_DIR.",
+        "(the non-IID paper's numbers beside ours) into each RUN. Given several runs that differ in their "
+        "seed only, also print every check's verdict per seed, how many seeds it holds in, and its Effect "
+        "Ratio's mean with a 95%% interval over the seeds.",
     )
-    fid.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. reports/synthetic-small-seed0")
+    fid.add_argument("runs", nargs="+", metavar="RUN", help="run ids under reports/, or run directories")
+    fid.add_argument("--csv", default=None, metavar="PATH",
+                     help="with several runs: also write the per-seed summary to this CSV file")
     fid.set_defaults(handler=_fidelity)
 
 
 def _fidelity(args: argparse.Namespace) -> int:
-    from ltrlib.fidelity import write_fidelity
+    import pandas as pd
+
+    from ltrlib.atomic import atomic_path
+    from ltrlib.fidelity import across_runs, write_fidelity
     from ltrlib.report import write_index
 
-    path = write_fidelity(args.run_dir)
-    write_index(args.run_dir)
-    print(path)
+    dirs = [_run_dir(r) for r in args.runs]
+    for run_dir in dirs:
+        path = write_fidelity(run_dir)
+        write_index(run_dir)
+        print(path)
+    if len(dirs) > 1:
+        per_run, summary = across_runs(dirs)
+        verdicts = per_run.pivot_table(index=["source", "claim", "scope"], columns="seed", values="ours",
+                                       aggfunc="first", sort=False)
+        table = summary.set_index(["source", "claim", "scope"]).join(verdicts.rename(columns=lambda s: f"seed {s}"))
+        with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_rows", 500,
+                               "display.max_colwidth", 40):
+            print(table.round(2).reset_index().to_string(index=False))
+        if args.csv:
+            with atomic_path(args.csv) as tmp:
+                table.reset_index().to_csv(tmp, index=False)
     return 0
 
 
@@ -240,7 +260,8 @@ def _run_dir(run: str):
 
 def _add_seeds_parser(subparsers) -> None:
     seeds = subparsers.add_parser(
-        "bilambdamart-seeds", help="notebook 06's comparisons over runs that differ in their seed only",
+        "bilambdamart-seeds", help="notebook 06's view of `ltrlib fidelity RUN RUN ...`: its comparisons "
+        "over runs that differ in their seed only",
         description="For each comparison of notebook 06 (Bi-λMART against λMART*, λMART and w/o d, "
         "Bi-GBT_Softmax against GBT_Softmax, the control), print every run's difference and "
         "significance mark, then their mean, sd and a t-test across the seeds.")

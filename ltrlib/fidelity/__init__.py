@@ -12,9 +12,10 @@ from ltrlib.fidelity.claims import (CLAIM_COLUMNS, VERDICTS, Claim, Effect, Find
                                     effect_ratio, fmt)
 from ltrlib.fidelity.foltr import foltr_claims, paper_table2
 from ltrlib.fidelity.ledger import (FIDELITY_CLAIMS_CSV, FIDELITY_CSV, FIDELITY_MD, PAPERS, Ledger, Paper,
-                                    executed_papers, fidelity_report, summary_table, write_fidelity)
+                                    across_runs, executed_papers, fidelity_report, summary_table, write_fidelity)
 from ltrlib.fidelity.noniid import check_claims, compare, paper_numbers, read_run_numbers
-from ltrlib.fidelity.sources import NOTEBOOK_TABLES, read_table, table_path
+from ltrlib.fidelity.sources import (NOTEBOOK_TABLES, one_setup_at_several_seeds, read_table, run_setup,
+                                     table_path)
 from ltrlib.fidelity.xgboost_tutorial import tutorial_claims
 
 # Each module lists its public names once; the package hands all of them on.

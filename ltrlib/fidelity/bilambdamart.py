@@ -27,7 +27,7 @@ import pandas as pd
 from ltrlib.bivariate.experiment import MIN_COMPARISON_TRIALS
 from ltrlib.bivariate.study import study_verdict
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, Claim, Effect, Finding, Section, decide
-from ltrlib.fidelity.sources import read_table
+from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table
 from ltrlib.metrics import parse_marked
 
 __all__ = ["across_seeds", "bilambdamart_claims", "read_tables"]
@@ -212,24 +212,6 @@ SEED_COMPARISONS = (
 )
 
 
-def _run_setup(run_dir: Path) -> tuple[int, dict]:
-    """A run's seed and the rest of what notebook 06 ran with (run and notebook
-    parameters without seed and run_id), from its ``run.json``."""
-    path = run_dir / "run.json"
-    if not path.exists():
-        raise ValueError(f"{run_dir} is not a run directory: {path.name} is missing")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    entry = manifest.get("notebooks", {}).get(NOTEBOOK)
-    if not entry or entry.get("status") != "completed":
-        raise ValueError(f"{run_dir}: notebook {NOTEBOOK} has not completed in this run")
-    params = {**manifest.get("params", {}), **entry.get("parameters", {})}
-    seed = params.pop("seed", None)
-    if seed is None:
-        raise ValueError(f"{path} records no seed")
-    params.pop("run_id", None)
-    return int(seed), params
-
-
 def across_seeds(run_dirs, metric: str = "ndcg@5") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Notebook 06's comparisons (`SEED_COMPARISONS`) over runs that differ in their seed only.
 
@@ -249,19 +231,9 @@ def across_seeds(run_dirs, metric: str = "ndcg@5") -> tuple[pd.DataFrame, pd.Dat
     from scipy import stats
 
     dirs = [Path(d) for d in run_dirs]
-    if len(dirs) < 2:
-        raise ValueError(f"across_seeds needs at least two runs, got {len(dirs)}")
-    rows, seen, reference = [], {}, None
-    for run_dir in dirs:
-        seed, setup = _run_setup(run_dir)
-        if reference is None:
-            reference = (run_dir, setup)
-        elif setup != reference[1]:
-            differ = sorted(k for k in set(setup) | set(reference[1]) if setup.get(k) != reference[1].get(k))
-            raise ValueError(f"{run_dir} and {reference[0]} differ in {differ}, not only in the seed")
-        if seed in seen:
-            raise ValueError(f"{run_dir} and {seen[seed]} are both seed {seed}")
-        seen[seed] = run_dir
+    seeds = one_setup_at_several_seeds(dirs, (NOTEBOOK,))
+    rows = []
+    for seed, run_dir in zip(seeds, dirs):
         trials = _untuned_trials(run_dir)
         if trials is not None:
             raise ValueError(f"{run_dir}: n_trials = {trials} < {MIN_COMPARISON_TRIALS}, not a comparison")

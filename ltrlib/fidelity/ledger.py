@@ -12,6 +12,10 @@ the notebooks; ``ltrlib fidelity RUN_DIR`` rebuilds them):
 * ``fidelity_claims.csv``: every check of every paper (`ltrlib.fidelity.claims.CLAIM_COLUMNS`);
 * ``fidelity.csv``: the non-IID paper's printed numbers beside ours (`ltrlib.fidelity.noniid`);
 * ``fidelity.md``: provenance, the head table, then the sections.
+
+`across_runs` follows every check over runs that differ in their seed only (``ltrlib
+fidelity RUN RUN ...``): its verdict per seed, how many seeds it holds in, and the Effect
+Ratio's mean with a 95 % interval over the seeds. A claim decided on one seed is not decided.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ from ltrlib import provenance as run_provenance
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.fidelity import bilambdamart, foltr, noniid, xgboost_tutorial
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, Section
+from ltrlib.fidelity.sources import one_setup_at_several_seeds
 from ltrlib.report import RUN_MANIFEST, table_to_markdown
 
-__all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_MD", "PAPERS", "Ledger", "Paper", "executed_papers",
-           "fidelity_report", "summary_table", "write_fidelity"]
+__all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_MD", "PAPERS", "Ledger", "Paper", "across_runs",
+           "executed_papers", "fidelity_report", "summary_table", "write_fidelity"]
 
 FIDELITY_MD = "fidelity.md"
 FIDELITY_CSV = "fidelity.csv"
@@ -204,3 +209,33 @@ def write_fidelity(run_dir: str | os.PathLike) -> Path:
     with atomic_path(run_dir / FIDELITY_CLAIMS_CSV) as tmp:
         ledger.claims.to_csv(tmp, index=False)
     return atomic_write_text(run_dir / FIDELITY_MD, _markdown(ledger))
+
+
+def across_runs(run_dirs) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every check over runs that differ in their seed only (`one_setup_at_several_seeds`).
+
+    Returns ``(per_run, summary)``. ``per_run``: every run's claim rows (`CLAIM_COLUMNS`)
+    with its ``seed``. ``summary``, one row per check (``source, claim, scope``): ``seeds``,
+    how many it ``holds`` in, ``does not hold`` in and is ``not available`` in, and for a
+    comparative check the Effect Ratio's mean over the seeds with a 95 % t-interval
+    (``effect_ratio_low``, ``effect_ratio_high``; NaN with fewer than two seeds that have one).
+    """
+    from scipy import stats
+
+    dirs = [Path(d) for d in run_dirs]
+    seeds = one_setup_at_several_seeds(dirs)
+    per_run = pd.concat([fidelity_report(d).claims.assign(seed=seed) for seed, d in zip(seeds, dirs)],
+                        ignore_index=True)
+    rows = []
+    for (source, claim, scope), g in per_run.groupby(["source", "claim", "scope"], sort=False):
+        er = g.effect_ratio.astype(float).dropna().to_numpy()
+        low = high = math.nan
+        if len(er) >= 2:
+            half = stats.t.ppf(0.975, len(er) - 1) * er.std(ddof=1) / math.sqrt(len(er))
+            low, high = er.mean() - half, er.mean() + half
+        rows.append({"source": source, "claim": claim, "scope": scope, "seeds": len(g),
+                     "holds": int((g.ours == "holds").sum()), "does not hold": int((g.ours == "does not hold").sum()),
+                     "not available": int((g.ours == "not available").sum()),
+                     "effect_ratio_mean": er.mean() if len(er) else math.nan,
+                     "effect_ratio_low": low, "effect_ratio_high": high})
+    return per_run, pd.DataFrame(rows)

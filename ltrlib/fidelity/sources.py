@@ -1,17 +1,22 @@
-"""Which tables each notebook writes that the fidelity ledger reads: one registry for every paper.
+"""What the fidelity ledger reads from a run: the tables each notebook writes (one registry for
+every paper), and the run's setup, to compare runs that differ in their seed only.
 
 A table is ``tables/<notebook>/<name>.csv`` under the run directory (`ltrlib.report.Reporter`).
-The paper modules name a table by notebook and name (`path`, `read`), so a renamed table is
-changed here once, and a missing one is reported by the path a reader can look for.
+The paper modules name a table by notebook and name (`table_path`, `read_table`), so a
+renamed table is changed here once, and a missing one is reported by the path a reader can
+look for.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-__all__ = ["NOTEBOOK_TABLES", "read_table", "table_path"]
+__all__ = ["NOTEBOOK_TABLES", "one_setup_at_several_seeds", "read_table", "run_setup", "table_path"]
 
 NOTEBOOK_TABLES: dict[str, tuple[str, ...]] = {
     "00_dataset_overview": ("calibration", "calibration_subsets"),
@@ -40,3 +45,56 @@ def read_table(run_dir: str | Path, notebook: str, name: str, missing: list[str]
         missing.append(rel.as_posix())
         return None
     return pd.read_csv(path)
+
+
+def run_setup(run_dir: str | Path, notebooks: Iterable[str] = ()) -> tuple[int, dict[str, Any]]:
+    """A run's seed and the rest of what it ran with: the run's parameters and each
+    notebook's, without seed and run id, from its ``run.json``. ValueError, naming the run:
+    no ``run.json``, no seed, or one of ``notebooks`` not completed."""
+    path = Path(run_dir) / "run.json"
+    if not path.exists():
+        raise ValueError(f"{run_dir} is not a run directory: {path.name} is missing")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    entries = manifest.get("notebooks", {})
+    for nb in notebooks:
+        if entries.get(nb, {}).get("status") != "completed":
+            raise ValueError(f"{run_dir}: notebook {nb} has not completed in this run")
+    run = dict(manifest.get("params", {}))
+    seed = run.pop("seed", None)
+    run.pop("run_id", None)
+    setup = {"run": run}
+    for nb in notebooks or entries:
+        # A notebook's parameters repeat the run's; only what it ran otherwise is its own.
+        params = entries.get(nb, {}).get("parameters") or {}
+        seed = params.get("seed", seed)
+        setup[nb] = {k: v for k, v in params.items() if k not in ("seed", "run_id") and run.get(k, object()) != v}
+    if seed is None:
+        raise ValueError(f"{path} records no seed")
+    return int(seed), setup
+
+
+def one_setup_at_several_seeds(run_dirs: Sequence[str | Path], notebooks: Iterable[str] = ()) -> list[int]:
+    """The seeds of ``run_dirs``, checked to be one setup at several seeds (`run_setup`):
+    ValueError, naming the runs, for fewer than two runs, two runs of one seed, or runs
+    whose other parameters differ (the notebooks compared: ``notebooks``, else those both
+    ran)."""
+    notebooks = tuple(notebooks)
+    if len(run_dirs) < 2:
+        raise ValueError(f"comparing runs across seeds needs at least two runs, got {len(run_dirs)}")
+    seeds: dict[int, Path] = {}
+    reference = None
+    for run_dir in map(Path, run_dirs):
+        seed, setup = run_setup(run_dir, notebooks)
+        if seed in seeds:
+            raise ValueError(f"{run_dir} and {seeds[seed]} are both seed {seed}")
+        seeds[seed] = run_dir
+        if reference is None:
+            reference = (run_dir, setup)
+            continue
+        other = reference[1]
+        differ = sorted(f"{part}.{key}" if part != "run" else key
+                        for part in set(setup) & set(other)
+                        for key in set(setup[part]) | set(other[part]) if setup[part].get(key) != other[part].get(key))
+        if differ:
+            raise ValueError(f"{run_dir} and {reference[0]} differ in {differ}, not only in the seed")
+    return list(seeds)

@@ -173,4 +173,4 @@ def test_cli_rebuilds_the_report_and_the_index(tmp_path, capsys):
     assert capsys.readouterr().out.strip().endswith("fidelity.md")
     assert (run / "fidelity_claims.csv").exists() and "fidelity.md" in (run / "index.md").read_text()
     assert cli.main(["fidelity", str(tmp_path / "nope")]) == 1
-    assert "does not exist" in capsys.readouterr().err
+    assert "no run" in capsys.readouterr().err
