@@ -72,6 +72,7 @@ max_trees: int = 3000  # most trees per model, as the paper
 early_stopping: int = 100  # stop after this many trees without validation NDCG@10 gain, as the paper
 num_threads: int = 2  # LightGBM threads
 n_jobs: int = 2  # models tuned side by side in worker processes, num_threads // n_jobs threads each; 1: one after another
+prune: bool = True  # stop hopeless trials early (Optuna's MedianPruner); False trains every trial to early stopping
 start_from_paper: bool = True  # trial 0 of every study is the median of the paper Table 6 settings; the best can only beat it
 backend: str = "lightgbm"  # lightgbm (the paper) or xgboost; use a new run_id when switching
 storage: str = ""  # Optuna database shared with `ltrlib tune-worker`s, e.g. postgresql://user@host:5432/db; empty means the run's optuna.journal
@@ -87,7 +88,7 @@ settings = train.TrainSettings.for_scale(scale, "client_models", max_trees=max_t
 trials = train.budget_for_scale(scale, "client_models", n_trials=n_trials)["n_trials"]
 from ltrlib.report import settings_frame
 
-settings_frame(trials=trials, settings=settings)
+settings_frame(trials=trials, prune=prune, settings=settings)
 
 # %%
 from ltrlib.noniid.splits import load_paper_splits, splits_table
@@ -126,7 +127,7 @@ all_models = train.fit_client_models(
     splits=[*run_splits, *(s for s in alternatives if s not in run_splits), *initial],
     n_trials=trials, settings=settings,
     first_params=train.in_backend(train.PAPER_TABLE6_MEDIAN, backend) if start_from_paper else None,
-    n_jobs=n_jobs, progress=True, storage=storage)
+    n_jobs=n_jobs, progress=True, prune=prune, storage=storage)
 models = all_models.subset(run_splits)
 store.list()
 

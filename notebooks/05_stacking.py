@@ -59,6 +59,8 @@ merge_size: str = "train_queries_half"  # D_merge size Q/2 counts the train_quer
 merge_overflow: str = "shrink"  # pool too small: shrink, overlap or error
 n_trials: int = 6  # Optuna TPE trials per meta-model, pruned ones included; each trains up to n_folds models
 n_folds: int = 3  # cross-validation folds over the queries of D_merge for tuning
+max_trees: int = 500  # most trees per meta-model (the paper's tuned meta-models have 60-473), patience 100
+prune: bool = True  # stop hopeless trials early (Optuna's MedianPruner); False trains every trial to early stopping
 alpha_step: float = 0.01  # grid step of alpha for the linear merge in the comparison table
 normalisation: str = "none"  # score normalisation of that linear merge: none (paper), zscore or minmax
 top_k: int = 15  # features per panel of Figure 3 (score features are always shown)
@@ -73,10 +75,10 @@ from ltrlib.merge import stacking
 from ltrlib.train import budget_for_scale
 
 trials = budget_for_scale(scale, "stacking", n_trials=n_trials)["n_trials"]
-settings = stacking.STACKING_SETTINGS.replace(seed=seed, backend=backend)
+settings = stacking.STACKING_SETTINGS.replace(seed=seed, backend=backend, max_trees=max_trees)
 from ltrlib.report import settings_frame
 
-settings_frame(trials=trials, settings=settings)
+settings_frame(trials=trials, prune=prune, settings=settings)
 
 # %%
 from ltrlib import merge, plots
@@ -107,7 +109,7 @@ splits_table(setup.selected())
 stacked = {name: stacking.stacking_experiment(nsplits[name], models[name], n_trials=trials,
                                               n_folds=n_folds, settings=settings,
                                               storage=storage or store.run_dir / JOURNAL_FILE,
-                                              metrics=merge.TABLE_METRICS, progress=True)
+                                              metrics=merge.TABLE_METRICS, progress=True, prune=prune)
            for name in split_names}
 params = merge.collect(stacked, "params")
 report.table(params, "stacking_params", caption="Tuned meta-models (cf. the text after Table 5)")

@@ -12,10 +12,12 @@
 # model per client (3 SDBN or 5 PBM); IID draws one per interaction. Type 4: clients
 # perform 1, 3, 5, 7, 9 interactions per round, alone and on top of Type 1 and Type 2 non-IID
 # data; its baseline gives every client 5 on the same data, so the gap is the quantity
-# skew's alone. Then the remedies FedProx (mu grid), FedPer (neural, output layer kept
-# local; offline NDCG averaged over the clients' personalised models) and data sharing
-# (10% of the training queries, whole and with their true labels, replace the clients'
-# own parts of them, as in the authors' code; no server warm-up) on one setting.
+# skew's alone. Then the remedies: FedProx (mu grid) and FedPer (neural, output layer kept
+# local; offline NDCG averaged over the clients' personalised models) on Type 1 (Figure 4)
+# and on Type 2 #R = 1 (Figure 7), and there also data sharing (10% of the training
+# queries, whole and with their true labels, replace the clients' own parts of them) in
+# both readings: "as the authors' code" (no warm-up) and "as described" in §6.3 (a server
+# warm-up on the shared data before round 1).
 #
 # **Inputs.** The dataset (`synthetic` by default; Type 1 needs document categories, so a
 # real collection needs `category_feature`). The paper's own Type 1 collection, the
@@ -31,7 +33,9 @@
 # **Outputs** under `reports/<run_id>/`: tables `runs_offline`, `runs_online` (every run),
 # `noniid_gaps` (IID against non-IID, online and final offline, paired t-test over seeds),
 # `online_table` (the counterpart of Tables 2-3: cumulative discounted online NDCG@10,
-# gamma 0.9995), `remedies`; figures `offline_<setting>` (offline NDCG@10 against rounds,
+# gamma 0.9995, tidy), `table2_paper_layout` and `table3_paper_layout` (the same in the
+# paper's layout), `remedies` (with p-values against FedAvg); figures `offline_<setting>`
+# (offline NDCG@10 against rounds,
 # mean and 95% band over seeds), `online_gaps`, `remedies_<setting>`; headline gaps in
 # `metrics.json`.
 #
@@ -65,10 +69,12 @@ clicks: str = "perfect,navigational,informational"  # SDBN click models for Type
 settings: str = "type1,type2_R1,type2_R2,type3_sdbn,type3_pbm,type4,type4_type1,type4_type2"  # non-IID settings to run
 type2_R1_with_10_clients: bool = True  # also run one label per client with 10 clients, the fair comparison with two labels
 type2_R1_B_sweep: str = "2,10"  # label skew with one label per client again at these B, beside B above (the paper uses 2, 5 and 10); empty skips
-remedy_setting: str = "type2_R1"  # setting where FedProx, FedPer and data sharing are tried; empty skips
+remedy_settings: str = "type1,type2_R1"  # settings where FedProx and FedPer are tried (Figures 4 and 7), and data sharing except on type1; empty skips
 remedy_clicks: str = "perfect"  # click models of the remedy runs, comma-separated
 mu_grid: str = "0.001,0.01,0.1,1,10"  # FedProx mu values
 share_fraction: float = 0.1  # data sharing: share of training queries given to every client
+warmup_interactions: int = 0  # data sharing "as described" (§6.3): server warm-up interactions on the shared queries before round 1; 0 means one per shared query
+label_overlap: bool = False  # Type 2: False gives no document to two clients (the paper's text); True lets them overlap (the authors' runs)
 n_jobs: int = 2  # parallel processes for the runs
 scheduler: str = ""  # Dask scheduler address such as tcp://host:8786; empty means joblib here
 
@@ -84,6 +90,7 @@ ranker_list = parse_list(rankers, name="rankers")
 click_list = parse_list(clicks, name="clicks")
 setting_list = parse_list(settings, name="settings")
 remedy_click_list = parse_list(remedy_clicks, name="remedy_clicks", allow_empty=True)
+remedy_list = parse_list(remedy_settings, name="remedy_settings", allow_empty=True)
 mus = parse_list(mu_grid, float, "mu_grid", allow_empty=True)
 dict(T=T, seeds=seeds, eval_every=every, rankers=ranker_list, clicks=click_list)
 
@@ -119,12 +126,12 @@ dict(train_queries=data.train.n_queries, test_queries=data.test.n_queries, featu
 # ## The runs
 # Every setting, IID and non-IID, for each ranker and click model (Type 3 brings its own
 # click models), label skew with one label per client also at the other B of
-# `type2_R1_B_sweep` (settings `type2_R1_B2`, `type2_R1_B10`), then the remedies on
-# `remedy_setting`. Runs go through joblib (or Dask
+# `type2_R1_B_sweep` (settings `type2_R1_B2`, `type2_R1_B10`), then the remedies on each
+# of `remedy_settings`. Runs go through joblib (or Dask
 # with `scheduler`), one core each.
 
 # %%
-common = dict(n_rounds=T, eval_every=every, B=B)
+common = dict(n_rounds=T, eval_every=every, B=B, label_overlap=label_overlap)
 jobs = S.grid(setting_list, seeds, rankers=ranker_list, clicks=click_list, **common)
 if type2_R1_with_10_clients and "type2_R2" in setting_list:
     jobs += [S.Job("type2_R1", nn, rk, ck, seed=s, n_clients=10, label="type2_R1_10clients", **common)
@@ -135,10 +142,17 @@ if "type2_R1" in setting_list:
     for b in [v for v in parse_list(type2_R1_B_sweep, int, "type2_R1_B_sweep", allow_empty=True) if v != B]:
         jobs += S.grid(["type2_R1"], seeds, rankers=ranker_list, clicks=click_list,
                        **{**common, "B": b, "label": f"type2_R1_B{b}"})
-if remedy_setting:
-    remedies = [("fedprox", mu) for mu in mus] + [("fedper", 0.0), ("sharing", 0.0)]
+# The server warm-up "as described": by default one interaction per shared query.
+warmup = warmup_interactions or max(1, round(share_fraction * data.train.n_queries))
+for remedy_setting in remedy_list:
+    remedies = [("fedprox", mu) for mu in mus] + [("fedper", 0.0)]
     jobs += S.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,
-                   remedies=remedies, share_fraction=share_fraction, **common)
+                   remedies=remedies, **common)
+    if remedy_setting != "type1":  # Figure 4 tries FedProx and FedPer only
+        for warm in (0, warmup):
+            jobs += S.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,
+                           remedies=[("sharing", 0.0)], share_fraction=share_fraction,
+                           warmup_interactions=warm, **common)
 offline, online = S.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler)
 report.table(offline, "runs_offline")
 report.table(online, "runs_online")
@@ -170,6 +184,9 @@ if interactive:
 # %%
 table = S.online_table(online[online.remedy == "none"])
 report.table(table, "online_table", caption=online_table_caption(T, len(seeds)))
+report.table(S.table2_layout(online), "table2_paper_layout",
+             caption="Table 2's layout: Type 1; ▲ IID significantly above non-IID (paired t-test over seeds, p < 0.05)")
+report.table(S.table3_layout(online, B), "table3_paper_layout", caption="Table 3's layout: Type 2, #R = 1")
 gaps = S.noniid_gaps(online)
 report.table(gaps.round(4), "noniid_gaps", caption="non-IID minus IID, online and final offline")
 report.figure(plots.foltr_online_gaps(gaps), "online_gaps", close=not interactive)
@@ -177,8 +194,9 @@ gaps.round(3)
 
 # %% [markdown]
 # ## Remedies
-# FedProx for each mu, FedPer (neural only) and data sharing on the non-IID data of
-# `remedy_setting`, against the plain FedAvg runs on its IID and non-IID data;
+# FedProx for each mu, FedPer (neural only) and, except on Type 1, data sharing in both
+# readings, on the non-IID data of each of `remedy_settings`, against the plain FedAvg runs
+# on its IID and non-IID data;
 # `p_offline_vs_fedavg` and `p_online_vs_fedavg` are paired t-tests over seeds against
 # FedAvg on the same non-IID data (the run's `fidelity.md` decides the paper's claims). FedProx
 # pulls the local model towards the global one, `-mu (w - w_global)`, at every
@@ -186,14 +204,18 @@ gaps.round(3)
 # (`Job(prox_every_interaction=False)` pulls only with a click update).
 
 # %%
-if remedy_setting:
+import pandas as pd
+
+for remedy_setting in remedy_list:
     rem = summary[summary.setting == remedy_setting].assign(
         curve=lambda d: d["data"] + " · " + d["remedy"])
     rem = rem[rem.click.isin(remedy_click_list)]
     fig = plots.foltr_curves(rem, row="ranker", col="click", hue="curve", style="",
                              title=f"remedies on {remedy_setting}")
     report.figure(fig, f"remedies_{remedy_setting}", close=not interactive)
-    remedies_table = S.remedy_table(online, remedy_setting)
+if remedy_list:
+    remedies_table = pd.concat([S.remedy_table(online, s).assign(setting=s) for s in remedy_list],
+                               ignore_index=True)
     report.table(remedies_table.round(4), "remedies")
     display(remedies_table.round(3))
 

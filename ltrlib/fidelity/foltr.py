@@ -184,7 +184,7 @@ def _remedies_do_not_close(setting: str):
                 out.append(Finding(below.scope, holds, f"{below.evidence}; closes {fmt(closed, 2)} of the IID gap "
                                    f"over FedAvg (p = {fmt(p_gain, 4)})", below.effect))
         return out or [Finding(setting, None, f"notebook 07 ran no FedProx or FedPer runs on {setting} "
-                               "(its `remedy_setting` parameter)")]
+                               "(its `remedy_settings` parameter)")]
     return check
 
 
@@ -203,7 +203,7 @@ def _remedy_against_fedavg(setting: str, sharing: bool):
                                                      f.evidence, f.effect))
         what = "data sharing" if sharing else "FedProx or FedPer"
         return out or [Finding(setting, None, f"notebook 07 ran no {what} runs on {setting} "
-                               "(its `remedy_setting` parameter)")]
+                               "(its `remedy_settings` parameter)")]
     return check
 
 

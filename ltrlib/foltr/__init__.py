@@ -20,7 +20,7 @@ from ltrlib.foltr.partition import FoltrData, online_training_queries, prepare_d
 from ltrlib.foltr.rankers import FoltrRanker, RankerSpec, make_ranker
 from ltrlib.foltr.simulate import (
     Job, grid, headline_metrics, noniid_gaps, online_table, online_table_caption, remedy_table, rounds_and_seeds,
-    run_jobs, summarise_offline,
+    run_jobs, summarise_offline, table2_layout, table3_layout,
 )
 
 __all__ = [
@@ -30,4 +30,5 @@ __all__ = [
     "intent_matrix", "read_doc_ids", "read_qrels",
     "RankerSpec", "FoltrRanker", "make_ranker", "Job", "grid", "run_jobs", "online_table", "summarise_offline",
     "headline_metrics", "noniid_gaps", "online_table_caption", "remedy_table", "rounds_and_seeds",
+    "table2_layout", "table3_layout",
 ]

@@ -104,6 +104,10 @@ def _tags(job: Job) -> dict:
     remedy = job.remedy if job.remedy != "fedprox" else f"fedprox(mu={job.mu:g})"
     if job.remedy == "fedprox" and not job.prox_every_interaction:
         remedy = f"fedprox(mu={job.mu:g}, on updates)"
+    if job.remedy == "sharing":
+        # §6.3 describes Zhao et al.'s method with a server warm-up on the shared data; the
+        # authors' code has none. Both run in the batch, so the label says which.
+        remedy = "sharing (as described)" if job.warmup_interactions > 0 else "sharing (authors' code)"
     return dict(setting=job.label or job.setting, data="non-IID" if job.noniid else "IID", ranker=job.ranker,
                 click=job.click if not job.setting.startswith("type3") else job.setting.split("_")[1],
                 remedy=remedy, seed=job.seed, n_rounds=d["n_rounds"], B=job.B)
@@ -281,3 +285,51 @@ def remedy_table(online: pd.DataFrame, setting: str) -> pd.DataFrame:
             out.append(paired_ttest(mine.loc[common, measure], fedavg.loc[common, measure]).p if usable else np.nan)
     return table.assign(p_offline_vs_fedavg=p_values["final_offline"],
                         p_online_vs_fedavg=p_values["cumulative_online"])
+
+
+def _significantly_above(a: pd.Series, b: pd.Series) -> bool:
+    """``a`` above ``b`` with a paired t-test over their common seeds at p < 0.05."""
+    from ltrlib.metrics import paired_ttest
+
+    common = a.index.intersection(b.index)
+    if len(common) < 2:
+        return False
+    return bool(a.loc[common].mean() > b.loc[common].mean() and paired_ttest(a.loc[common], b.loc[common]).p < 0.05)
+
+
+def table2_layout(online: pd.DataFrame) -> pd.DataFrame:
+    """Type 1's cumulative online NDCG in the paper's Table 2 layout: rows ranker and data
+    (IID, non-IID), columns the click models, means over seeds to two decimals; an IID cell
+    carries ▲ when it is significantly above non-IID (paired t-test over seeds, p < 0.05)."""
+    part = online[(online.setting == "type1") & (online.remedy == "none")]
+    rows = []
+    for ranker in pd.unique(part.ranker):
+        for data in ("IID", "non-IID"):
+            row = {"ranker": ranker, "data": data}
+            for click in pd.unique(part.click):
+                cell = part[(part.ranker == ranker) & (part.click == click)]
+                by = {d: cell[cell.data == d].set_index("seed").cumulative_online for d in ("IID", "non-IID")}
+                mark = " ▲" if data == "IID" and _significantly_above(by["IID"], by["non-IID"]) else ""
+                row[click] = f"{by[data].mean():.2f}{mark}" if len(by[data]) else ""
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table3_layout(online: pd.DataFrame, B: int = 5) -> pd.DataFrame:
+    """Type 2 #R = 1's cumulative online NDCG in the paper's Table 3 layout: rows data and
+    click model, columns ranker and B (the B of the ``type2_R1`` setting, and of each
+    ``type2_R1_B<b>`` of the sweep), means over seeds to two decimals."""
+    settings = {B: "type2_R1"} | {int(s[len("type2_R1_B"):]): s for s in pd.unique(online.setting)
+                                  if str(s).startswith("type2_R1_B")}
+    part = online[online.setting.isin(settings.values()) & (online.remedy == "none")]
+    rows = []
+    for data in ("IID", "non-IID"):
+        for click in pd.unique(part.click):
+            row = {"data": data, "click": click}
+            for ranker in pd.unique(part.ranker):
+                for b in sorted(settings):
+                    cell = part[(part.setting == settings[b]) & (part.data == data) & (part.click == click)
+                                & (part.ranker == ranker)].cumulative_online
+                    row[f"{ranker} B = {b}"] = f"{cell.mean():.2f}" if len(cell) else ""
+            rows.append(row)
+    return pd.DataFrame(rows)

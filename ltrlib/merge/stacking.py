@@ -237,8 +237,9 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
                         storage: str | Path | None = None,
                         metrics: Sequence[str] = ("ndcg@10", "map", "mrr@10"),
                         test_scores: Mapping[str, np.ndarray] | None = None,
-                        progress: bool = False) -> StackingExperiment:
+                        progress: bool = False, prune: bool = True) -> StackingExperiment:
     """Tune and train each client's meta-model on its D_merge; evaluate on the full test set.
+    ``prune``: stop hopeless trials early (`optimize_stacking`).
 
     ``split`` as in `ltrlib.merge.linear.linear_experiment`; ``storage`` an Optuna journal
     file (studies named ``<split>.<M12S|M21S>``) so that reruns reuse finished studies.
@@ -279,7 +280,7 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
         if folds >= 2:
             res = optimize_stacking(client.merge, merge_scores, n_trials=n_trials, n_folds=folds,
                                     storage=storage, study_name=f"{split.name}.{name}",
-                                    settings=settings, progress=progress)
+                                    settings=settings, progress=progress, prune=prune)
             params, n_trees, cv_value, n_done = res.best_params, res.best_iteration, res.best_value, res.n_trials
             trials.append(res.trials.assign(split=split.name, model=name))
         else:

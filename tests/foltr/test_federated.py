@@ -345,11 +345,27 @@ def test_remedy_table_tests_each_remedy_against_fedavg(toy):
     _, online = S.run_jobs(toy, jobs, n_jobs=1, progress=False)
     table = S.remedy_table(online, "type2_R1").set_index(["data", "remedy"])
     fedavg = online[(online.data == "non-IID") & (online.remedy == "none")].sort_values("seed")
-    sharing = online[online.remedy == "sharing"].sort_values("seed")
+    sharing = online[online.remedy == "sharing (authors' code)"].sort_values("seed")
     from scipy.stats import ttest_rel
 
     expected = ttest_rel(sharing.final_offline.to_numpy(), fedavg.final_offline.to_numpy()).pvalue
-    assert table.loc[("non-IID", "sharing"), "p_offline_vs_fedavg"] == pytest.approx(expected)
+    assert table.loc[("non-IID", "sharing (authors' code)"), "p_offline_vs_fedavg"] == pytest.approx(expected)
     assert 0 <= table.loc[("non-IID", "fedprox(mu=1)"), "p_online_vs_fedavg"] <= 1
     assert np.isnan(table.loc[("non-IID", "none"), "p_offline_vs_fedavg"])
     assert np.isnan(table.loc[("IID", "none"), "p_online_vs_fedavg"])
+
+
+def test_tables_2_and_3_in_the_papers_layout():
+    rows = []
+    for setting, b in (("type1", 5), ("type2_R1", 5), ("type2_R1_B2", 2)):
+        for data, value in (("IID", 100.0), ("non-IID", 60.0)):
+            for seed, noise in ((0, 0.0), (1, 1.0), (2, -0.5)):
+                rows.append({"setting": setting, "data": data, "ranker": "linear", "click": "perfect",
+                             "remedy": "none", "seed": seed, "B": b, "cumulative_online": value + noise})
+    online = pd.DataFrame(rows)
+    t2 = S.table2_layout(online)
+    assert t2.to_dict("records") == [{"ranker": "linear", "data": "IID", "perfect": "100.17 ▲"},
+                                     {"ranker": "linear", "data": "non-IID", "perfect": "60.17"}]
+    t3 = S.table3_layout(online, B=5).set_index(["data", "click"])
+    assert list(t3.columns) == ["linear B = 2", "linear B = 5"]
+    assert t3.loc[("non-IID", "perfect"), "linear B = 2"] == "60.17"

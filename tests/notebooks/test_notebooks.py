@@ -134,9 +134,10 @@ def test_merges_reload_the_stored_models(run_dir):
 def test_foltr_noniid_results(run_dir):
     nb = "07_foltr_noniid"
     m = _metrics(run_dir, nb)
-    _assert_outputs(run_dir, nb, ("runs_offline", "runs_online", "noniid_gaps", "online_table", "remedies"),
+    _assert_outputs(run_dir, nb, ("runs_offline", "runs_online", "noniid_gaps", "online_table", "remedies",
+                                  "table2_paper_layout", "table3_paper_layout"),
                     ("offline_type1", "offline_type2_R1", "offline_type3_sdbn", "offline_type4",
-                     "online_gaps", "remedies_type2_R1"))
+                     "online_gaps", "remedies_type1", "remedies_type2_R1"))
     runs = pd.read_csv(run_dir / "tables" / nb / "runs_online.csv")
     assert m["runs"] == len(runs) and m["rounds"] == 40
     plain = runs[runs.remedy == "none"]
@@ -156,7 +157,17 @@ def test_foltr_noniid_results(run_dir):
     rem = runs[(runs.setting == "type2_R1") & (runs.ranker == "linear") & (runs.data == "non-IID")
                & (runs.click == "perfect")]
     by = rem.set_index("remedy").final_offline
-    assert by["sharing"] > by["none"]
+    assert by["sharing (authors' code)"] > by["none"]
+    # Data sharing in both readings on #R = 1; Figure 4's FedProx and FedPer on Type 1.
+    assert "sharing (as described)" in by.index
+    t1 = set(runs[runs.setting == "type1"].remedy)
+    assert {"none", "fedper"} <= t1 and any(r.startswith("fedprox") for r in t1) and not any("sharing" in r for r in t1)
+    remedies = pd.read_csv(run_dir / "tables" / nb / "remedies.csv")
+    assert set(remedies.setting) == {"type1", "type2_R1"} and "p_offline_vs_fedavg" in remedies
+    layout2 = pd.read_csv(run_dir / "tables" / nb / "table2_paper_layout.csv")
+    assert list(layout2.columns[:2]) == ["ranker", "data"] and len(layout2) == 4
+    layout3 = pd.read_csv(run_dir / "tables" / nb / "table3_paper_layout.csv")
+    assert {"linear B = 2", "linear B = 5", "linear B = 10"} <= set(layout3.columns)
 
 
 def test_xgboost_backends_results(run_dir):
