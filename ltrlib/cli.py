@@ -87,6 +87,10 @@ def _add_run_parser(subparsers) -> None:
     )
     run.add_argument("--log-output", action="store_true", help="echo the notebooks' output while they run")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    run.add_argument("--paper-dataset", default="", metavar="NAME",
+                     help="the papers' dataset the data is (istella-s, mslr-web10k, mslr-web30k, yahoo-ltrc), "
+                     "checked against its feature count: the fidelity ledger then compares the papers' printed "
+                     "numbers for it")
     run.set_defaults(handler=_run)
 
 
@@ -346,6 +350,7 @@ def _run(args: argparse.Namespace) -> int:
         parameters=_parameters(args.parameters),
         progress=not args.no_progress,
         log_output=args.log_output,
+        paper_dataset=args.paper_dataset,
     )
     print(run_dir)
     return 0

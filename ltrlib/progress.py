@@ -211,11 +211,17 @@ class RunBar:
     The bar counts expected seconds: a finished notebook adds its whole weight, and the
     running one moves with the clock up to 95 % of its weight, so the bar moves inside a long
     notebook and stalls, rather than overshoots, when the notebook runs slower than expected.
-    tqdm's average rate then scales every remaining weight by how fast this machine has been
-    so far, which makes the ETA. Without a terminal (CI, a log file) it redraws once a minute.
+    The ETA scales the expected seconds left by how fast this machine has been so far, with
+    ``prior_weight`` expected seconds of belief in the expectation itself: the first
+    notebooks are short and mostly kernel start-up, and at their pace alone a first run's
+    ETA was off by half. Without a terminal (CI, a log file) it redraws once a minute.
     """
 
-    def __init__(self, expected: dict[str, float], enabled: bool = True, file=None):
+    #: The share of the expected total the ETA trusts the expectation for (`remaining`).
+    PRIOR_SHARE = 0.25
+
+    def __init__(self, expected: dict[str, float], enabled: bool = True, file=None,
+                 prior_weight: float | None = None):
         from tqdm.std import tqdm
 
         self.expected = {name: max(float(s), 1.0) for name, s in expected.items()}
@@ -223,10 +229,11 @@ class RunBar:
         tty = hasattr(self.file, "isatty") and self.file.isatty()
         self.interval = 1.0 if tty else 60.0
         self.total = round(sum(self.expected.values()), 1)
+        self.prior_weight = self.PRIOR_SHARE * self.total if prior_weight is None else float(prior_weight)
         self.t0 = time.monotonic()
         self.bar = tqdm(total=self.total, desc="ltrlib run", file=self.file,
                         disable=not enabled, mininterval=self.interval, smoothing=0, dynamic_ncols=tty,
-                        bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]")
+                        bar_format=self._format(None))
         self.done = 0.0
         self.current: str | None = None
         self.status_dir: Path | None = None
@@ -265,12 +272,21 @@ class RunBar:
         return min(self.done + moving, self.total)
 
     def remaining(self) -> float | None:
-        """The seconds the bar says are left (its ETA: the expected seconds left at the pace
-        so far, as tqdm's average rate gives it), None before anything has moved."""
+        """The seconds the bar says are left (its ETA): the expected seconds left, times the
+        pace so far, (elapsed + w) / (done + w) with ``w = prior_weight``: the expectation's
+        pace (1) at first, this machine's once more than ``w`` expected seconds are done.
+        None before anything has moved when ``w`` is 0."""
         done, elapsed = self.position(), time.monotonic() - self.t0
-        if done <= 0 or elapsed <= 0:
+        if done + self.prior_weight <= 0:
             return None
-        return round((self.total - done) * elapsed / done, 1)
+        return round((self.total - done) * (elapsed + self.prior_weight) / (done + self.prior_weight), 1)
+
+    @staticmethod
+    def _format(remaining: float | None) -> str:
+        from tqdm.std import tqdm
+
+        eta = "?" if remaining is None else tqdm.format_interval(remaining).replace("{", "").replace("}", "")
+        return "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<" + eta + "{postfix}]"
 
     def _follow(self) -> None:
         while not self._stop.wait(self.interval):
@@ -287,5 +303,6 @@ class RunBar:
         if self.bar.disable:
             return
         self.bar.n = round(self.position(), 1)
+        self.bar.bar_format = self._format(self.remaining())
         self.bar.set_postfix_str(postfix, refresh=False)
         self.bar.refresh()

@@ -76,8 +76,9 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 METRICS_FILE = "metrics.json"
 RUN_MANIFEST = "run.json"
 # Written by ltrlib.fidelity after a batch run; linked from the index when present.
-RUN_LEVEL_FILES = (("fidelity.md", "Fidelity to the paper"), ("fidelity.csv", "its numbers"),
-                   ("fidelity_claims.csv", "its claims"))
+RUN_LEVEL_FILES = (("fidelity.md", "Fidelity ledger: each paper's claims on this run"),
+                   ("fidelity_claims.csv", "every claim"), ("fidelity.csv", "the non-IID paper's numbers"),
+                   ("fidelity_published.csv", "the papers' numbers on their own dataset"))
 
 
 def settings_frame(**named: Any):

@@ -209,6 +209,24 @@ def _check_dataset(dataset: str, data_dir: str) -> None:
         raise ValueError(f"--dataset: {exc}") from None
 
 
+def _check_paper_dataset(key: str, dataset: str, data_dir: str, scale: str, seed: int) -> list[int] | None:
+    """Refuse a ``--paper-dataset`` the data contradicts before a kernel starts
+    (`ltrlib.fidelity.datasets.check_declaration`); the train / vali / test query counts it
+    was checked against, for the ledger, or None without a declaration."""
+    if not key:
+        return None
+    from ltrlib.data.loading import load_dataset
+    from ltrlib.fidelity.datasets import check_declaration
+
+    splits = load_dataset(dataset, data_dir, scale, seed)
+    parts = [p for p in (splits.train, splits.vali, splits.test)]
+    queries = tuple(p.n_queries if p is not None else 0 for p in parts)
+    declaration = check_declaration(key, splits.train.n_features, queries, source=f"dataset {dataset!r}")
+    if not declaration.whole:
+        print(f"ltrlib run: note: {declaration.note()}", file=sys.stderr)
+    return list(queries)
+
+
 def _check_categories(plan: dict[str, dict[str, Any]], user: dict[str, Any]) -> None:
     """Refuse a category choice the data cannot honour before a kernel starts or a report
     folder is made (`ltrlib.noniid.checks`); say once what the data only weakens."""
@@ -529,12 +547,35 @@ def _keep_partial(partial: Path, failed: Path) -> Path | None:
     return None
 
 
-def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dict[str, float]:
+def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]], pace: float = 1.0) -> dict[str, float]:
     """Per notebook of ``plan``, the seconds it is expected to take, for the run's ETA: its
-    time in the most recent comparable run recorded under ``reports_dir`` (a ``run.json``
-    entry completed with the same parameters but the run id and seed; failing that, on the
-    same dataset and scale), else the scale's `config.NOTEBOOK_SECONDS` (``small``'s for a
-    scale without figures; a notebook not listed there gets their median)."""
+    time in the most recent comparable run recorded under ``reports_dir`` (`_measured_seconds`),
+    else the scale's `config.NOTEBOOK_SECONDS` (``small``'s for a scale without figures; a
+    notebook not listed there gets their median) times ``pace``, this machine's fitting pace
+    against the machine that measured them (`ltrlib.timing.pace`)."""
+    measured = _measured_seconds(reports_dir, plan)
+
+    def default(name: str) -> float:
+        figures = config.NOTEBOOK_SECONDS.get(plan[name].get("scale"), config.NOTEBOOK_SECONDS["small"])
+        return figures.get(name[:2], statistics.median(figures.values())) * pace
+
+    return {name: measured[name] if name in measured else default(name) for name in plan}
+
+
+def _run_bar(reports_dir: Path, to_run: dict[str, dict[str, Any]], manifest: dict[str, Any],
+             progress: bool) -> RunBar:
+    """The run's bar over ``to_run``. A notebook no comparable run here has timed gets the
+    default timings at this machine's pace (`ltrlib.timing.pace`, a fit of a second or two,
+    measured only for a shown bar and recorded in the manifest as ``machine_pace``)."""
+    pace = timing.pace() if progress and set(to_run) - set(_measured_seconds(reports_dir, to_run)) else 1.0
+    manifest["machine_pace"] = round(pace, 3)
+    return RunBar(_expected_seconds(reports_dir, to_run, pace), progress)
+
+
+def _measured_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """The notebooks of ``plan`` a comparable run recorded under ``reports_dir``, with its
+    seconds: the most recent ``run.json`` entry completed with the same parameters but the
+    run id and seed, failing that one on the same dataset and scale."""
     def varying(params: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in params.items() if k not in ("run_id", "seed")}
 
@@ -556,11 +597,7 @@ def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dic
                 continue
             found = (score, entry.get("finished", ""), float(entry["seconds"]))
             best[name] = max(best.get(name, found), found)
-    def default(name: str) -> float:
-        measured = config.NOTEBOOK_SECONDS.get(plan[name].get("scale"), config.NOTEBOOK_SECONDS["small"])
-        return measured.get(name[:2], statistics.median(measured.values()))
-
-    return {name: best[name][2] if name in best else default(name) for name in plan}
+    return {name: seconds for name, (_, _, seconds) in best.items()}
 
 
 def run_all(
@@ -577,6 +614,7 @@ def run_all(
     kernel_name: str | None = None,
     progress: bool = True,
     log_output: bool = False,
+    paper_dataset: str = "",
 ) -> Path:
     """Execute the numbered notebooks into ``<reports_dir>/<run_id>/`` and return that directory.
 
@@ -603,6 +641,10 @@ def run_all(
         Show a progress bar across notebooks.
     log_output:
         Echo the notebooks' stdout/stderr while they run.
+    paper_dataset:
+        The papers' dataset the data is (`ltrlib.fidelity.datasets`: ``mslr-web10k``, ...),
+        checked against its feature count before anything runs; the fidelity ledger then
+        sets the papers' printed numbers for it beside the run's. Empty: none.
 
     Raises
     ------
@@ -637,10 +679,13 @@ def run_all(
     }
     plan = _plan_parameters(declared, standard, user)
     _check_categories(plan, user)
+    declared_queries = _check_paper_dataset(paper_dataset, dataset, data_dir, scale, seed)
 
     # Run-level parameters: what makes two runs comparable. User parameters are recorded
     # per notebook, since each goes only to the notebooks that declare it.
     run_params = {"dataset": dataset, "data_dir": data_dir, "scale": scale, "seed": seed}
+    if paper_dataset:  # only when given: runs recorded before the option stay comparable
+        run_params["paper_dataset"] = paper_dataset
     with _run_lock(run_dir):  # before the manifest is read: the resume check sees no half-run
         manifest = _read_manifest(run_dir)
         if manifest is not None and not force:
@@ -654,8 +699,9 @@ def run_all(
         try:
             to_run = {nb: params for nb, params in plan.items()
                       if force or not _is_completed(run_dir, manifest, nb)}
-            with _kernel_environment(reports_dir), RunBar(_expected_seconds(reports_dir, to_run),
-                                                          progress) as bar:
+            if declared_queries:
+                manifest["paper_dataset_queries"] = declared_queries
+            with _kernel_environment(reports_dir), _run_bar(reports_dir, to_run, manifest, progress) as bar:
                 for notebook, params in to_run.items():
                     try:
                         _run_one(loaded[notebook], notebook, params, run_dir, manifest, kernel_name,

@@ -15,6 +15,10 @@ Fits run side by side in worker processes (joblib) inherit the variable. Each li
 the writer's process and parent ids, and the runner counts only the lines of its own
 child, the kernel: the kernel times a side-by-side block as one wall-clock span, and the
 workers' overlapping seconds would count the same wall time twice.
+
+`pace` says how fast this machine fits trees against the machine that measured the batch's
+default notebook timings (`ltrlib.config.NOTEBOOK_SECONDS`), from a fit of a second or two:
+a first batch run on a new machine scales its ETA by it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["ENV_VAR", "fitting", "read_log", "seconds"]
+__all__ = ["ENV_VAR", "PROBE_REFERENCE_SECONDS", "fitting", "pace", "probe_seconds", "read_log", "seconds"]
 
 #: Environment variable naming the file the fitting seconds are appended to.
 ENV_VAR = "LTRLIB_FIT_LOG"
@@ -69,3 +73,31 @@ def read_log(path: str | os.PathLike, parent: int | None = None) -> float | None
         if parent is None or int(ppid) == parent:
             total += float(seconds)
     return total
+
+
+#: What `probe_seconds` took on the machine that measured `ltrlib.config.NOTEBOOK_SECONDS`
+#: (the median of five quiet runs there).
+PROBE_REFERENCE_SECONDS = 1.0
+
+
+def probe_seconds() -> float:
+    """Seconds of one fixed LightGBM λMART fit, binning included: 300 queries of 40 documents
+    with 40 seeded random features, 60 trees, 2 threads. LightGBM's trees are most of a
+    batch run's time, and how fast a machine grows them is what its ETA needs to know first."""
+    import lightgbm as lgb
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.random((300 * 40, 40))
+    y = rng.integers(0, 5, len(X))
+    start = time.perf_counter()
+    data = lgb.Dataset(X, y, group=[40] * 300, params={"verbose": -1})
+    lgb.train({"objective": "lambdarank", "num_threads": 2, "verbose": -1, "seed": 0, "deterministic": True,
+               "force_row_wise": True}, data, num_boost_round=60)
+    return time.perf_counter() - start
+
+
+def pace() -> float:
+    """How many times longer this machine takes to fit than the reference (`probe_seconds`
+    over `PROBE_REFERENCE_SECONDS`; 2.0: half as fast)."""
+    return probe_seconds() / PROBE_REFERENCE_SECONDS

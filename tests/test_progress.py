@@ -65,7 +65,8 @@ def test_a_batch_kernel_reports_its_open_bars_to_the_runner(kernel, monkeypatch,
 def test_the_run_bar_weights_notebooks_by_their_expected_seconds(monkeypatch, tmp_path):
     clock = [100.0]
     monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
-    run = progress.RunBar({"00_a": 10, "03_b": 100, "04_c": 10}, enabled=False)
+    # Without belief in the expectation (prior_weight 0): the pace so far alone.
+    run = progress.RunBar({"00_a": 10, "03_b": 100, "04_c": 10}, enabled=False, prior_weight=0)
     assert run.remaining() is None  # nothing moved yet
     run.start("00_a")
     clock[0] += 20  # twice as slow as expected
@@ -76,10 +77,19 @@ def test_the_run_bar_weights_notebooks_by_their_expected_seconds(monkeypatch, tm
     (tmp_path / "1.json").write_text(json.dumps([{"desc": "tuning full.M_full", "n": 3, "total": 6, "started": 1}]))
     clock[0] += 20
     assert run.position() == 30.0 and run.remaining() == 120.0  # 90 left at 30 per 40 s
+    # By default a quarter of the expected total (30 s) is belief in the expectation: a short
+    # first notebook moves the pace only part of the way.
+    run = progress.RunBar({"00_a": 10, "03_b": 100, "04_c": 10}, enabled=False)
+    assert run.prior_weight == 30.0 and run.remaining() == 120.0  # the expectation, before anything ran
+    run.start("00_a")
+    clock[0] += 20
+    run.finish("00_a")
+    assert run.remaining() == 137.5  # 110 left at (20 + 30) / (10 + 30) of the expected pace
     run = progress.RunBar({"00_a": 10}, enabled=True, file=open(os.devnull, "w"))
     run.start("00_a", tmp_path)
     run._draw()
     assert run.bar.postfix == "00_a: tuning full.M_full 3/6"
+    assert "<00:10" in str(run.bar)  # the bar shows the ETA of `remaining`
     run.bar.close()
 
 

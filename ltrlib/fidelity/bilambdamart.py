@@ -27,10 +27,12 @@ import pandas as pd
 from ltrlib.bivariate.experiment import MIN_COMPARISON_TRIALS
 from ltrlib.bivariate.study import study_verdict
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, Claim, Effect, Finding, Section, decide
+from ltrlib.fidelity.datasets import Declaration, declared
 from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table
 from ltrlib.metrics import parse_marked
+from ltrlib.report import table_to_markdown
 
-__all__ = ["across_seeds", "bilambdamart_claims", "read_tables"]
+__all__ = ["across_seeds", "bilambdamart_claims", "published_numbers", "read_tables"]
 
 #: This paper's key in the ledger (`ltrlib.fidelity.ledger.PAPERS`).
 SOURCE = "bilambdamart"
@@ -39,18 +41,37 @@ NOTEBOOK = "06_bilambdamart"
 TABLES = {"table2": "table2_lambdarank", "table4": "table4_difference",
           "table5": "table5_softmax", "control": "control_table2"}
 
-# The paper's NDCG@5 with its marks (Tables 2, 4 and 5; rows as our tables label them).
-# Table 4 prints no significance marks; Table 5's * (vs GBT_Softmax) becomes "a".
-PAPER_TABLES = {
-    "WEB10K": {"table2": {"λMART (stage 1)": (0.4874, ""), "λMART": (0.4968, "a"),
-                          "λMART*": (0.4975, "a"), "Bi-λMART": (0.5029, "abc")}},
-    "WEB30K": {"table2": {"λMART (stage 1)": (0.5110, ""), "λMART": (0.5244, "a"),
-                          "λMART*": (0.5248, "a"), "Bi-λMART": (0.5291, "abc")},
-               "table4": {"Bi-λMART w/o d": (0.5256, ""), "Bi-λMART": (0.5291, "")},
-               "table5": {"GBT_Softmax": (0.5230, ""), "Bi-GBT_Softmax": (0.5299, "a")}},
-    "YAHOO!": {"table2": {"λMART (stage 1)": (0.7549, ""), "λMART": (0.8421, "a"),
-                          "λMART*": (0.8409, "a"), "Bi-λMART": (0.8466, "abc")}},
+#: The paper's printed NDCG@1, 3, 5, 10 and 20 of the tree models (Tables 2, 4 and 5), by
+#: the dataset (`ltrlib.fidelity.datasets`) and our table they belong to; rows as our tables
+#: label them.
+CUTOFFS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ndcg@20")
+PUBLISHED = {
+    "mslr-web10k": {"table2": {
+        "λMART (stage 1)": (0.4848, 0.4805, 0.4874, 0.5082, 0.5383), "λMART": (0.4985, 0.4901, 0.4968, 0.5143, 0.5417),
+        "λMART*": (0.5061, 0.4927, 0.4975, 0.5155, 0.5428), "Bi-λMART": (0.5202, 0.5014, 0.5029, 0.5195, 0.5465)}},
+    "mslr-web30k": {
+        "table2": {"λMART (stage 1)": (0.5253, 0.5058, 0.5110, 0.5289, 0.5596),
+                   "λMART": (0.5340, 0.5194, 0.5244, 0.5409, 0.5661),
+                   "λMART*": (0.5369, 0.5217, 0.5248, 0.5414, 0.5666),
+                   "Bi-λMART": (0.5386, 0.5272, 0.5291, 0.5449, 0.5690)},
+        "table4": {"Bi-λMART w/o d": (0.5390, 0.5237, 0.5256, 0.5409, 0.5669),
+                   "Bi-λMART": (0.5386, 0.5272, 0.5291, 0.5449, 0.5690)},
+        "table5": {"GBT_Softmax": (0.5320, 0.5181, 0.5230, 0.5391, 0.5649),
+                   "Bi-GBT_Softmax": (0.5389, 0.5267, 0.5299, 0.5451, 0.5682)}},
+    "yahoo-ltrc": {"table2": {
+        "λMART (stage 1)": (0.7227, 0.7350, 0.7549, 0.7957, 0.8342), "λMART": (0.8451, 0.8390, 0.8421, 0.8546, 0.8834),
+        "λMART*": (0.8449, 0.8382, 0.8409, 0.8541, 0.8831), "Bi-λMART": (0.8494, 0.8430, 0.8466, 0.8593, 0.8857)}},
 }
+#: The superscripts at NDCG@5 (paired t-test, p < 0.01, against the rows lettered a, b, c of
+#: the table). Table 4 prints none; Table 5's * (vs GBT_Softmax) becomes "a".
+MARKS_AT_5 = {"table2": {"λMART (stage 1)": "", "λMART": "a", "λMART*": "a", "Bi-λMART": "abc"},
+              "table4": {"Bi-λMART w/o d": "", "Bi-λMART": ""}, "table5": {"GBT_Softmax": "", "Bi-GBT_Softmax": "a"}}
+#: The paper's NDCG@5 with its marks, per dataset as the paper names it: what the claims
+#: are decided on, on the paper's side.
+PAPER_TABLES = {name: {table: {model: (values[CUTOFFS.index("ndcg@5")], MARKS_AT_5[table][model])
+                               for model, values in rows.items()}
+                       for table, rows in PUBLISHED[key].items()}
+                for name, key in (("WEB10K", "mslr-web10k"), ("WEB30K", "mslr-web30k"), ("YAHOO!", "yahoo-ltrc"))}
 
 Tables = dict  # name -> {model: (ndcg@5, marks)}
 
@@ -183,12 +204,44 @@ def bilambdamart_claims(run_dir: str | Path) -> tuple[pd.DataFrame, list[str]]:
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS), missing
 
 
+def published_numbers(run_dir: str | Path, declaration: Declaration | None) -> pd.DataFrame | None:
+    """The paper's printed NDCG@k for the declared dataset beside this run's (``table,
+    model, metric, paper, ours, diff``), or None when the run is not declared one of the
+    paper's datasets. A number the run lacks is NaN."""
+    if declaration is None or declaration.dataset.key not in PUBLISHED:
+        return None
+    rows = []
+    for metric in CUTOFFS:
+        try:
+            ours, _ = read_tables(run_dir, metric)
+        except ValueError:  # our tables lack this cutoff
+            ours = {}
+        for table, models in PUBLISHED[declaration.dataset.key].items():
+            for model, values in models.items():
+                paper, mine = values[CUTOFFS.index(metric)], ours.get(table, {}).get(model, (np.nan,))[0]
+                rows.append({"table": table, "model": model, "metric": metric, "paper": paper, "ours": mine,
+                             "diff": mine - paper})
+    return pd.DataFrame(rows)
+
+
 def section(run_dir: str | Path, provenance: dict) -> Section:
-    """The Bi-LambdaMART paper's part of the ledger: its claims on notebook 06's tables and
-    the pre-registered study's verdict on the central claim."""
+    """The Bi-LambdaMART paper's part of the ledger: its claims on notebook 06's tables, the
+    pre-registered study's verdict on the central claim, and on a run declared one of the
+    paper's datasets its printed numbers beside ours."""
     claims, missing = bilambdamart_claims(run_dir)
+    declaration = declared(provenance)
+    published = published_numbers(run_dir, declaration)
     lines = [f"**The central claim over seeds.** {study_verdict()}", ""]
-    return Section(SOURCE, claims, missing=missing, lines=lines, intro=INTRO)
+    if published is None:
+        lines += ["**Numbers.** The paper prints WEB10K's, WEB30K's and Yahoo!'s; this run is declared none of "
+                  "them (`ltrlib run --paper-dataset`), so its absolute values are not comparable and only the "
+                  "claims are compared.", ""]
+    else:
+        shown = published.assign(**{c: published[c].map(lambda v: "" if pd.isna(v) else f"{v:.4f}")
+                                    for c in ("paper", "ours", "diff")})
+        lines += ["**Numbers.** " + declaration.note() + " `diff` = ours − paper (file "
+                  "[fidelity_published.csv](fidelity_published.csv)).", "", table_to_markdown(shown), ""]
+    return Section(SOURCE, claims, missing=missing, lines=lines, intro=INTRO, published=published)
 
 
 INTRO = ("The paper reports WEB10K, WEB30K and Yahoo!, not Istella: its absolute NDCG values are not a "

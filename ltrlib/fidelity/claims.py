@@ -154,3 +154,6 @@ class Section:
     missing: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     numbers: pd.DataFrame | None = None
+    #: On a run declared one of the paper's datasets: its printed numbers beside ours
+    #: (``table, model, metric, paper, ours, diff``; `ltrlib.fidelity.datasets`).
+    published: pd.DataFrame | None = None

@@ -27,11 +27,13 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, Claim, Effect, Finding, Section, decide, fmt
+from ltrlib.fidelity.datasets import declared
 from ltrlib.fidelity.sources import read_table
 from ltrlib.foltr.federated import cumulative_online, discount_sum
 from ltrlib.metrics import paired_ttest
+from ltrlib.report import table_to_markdown
 
-__all__ = ["foltr_claims", "paper_table2"]
+__all__ = ["foltr_claims", "paper_table2", "table3_numbers"]
 
 #: This paper's key in the ledger (`ltrlib.fidelity.ledger.PAPERS`).
 SOURCE = "foltr"
@@ -45,6 +47,14 @@ PAPER_CONSTANT_ONLINE = 1589.23
 PAPER_TABLE2 = {
     "linear": {"perfect": (1002.36, 648.71), "navigational": (872.12, 546.25), "informational": (894.95, 566.23)},
     "neural": {"perfect": (1061.57, 668.38), "navigational": (834.08, 505.64), "informational": (842.87, 490.29)},
+}
+#: Table 3 (MSLR-WEB10K, Type 2 #R = 1, cumulative online at T = 10,000), IID rows:
+#: (ranker, click) -> value at B = 2, 5, 10. Every non-IID cell is `PAPER_CONSTANT_ONLINE`.
+PAPER_TABLE3_B = (2, 5, 10)
+PAPER_TABLE3_IID = {
+    ("linear", "perfect"): (742.10, 778.56, 798.05), ("linear", "navigational"): (698.25, 743.35, 771.04),
+    ("linear", "informational"): (672.23, 722.23, 757.10), ("neural", "perfect"): (716.55, 781.18, 815.8),
+    ("neural", "navigational"): (649.83, 728.96, 775.87), ("neural", "informational"): (612.76, 693.35, 748.64),
 }
 MEASURES = ("offline", "online")
 #: A remedy's gain over FedAvg is "limited" below this share of the IID gap it should close.
@@ -290,7 +300,42 @@ INTRO = ("The paper runs MSLR-WEB10K, Yahoo!, Istella-S and the intent-change co
          "states them.")
 
 
+def table3_numbers(runs: Runs, B: int = 5) -> pd.DataFrame:
+    """Table 3's printed values beside this run's mean cumulative online NDCG (``table,
+    model, metric, paper, ours, diff``; model: data, ranker and click model; metric: the B)."""
+    f = runs.frame
+    rows = []
+    for (ranker, click), values in PAPER_TABLE3_IID.items():
+        for b, iid in zip(PAPER_TABLE3_B, values):
+            setting = "type2_R1" if b == B else f"type2_R1_B{b}"
+            for data, paper in (("IID", iid), ("non-IID", PAPER_CONSTANT_ONLINE)):
+                part = f[(f.setting == setting) & (f.data == data) & (f.ranker == ranker) & (f.click == click)
+                         & (f.remedy == "none")] if f is not None else None
+                ours = float(part.cumulative_online.mean()) if part is not None and len(part) else math.nan
+                rows.append({"table": "Table 3", "model": f"{data} {ranker} {click}", "metric": f"B = {b}",
+                             "paper": paper, "ours": ours, "diff": ours - paper})
+    return pd.DataFrame(rows)
+
+
 def section(run_dir: str | Path, provenance: dict) -> Section:
-    """The FOLTR paper's part of the ledger."""
-    claims, missing = foltr_claims(run_dir)
-    return Section(SOURCE, claims, intro=INTRO, missing=missing)
+    """The FOLTR paper's part of the ledger; on a run declared MSLR-WEB10K at the paper's
+    T, Table 3's printed numbers beside ours."""
+    missing: list[str] = []
+    runs = Runs(read_table(run_dir, NOTEBOOK, "runs_online", missing))
+    claims = pd.DataFrame(decide(SOURCE, CLAIMS, runs), columns=CLAIM_COLUMNS)
+    declaration = declared(provenance)
+    rounds = sorted(set(runs.frame.n_rounds)) if runs.frame is not None else []
+    published, lines = None, []
+    if declaration is None or SOURCE not in declaration.dataset.papers:
+        lines += ["**Numbers.** The paper prints MSLR-WEB10K's online values (Table 3); this run is not declared "
+                  "MSLR-WEB10K (`ltrlib run --paper-dataset mslr-web10k`), so only the claims are compared.", ""]
+    elif rounds != [PAPER_T]:
+        lines += [f"**Numbers.** {declaration.note()} Cumulative online NDCG sums over the rounds: this run's "
+                  f"T = {', '.join(map(str, rounds)) or 'none'}, the paper's {PAPER_T:,}, so Table 3 is not "
+                  "compared (`-p profile paper` runs the paper's T).", ""]
+    else:
+        published = table3_numbers(runs)
+        lines += [f"**Numbers.** {declaration.note()} Table 3 beside ours (`diff` = ours − paper; file "
+                  "[fidelity_published.csv](fidelity_published.csv)).", "",
+                  table_to_markdown(published.round(2)), ""]
+    return Section(SOURCE, claims, intro=INTRO, missing=missing, lines=lines, published=published)

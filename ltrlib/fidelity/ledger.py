@@ -37,12 +37,13 @@ from ltrlib.fidelity.claims import CLAIM_COLUMNS, Section
 from ltrlib.fidelity.sources import one_setup_at_several_seeds
 from ltrlib.report import RUN_MANIFEST, table_to_markdown
 
-__all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_MD", "PAPERS", "Ledger", "Paper", "across_runs",
-           "executed_papers", "fidelity_report", "summary_table", "write_fidelity"]
+__all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV", "PAPERS", "Ledger", "Paper",
+           "across_runs", "executed_papers", "fidelity_report", "summary_table", "write_fidelity"]
 
 FIDELITY_MD = "fidelity.md"
 FIDELITY_CSV = "fidelity.csv"
 FIDELITY_CLAIMS_CSV = "fidelity_claims.csv"
+FIDELITY_PUBLISHED_CSV = "fidelity_published.csv"
 #: An Effect Ratio in this range counts as the paper's effect reproduced in size.
 ER_RANGE = (0.5, 2.0)
 
@@ -90,6 +91,12 @@ class Ledger:
         return found[0] if found else None
 
     @property
+    def published(self) -> pd.DataFrame | None:
+        """The papers' printed numbers for the declared dataset beside ours, every paper's."""
+        found = [s.published.assign(source=s.source) for s in self.sections if s.published is not None]
+        return pd.concat(found, ignore_index=True) if found else None
+
+    @property
     def missing(self) -> list[str]:
         return [m for s in self.sections for m in s.missing]
 
@@ -106,6 +113,8 @@ def _provenance(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         return {"run_id": run_dir.name, **data}
     out = {"run_id": manifest.get("run_id", run_dir.name), **manifest.get("params", {}), **data,
            "ltrlib_version": manifest.get("ltrlib_version"), "created": manifest.get("created")}
+    if manifest.get("paper_dataset_queries"):  # what the declaration was checked against
+        out["paper_dataset_queries"] = manifest["paper_dataset_queries"]
     for name, entry in manifest.get("notebooks", {}).items():
         out[f"{name} status"] = entry.get("status")
         if "n_trials" in (entry.get("parameters") or {}):
@@ -208,6 +217,9 @@ def write_fidelity(run_dir: str | os.PathLike) -> Path:
             ledger.numbers.to_csv(tmp, index=False)
     with atomic_path(run_dir / FIDELITY_CLAIMS_CSV) as tmp:
         ledger.claims.to_csv(tmp, index=False)
+    if ledger.published is not None:
+        with atomic_path(run_dir / FIDELITY_PUBLISHED_CSV) as tmp:
+            ledger.published.to_csv(tmp, index=False)
     return atomic_write_text(run_dir / FIDELITY_MD, _markdown(ledger))
 
 

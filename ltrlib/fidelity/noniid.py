@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, Claim, Effect, Finding, Section, decide, fmt
+from ltrlib.fidelity.datasets import declared
 from ltrlib.fidelity.sources import read_table
 from ltrlib.report import table_to_markdown
 
@@ -534,7 +535,15 @@ def section(run_dir: str | os.PathLike, provenance: dict[str, Any]) -> Section:
     if unmatched:
         lines += ["**Not compared.** This run's configurations the paper has no numbers for (other "
                   "categories or split names): " + ", ".join(unmatched) + ".", ""]
-    lines += ["### Numbers", "", "`diff` = ours − paper. Tables 1 and 3 are NDCG@10; Tables 4 and 5 "
+    declaration = declared(provenance)
+    if declaration is not None and declaration.dataset.key == "istella-s":
+        said = declaration.note()
+    elif declaration is not None:
+        said = f"The run is declared {declaration.dataset.name}: the paper's numbers are Istella-S's, not this data's."
+    else:
+        said = ("The paper's numbers are Istella-S's; this run is not declared Istella-S (`ltrlib run "
+                "--paper-dataset istella-s`), so absolute values are not comparable: the claims are.")
+    lines += ["### Numbers", "", said + " `diff` = ours − paper. Tables 1 and 3 are NDCG@10; Tables 4 and 5 "
               "are on the full test set, with the significance superscripts (a: vs M1, b: vs M2). "
               "File: [fidelity.csv](fidelity.csv).", ""]
     cols = ["split", "model", "test_set", "metric", "paper", "ours", "diff", "paper_marks", "ours_marks"]
