@@ -25,7 +25,7 @@ NOTEBOOK_TABLES: dict[str, tuple[str, ...]] = {
     "05_stacking": ("table5_stacking_numeric", "figure3_importance"),
     "06_bilambdamart": ("table2_lambdarank", "table4_difference", "table5_softmax", "control_table2"),
     "07_foltr_noniid": ("runs_online", "remedies"),
-    "08_xgboost_backends": ("pair_method_summary",),
+    "08_xgboost_backends": ("pair_method_summary", "pair_count_sweep"),
 }
 
 

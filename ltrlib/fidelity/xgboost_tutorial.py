@@ -20,13 +20,14 @@ import pandas as pd
 
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, Claim, Finding, Section, decide
 from ltrlib.fidelity.sources import read_table
+from ltrlib.train.comparison import PAIRWISE
 
 __all__ = ["tutorial_claims"]
 
 #: This paper's key in the ledger (`ltrlib.fidelity.ledger.PAPERS`).
 SOURCE = "xgboost"
 NOTEBOOK = "08_xgboost_backends"
-#: The ``mean`` setting of notebook 08's pair-method study, the others' reference.
+#: The ``mean`` setting of notebook 08's pair-method studies, the others' reference.
 REFERENCE = "mean, 1 pair"
 ALPHA = 0.05
 STATED = "the tutorial's \"Obtaining Good Result\" (seed 004)"
@@ -76,10 +77,58 @@ CLAIMS = (
 )
 
 
-def tutorial_claims(summary: pd.DataFrame) -> pd.DataFrame:
-    """The tutorial's advice decided on notebook 08's ``pair_method_summary``, as rows of
-    `ltrlib.fidelity.claims.CLAIM_COLUMNS`."""
-    return pd.DataFrame(decide(SOURCE, CLAIMS, summary), columns=CLAIM_COLUMNS)
+def _sweep_rows(sweep: pd.DataFrame | None, metric: str = "ndcg@10") -> pd.DataFrame | None:
+    if sweep is None or sweep.empty or REFERENCE not in set(sweep.setting):
+        return None
+    return sweep[sweep.metric == metric].set_index("setting")
+
+
+def _more_pairs(sweep: pd.DataFrame | None) -> list[Finding]:
+    rows = _sweep_rows(sweep)
+    if rows is None:
+        return [Finding("pair counts", None, "no pair_count_sweep table")]
+    counts = rows[rows.index.str.startswith("mean")]
+    counts = counts.assign(n=[1 if s == REFERENCE else int(s.split(", ")[1].split()[0]) for s in counts.index])
+    counts = counts.sort_values("n")
+    if len(counts) < 2:
+        return [Finding("pair counts", None, "the sweep has one pair count")]
+    pairs = counts.effective_pairs_per_query.to_numpy()
+    top = counts.iloc[-1]
+    said = "; ".join(f"{int(r.n)} per document: {r.effective_pairs_per_query:.1f} effective pairs per query, "
+                     f"NDCG@10 {r['mean']:.4f}, {r.seconds:.1f} s" for _, r in counts.iterrows())
+    more_pairs = Finding(f"{int(counts.n.iloc[0])} to {int(top.n)} pairs", bool((pairs[1:] > pairs[:-1]).all()), said)
+    better = None if pd.isna(top.p_value) else bool(top.diff_vs_reference > 0 and top.p_value < ALPHA)
+    gain = Finding(f"{int(top.n)} pairs vs 1, ndcg@10", better,
+                   f"{top.name} − mean, 1 pair: {top.diff_vs_reference:+.4f} (p = {top.p_value:.3g}), "
+                   f"{top.seconds:.1f} s against {counts.seconds.iloc[0]:.1f} s")
+    return [more_pairs, gain]
+
+
+def _pairwise_small(sweep: pd.DataFrame | None) -> list[Finding]:
+    rows = _sweep_rows(sweep)
+    if rows is None or PAIRWISE not in rows.index:
+        return [Finding("rank:pairwise", None, "no rank:pairwise row in the pair_count_sweep table")]
+    r = rows.loc[PAIRWISE]
+    not_worse = None if pd.isna(r.p_value) else bool(r.diff_vs_reference >= 0 or r.p_value >= ALPHA)
+    return [Finding(f"rank:pairwise vs rank:ndcg, ndcg@10, {int(r.train_queries)} training queries", not_worse,
+                    f"rank:pairwise − rank:ndcg (mean, 1 pair): {r.diff_vs_reference:+.4f} (p = {r.p_value:.3g})")]
+
+
+#: The advice decided on the pair-count sweep (`pair_count_settings`).
+SWEEP_CLAIMS = (
+    Claim("more_pairs_more_effective", "Raising lambdarank_num_pair_per_sample (mean) gives more effective "
+          "pairs, and the most pairs beat one pair per document on NDCG@10 on small data (at a cost in time)",
+          _more_pairs, stated=STATED),
+    Claim("pairwise_suits_small_data", "On small data rank:pairwise (RankNet) serves as well as rank:ndcg: "
+          "not significantly below it on NDCG@10", _pairwise_small, stated=STATED),
+)
+
+
+def tutorial_claims(summary: pd.DataFrame, sweep: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The tutorial's advice decided on notebook 08's ``pair_method_summary`` and its
+    ``pair_count_sweep``, as rows of `ltrlib.fidelity.claims.CLAIM_COLUMNS`."""
+    rows = decide(SOURCE, CLAIMS, summary) + decide(SOURCE, SWEEP_CLAIMS, sweep)
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 
 INTRO = ("The tutorial gives advice, not numbers: each claim is checked on notebook 08's pair-method study "
@@ -91,7 +140,8 @@ def section(run_dir: str | Path, provenance: dict) -> Section:
     """The tutorial's part of the ledger."""
     missing: list[str] = []
     summary = read_table(run_dir, NOTEBOOK, "pair_method_summary", missing)
-    claims = (tutorial_claims(summary) if summary is not None else
-              pd.DataFrame(decide(SOURCE, CLAIMS, pd.DataFrame(columns=["metric", "setting", "train_queries"])),
-                           columns=CLAIM_COLUMNS))
+    sweep = read_table(run_dir, NOTEBOOK, "pair_count_sweep", missing)
+    if summary is None:
+        summary = pd.DataFrame(columns=["metric", "setting", "train_queries"])
+    claims = tutorial_claims(summary, sweep)
     return Section(SOURCE, claims, intro=INTRO, missing=missing)

@@ -15,12 +15,14 @@ on a Dask cluster; their public names are re-exported here like the rest.
 from ltrlib.train.comparison import (
     COMPARISON_SETTINGS,
     LIGHTGBM,
+    PAIRWISE,
     BackendRuns,
     backend_variants,
     compare_backends,
     comparison_numeric,
     effective_pairs,
     headline_metrics,
+    pair_count_settings,
     pair_method_experiment,
     pair_method_summary,
     parse_train_sizes,
@@ -115,8 +117,8 @@ __all__ = [
     "prune_every", "prune_warmup", "pruner", "pruning_monitor", "pruning_setup", "stored_study",
     "study_database",
     # comparison: backends and pair methods (notebook 08)
-    "BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
-    "comparison_numeric", "effective_pairs", "headline_metrics", "pair_method_experiment",
+    "BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "PAIRWISE", "backend_variants", "compare_backends",
+    "comparison_numeric", "effective_pairs", "headline_metrics", "pair_count_settings", "pair_method_experiment",
     "pair_method_summary", "parse_train_sizes", "take_train_queries",
     # distributed: training on a Dask cluster
     "cluster_client", "fit_on_cluster", "query_partitions", "stop_early",

@@ -33,7 +33,7 @@ from ltrlib.train.settings import TrainSettings
 
 __all__ = ["BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
            "comparison_numeric", "effective_pairs", "headline_metrics", "pair_method_experiment",
-           "pair_method_summary", "parse_train_sizes", "take_train_queries"]
+           "PAIRWISE", "pair_count_settings", "pair_method_summary", "parse_train_sizes", "take_train_queries"]
 
 METRICS = ("ndcg@10", "map", "mrr@10")
 LIGHTGBM = "LightGBM λMART"
@@ -196,6 +196,22 @@ def pair_method_experiment(datasets: Mapping[str, Splits], pair_settings: Mappin
         pq["trees"] = r.best_iteration
         parts.append(pq)
     return pd.concat(parts, ignore_index=True)
+
+
+#: The ``rank:pairwise`` setting of the pair-count sweep (`pair_count_settings`).
+PAIRWISE = "rank:pairwise, mean, 1 pair"
+
+
+def pair_count_settings(counts) -> dict[str, dict]:
+    """Notebook 08's sweep on the smallest training set: ``rank:ndcg`` with the mean method at
+    each ``lambdarank_num_pair_per_sample`` of ``counts`` (1, the studies' reference ``mean, 1 pair``, always runs),
+    and ``rank:pairwise`` (RankNet) with mean and 1 pair."""
+    counts = sorted({1, *map(int, counts)})
+    out = {("mean, 1 pair" if n == 1 else f"mean, {n} pairs"): {"lambdarank_pair_method": "mean",
+                                                            "lambdarank_num_pair_per_sample": n} for n in counts}
+    out[PAIRWISE] = {"objective": "rank:pairwise", "lambdarank_pair_method": "mean",
+                     "lambdarank_num_pair_per_sample": 1}
+    return out
 
 
 def pair_method_summary(runs: pd.DataFrame, reference: str = "mean, 1 pair") -> pd.DataFrame:

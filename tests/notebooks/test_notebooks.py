@@ -174,7 +174,7 @@ def test_xgboost_backends_results(run_dir):
     nb = "08_xgboost_backends"
     m = _metrics(run_dir, nb)
     _assert_outputs(run_dir, nb, ("backend_comparison", "backend_comparison_numeric", "backend_timing",
-                                  "pair_method_summary", "seed_claims"),
+                                  "pair_method_summary", "pair_count_sweep", "seed_claims"),
                     ("backend_comparison", "pair_method_sizes"))
     numeric = pd.read_csv(run_dir / "tables" / nb / "backend_comparison_numeric.csv")
     # LightGBM and XGBoost with 3 objectives x 2 pair methods, each scored on 3 metrics.
@@ -184,7 +184,10 @@ def test_xgboost_backends_results(run_dir):
     assert (ndcg["mean"] > 0.25).all() and (ndcg["mean"] <= 1).all()
     assert (numeric.seconds > 0).all() and (numeric.trees >= 1).all()
     claims = pd.read_csv(run_dir / "tables" / nb / "seed_claims.csv")
-    assert set(claims.claim) == {"mean_more_effective_pairs", "mean_better_small", "topk_better_top_large"}
+    assert set(claims.claim) == {"mean_more_effective_pairs", "mean_better_small", "topk_better_top_large",
+                                 "more_pairs_more_effective", "pairwise_suits_small_data"}
+    sweep = pd.read_csv(run_dir / "tables" / nb / "pair_count_sweep.csv")
+    assert {"mean, 1 pair", "mean, 4 pairs", "mean, 16 pairs", "rank:pairwise, mean, 1 pair"} == set(sweep.setting)
     assert sum(k.endswith(".holds") for k in m) == len(claims)
 
 
@@ -322,7 +325,7 @@ def test_paper_tables_and_fidelity_report(run_dir):
 
     for source, paper in PAPERS.items():
         assert f"## {paper.title}" in ledger
-        module_claims = {"noniid": 16, "bilambdamart": 7, "foltr": 9, "xgboost": 3}[source]
+        module_claims = {"noniid": 16, "bilambdamart": 7, "foltr": 9, "xgboost": 5}[source]
         assert claims[claims.source == source].claim.nunique() == module_claims, source
     # Every claim computes from the tiny tables: the FOLTR ones that can be decided on one seed are.
     foltr = claims[claims.source == "foltr"].set_index(["claim", "scope"]).ours
