@@ -332,3 +332,21 @@ def test_paper_tables_and_fidelity_report(run_dir):
     assert foltr[("type2_R1_online_constant", "online metric")] == "holds"
     assert foltr[("type2_R1_online_constant", "type2_R1 non-IID runs")] == "holds"
     assert set(foltr.loc["type1_hurts"]) <= {"holds", "does not hold"}  # paired over the click models
+
+
+def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys):
+    """The cross-seed ledger on the batch run and a second tiny run of another seed (notebooks
+    07 and 08 only: runs compare on the notebooks both ran)."""
+    from ltrlib import cli
+    from ltrlib.fidelity import across_runs
+
+    other = runner.run_all(scale="tiny", seed=tiny_seed + 1, run_id="smoke-next", only="07,08",
+                           reports_dir=run_dir.parent, progress=False)
+    per_run, summary = across_runs([run_dir, other])
+    assert sorted(per_run.seed.unique()) == [tiny_seed, tiny_seed + 1]
+    both = summary[summary.source.isin(["foltr", "xgboost"])]
+    assert (both.seeds == 2).all() and (both.holds + both["does not hold"] + both["not available"] == 2).all()
+    exact = summary[(summary.claim == "type2_R1_online_constant")].set_index("scope")
+    assert exact.loc["online metric", "holds"] == 2 and exact.loc["type2_R1 non-IID runs", "holds"] == 2
+    assert cli.main(["fidelity", str(run_dir), str(other)]) == 0
+    assert f"seed {tiny_seed + 1}" in capsys.readouterr().out
