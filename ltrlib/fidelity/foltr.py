@@ -131,8 +131,8 @@ def _absent(setting: str, what: str = "") -> list[Finding]:
     return [Finding(setting, None, f"notebook 07 ran no {what or setting} runs (its `settings` parameter)")]
 
 
-def _hurts(settings: Iterable[str], measures: tuple[str, ...] = MEASURES):
-    """IID is significantly above non-IID in each setting, ranker and measure."""
+def _each_setting(settings: Iterable[str], measures: tuple[str, ...], judge):
+    """``judge(iid, non_iid, scope)`` in each of ``settings``, ranker and measure of the runs."""
     def check(runs: Runs) -> list[Finding]:
         out = []
         for setting in settings:
@@ -140,25 +140,21 @@ def _hurts(settings: Iterable[str], measures: tuple[str, ...] = MEASURES):
             out += [] if rankers else _absent(setting)
             for ranker in rankers:
                 for m in measures:
-                    out.append(_significantly_above(runs.values(setting, ranker, m, "IID"),
-                                                    runs.values(setting, ranker, m), f"{setting} {ranker} {m}",
-                                                    "IID", "non-IID"))
+                    out.append(judge(runs.values(setting, ranker, m, "IID"), runs.values(setting, ranker, m),
+                                     f"{setting} {ranker} {m}"))
         return out
     return check
+
+
+def _hurts(settings: Iterable[str], measures: tuple[str, ...] = MEASURES):
+    """IID is significantly above non-IID in each setting, ranker and measure."""
+    return _each_setting(settings, measures, lambda iid, non, scope: _significantly_above(iid, non, scope, "IID",
+                                                                                         "non-IID"))
 
 
 def _no_difference(settings: Iterable[str]):
-    def check(runs: Runs) -> list[Finding]:
-        out = []
-        for setting in settings:
-            rankers = runs.rankers(setting)
-            out += [] if rankers else _absent(setting)
-            for ranker in rankers:
-                for m in MEASURES:
-                    out.append(_not_different(runs.values(setting, ranker, m), runs.values(setting, ranker, m, "IID"),
-                                              f"{setting} {ranker} {m}", "non-IID", "IID"))
-        return out
-    return check
+    """No significant difference between non-IID and IID in each setting, ranker and measure."""
+    return _each_setting(settings, MEASURES, lambda iid, non, scope: _not_different(non, iid, scope, "non-IID", "IID"))
 
 
 def paper_table2() -> list[Finding]:
