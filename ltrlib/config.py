@@ -121,15 +121,14 @@ TRAIN_BUDGETS: dict[str, dict[str, Budget]] = {
 # --------------------------------------------------------------------------- sessions
 
 #: Seconds each notebook took per scale, by its number: what ``ltrlib run``'s ETA expects of
-#: a notebook that no comparable run has recorded. ``small``: `make bench-batch` on a quiet
-#: 2-core machine (the README's figures); ``tiny``: a tiny batch on the same machine. Only
-#: the ratios within a scale matter, since the ETA learns this machine's pace as it goes,
-#: but they differ between scales (notebook 03 is 38 % of ``small`` and 16 % of ``tiny``);
-#: a scale without figures takes ``small``'s.
+#: a notebook that no comparable run has recorded, at this machine's fitting pace
+#: (`ltrlib.timing.pace`). ``small``: `make reproduce` on a quiet 2-core VM of the kind CI
+#: runs on (2,471 s in all, 2026-11-25); ``tiny``: a tiny batch on a 2-core machine. A scale
+#: without figures takes ``small``'s.
 NOTEBOOK_SECONDS = {
     "tiny": {"00": 16, "01": 12, "02": 11, "03": 78, "04": 25, "05": 73, "06": 35, "07": 55, "08": 74, "09": 119},
-    "small": {"00": 21, "01": 21, "02": 21, "03": 828, "04": 21, "05": 114, "06": 580, "07": 252, "08": 210,
-              "09": 120},
+    "small": {"00": 20, "01": 8, "02": 12, "03": 936, "04": 49, "05": 175, "06": 666, "07": 260, "08": 215,
+              "09": 129},
 }
 
 #: Environment variables a JupyterLab session takes its data and run from (`ltrlib lab`,
