@@ -134,7 +134,28 @@ def _fidelity(args: argparse.Namespace) -> int:
         if args.csv:
             with atomic_path(args.csv) as tmp:
                 table.reset_index().to_csv(tmp, index=False)
+        _print_bilambdamart_view(dirs)
     return 0
+
+
+def _print_bilambdamart_view(dirs, metric: str = "ndcg@5", strict: bool = False) -> None:
+    """Notebook 06's view of the runs: its comparisons' differences per seed and a t-test
+    across the seeds (`ltrlib.fidelity.across_seeds`). When a run did not compare its
+    models, ``strict`` raises the ValueError; otherwise a line says why it is not shown."""
+    import pandas as pd
+
+    from ltrlib.fidelity import across_seeds
+
+    try:
+        per_run, summary = across_seeds(dirs, metric)
+    except ValueError as exc:
+        if strict:
+            raise
+        print(f"\nnotebook 06 across seeds: not shown ({exc})")
+        return
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print("\nnotebook 06 across seeds", per_run.round(4).to_string(index=False),
+              summary.round(4).to_string(index=False), sep="\n\n")
 
 
 def _add_tune_worker_parser(subparsers) -> None:
@@ -275,13 +296,7 @@ def _add_seeds_parser(subparsers) -> None:
 
 
 def _seeds(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from ltrlib.fidelity import across_seeds
-
-    per_run, summary = across_seeds([_run_dir(r) for r in args.runs], args.metric)
-    with pd.option_context("display.width", 160, "display.max_columns", 20):
-        print(per_run.round(4).to_string(index=False), summary.round(4).to_string(index=False), sep="\n\n")
+    _print_bilambdamart_view([_run_dir(r) for r in args.runs], args.metric, strict=True)
     return 0
 
 

@@ -75,6 +75,7 @@ def test_across_seeds_each_check_counts_its_seeds_with_an_interval(tables, tmp_p
     assert cli.main(["fidelity", *map(str, runs), "--csv", str(out_csv)]) == 0
     out = capsys.readouterr().out
     assert "seed 4" in out and "type1_hurts" in out and all((r / "fidelity.md").exists() for r in runs)
+    assert "notebook 06 across seeds" in out and "Bi-λMART vs λMART*" in out  # its notebook-06 view
     assert len(pd.read_csv(out_csv)) == len(summary)
     # Runs of another setup, or of one seed twice, are refused, naming them.
     other = _run_dir(tables, tmp_path / "other", 7)
