@@ -17,8 +17,10 @@ def test_a_declaration_the_features_contradict_is_refused_naming_both():
         paper_dataset("mslr-web20k")
     whole = check_declaration("mslr-web10k", 136, (6000, 2000, 2000))
     assert whole.whole and "the paper's printed numbers are this data's" in whole.note()
-    part = check_declaration("yahoo-ltrc", 700, (100, 40, 40))  # Yahoo's 700 indices hold 699 features
+    part = check_declaration("yahoo-ltrc", 658, (100, 40, 40))  # sparse: the twin's highest index is 658
     assert not part.whole and "a part of the collection" in part.note() and "19,944" in part.note()
+    with pytest.raises(ValueError, match="has 220 features, Yahoo! LTRC, set 1 has 500 to 700"):
+        check_declaration("yahoo-ltrc", 220, (100, 40, 40))
 
 
 def test_the_ledger_compares_the_published_numbers_of_the_declared_dataset(tables, tmp_path):
