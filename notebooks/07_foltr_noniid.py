@@ -116,10 +116,11 @@ report = Reporter(run_id, "07_foltr_noniid", data=None if intent_qrels else spli
 n_categories = 0 if data.train.category is None else len(set(data.train.category.tolist()))
 type1_settings = ("type1", "type4_type1")
 if data.intents is None and n_categories < foltr.partition.N_INTENTS \
-        and any(s in setting_list for s in type1_settings):
+        and any(s in setting_list or s in remedy_list for s in type1_settings):
     print(f"Type 1 settings are skipped: {n_categories} document categories, fewer than the "
           f"{foltr.partition.N_INTENTS} intents (set category_feature, and category_bins)")
     setting_list = [s for s in setting_list if s not in type1_settings]
+    remedy_list = [s for s in remedy_list if s not in type1_settings]
 dict(train_queries=data.train.n_queries, test_queries=data.test.n_queries, features=data.train.n_features)
 
 # %% [markdown]
