@@ -1,0 +1,211 @@
+"""The Bi-LambdaMART paper's neural competitors on the tree models' stage-2 data (§5.3-§6).
+
+The same `ltrlib.bivariate.Stage2Experiment` the trees train on: its top-k lists with the
+listwise-expanded features (§5.5), its training-query sample, its full-list ideal DCGs.
+Models (`NEURAL_MODELS`), each a `NeuralRanker`:
+
+======================  ====================================================================
+``DNN``, ``GSF(2)``,    λRank loss (Table 3). ``GSF(2)`` has no difference features, as
+``GSF(20)``,            Table 3's (its numbers are Table 4's "without" row);
+``ATTN-DIN``,           ``GSF(2) with d`` adds x_i − x_j to each pair (Table 4's "with").
+``SetRank``,
+``GSF(2) with d``
+``DNN_Softmax``, ...    the same five with the softmax loss (Table 5)
+======================  ====================================================================
+
+Each is tuned with Optuna (TPE) by validation NDCG@cutoff over learning rate, dropout and
+hidden layers, and the attention models over attention layers, heads, size and attention
+dropout (§5.4, `suggest`), its first trial the paper's WEB30K point of Tables 6 and 7
+(`PAPER_POINTS`; WEB30K because Table 5 is on it). ``max_width`` caps every layer (the
+tiny scale's smoke test), a departure the tables' captions state.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.bivariate.experiment import FittedModel, Stage2Experiment
+from ltrlib.metrics.significance import compare
+from ltrlib.neural.models import Architecture
+from ltrlib.neural.ranker import NeuralBudget, NeuralRanker
+
+__all__ = ["ATTENTION", "HIDDEN_LAYERS", "NEURAL_MODELS", "PAPER_POINTS", "NeuralSpec", "architecture",
+           "fit_neural_models", "neural_model_list", "paper_marks", "table6", "table7"]
+
+
+@dataclass(frozen=True)
+class NeuralSpec:
+    name: str
+    family: str  # the paper's name of the architecture: a key of PAPER_POINTS
+    loss: str = "lambdarank"
+    difference: bool = False
+
+
+_FAMILIES = {"DNN": ("dnn", 1), "GSF(2)": ("gsf", 2), "GSF(20)": ("gsf", 20), "ATTN-DIN": ("attn_din", 1),
+             "SetRank": ("setrank", 1)}
+NEURAL_MODELS: dict[str, NeuralSpec] = {s.name: s for s in (
+    *(NeuralSpec(f, f) for f in _FAMILIES),
+    NeuralSpec("GSF(2) with d", "GSF(2)", difference=True),
+    *(NeuralSpec(f"{f}_Softmax", f, loss="softmax") for f in _FAMILIES),
+)}
+
+#: The paper's WEB30K hyper-parameters (Tables 6 and 7): every study's first trial.
+#: ``hidden`` as Table 6 writes it; SetRank has no hidden layers.
+PAPER_POINTS: dict[str, dict[str, Any]] = {
+    "DNN": {"learning_rate": 0.05, "hidden": "512,256,128,64", "dropout": 0.5},
+    "GSF(2)": {"learning_rate": 0.01, "hidden": "4096,1024,256,64", "dropout": 0.5},
+    "GSF(20)": {"learning_rate": 0.05, "hidden": "1024,512,256,128", "dropout": 0.5},
+    "ATTN-DIN": {"learning_rate": 0.05, "hidden": "512,128,32", "dropout": 0.5,
+                 "attention_layers": 1, "heads": 4, "size": 256, "attention_dropout": 0.5},
+    "SetRank": {"learning_rate": 0.05, "attention_layers": 4, "heads": 2, "size": 256, "attention_dropout": 0.5},
+}
+#: The hidden layers the search chooses from: every row of Table 6 and smaller towers.
+HIDDEN_LAYERS = ("64,32", "128,64", "256,128,64", "512,128,32", "512,256,128,64", "1024,256,64", "1024,512,256",
+                 "1024,512,256,128", "2048,1024,512,256", "4096,1024,256,64")
+#: The attention dimensions' choices (Table 7's values among them). SetRank splits its
+#: size over its heads, so it draws from the heads that divide every size.
+ATTENTION = {"attention_layers": (1, 6), "heads": (1, 2, 4, 6), "setrank_heads": (1, 2, 4),
+             "size": (64, 128, 256, 512), "attention_dropout": (0.0, 0.25, 0.5)}
+DROPOUTS = (0.0, 0.25, 0.5)
+
+
+def suggest(trial, family: str) -> dict[str, Any]:
+    """One point of ``family``'s search space (§5.4)."""
+    point = {"learning_rate": trial.suggest_float("learning_rate", 1e-3, 0.2, log=True)}
+    if family != "SetRank":
+        point["hidden"] = trial.suggest_categorical("hidden", HIDDEN_LAYERS)
+        point["dropout"] = trial.suggest_categorical("dropout", DROPOUTS)
+    if family in ("ATTN-DIN", "SetRank"):
+        point["attention_layers"] = trial.suggest_int("attention_layers", *ATTENTION["attention_layers"])
+        heads = ATTENTION["setrank_heads" if family == "SetRank" else "heads"]
+        point["heads"] = trial.suggest_categorical("heads", heads)
+        point["size"] = trial.suggest_categorical("size", ATTENTION["size"])
+        point["attention_dropout"] = trial.suggest_categorical("attention_dropout", ATTENTION["attention_dropout"])
+    return point
+
+
+def architecture(spec: NeuralSpec, point: Mapping[str, Any], max_width: int = 0) -> Architecture:
+    """The network of ``spec`` at ``point`` (`suggest`'s keys); ``max_width`` > 0 caps every
+    hidden layer and the attention size."""
+    kind, group = _FAMILIES[spec.family]
+    cap = (lambda w: min(int(w), max_width)) if max_width else int
+    hidden = tuple(cap(w) for w in str(point.get("hidden", "")).split(",") if w)
+    return Architecture(kind, hidden=hidden, dropout=float(point.get("dropout", 0.0)),
+                        group_size=group if kind == "gsf" else 1, difference=spec.difference,
+                        attention_layers=int(point.get("attention_layers", 1)), heads=int(point.get("heads", 1)),
+                        size=cap(point.get("size", 64)),
+                        attention_dropout=float(point.get("attention_dropout", 0.0)))
+
+
+def neural_model_list(names: str, parameter: str = "neural_models") -> list[str]:
+    """Model names from a comma-separated string (a notebook parameter), each one of
+    `NEURAL_MODELS`; ValueError naming ``parameter`` otherwise."""
+    out = [n.strip() for n in str(names).split(",") if n.strip()]
+    unknown = [n for n in out if n not in NEURAL_MODELS]
+    if unknown or not out:
+        raise ValueError(f"{parameter}: unknown models {unknown or [names]}; choose from {', '.join(NEURAL_MODELS)}")
+    return out
+
+
+def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_trials: int = 1, storage=None,
+                      study_prefix: str = "06n", max_width: int = 0,
+                      progress: bool = False) -> dict[str, FittedModel]:
+    """Tune (or resume) each neural model's Optuna study on ``exp``'s stage-2 data and keep
+    its best model, as `ltrlib.bivariate.fit_models` does for the trees (the same
+    `FittedModel`, so the same tables read both). ``budget``: steps, patience, evaluation
+    interval, batch size; its ``cutoff`` must be the experiment's and its seed is
+    replaced by the experiment's. Studies ``<study_prefix>.<model>`` in ``storage`` (a
+    journal path, or None for in memory)."""
+    from ltrlib.train.tuning import run_study
+
+    unknown = [n for n in names if n not in NEURAL_MODELS]
+    if unknown:
+        raise ValueError(f"unknown neural models {unknown}; choose from {list(NEURAL_MODELS)}")
+    if budget.cutoff != exp.cutoff:
+        raise ValueError(f"budget.cutoff = {budget.cutoff} differs from the experiment's cut-off {exp.cutoff}")
+    budget = replace(budget, seed=exp.seed)
+    train, vali = exp.parts["train"], exp.parts["vali"]
+    ideal = {p: exp.ideal_at(p, exp.cutoff) for p in ("train", "vali")}
+    order_by = exp.n_diff - 1  # the stage-1 score: each list's canonical order
+    fitted = {}
+    for name in names:
+        spec = NEURAL_MODELS[name]
+        best: dict[str, Any] = {"value": -math.inf, "number": None, "model": None}
+
+        def fit(point, spec=spec):
+            ranker = NeuralRanker(architecture(spec, point, max_width), loss=spec.loss,
+                                  learning_rate=float(point["learning_rate"]), order_by=order_by, budget=budget)
+            return ranker.fit(train, vali, train_ideal=ideal["train"], vali_ideal=ideal["vali"])
+
+        def objective(trial, spec=spec, best=best, fit=fit):
+            ranker = fit(suggest(trial, spec.family))
+            value = max(ranker.curve) if ranker.curve else -math.inf
+            trial.set_user_attr("best_iteration", ranker.best_step)
+            trial.set_user_attr("diverged", ranker.diverged)
+            if value > best["value"]:
+                best.update(value=value, number=trial.number, model=ranker)
+            return value
+
+        setup = {"model": name, "cutoff": exp.cutoff, "train_docs": train.n_docs,
+                 "train_label_sum": int(train.y.sum()), "features": train.n_features, "seed": exp.seed,
+                 "top_k": exp.two.top_k, "folds": exp.two.folds, "max_steps": budget.max_steps,
+                 "patience": budget.patience, "eval_every": budget.eval_every,
+                 "batch_size": budget.batch_size, "max_width": max_width}
+        tuned = ("learning_rate", "hidden", "dropout", "attention_layers", "heads", "size", "attention_dropout")
+        result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}", storage=storage,
+                           seed=exp.seed, setup=setup, progress=progress,
+                           first_params=PAPER_POINTS[spec.family], tuned=tuned)
+        model = best["model"] if best["number"] == result.best_trial else None
+        if model is None:  # a resumed study: retrain its best point (one seed, the same weights)
+            model = fit(result.best_params)
+        fitted[name] = FittedModel(name, model, dict(result.best_params), model.best_step,
+                                   float(result.best_value), result.trials)
+    return fitted
+
+
+def table6(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
+    """Table 6: each model's tuned learning rate, hidden layers and dropout, with the steps
+    it trained to its best validation NDCG and that NDCG."""
+    return pd.DataFrame([{"model": name, "learning_rate": f.params["learning_rate"],
+                          "hidden_layers": f.params.get("hidden", "-"), "dropout": f.params.get("dropout", "-"),
+                          "best_step": f.best_iteration, "trials": len(f.tuning), "vali_ndcg": f.vali_ndcg}
+                         for name, f in fitted.items()])
+
+
+def table7(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
+    """Table 7: the attention models' layers, heads, size and attention dropout."""
+    return pd.DataFrame([{"model": name, "layers": f.params["attention_layers"], "heads": f.params["heads"],
+                          "size": f.params["size"], "dropout": f.params["attention_dropout"]}
+                         for name, f in fitted.items() if NEURAL_MODELS[name].family in ("ATTN-DIN", "SetRank")],
+                        columns=["model", "layers", "heads", "size", "dropout"])
+
+
+def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 0.01,
+                fmt: str = "{:.4f}") -> pd.DataFrame:
+    """Table 5's layout: mean NDCG@k of ``rows`` (model x metric), a † where the row is
+    significantly better than *every* model of ``neural`` and a * where it is better than
+    every model of ``trees`` (two-sided paired t-test p < ``alpha`` with a positive mean
+    difference, the paper's test; a row is not tested against itself)."""
+    rows, neural, trees = list(rows), list(neural), list(trees)
+    out = {}
+    for metric, block in per_query.groupby("metric", sort=False):
+        wide = block.pivot_table(index="qid", columns="model", values="value", sort=False)
+        wide = wide[[m for m in dict.fromkeys(rows + neural + trees)]]
+        # One-sided at alpha/2 in the direction of the difference = two-sided p < alpha and better.
+        table = compare(wide, {m: m for m in neural + trees}, alpha=alpha / 2, alternative="greater")
+        beats = {(r.model, r.baseline) for r in table.itertuples() if r.significant}
+        cells = {}
+        for m in rows:
+            mark = ""
+            for symbol, group in (("†", neural), ("*", trees)):
+                others = [g for g in group if g != m]
+                if others and all((m, g) in beats for g in others):
+                    mark += symbol
+            cells[m] = fmt.format(float(wide[m].mean())) + mark
+        out[metric] = cells
+    return pd.DataFrame(out).rename_axis("model")
