@@ -79,7 +79,7 @@ bench-batch: $(STAMP) ## Time the whole batch at tiny and small, per notebook, w
 
 # Every setting notebook 06's header calls the paper's protocol (a test holds the two alike).
 bilambdamart-paper: $(STAMP) ## Notebook 06 at the Bi-LambdaMART paper's protocol (stage 1 tuned, 10 folds, 2000 trees, all features and queries, 20 trials, open λRank settings tuned), outside the batch
-	$(PY) -m ltrlib run --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) --only 06 \
+	$(PY) -m ltrlib run --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) --only 06_bilambdamart \
 		--run-id $(or $(RUN_ID),bilambdamart-paper-$(SCALE)-seed$(SEED)) \
 		-p folds 10 -p stage1_max_trees 2000 -p stage1_trials 20 -p stage2_features 0 -p train_queries 0 \
 		-p n_trials 20 -p norm tuned -p truncation tuned -p hessian tuned $(ARGS)

@@ -101,6 +101,10 @@ TRAIN_BUDGETS: dict[str, dict[str, Budget]] = {
         "client_models": Budget(caps={"max_trees": 300, "n_trials": 2}),
         "stacking": Budget(caps={"n_trials": 2}),
         "bilambdamart": Budget(caps={"folds": 3, "n_trials": 1, "stage1_trials": 1}),
+        # Every network at the paper's point, narrowed and trained for a few steps.
+        "neural_competitors": Budget(by_scale={"max_width": 32}, caps={"neural_trials": 1, "max_steps": 20,
+                                                                       "patience": 20, "eval_every": 10,
+                                                                       "max_width": 32}),
         "backend_comparison": Budget(by_scale={"max_trees": 25, "early_stopping": 5}),
         # max_trees: the models trained on clicks; ceiling_trees: the true-label ceiling's limit
         "click_bias": Budget(by_scale={"max_trees": 10, "ceiling_trees": 40, "sessions": "200,600"}),

@@ -241,7 +241,7 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
             log(f"seed {seed}: resuming the finished trials of its checkpointed journal")
         start = time.monotonic()
         run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
-                          run_id=f"{study}-seed{seed}", only="06", parameters=design["parameters"],
+                          run_id=f"{study}-seed{seed}", only=NOTEBOOK, parameters=design["parameters"],
                           reports_dir=reports, progress=progress)
         wall = time.monotonic() - start
         recorded[seed] = record_seed(run_dir, study_dir, seed, wall)

@@ -16,8 +16,8 @@ Models (`NEURAL_MODELS`), each a `NeuralRanker`:
 Each is tuned with Optuna (TPE) by validation NDCG@cutoff over learning rate, dropout and
 hidden layers, and the attention models over attention layers, heads, size and attention
 dropout (§5.4, `suggest`), its first trial the paper's WEB30K point of Tables 6 and 7
-(`PAPER_POINTS`; WEB30K because Table 5 is on it). ``max_width`` caps every layer (the
-tiny scale's smoke test), a departure the tables' captions state.
+(`PAPER_POINTS`; WEB30K because Table 5 is on it). ``max_width`` caps every layer's width
+(the batch's time budget), a departure the tables' captions state.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ltrlib.bivariate.experiment import FittedModel, Stage2Experiment
+from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment
 from ltrlib.metrics.significance import compare
 from ltrlib.neural.models import Architecture
 from ltrlib.neural.ranker import NeuralBudget, NeuralRanker
 
 __all__ = ["ATTENTION", "HIDDEN_LAYERS", "NEURAL_MODELS", "PAPER_POINTS", "NeuralSpec", "architecture",
-           "fit_neural_models", "neural_model_list", "paper_marks", "table6", "table7"]
+           "network_curves", "fit_neural_models", "neural_model_list", "paper_marks", "table6", "table7", "tree_rows"]
 
 
 @dataclass(frozen=True)
@@ -90,21 +90,30 @@ def suggest(trial, family: str) -> dict[str, Any]:
 
 
 def architecture(spec: NeuralSpec, point: Mapping[str, Any], max_width: int = 0) -> Architecture:
-    """The network of ``spec`` at ``point`` (`suggest`'s keys); ``max_width`` > 0 caps every
-    hidden layer and the attention size."""
+    """The network of ``spec`` at ``point`` (`suggest`'s keys); ``max_width`` > 0 caps the
+    width of every hidden layer and of the attention layers (ATTN-DIN's heads x size,
+    SetRank's size)."""
     kind, group = _FAMILIES[spec.family]
     cap = (lambda w: min(int(w), max_width)) if max_width else int
     hidden = tuple(cap(w) for w in str(point.get("hidden", "")).split(",") if w)
+    heads = int(point.get("heads", 1))
+    size = int(point.get("size", 64))
+    if max_width:
+        # ATTN-DIN's size is per head (TF-Ranking's head size); SetRank's is its width.
+        size = max(1, min(size, max_width // heads)) if kind == "attn_din" else min(size, max_width)
+        if kind == "setrank":
+            size -= size % heads
     return Architecture(kind, hidden=hidden, dropout=float(point.get("dropout", 0.0)),
                         group_size=group if kind == "gsf" else 1, difference=spec.difference,
-                        attention_layers=int(point.get("attention_layers", 1)), heads=int(point.get("heads", 1)),
-                        size=cap(point.get("size", 64)),
+                        attention_layers=int(point.get("attention_layers", 1)), heads=heads, size=size,
                         attention_dropout=float(point.get("attention_dropout", 0.0)))
 
 
 def neural_model_list(names: str, parameter: str = "neural_models") -> list[str]:
     """Model names from a comma-separated string (a notebook parameter), each one of
-    `NEURAL_MODELS`; ValueError naming ``parameter`` otherwise."""
+    `NEURAL_MODELS`, or ``"all"``; ValueError naming ``parameter`` otherwise."""
+    if str(names).strip() == "all":
+        return list(NEURAL_MODELS)
     out = [n.strip() for n in str(names).split(",") if n.strip()]
     unknown = [n for n in out if n not in NEURAL_MODELS]
     if unknown or not out:
@@ -156,10 +165,9 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
                  "top_k": exp.two.top_k, "folds": exp.two.folds, "max_steps": budget.max_steps,
                  "patience": budget.patience, "eval_every": budget.eval_every,
                  "batch_size": budget.batch_size, "max_width": max_width}
-        tuned = ("learning_rate", "hidden", "dropout", "attention_layers", "heads", "size", "attention_dropout")
         result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}", storage=storage,
                            seed=exp.seed, setup=setup, progress=progress,
-                           first_params=PAPER_POINTS[spec.family], tuned=tuned)
+                           first_params=PAPER_POINTS[spec.family], tuned=tuple(PAPER_POINTS[spec.family]))
         model = best["model"] if best["number"] == result.best_trial else None
         if model is None:  # a resumed study: retrain its best point (one seed, the same weights)
             model = fit(result.best_params)
@@ -169,20 +177,25 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
 
 
 def table6(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
-    """Table 6: each model's tuned learning rate, hidden layers and dropout, with the steps
-    it trained to its best validation NDCG and that NDCG."""
+    """Table 6: each model's tuned learning rate, hidden layers and dropout, the layers it
+    trained with (``trained_layers``: narrower where ``max_width`` capped them), the step
+    whose weights were kept and its validation NDCG."""
     return pd.DataFrame([{"model": name, "learning_rate": f.params["learning_rate"],
-                          "hidden_layers": f.params.get("hidden", "-"), "dropout": f.params.get("dropout", "-"),
+                          "hidden_layers": f.params.get("hidden", "-"),
+                          "trained_layers": ",".join(map(str, f.model.arch.hidden)) or "-",
+                          "dropout": f.params.get("dropout", "-"),
                           "best_step": f.best_iteration, "trials": len(f.tuning), "vali_ndcg": f.vali_ndcg}
                          for name, f in fitted.items()])
 
 
 def table7(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
-    """Table 7: the attention models' layers, heads, size and attention dropout."""
+    """Table 7: the attention models' layers, heads, size (as tuned, and ``trained_size`` as
+    trained) and attention dropout."""
     return pd.DataFrame([{"model": name, "layers": f.params["attention_layers"], "heads": f.params["heads"],
-                          "size": f.params["size"], "dropout": f.params["attention_dropout"]}
+                          "size": f.params["size"], "trained_size": f.model.arch.size,
+                          "dropout": f.params["attention_dropout"]}
                          for name, f in fitted.items() if NEURAL_MODELS[name].family in ("ATTN-DIN", "SetRank")],
-                        columns=["model", "layers", "heads", "size", "dropout"])
+                        columns=["model", "layers", "heads", "size", "trained_size", "dropout"])
 
 
 def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 0.01,
@@ -209,3 +222,46 @@ def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 
             cells[m] = fmt.format(float(wide[m].mean())) + mark
         out[metric] = cells
     return pd.DataFrame(out).rename_axis("model")
+
+
+def network_curves(fitted: Mapping[str, FittedModel], split: str = "stage 2", cutoff: int = 5) -> pd.DataFrame:
+    """Validation NDCG@cutoff at every evaluation of each network, in the layout
+    `ltrlib.plots.validation_curves` draws (``split, model, tree, metric, value, best``;
+    ``tree`` holds the training step)."""
+    parts = []
+    for name, f in fitted.items():
+        curve = np.asarray(f.model.curve, dtype=np.float64)
+        if curve.size == 0:
+            continue
+        every = f.model.budget.eval_every
+        step = np.minimum(np.arange(1, curve.size + 1) * every, f.model.steps)
+        parts.append(pd.DataFrame({"split": split, "model": name, "tree": step, "metric": f"ndcg@{cutoff}",
+                                   "value": curve, "best": step == f.best_iteration}))
+    return pd.concat(parts, ignore_index=True) if parts else \
+        pd.DataFrame(columns=["split", "model", "tree", "metric", "value", "best"])
+
+
+def tree_rows(path, per_query: pd.DataFrame, stage1: str = STAGE1_ROW) -> tuple[pd.DataFrame, str]:
+    """Notebook 06's per-query test results of its main run (``path``, its
+    ``per_query_test.parquet``) without its stage-1 row, and a sentence saying what was
+    read. They are paired with ``per_query`` (ours, which holds the ``stage1`` row) only
+    when both stage-1 rows agree query by query, i.e. both re-ranked the same lists;
+    otherwise, or when the file is absent, the frame is empty and the sentence says why."""
+    from pathlib import Path
+
+    empty = per_query.iloc[:0]
+    path = Path(path)
+    if not path.exists():
+        return empty, f"{path} is absent (notebook 06 has not run in this run): the tables hold the networks only"
+    theirs = pd.read_parquet(path)
+    theirs = theirs[theirs.variant == "main"].drop(columns="variant")
+    key = ["metric", "qid"]
+    a = per_query[per_query.model == stage1].set_index(key).value
+    b = theirs[theirs.model == stage1].set_index(key).value
+    if a.empty or not a.index.sort_values().equals(b.index.sort_values()) \
+            or not np.allclose(a.sort_index().to_numpy(), b.sort_index().to_numpy(), atol=1e-9):
+        return empty, (f"{path} re-ranked other lists than this notebook (its stage-1 NDCG per test query differs: "
+                       "another folds, top_k, stage2_features or stage 1?): the tables hold the networks only")
+    trees = theirs[theirs.model != stage1]
+    return trees[per_query.columns], (f"notebook 06's {trees.model.nunique()} tree models read from {path}, "
+                                      f"on the same {a.index.get_level_values('qid').nunique()} test lists")

@@ -17,6 +17,7 @@ order of the batches, so a seed gives the same scores on one machine.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import jax
@@ -80,6 +81,7 @@ class NeuralRanker:
     best_step: int = 0
     steps: int = 0
     diverged: bool = False
+    seconds_per_step: float = math.nan  # training steps alone: not the first (compiling), not the evaluations
 
     def __post_init__(self):
         if self.loss not in LOSSES:
@@ -131,7 +133,7 @@ class NeuralRanker:
         order, at = rng.permutation(lists.n_queries), 0
         best, best_state, self.curve, self.diverged = -math.inf, None, [], False
         self.model = model
-        step = 0
+        step, started, evaluating = 0, 0.0, 0.0
         while step < b.max_steps:
             if at + batch > order.size:  # a new epoch; the last partial batch is dropped
                 order, at = rng.permutation(lists.n_queries), 0
@@ -140,11 +142,15 @@ class NeuralRanker:
             model.train()
             value = train_step(model, optimizer, lists.X[idx], lists.y[idx], lists.mask[idx], ideal[idx])
             step += 1
+            if step == 1:
+                jax.block_until_ready(value)  # the first step compiles: the timing starts after it
+                started = time.perf_counter()
             if step % b.eval_every and step != b.max_steps:
                 continue
             if not np.isfinite(float(value)):
                 self.diverged = True  # the loss overflowed: keep the best weights so far
                 break
+            evaluation = time.perf_counter()
             score = float(self._vali_ndcg(vali, vali_ideal))
             self.curve.append(score)
             if score > best:
@@ -152,8 +158,11 @@ class NeuralRanker:
                 best_state = jax.tree.map(jnp.copy, nnx.state(model))
             if monitor is not None:
                 monitor(step, score)
+            evaluating += time.perf_counter() - evaluation
             if step - self.best_step >= b.patience:
                 break
+        if step > 1:
+            self.seconds_per_step = (time.perf_counter() - started - evaluating) / (step - 1)
         self.steps = step
         if best_state is not None:
             nnx.update(model, best_state)
