@@ -130,6 +130,7 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
     interval, batch size; its ``cutoff`` must be the experiment's and its seed is
     replaced by the experiment's. Studies ``<study_prefix>.<model>`` in ``storage`` (a
     journal path, or None for in memory)."""
+    from ltrlib import timing
     from ltrlib.train.tuning import run_study
 
     unknown = [n for n in names if n not in NEURAL_MODELS]
@@ -149,7 +150,8 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
         def fit(point, spec=spec):
             ranker = NeuralRanker(architecture(spec, point, max_width), loss=spec.loss,
                                   learning_rate=float(point["learning_rate"]), order_by=order_by, budget=budget)
-            return ranker.fit(train, vali, train_ideal=ideal["train"], vali_ideal=ideal["vali"])
+            with timing.fitting():  # the run's seconds inside model fitting count the networks too
+                return ranker.fit(train, vali, train_ideal=ideal["train"], vali_ideal=ideal["vali"])
 
         def objective(trial, spec=spec, best=best, fit=fit):
             ranker = fit(suggest(trial, spec.family))
