@@ -1,4 +1,5 @@
-"""The Bi-LambdaMART paper's claims, checked on notebook 06's tables.
+"""The Bi-LambdaMART paper's claims, checked on notebook 06's tables and, for its neural
+competitors (§6, Tables 3-5), on notebook 06_neural_competitors'.
 
 The paper (``../shared/seeds/001_45b0215c12122980.txt``) reports WEB10K, WEB30K and
 Yahoo!, none of which is our synthetic Istella-like twin, so its absolute NDCG values are

@@ -23,8 +23,9 @@ dropout (§5.4, `suggest`), its first trial the paper's WEB30K point of Tables 6
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd

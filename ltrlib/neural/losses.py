@@ -42,7 +42,8 @@ def delta_dcg_weights(scores, labels, *, where=None, **_):
     rank = jnp.argsort(jnp.argsort(-scores, axis=-1), axis=-1) + 1  # 1 = top; padded last
     discount = 1.0 / jnp.log2(1.0 + rank)
     gain = jnp.exp2(labels) - 1.0
-    weights = jnp.abs(gain[..., :, None] - gain[..., None, :]) * jnp.abs(discount[..., :, None] - discount[..., None, :])
+    weights = (jnp.abs(gain[..., :, None] - gain[..., None, :])
+               * jnp.abs(discount[..., :, None] - discount[..., None, :]))
     if where is not None:
         weights = jnp.where(where[..., :, None] & where[..., None, :], weights, 0.0)
     return weights.reshape(*weights.shape[:-2], -1)
