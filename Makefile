@@ -66,13 +66,14 @@ test: $(STAMP) $(PG_STAMP) $(BROWSER_STAMP) ## Run the whole test suite (install
 test-fast: $(STAMP) ## Run the tests without the notebook smoke tests
 	$(PY) -m pytest -m "not slow"
 
-bench: $(STAMP) ## Print the speed and memory figures (parse, reload, metrics, generator, FPDGD, Bi-LambdaMART, tree cost)
+bench: $(STAMP) ## Print the speed and memory figures (parse, reload, metrics, generator, FPDGD, Bi-LambdaMART, tree cost, networks)
 	$(PY) bench/bench_parse.py
 	$(PY) bench/bench_metrics.py
 	$(PY) bench/bench_synthetic.py
 	$(PY) bench/bench_foltr.py
 	$(PY) bench/bench_bivariate.py
 	$(PY) bench/bench_tree_cost.py
+	$(PY) bench/bench_neural.py
 
 bench-batch: $(STAMP) ## Time the whole batch at tiny and small, per notebook, with the share outside model fitting
 	$(PY) bench/bench_batch.py --scales tiny,small --seed $(SEED)

@@ -24,8 +24,10 @@ def _fit(arch, loss, train, vali, steps=300, seed=0, lr=0.1):
 
 @pytest.mark.parametrize("arch", [Architecture("dnn", hidden=(32, 16), dropout=0.0),
                                   Architecture("gsf", hidden=(32, 16), dropout=0.0, group_size=2, difference=True),
+                                  Architecture("attn_din", hidden=(32,), dropout=0.0, attention_layers=1, heads=2,
+                                               size=8),
                                   Architecture("setrank", hidden=(), attention_layers=1, heads=2, size=16)],
-                         ids=["dnn", "gsf2", "setrank"])
+                         ids=["dnn", "gsf2", "attn_din", "setrank"])
 @pytest.mark.parametrize("loss", ["lambdarank", "softmax"])
 def test_a_model_overfits_a_tiny_training_set(arch, loss):
     """Gradients flow through every part: 16 queries learnt to a training NDCG@5 near 1."""
