@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+import dataclasses
 from dataclasses import dataclass, field
 
 import jax
@@ -55,9 +56,7 @@ class NeuralBudget:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
     def replace(self, **changes) -> NeuralBudget:
-        from dataclasses import replace
-
-        return replace(self, **changes)
+        return dataclasses.replace(self, **changes)
 
 
 PAPER_BUDGET = NeuralBudget()
@@ -134,12 +133,12 @@ class NeuralRanker:
         best, best_state, self.curve, self.diverged = -math.inf, None, [], False
         self.model = model
         step, started, evaluating = 0, 0.0, 0.0
+        model.train()  # dropout on, batch statistics, GSF's shuffles; scoring switches to eval
         while step < b.max_steps:
             if at + batch > order.size:  # a new epoch; the last partial batch is dropped
                 order, at = rng.permutation(lists.n_queries), 0
             idx = order[at:at + batch]
             at += batch
-            model.train()
             value = train_step(model, optimizer, lists.X[idx], lists.y[idx], lists.mask[idx], ideal[idx])
             step += 1
             if step == 1:
@@ -161,6 +160,7 @@ class NeuralRanker:
             evaluating += time.perf_counter() - evaluation
             if step - self.best_step >= b.patience:
                 break
+            model.train()
         if step > 1:
             self.seconds_per_step = (time.perf_counter() - started - evaluating) / (step - 1)
         self.steps = step
