@@ -73,3 +73,21 @@ def test_tree_rows_pair_only_with_notebook_06_on_the_same_lists(tmp_path):
     other.to_parquet(path)
     rows, note = tree_rows(path, ours)
     assert rows.empty and "other lists" in note
+
+
+def test_the_neural_notebook_defaults_to_notebook_06s_stage_2_settings():
+    """Both notebooks build the same stage-2 lists only if their shared parameters agree: a
+    default changed in one and not the other would leave the tree rows out (`tree_rows`)."""
+    import re
+
+    from ltrlib import config
+
+    def defaults(name):
+        text = (config.PROJ_ROOT / "notebooks" / f"{name}.py").read_text(encoding="utf-8")
+        return dict(re.findall(r"^(\w+): \w+ = (\S+)", text, re.M))
+
+    trees, networks = defaults("06_bilambdamart"), defaults("06_neural_competitors")
+    shared = {"folds", "stage1_max_trees", "stage1_trials", "top_k", "cutoff", "stage2_features", "train_queries",
+              "max_trees", "early_stopping"}
+    assert shared <= set(networks) and shared <= set(trees)
+    assert {k: networks[k] for k in shared} == {k: trees[k] for k in shared}
