@@ -86,7 +86,7 @@ bilambdamart-paper: $(STAMP) ## Notebook 06 at the Bi-LambdaMART paper's protoco
 		-p n_trials 20 -p norm tuned -p truncation tuned -p hessian tuned $(ARGS)
 
 calibrate: $(STAMP) ## Print the synthetic twin's data statistics against Istella-S's (SCALE, SEED)
-	$(PY) -m ltrlib.data.calibration --scale $(SCALE) --seed $(SEED)
+	$(PY) -m ltrlib calibrate --scale $(SCALE) --seed $(SEED)
 
 lab: $(STAMP) ## Open JupyterLab at the project root; the notebooks default to SCALE, SEED, DATASET, RUN_ID
 	$(PY) -m ltrlib lab --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)

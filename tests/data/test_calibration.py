@@ -154,7 +154,8 @@ def test_learnability_curve_runs_end_to_end():
 
 def test_seed_spread_aggregates_each_seed_and_the_cli_needs_two(capsys):
     from ltrlib.config import get_scale
-    from ltrlib.data.calibration import DOCS_PER_QUERY, main, measure, seed_spread
+    from ltrlib.cli import main
+    from ltrlib.data.calibration import DOCS_PER_QUERY, measure, seed_spread
     from ltrlib.data.synthetic import simulate_lists
 
     spread = seed_spread("tiny", seeds=(3, 4), progress=False).set_index("statistic")
@@ -165,6 +166,5 @@ def test_seed_spread_aggregates_each_seed_and_the_cli_needs_two(capsys):
         assert spread.loc[name, "sd"] == pytest.approx(np.std(values, ddof=1))
         target = next(t for t in TARGETS if t.name == name)
         assert spread.loc[name, "seeds_within"] == np.mean([abs(v - target.paper) <= target.tolerance for v in values])
-    with pytest.raises(SystemExit):
-        main(["--scale", "tiny", "--seeds", "1"])
-    assert "at least 2 seeds" in capsys.readouterr().err
+    assert main(["calibrate", "--scale", "tiny", "--seeds", "1"]) == 1
+    assert "ltrlib calibrate: error: --seeds needs at least 2 seeds" in capsys.readouterr().err
