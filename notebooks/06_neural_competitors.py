@@ -42,8 +42,8 @@
 #
 # **Outputs** under `reports/<run_id>/`: tables `table3_neural_lambdarank`, `table4_gsf`,
 # `table5_neural_softmax`, `table6_neural_hyperparameters`, `table7_attention`,
-# `neural_tuning_summary`, `neural_tuning_trials`; `per_query_neural.parquet`; the figure
-# `neural_validation_curves`; test NDCG@5 per model in `metrics.json`; Optuna studies in
+# `neural_tuning_summary`, `neural_tuning_trials`, `ranker_means`; `per_query_neural.parquet`;
+# the figures `ranker_means` and `neural_validation_curves`; test NDCG@5 per model in `metrics.json`; Optuna studies in
 # `06_neural_competitors.journal` (a rerun resumes them).
 
 # %%
@@ -188,6 +188,18 @@ report.table(table5, "table5_neural_softmax", index=True,
              caption=f"Table 5: NDCG@k, softmax loss; † better than every network, * better than GBT_Softmax, "
                      f"p < 0.01; {tuned}")
 table5
+
+# %% [markdown]
+# The same comparison as a figure: every model's test NDCG@`cutoff` minus the best
+# network's of its loss, with the paired 95 % interval over the test queries, networks and
+# trees in two colours, one panel per loss. A tree whose interval clears zero beats every
+# network.
+
+# %%
+means = competitors.ranker_means(both, metric=f"ndcg@{cutoff}")
+report.table(means, "ranker_means", caption=f"Test NDCG@{cutoff} and its gap to the best network of the same loss, paired 95 % "
+                    f"t-intervals over queries; {tuned}")
+report.figure(plots.ranker_means(means, metric=f"NDCG@{cutoff}"), "ranker_means")
 
 # %% [markdown]
 # ## Tables 6 and 7: the networks' hyper-parameters

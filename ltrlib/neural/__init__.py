@@ -25,6 +25,7 @@ from ltrlib.neural.competitors import (
     network_curves,
     neural_model_list,
     paper_marks,
+    ranker_means,
     table6,
     table7,
     tree_rows,

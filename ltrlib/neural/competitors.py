@@ -36,7 +36,12 @@ from ltrlib.neural.models import Architecture
 from ltrlib.neural.ranker import NeuralBudget, NeuralRanker
 
 __all__ = ["ATTENTION", "HIDDEN_LAYERS", "NEURAL_MODELS", "PAPER_POINTS", "NeuralSpec", "architecture",
-           "network_curves", "fit_neural_models", "neural_model_list", "paper_marks", "table6", "table7", "tree_rows"]
+           "network_curves", "fit_neural_models", "neural_model_list", "paper_marks", "ranker_means", "table6",
+           "table7", "tree_rows"]
+
+#: Notebook 06's tree models by the loss they train with, as `ranker_means` groups them.
+TREE_LOSSES = {"λMART": "lambdarank", "λMART*": "lambdarank", "Bi-λMART": "lambdarank",
+               "Bi-λMART w/o d": "lambdarank", "GBT_Softmax": "softmax", "Bi-GBT_Softmax": "softmax"}
 
 
 @dataclass(frozen=True)
@@ -268,3 +273,28 @@ def tree_rows(path, per_query: pd.DataFrame, stage1: str = STAGE1_ROW) -> tuple[
     trees = theirs[theirs.model != stage1]
     return trees[per_query.columns], (f"notebook 06's {trees.model.nunique()} tree models read from {path}, "
                                       f"on the same {a.index.get_level_values('qid').nunique()} test lists")
+
+
+def ranker_means(per_query: pd.DataFrame, metric: str = "ndcg@5") -> pd.DataFrame:
+    """Each network's and tree model's mean test ``metric`` and its gap to the best network
+    trained with the same loss, with the gap's paired 95 % t-interval over the test queries
+    (``model, loss, kind, mean, gap, gap_low, gap_high, queries``; ``kind``: network or
+    tree), what `ltrlib.plots.ranker_means` draws. Rows it cannot place (the stage-1 row,
+    oracles) are left out."""
+    from scipy import stats
+
+    wide = per_query[per_query.metric == metric].pivot_table(index="qid", columns="model", values="value",
+                                                              sort=False)
+    kinds = {m: (NEURAL_MODELS[m].loss, "network") if m in NEURAL_MODELS else (TREE_LOSSES[m], "tree")
+             for m in wide.columns if m in NEURAL_MODELS or m in TREE_LOSSES}
+    rows = []
+    for model, (loss, kind) in kinds.items():
+        networks = [m for m, (lo, k) in kinds.items() if lo == loss and k == "network"]
+        best = max(networks, key=lambda m: wide[m].mean()) if networks else model
+        d = (wide[model] - wide[best]).dropna().to_numpy(np.float64)
+        half = stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.nan
+        rows.append({"model": model, "loss": loss, "kind": kind, "mean": float(wide[model].mean()),
+                     "best_network": best, "gap": d.mean(), "gap_low": d.mean() - half, "gap_high": d.mean() + half,
+                     "queries": d.size})
+    return pd.DataFrame(rows, columns=["model", "loss", "kind", "mean", "best_network", "gap", "gap_low", "gap_high",
+                                       "queries"])
