@@ -270,8 +270,9 @@ def test_neural_competitors_results(run_dir):
     nb = "06_neural_competitors"
     m = _metrics(run_dir, nb)
     _assert_outputs(run_dir, nb, ("table3_neural_lambdarank", "table4_gsf", "table5_neural_softmax",
-                                  "table6_neural_hyperparameters", "table7_attention", "neural_tuning_summary"),
-                    ("neural_validation_curves",))
+                                  "table6_neural_hyperparameters", "table7_attention", "neural_tuning_summary",
+                                  "ranker_means"),
+                    ("neural_validation_curves", "ranker_means"))
     assert m["neural_trials"] == 1 and m["max_steps"] == 20  # the tiny scale's caps
     ndcg5 = {k: v for k, v in m.items() if k.endswith(".ndcg5") and not k.startswith("lambdamart_stage")}
     assert len(ndcg5) == 11 and all(0.0 < v < 1 for v in ndcg5.values())
