@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.data.dataset import Dataset, Splits
-from ltrlib.report import flatten_metrics
+from ltrlib.metrics.keys import flatten_metrics
 
 #: The category of a query without relevant documents.
 NO_CATEGORY = -1
@@ -410,7 +410,7 @@ def category_analysis_metrics(train_assignments: pd.DataFrame, dominance: pd.Dat
                               strategy_counts: pd.DataFrame, figure2: pd.DataFrame,
                               category: int) -> dict[str, float | int]:
     """Notebook 01's headline numbers for ``metrics.json`` (keys by
-    `ltrlib.report.flatten_metrics`): the §3.1 dominance shares (``tie.share``), the share
+    `ltrlib.metrics.flatten_metrics`): the §3.1 dominance shares (``tie.share``), the share
     of queries decided by the random tie-break (``decided_randomly.share``), the two most
     frequent query categories (Figure 2b; ``top_query_category``,
     ``second_query_category``, each left out when the data has fewer), and ``category``'s
