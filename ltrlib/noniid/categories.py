@@ -382,30 +382,6 @@ def decided_by_summary(assignments: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-# --------------------------------------------------------------------------- strategies
-
-
-def strategy_query_counts(data: Splits | Dataset, seed: int = 0) -> pd.DataFrame:
-    """Queries in DS1 (per strategy) and DS2' for every category and partition.
-
-    Columns: split, category, strategy (the three DS1 strategies, then "DS2'"), queries.
-    The interactive view of notebook 01 filters this frame by category.
-    """
-    from ltrlib.noniid.splits import ds1_mask, ds2_prime_mask
-
-    parts = [("all", data)] if isinstance(data, Dataset) else data.items()
-    cats = category_universe(data)
-    rows = []
-    for part, ds in parts:
-        cc = category_counts(ds, cats)
-        assigned = assign_query_categories(ds, seed, cc).category.to_numpy()
-        for c in cats:
-            for s in STRATEGIES:
-                rows.append((part, int(c), s, int(ds1_mask(cc, assigned, int(c), s).sum())))
-            rows.append((part, int(c), "DS2'", int(ds2_prime_mask(cc, int(c)).sum())))
-    return pd.DataFrame(rows, columns=["split", "category", "strategy", "queries"])
-
-
 def category_analysis_metrics(train_assignments: pd.DataFrame, dominance: pd.DataFrame,
                               strategy_counts: pd.DataFrame, figure2: pd.DataFrame,
                               category: int) -> dict[str, float | int]:
