@@ -403,7 +403,7 @@ class Ranker:
         """Write the model (LightGBM text format) to ``path`` and its sidecar to
         ``path`` with suffix ``.json``; both atomically, the model first, so a sidecar
         present means a complete model beside it. Returns the model path."""
-        from ltrlib.report import atomic_write_text
+        from ltrlib.atomic import atomic_write_text
 
         path = Path(path)
         if path.suffix == ".json":
