@@ -32,15 +32,15 @@ import json
 import math
 import numbers
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ltrlib import config, provenance
+from ltrlib import provenance
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.metrics.keys import flatten_metrics, metric_key_part
+from ltrlib.provenance import RunFolder, validate_name
 
 __all__ = [
     "Reporter",
@@ -55,10 +55,6 @@ __all__ = [
     "validate_name",
     "write_index",
 ]
-
-# One path component, readable in a URL and on every file system; no leading dot so that
-# nothing written here is hidden or mistaken for a temporary file.
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 METRICS_FILE = "metrics.json"
 RUN_MANIFEST = "run.json"
@@ -85,19 +81,6 @@ def settings_frame(**named: Any):
         else:
             rows.append((name, str(value)))
     return pd.DataFrame(rows, columns=["setting", "value"])
-
-
-def validate_name(name: str, what: str = "name") -> str:
-    """Return ``name`` if it is safe as a single file-name component, else raise ValueError.
-
-    ``what`` says which argument is checked ("table name", "run_id", ...) for the message.
-    """
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name.endswith("."):
-        raise ValueError(
-            f"invalid {what} {name!r}: use letters, digits and '._+-' only, starting with a "
-            "letter or digit (no path separators, spaces or leading dot)"
-        )
-    return name
 
 
 # --------------------------------------------------------------------------- tables
@@ -180,28 +163,6 @@ def clear_notebook_outputs(run_dir: str | os.PathLike, notebook: str) -> None:
 
 
 # --------------------------------------------------------------------------- Reporter
-
-
-class RunFolder:
-    """One run's folder, ``<root>/<run_id>/``, bound to the data its results come from: what
-    `Reporter` (tables, figures, metrics) and `ltrlib.train.ModelStore` (models) share.
-
-    ``run_id`` must be one file-name component (`validate_name`); ``root`` defaults to
-    ``ltrlib.config.REPORTS_DIR``. With ``data`` (the notebook's `Splits`) the folder is bound
-    to their provenance (`ltrlib.provenance.bind_run`, kept as ``provenance``): a run holding
-    results of other data is refused here, before anything is computed or overwritten.
-    """
-
-    def __init__(self, run_id: str, root: str | os.PathLike | None = None, data=None):
-        self.run_id = validate_name(run_id, "run_id")
-        self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
-        self.provenance = provenance.describe(data) if data is not None else None
-        if self.provenance is not None:
-            provenance.bind_run(self.run_dir, self.provenance)
-
-    @property
-    def run_dir(self) -> Path:
-        return self.root / self.run_id
 
 
 class Reporter(RunFolder):

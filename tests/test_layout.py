@@ -80,8 +80,6 @@ KNOWN_UPWARD = {
     ("ltrlib.data.calibration", "ltrlib.train"),
     # Notebook 03's experiment code, still inside the engine.
     ("ltrlib.train.client_tables", "ltrlib.noniid.splits"), ("ltrlib.train.workers", "ltrlib.noniid.splits"),
-    # The run folder's layout and name rules live in the report module.
-    ("ltrlib.train.store", "ltrlib.report"),
 }
 #: Import cycles between files still to be broken (a type-only import counts).
 KNOWN_CYCLES = {frozenset({"ltrlib.train.ranker", "ltrlib.train.distributed", "ltrlib.train.xgboost_backend"})}
