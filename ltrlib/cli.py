@@ -335,7 +335,7 @@ def _study(args: argparse.Namespace) -> int:
 def _add_calibrate_parser(subparsers) -> None:
     cal = subparsers.add_parser(
         "calibrate", help="the synthetic twin's data statistics against Istella-S's, or the search that set them",
-        description="Measure every calibration target of the synthetic twin (ltrlib.data.calibration) on "
+        description="Measure every calibration target of the synthetic twin (ltrlib.noniid.calibration) on "
         "a scale's training set and print target, achieved, tolerance and whether it is met (exit 1 when "
         "one is missed); or rerun the data-statistics search (--search), the learnability curve "
         "(--learnability), or the targets' spread over seeds (--seeds N).")
@@ -361,7 +361,7 @@ def _print_frame(df) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from ltrlib.data import calibration as cal
+    from ltrlib.noniid import calibration as cal
 
     if args.search:
         knobs = config.parse_list(args.knobs, name="--knobs", allow_empty=True) or None

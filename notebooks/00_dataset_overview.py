@@ -98,7 +98,7 @@ report.figure(plots.category_distribution(categories, "train"), "category_distri
 # %%
 from IPython.display import display
 
-from ltrlib.data import calibration
+from ltrlib.noniid import calibration
 
 if calibration.applies(splits.train):
     fit = calibration.calibration_table(splits.train, seed)

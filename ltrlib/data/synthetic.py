@@ -2,7 +2,7 @@
 
 The real collections the papers use cannot be downloaded here, so the default data is a
 *calibrated twin* of Istella-S: its data statistics are matched to the ones the non-IID
-paper publishes, through named mechanisms, by :mod:`ltrlib.data.calibration` (rerun it
+paper publishes, through named mechanisms, by :mod:`ltrlib.noniid.calibration` (rerun it
 with ``ltrlib calibrate``). The paper's *model* results are never fitted;
 they are compared out of sample in every batch run's ``fidelity.md``.
 

@@ -69,7 +69,7 @@ def test_category_analysis_results(run_dir):
                      "dominance_statistics", "strategy_query_counts"),
                     ("figure2_category_distributions", "dominance_statistics"))
     # 11 and 14 lead; which of them comes first is sampling noise on 150 training queries
-    # (11 first is asserted on 6,000 queries in tests/data/test_calibration.py)
+    # (11 first is asserted on 6,000 queries in tests/noniid/test_calibration.py)
     assert {m["top_query_category"], m["second_query_category"]} == {11, 14}
     # The strategies nest: exclusive ⊂ without tie-breaking ⊂ with tie-breaking.
     assert 0 < m["train.exclusive.queries"] <= m["train.no_tie_breaking.queries"] \
