@@ -66,26 +66,27 @@ test: $(STAMP) $(PG_STAMP) $(BROWSER_STAMP) ## Run the whole test suite (install
 test-fast: $(STAMP) ## Run the tests without the notebook smoke tests
 	$(PY) -m pytest -m "not slow"
 
-bench: $(STAMP) ## Print the speed and memory figures (parse, reload, metrics, generator, FPDGD, Bi-LambdaMART, tree cost)
+bench: $(STAMP) ## Print the speed and memory figures (parse, reload, metrics, generator, FPDGD, Bi-LambdaMART, tree cost, networks)
 	$(PY) bench/bench_parse.py
 	$(PY) bench/bench_metrics.py
 	$(PY) bench/bench_synthetic.py
 	$(PY) bench/bench_foltr.py
 	$(PY) bench/bench_bivariate.py
 	$(PY) bench/bench_tree_cost.py
+	$(PY) bench/bench_neural.py
 
 bench-batch: $(STAMP) ## Time the whole batch at tiny and small, per notebook, with the share outside model fitting
 	$(PY) bench/bench_batch.py --scales tiny,small --seed $(SEED)
 
 # Every setting notebook 06's header calls the paper's protocol (a test holds the two alike).
 bilambdamart-paper: $(STAMP) ## Notebook 06 at the Bi-LambdaMART paper's protocol (stage 1 tuned, 10 folds, 2000 trees, all features and queries, 20 trials, open λRank settings tuned), outside the batch
-	$(PY) -m ltrlib run --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) --only 06 \
+	$(PY) -m ltrlib run --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) --only 06_bilambdamart \
 		--run-id $(or $(RUN_ID),bilambdamart-paper-$(SCALE)-seed$(SEED)) \
 		-p folds 10 -p stage1_max_trees 2000 -p stage1_trials 20 -p stage2_features 0 -p train_queries 0 \
 		-p n_trials 20 -p norm tuned -p truncation tuned -p hessian tuned $(ARGS)
 
 calibrate: $(STAMP) ## Print the synthetic twin's data statistics against Istella-S's (SCALE, SEED)
-	$(PY) -m ltrlib.data.calibration --scale $(SCALE) --seed $(SEED)
+	$(PY) -m ltrlib calibrate --scale $(SCALE) --seed $(SEED)
 
 lab: $(STAMP) ## Open JupyterLab at the project root; the notebooks default to SCALE, SEED, DATASET, RUN_ID
 	$(PY) -m ltrlib lab --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)

@@ -1,3 +1,16 @@
-"""ltrlib: learning to rank on non-IID data, the helper package behind the notebooks."""
+"""ltrlib: learning to rank on non-IID data, the helper package behind the notebooks.
+
+Its parts stand in layers, and a module imports only from its own layer or below
+(`tests/test_layout.py` checks every import, those inside functions too):
+
+1. foundations: ``config``, ``atomic``, ``timing``, ``progress``, ``metrics``;
+2. data: ``data`` (datasets, readers, the synthetic twin), ``provenance``;
+3. the engine: ``train`` (rankers, backends, tuning);
+4. analyses, one per paper's method: ``noniid``, ``merge``, ``bivariate``, ``neural``,
+   ``foltr``, ``clicklog``;
+5. reports: ``report``, ``plots``, ``fidelity``;
+6. runs: ``runner``, ``study``, ``lab``;
+7. the command line: ``cli``.
+"""
 
 __version__ = "0.1.0"

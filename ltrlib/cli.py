@@ -1,5 +1,6 @@
-"""Command line: ``ltrlib run ...``, ``ltrlib fidelity RUN_DIR`` and ``ltrlib tune-worker ...``
-(also ``python -m ltrlib ...``).
+"""Command line: ``ltrlib run ...``, ``ltrlib fidelity RUN_DIR``, ``ltrlib tune-worker ...``,
+``ltrlib calibrate``, ``ltrlib formats`` and the rest (``ltrlib --help`` lists them; also
+``python -m ltrlib ...``). The package's only command line: modules have no ``__main__``.
 
 Subcommands live in a subparser table so that others (``ltrlib data``, ``ltrlib bench`` ...)
 can be added beside ``run`` without touching its options.
@@ -331,6 +332,101 @@ def _study(args: argparse.Namespace) -> int:
     return 0 if summary is not None else 1
 
 
+def _add_calibrate_parser(subparsers) -> None:
+    cal = subparsers.add_parser(
+        "calibrate", help="the synthetic twin's data statistics against Istella-S's, or the search that set them",
+        description="Measure every calibration target of the synthetic twin (ltrlib.noniid.calibration) on "
+        "a scale's training set and print target, achieved, tolerance and whether it is met (exit 1 when "
+        "one is missed); or rerun the data-statistics search (--search), the learnability curve "
+        "(--learnability), or the targets' spread over seeds (--seeds N).")
+    cal.add_argument("--scale", default="small", help="scale to measure (tiny, small, paper)")
+    cal.add_argument("--seed", type=int, default=0)
+    cal.add_argument("--search", action="store_true", help="rerun the data-statistics search")
+    cal.add_argument("--trials", type=int, default=200, help="trials of each stage of --search (TPE, then CMA-ES)")
+    cal.add_argument("--queries", type=int, default=5_000, help="simulated queries per sample in --search")
+    cal.add_argument("--samples", type=int, default=2, help="samples (seeds) each --search trial averages over")
+    cal.add_argument("--knobs", default="", help="comma-separated knobs --search varies (default: all; "
+                     "the others stay at the current defaults)")
+    cal.add_argument("--learnability", action="store_true", help="measure M_full NDCG@10 against feature_noise")
+    cal.add_argument("--seeds", type=int, default=0, metavar="N",
+                     help="every target's mean and spread over seeds SEED..SEED+N-1 at --scale")
+    cal.set_defaults(handler=_calibrate)
+
+
+def _print_frame(df) -> None:
+    import pandas as pd
+
+    with pd.option_context("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.4f}".format):
+        print(df.to_string(index=False))
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from ltrlib.noniid import calibration as cal
+
+    if args.search:
+        knobs = config.parse_list(args.knobs, name="--knobs", allow_empty=True) or None
+        trials = cal.search(args.trials, n_queries=args.queries, seed=args.seed, n_samples=args.samples, knobs=knobs)
+        print("best knobs (paste into SyntheticConfig):")
+        best = trials.iloc[0]
+        for name in cal.SEARCH_SPACE:
+            print(f"  {name} = {best[name]:.3f}")
+        start = trials[(trials.stage == "tpe") & (trials.number == 0)]
+        print(f"loss {best['value']:.3f} ({best['stage']} trial {best['number']}; "
+              f"current defaults: {start['value'].iloc[0]:.3f})")
+        return 0
+    if args.learnability:
+        curve = cal.learnability(args.scale, args.seed)
+        print(f"feature_noise for M_full NDCG@10 = {cal.LEARNABILITY_TARGET.paper}: "
+              f"{cal.noise_for_target(curve):.3f} (current {cal.SyntheticConfig().feature_noise})")
+        return 0
+    if args.seeds:
+        if args.seeds < 2:
+            raise ValueError(f"--seeds needs at least 2 seeds to measure a spread, got {args.seeds}")
+        spread = cal.seed_spread(args.scale, range(args.seed, args.seed + args.seeds))
+        print(f"Targets over seeds {args.seed}-{args.seed + args.seeds - 1}, scale {args.scale} "
+              "(list structure only; seeds_within: share of seeds within tolerance)")
+        _print_frame(spread)
+        off = spread[(spread["mean"] - spread.paper).abs() > spread.tolerance + 1e-12]
+        print(f"\n{len(spread) - len(off)} of {len(spread)} targets within tolerance on the mean over seeds"
+              + (f"; off on the mean: {', '.join(off.statistic)}" if len(off) else ""))
+        return 0
+    sc = config.get_scale(args.scale)
+    splits = cal.make_synthetic(sc, args.seed, progress=True)
+    table = cal.calibration_table(splits.train, args.seed)
+    print(f"Calibration of the synthetic twin, scale {sc.name} ({sc.n_train} training queries), seed {args.seed}")
+    _print_frame(table)
+    print("\nTable 2 subsets (reported, not fitted):")
+    _print_frame(cal.subset_table(splits.train, args.seed))
+    print("\nD_merge sizes:")
+    _print_frame(cal.merge_sizes_met(splits, args.seed))
+    met = int(table.within.sum())
+    print(f"\n{met} of {len(table)} targets within tolerance")
+    return 0 if met == len(table) else 1
+
+
+def _add_formats_parser(subparsers) -> None:
+    fmt = subparsers.add_parser(
+        "formats", help="write the synthetic twin in a public collection's layout (MSLR, Istella, Yahoo)",
+        description="Write the synthetic twin as the files of a public collection (MSLR-WEB10K's Fold1-5, "
+        "Istella-S's, Yahoo LTRC's set 1), so the reading path of that collection can be tried without it.")
+    # Checked by the handler: importing the data layer here would slow every `ltrlib --help`.
+    fmt.add_argument("layout", metavar="mslr|istella|yahoo", help="the collection whose files to write")
+    fmt.add_argument("folder", help="output folder (created; files in it are replaced)")
+    fmt.add_argument("--scale", default="tiny", choices=sorted(config.SCALES))
+    fmt.add_argument("--seed", type=int, default=0)
+    fmt.set_defaults(handler=_formats)
+
+
+def _formats(args: argparse.Namespace) -> int:
+    from ltrlib.data.formats import LAYOUTS, write_layout
+    from ltrlib.data.synthetic import make_synthetic
+
+    if args.layout not in LAYOUTS:  # before generating the twin, which takes a while at small
+        raise ValueError(f"layout {args.layout!r} unknown; choose from {', '.join(sorted(LAYOUTS))}")
+    print(write_layout(make_synthetic(args.scale, args.seed), args.folder, args.layout))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ltrlib", description="ltrlib: learning to rank on non-IID data")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -342,6 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_index_parser(subparsers)
     _add_seeds_parser(subparsers)
     _add_study_parser(subparsers)
+    _add_calibrate_parser(subparsers)
+    _add_formats_parser(subparsers)
     return parser
 
 

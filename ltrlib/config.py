@@ -101,6 +101,10 @@ TRAIN_BUDGETS: dict[str, dict[str, Budget]] = {
         "client_models": Budget(caps={"max_trees": 300, "n_trials": 2}),
         "stacking": Budget(caps={"n_trials": 2}),
         "bilambdamart": Budget(caps={"folds": 3, "n_trials": 1, "stage1_trials": 1}),
+        # Every network at the paper's point, narrowed and trained for a few steps.
+        "neural_competitors": Budget(by_scale={"max_width": 32}, caps={"neural_trials": 1, "max_steps": 20,
+                                                                       "patience": 20, "eval_every": 10,
+                                                                       "max_width": 32}),
         "backend_comparison": Budget(by_scale={"max_trees": 25, "early_stopping": 5}),
         # max_trees: the models trained on clicks; ceiling_trees: the true-label ceiling's limit
         "click_bias": Budget(by_scale={"max_trees": 10, "ceiling_trees": 40, "sessions": "200,600"}),
@@ -120,15 +124,17 @@ TRAIN_BUDGETS: dict[str, dict[str, Budget]] = {
 
 # --------------------------------------------------------------------------- sessions
 
-#: Seconds each notebook took per scale, by its number: what ``ltrlib run``'s ETA expects of
+#: Seconds each notebook took per scale, by its number (by its name where two notebooks
+#: share a number, as the two 06s do): what ``ltrlib run``'s ETA expects of
 #: a notebook that no comparable run has recorded, at this machine's fitting pace
 #: (`ltrlib.timing.pace`). ``small``: `make reproduce` on a quiet 2-core VM of the kind CI
 #: runs on (2,471 s in all, 2026-11-25); ``tiny``: a tiny batch on a 2-core machine. A scale
 #: without figures takes ``small``'s.
 NOTEBOOK_SECONDS = {
-    "tiny": {"00": 16, "01": 12, "02": 11, "03": 78, "04": 25, "05": 73, "06": 35, "07": 55, "08": 74, "09": 119},
-    "small": {"00": 20, "01": 8, "02": 12, "03": 936, "04": 49, "05": 175, "06": 666, "07": 260, "08": 215,
-              "09": 129},
+    "tiny": {"00": 16, "01": 12, "02": 11, "03": 78, "04": 25, "05": 73, "06": 35, "06_neural_competitors": 53,
+             "07": 55, "08": 74, "09": 119},
+    "small": {"00": 20, "01": 8, "02": 12, "03": 936, "04": 49, "05": 175, "06": 666, "06_neural_competitors": 295,
+              "07": 260, "08": 215, "09": 129},
 }
 
 #: Environment variables a JupyterLab session takes its data and run from (`ltrlib lab`,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,8 @@ import numpy as np
 from ltrlib import config
 from ltrlib.atomic import atomic_write_text
 
-__all__ = ["FILE", "ProvenanceError", "bind_run", "describe", "matches", "read_run", "rebuild_command",
-           "record", "summary"]
+__all__ = ["FILE", "ProvenanceError", "RunFolder", "bind_run", "describe", "matches", "read_run", "rebuild_command",
+           "record", "summary", "validate_name"]
 
 FILE = "provenance.json"
 _META_KEY = "provenance"
@@ -153,3 +154,46 @@ def bind_run(run_dir: str | os.PathLike, prov: dict[str, Any]) -> None:
             f"-p run_id / --run-id), or recompute the whole run on it: "
             f"{rebuild_command(prov, run_dir.name)} --force ({run_dir})"
         )
+
+
+# --------------------------------------------------------------------------- run folders
+
+# One path component, readable in a URL and on every file system; no leading dot so that
+# nothing written here is hidden or mistaken for a temporary file.
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def validate_name(name: str, what: str = "name") -> str:
+    """Return ``name`` if it is safe as a single file-name component, else raise ValueError.
+
+    ``what`` says which argument is checked ("table name", "run_id", ...) for the message.
+    """
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or name.endswith("."):
+        raise ValueError(
+            f"invalid {what} {name!r}: use letters, digits and '._+-' only, starting with a "
+            "letter or digit (no path separators, spaces or leading dot)"
+        )
+    return name
+
+
+class RunFolder:
+    """One run's folder, ``<root>/<run_id>/``, bound to the data its results come from: what
+    `ltrlib.report.Reporter` (tables, figures, metrics) and `ltrlib.train.ModelStore`
+    (models) share. It lives here, below both, beside the provenance it binds.
+
+    ``run_id`` must be one file-name component (`validate_name`); ``root`` defaults to
+    ``ltrlib.config.REPORTS_DIR``. With ``data`` (the notebook's `Splits`) the folder is bound
+    to their provenance (`bind_run`, kept as ``provenance``): a run holding
+    results of other data is refused here, before anything is computed or overwritten.
+    """
+
+    def __init__(self, run_id: str, root: str | os.PathLike | None = None, data=None):
+        self.run_id = validate_name(run_id, "run_id")
+        self.root = Path(root) if root is not None else Path(config.REPORTS_DIR)
+        self.provenance = describe(data) if data is not None else None
+        if self.provenance is not None:
+            bind_run(self.run_dir, self.provenance)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / self.run_id

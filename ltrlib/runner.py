@@ -557,7 +557,7 @@ def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]], pace: 
 
     def default(name: str) -> float:
         figures = config.NOTEBOOK_SECONDS.get(plan[name].get("scale"), config.NOTEBOOK_SECONDS["small"])
-        return figures.get(name[:2], statistics.median(figures.values())) * pace
+        return figures.get(name, figures.get(name[:2], statistics.median(figures.values()))) * pace
 
     return {name: measured[name] if name in measured else default(name) for name in plan}
 

@@ -33,9 +33,10 @@ import pandas as pd
 from ltrlib import config
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.bivariate import study as design_of
-from ltrlib.report import validate_name
+from ltrlib.report import table_to_markdown, validate_name
 
-__all__ = ["checkpoint", "parse_seeds", "record_seed", "run_bilambdamart_study", "study_design", "write_summary"]
+__all__ = ["checkpoint", "parse_seeds", "record_seed", "run_bilambdamart_study", "study_design", "summary_markdown",
+           "write_summary"]
 
 NOTEBOOK = "06_bilambdamart"
 #: Files of a finished run kept for the study (under ``tables/06_bilambdamart/``).
@@ -189,7 +190,7 @@ def write_summary(study_dir: Path, command: str) -> design_of.Summary:
         if (d / "tuning_summary.csv").exists():
             spent.append(pd.read_csv(d / "tuning_summary.csv").assign(seed=seed))
     summary = design_of.summarise(per_seed, planned=len(design["seeds"]), metric=design["endpoint"])
-    text = design_of.summary_markdown(summary, design=design, command=command, walls=walls)
+    text = summary_markdown(summary, design=design, command=command, walls=walls)
     if spent:
         from ltrlib.report import table_to_markdown
 
@@ -241,7 +242,7 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
             log(f"seed {seed}: resuming the finished trials of its checkpointed journal")
         start = time.monotonic()
         run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
-                          run_id=f"{study}-seed{seed}", only="06", parameters=design["parameters"],
+                          run_id=f"{study}-seed{seed}", only=NOTEBOOK, parameters=design["parameters"],
                           reports_dir=reports, progress=progress)
         wall = time.monotonic() - start
         recorded[seed] = record_seed(run_dir, study_dir, seed, wall)
@@ -251,3 +252,30 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
     summary = write_summary(study_dir, command)
     log(summary.words)
     return summary
+
+
+def summary_markdown(summary: design_of.Summary, *, design: dict, command: str, walls: dict[int, float]) -> str:
+    """``study.md``: the design, the verdict in words, the across-seed and pooled tables
+    and the per-seed gains with each seed's wall time."""
+    params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
+    gains = summary.gains.copy()
+    if not gains.empty:
+        gains["wall_minutes"] = gains.seed.map(lambda s: round(walls.get(int(s), math.nan) / 60, 1))
+    lines = [
+        f"# Study {design['study']}: is Bi-λMART better than λMART*? ({design['profile']} profile)", "",
+        f"**Verdict ({summary.verdict}).** {summary.words}", "",
+        "## Design (fixed before the confirmatory run)", "",
+        f"- Data: the synthetic twin at scale `{design['scale']}`; seeds {list(design['seeds'])} "
+        "(each seed draws new data, folds, query sample and Optuna sampler).",
+        f"- Notebook 06 parameters: {params}.",
+        f"- Endpoint: test {design_of.ENDPOINT} (full-list IDCG), gain of each model over its baseline.",
+        f"- Rule: {design_of.DECISION_RULE}", "",
+        f"Regenerate: `{command}` (finished seeds are read back, not rerun).", "",
+        "## Across seeds", "",
+        table_to_markdown(summary.seeds.round(4)), "",
+        "## Pooled over queries, stratified by seed", "",
+        table_to_markdown(summary.pooled.round(5)) if not summary.pooled.empty else "(no seed yet)", "",
+        "## Per seed", "",
+        table_to_markdown(gains.round(4)) if not gains.empty else "(no seed yet)", "",
+    ]
+    return "\n".join(lines)

@@ -89,7 +89,7 @@ report.figure(plots.category_distribution(categories, "train"), "category_distri
 # The data statistics the non-IID paper publishes for Istella-S's training set (Table 2's
 # list lengths, relevant documents and Type 1 split shares, §5.2's dominance of the query
 # category, Figure 2) next to this collection's: target, achieved, tolerance. The synthetic
-# default is calibrated on them (`python -m ltrlib.data.calibration`); on a real
+# default is calibrated on them (`ltrlib calibrate`); on a real
 # collection with categories 11 and 14 the table says how Istella-like it is. The paper's
 # model results are compared separately, out of sample, in `fidelity.md`. Small scales
 # carry sampling noise: the exclusive shares (1.2-1.4% of queries) need thousands of
@@ -98,7 +98,7 @@ report.figure(plots.category_distribution(categories, "train"), "category_distri
 # %%
 from IPython.display import display
 
-from ltrlib.data import calibration
+from ltrlib.noniid import calibration
 
 if calibration.applies(splits.train):
     fit = calibration.calibration_table(splits.train, seed)

@@ -38,13 +38,13 @@ category: str = "auto"  # category shown in the strategy view; auto: the most fr
 # %%
 from ltrlib import plots
 from ltrlib.data.loading import load_dataset
-from ltrlib.noniid import categories as cats
+from ltrlib import noniid
 from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed,
                       category_feature=category_feature or None, category_bins=category_bins)
 report = Reporter(run_id, "01_category_analysis", data=splits)
-category = cats.resolve_category(splits.train, category, seed=seed)
+category = noniid.resolve_category(splits.train, category, seed=seed)
 print(f"category shown: {category}")
 splits
 
@@ -55,12 +55,12 @@ splits
 # tie-breaking chain; `none`: no relevant document, category -1).
 
 # %%
-assignments = cats.assign_all(splits, seed=seed)
+assignments = noniid.assign_all(splits, seed=seed)
 report.table(assignments, "query_categories", caption="Category of every query (§3.1)")
 assignments.head(10)
 
 # %%
-decided = cats.decided_by_summary(assignments)
+decided = noniid.decided_by_summary(assignments)
 report.table(decided, "decided_by", caption="Queries per deciding rule of the tie-breaking chain")
 decided.pivot(index="decided_by", columns="split", values="queries")
 
@@ -71,7 +71,7 @@ decided.pivot(index="decided_by", columns="split", values="queries")
 # query follows its majority.
 
 # %%
-figure2 = cats.relevant_vs_query_categories(splits.train, seed=seed)
+figure2 = noniid.relevant_vs_query_categories(splits.train, seed=seed)
 report.table(figure2, "figure2_distributions", caption="Figure 2 (training set)")
 report.figure(plots.relevant_vs_query_categories(figure2), "figure2_category_distributions",
               caption="Figure 2: relevant documents and queries per category")
@@ -88,7 +88,7 @@ figure2.pivot(index="category", columns="distribution", values="share").round(3)
 
 # %%
 train_assignments = assignments[assignments.split == "train"]
-dominance = cats.dominance_statistics(train_assignments)
+dominance = noniid.dominance_statistics(train_assignments)
 report.table(dominance, "dominance_statistics",
              caption="Dominant-category lead on the training set, ours next to the paper's (Istella-S)")
 report.figure(plots.dominance_statistics(dominance), "dominance_statistics",
@@ -102,7 +102,7 @@ dominance
 # category). Interactively, pick a category; in batch runs `category` is shown.
 
 # %%
-strategy_counts = cats.strategy_query_counts(splits, seed=seed)
+strategy_counts = noniid.strategy_query_counts(splits, seed=seed)
 report.table(strategy_counts, "strategy_query_counts", caption="DS1 and DS2' queries per category")
 if interactive:
     from ltrlib.plots.explore import strategy_explorer
@@ -112,4 +112,4 @@ else:
     report.figure(plots.strategy_query_counts(strategy_counts, category), "strategy_query_counts")
 
 # %%
-report.metrics(**cats.category_analysis_metrics(train_assignments, dominance, strategy_counts, figure2, category))
+report.metrics(**noniid.category_analysis_metrics(train_assignments, dominance, strategy_counts, figure2, category))

@@ -68,3 +68,29 @@ def test_package_reexports_every_plot_function():
             if fn.__module__ == mod.__name__ and fn.__annotations__.get("return") == "plt.Figure":
                 assert name in plots.__all__ and getattr(plots, name) is fn, f"plots.{module}.{name}"
     assert all(callable(getattr(plots, name)) for name in plots.__all__)
+
+
+def test_ranker_means_draws_networks_and_trees_per_loss():
+    import numpy as np
+    import pytest
+
+    from ltrlib.neural import ranker_means
+
+    rng = np.random.default_rng(0)
+    pq = pd.concat([pd.DataFrame({"model": m, "metric": "ndcg@5", "qid": range(30), "value": v + rng.normal(0, .1, 30)})
+                    for m, v in (("DNN", .60), ("SetRank_Softmax", .62), ("λMART*", .66), ("GBT_Softmax", .65),
+                                 ("λMART (stage 1)", .5))])
+    means = ranker_means(pq)
+    assert list(means.model) == ["DNN", "SetRank_Softmax", "λMART*", "GBT_Softmax"]  # the stage-1 row left out
+    # Gaps to the best network of the same loss: DNN for λRank, SetRank_Softmax for softmax.
+    assert dict(zip(means.model, means.best_network)) == {"DNN": "DNN", "λMART*": "DNN",
+                                                          "SetRank_Softmax": "SetRank_Softmax",
+                                                          "GBT_Softmax": "SetRank_Softmax"}
+    gap = means.set_index("model").loc["λMART*"]
+    assert gap.gap_low < gap.gap < gap.gap_high and gap.gap == pytest.approx(
+        pq[pq.model == "λMART*"].value.mean() - pq[pq.model == "DNN"].value.mean())
+    assert dict(zip(means.model, means.kind)) == {"DNN": "network", "SetRank_Softmax": "network",
+                                                  "λMART*": "tree", "GBT_Softmax": "tree"}
+    fig = plots.ranker_means(means)
+    assert [ax.get_title() for ax in fig.axes] == ["λRank loss", "softmax loss"]
+    plt.close(fig)

@@ -415,6 +415,25 @@ def test_cli_collects_options():
         cli._parameters([["a", "1"], ["a", "2"]])
 
 
+def test_cli_is_the_one_command_line_and_its_help_lists_every_command(capsys):
+    """No module of the package keeps a command line of its own; `ltrlib --help` names them all."""
+    import ast
+
+    from ltrlib import config
+
+    own = [p.relative_to(config.PROJ_ROOT).as_posix() for p in sorted((config.PROJ_ROOT / "ltrlib").rglob("*.py"))
+           if p.name not in ("__main__.py", "cli.py")
+           and any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)
+                   for n in ast.parse(p.read_text(encoding="utf-8")).body)]
+    assert not own, f"command lines outside ltrlib.cli: {own}"
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = capsys.readouterr().out
+    for command in ("run", "fidelity", "tune-worker", "lab", "index", "bilambdamart-seeds", "study", "calibrate",
+                    "formats"):
+        assert f"    {command} " in text or f"    {command}\n" in text, command
+
+
 def test_cli_hands_the_data_options_to_every_subcommand(monkeypatch, capsys):
     """`run`, `tune-worker` and `lab` take the standard data options and pass them on as given."""
     import types

@@ -79,7 +79,6 @@ from ltrlib.bivariate.study import (
     seed_gains,
     study_verdict,
     summarise,
-    summary_markdown,
 )
 from ltrlib.bivariate.two_stage import (
     CUTOFFS,

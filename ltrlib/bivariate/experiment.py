@@ -64,7 +64,7 @@ from ltrlib.bivariate.space import TUNED, suggest
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.metrics import ndcg, significance_table
-from ltrlib.report import flatten_metrics
+from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.ranker import DataCache, train_ranker
 from ltrlib.train.settings import TrainSettings
 from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_study
@@ -579,7 +579,7 @@ def tuning_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> p
 
 def headline_metrics(per_query: pd.DataFrame, k: int = 5, no_listwise: pd.DataFrame | None = None,
                      control: pd.DataFrame | None = None) -> dict[str, float]:
-    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): mean test
+    """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): mean test
     NDCG@k per model (``bi-lambdamart.ndcg5``) and, given the per-query results of the
     models without listwise features or of the control without pairwise structure, theirs
     (``no_listwise.bi-lambdamart.ndcg5``, ``control.bi-lambdamart.ndcg5``)."""

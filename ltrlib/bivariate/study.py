@@ -43,7 +43,7 @@ from ltrlib import config
 
 __all__ = ["COMPARISONS", "CONFIRMATORY_STUDY", "DECISION_RULE", "ENDPOINT", "PROFILES", "SHOWN_GAIN_PCT",
            "Summary", "VARIANTS", "VERDICT_FILE", "across_seed_tests", "decide", "pooled_by_seed", "read_verdict",
-           "seed_gains", "study_verdict", "summarise", "summary_markdown"]
+           "seed_gains", "study_verdict", "summarise"]
 
 #: The metric of every endpoint (as notebook 06's per-query results name it).
 ENDPOINT = "ndcg@5"
@@ -238,35 +238,6 @@ def summarise(per_seed: dict[int, tuple[pd.DataFrame, pd.DataFrame | None]], pla
     pooled = pooled_by_seed(gains) if not gains.empty else pd.DataFrame()
     kind, words = decide(seeds, planned)
     return Summary(gains, seeds, pooled, kind, words, planned)
-
-
-def summary_markdown(summary: Summary, *, design: dict, command: str, walls: dict[int, float]) -> str:
-    """``study.md``: the design, the verdict in words, the across-seed and pooled tables
-    and the per-seed gains with each seed's wall time."""
-    from ltrlib.report import table_to_markdown
-
-    params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
-    gains = summary.gains.copy()
-    if not gains.empty:
-        gains["wall_minutes"] = gains.seed.map(lambda s: round(walls.get(int(s), math.nan) / 60, 1))
-    lines = [
-        f"# Study {design['study']}: is Bi-λMART better than λMART*? ({design['profile']} profile)", "",
-        f"**Verdict ({summary.verdict}).** {summary.words}", "",
-        "## Design (fixed before the confirmatory run)", "",
-        f"- Data: the synthetic twin at scale `{design['scale']}`; seeds {list(design['seeds'])} "
-        "(each seed draws new data, folds, query sample and Optuna sampler).",
-        f"- Notebook 06 parameters: {params}.",
-        f"- Endpoint: test {ENDPOINT} (full-list IDCG), gain of each model over its baseline.",
-        f"- Rule: {DECISION_RULE}", "",
-        f"Regenerate: `{command}` (finished seeds are read back, not rerun).", "",
-        "## Across seeds", "",
-        table_to_markdown(summary.seeds.round(4)), "",
-        "## Pooled over queries, stratified by seed", "",
-        table_to_markdown(summary.pooled.round(5)) if not summary.pooled.empty else "(no seed yet)", "",
-        "## Per seed", "",
-        table_to_markdown(gains.round(4)) if not gains.empty else "(no seed yet)", "",
-    ]
-    return "\n".join(lines)
 
 
 def read_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> dict | None:

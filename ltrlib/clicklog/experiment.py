@@ -30,7 +30,7 @@ from ltrlib.clicklog.logs import ClickLog, simulate_click_log
 from ltrlib.data.dataset import Splits
 from ltrlib.foltr.clicks import pbm
 from ltrlib.metrics import evaluate
-from ltrlib.report import flatten_metrics
+from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train import Ranker, TrainSettings, train_ranker, xgboost_propensities
 
 __all__ = ["CLICK_MODELS", "ClickBiasResult", "LOGGING_SETTINGS", "click_bias_experiment",
@@ -164,7 +164,7 @@ def propensity_errors(props: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline_metrics(result: ClickBiasResult) -> dict[str, float]:
-    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): the logging
+    """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): the logging
     ranker's training queries, the fixed models' NDCG@10 (``logging_ranker.ndcg10``), each
     click-trained model's at the largest log (``xgb_unbiased.eta0_5.ndcg10``) and the
     propensity errors (``eta0_5.propensity_mae``)."""

@@ -81,23 +81,3 @@ def write_layout(splits: Splits, folder: str | Path, layout: str) -> Path:
     for part, fname in zip(parts, names):
         write_svmlight(_columns(part, np.arange(220), target, width, fname), folder / fname)
     return folder
-
-
-def main(argv=None) -> int:
-    import argparse
-
-    from ltrlib.data.synthetic import make_synthetic
-
-    ap = argparse.ArgumentParser(prog="python -m ltrlib.data.formats",
-                                 description="Write the synthetic twin in a public collection's layout.")
-    ap.add_argument("layout", choices=sorted(LAYOUTS))
-    ap.add_argument("folder", help="output folder (created; files in it are replaced)")
-    ap.add_argument("--scale", default="tiny")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    print(write_layout(make_synthetic(args.scale, args.seed), args.folder, args.layout))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,8 +2,8 @@
 
 The real collections the papers use cannot be downloaded here, so the default data is a
 *calibrated twin* of Istella-S: its data statistics are matched to the ones the non-IID
-paper publishes, through named mechanisms, by :mod:`ltrlib.data.calibration` (rerun it
-with ``python -m ltrlib.data.calibration``). The paper's *model* results are never fitted;
+paper publishes, through named mechanisms, by :mod:`ltrlib.noniid.calibration` (rerun it
+with ``ltrlib calibrate``). The paper's *model* results are never fitted;
 they are compared out of sample in every batch run's ``fidelity.md``.
 
 Mechanisms, each with its knob in :class:`SyntheticConfig`:
@@ -107,7 +107,7 @@ class SyntheticConfig:
     """Knobs of the generator. The defaults are the calibrated Istella-S twin.
 
     The list-composition knobs, ``query_difficulty``, ``length_damping`` and ``docs_sd``
-    come from ``python -m ltrlib.data.calibration --search`` (data statistics of the paper:
+    come from ``ltrlib calibrate --search`` (data statistics of the paper:
     §5.2, Table 2, Figure 2; seed 0, 200 trials per stage): TPE found nothing better than
     the previous defaults (loss 4.92), CMA-ES warm-started from TPE's best tenth found
     loss 4.06. Then ``length_topic_elasticity`` joined, fitted with the knobs it interacts

@@ -65,7 +65,7 @@ PAPERS: dict[str, Paper] = {
                                                                     "04_linear_merge", "05_stacking"),
                          noniid.section),
     bilambdamart.SOURCE: Paper("Learning bivariate scoring functions for ranking (Bi-LambdaMART)",
-                               ("06_bilambdamart",), bilambdamart.section),
+                               ("06_bilambdamart", "06_neural_competitors"), bilambdamart.section),
     foltr.SOURCE: Paper("Is Non-IID Data a Threat in Federated Online Learning to Rank?", ("07_foltr_noniid",),
                         foltr.section),
     xgboost_tutorial.SOURCE: Paper("XGBoost's learning-to-rank tutorial", ("08_xgboost_backends",),

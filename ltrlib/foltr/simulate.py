@@ -25,7 +25,7 @@ import pandas as pd
 from ltrlib import timing
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
-from ltrlib.report import flatten_metrics
+from ltrlib.metrics.keys import flatten_metrics
 
 SETTINGS = ("iid", "type1", "type2_R1", "type2_R2", "type3_sdbn", "type3_pbm", "type4", "type4_type1",
             "type4_type2")
@@ -250,7 +250,7 @@ def noniid_gaps(online: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline_metrics(gaps: pd.DataFrame) -> dict[str, float]:
-    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): per setting,
+    """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): per setting,
     ranker and click model of `noniid_gaps`, the final offline gap
     (``type2_r1.linear.perfect.offline_gap``) and the relative online gap
     (``type2_r1.linear.perfect.online_rel_gap``), to 4 decimals (seed noise is larger)."""

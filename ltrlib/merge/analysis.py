@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.data.dataset import Scorer
+from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.ranking import evaluate
 from ltrlib.metrics.significance import significance_table
-from ltrlib.report import flatten_metrics
 
 __all__ = [
     "LOCAL_MODELS",
@@ -248,7 +248,7 @@ def collect(experiments: Mapping[str, object], attr: str) -> pd.DataFrame:
 
 def headline_metrics(per_query: pd.DataFrame, metric: str = "ndcg@10",
                      choices: pd.DataFrame | None = None) -> dict[str, float]:
-    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): mean
+    """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): mean
     ``metric`` per split and model (``split1.m12a.ndcg10``) and the alpha each client chose
     (``split1.client1.alpha``)."""
     pq = per_query[per_query.metric == metric]

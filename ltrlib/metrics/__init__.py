@@ -3,10 +3,11 @@
 Conventions (gain, ties, queries without relevant documents) are documented in
 `ltrlib.metrics.ranking`. The compiled gain, discount and DCG kernels behind every NDCG in
 ltrlib (metrics, PDGD, the LB objective) live in `ltrlib.metrics.kernels`, for numba code
-to call.
+to call. `ltrlib.metrics.keys` spells the keys of a run's ``metrics.json``.
 """
 
-from ltrlib.metrics import kernels, ranking, significance
+from ltrlib.metrics import keys, kernels, ranking, significance
+from ltrlib.metrics.keys import flatten_metrics, metric_key_part
 from ltrlib.metrics.kernels import (
     dcg_term,
     discount,
@@ -37,4 +38,4 @@ from ltrlib.metrics.significance import (
 )
 
 # Each module lists its public names once; the package hands all of them on.
-__all__ = [*ranking.__all__, *significance.__all__, *kernels.__all__]
+__all__ = [*ranking.__all__, *significance.__all__, *kernels.__all__, *keys.__all__]

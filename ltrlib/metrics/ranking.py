@@ -427,10 +427,11 @@ def ideal_dcg(y, offsets, k: int | None = None) -> np.ndarray:
 
 
 def _labels_and_offsets(data, offsets, query_ids):
-    """``(y, offsets, query_ids)`` from a Dataset, or from a label array and its offsets."""
-    from ltrlib.data.dataset import Dataset
+    """``(y, offsets, query_ids)`` from a Dataset, or from a label array and its offsets.
 
-    if isinstance(data, Dataset):
+    A Dataset is recognised by its ``y`` and ``offsets`` (a label array has neither): the
+    metrics sit below the data layer and never import it."""
+    if hasattr(data, "y") and hasattr(data, "offsets"):
         if offsets is not None:
             raise TypeError(
                 "evaluate(Dataset, scores, ...): offsets come from the Dataset; "

@@ -23,7 +23,6 @@ from ltrlib.noniid.categories import (
     relevant_vs_query_categories,
     resolve_category,
     resolve_split_categories,
-    strategy_query_counts,
 )
 from ltrlib.noniid.checks import CATEGORY_PARAMETERS, check_category_choices
 from ltrlib.noniid.splits import (
@@ -48,6 +47,7 @@ from ltrlib.noniid.splits import (
     paper_table2,
     parse_client_sets,
     splits_table,
+    strategy_query_counts,
     table2,
     table2_wide,
 )

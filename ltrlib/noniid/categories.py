@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.data.dataset import Dataset, Splits
-from ltrlib.report import flatten_metrics
+from ltrlib.metrics.keys import flatten_metrics
 
 #: The category of a query without relevant documents.
 NO_CATEGORY = -1
@@ -382,35 +382,11 @@ def decided_by_summary(assignments: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-# --------------------------------------------------------------------------- strategies
-
-
-def strategy_query_counts(data: Splits | Dataset, seed: int = 0) -> pd.DataFrame:
-    """Queries in DS1 (per strategy) and DS2' for every category and partition.
-
-    Columns: split, category, strategy (the three DS1 strategies, then "DS2'"), queries.
-    The interactive view of notebook 01 filters this frame by category.
-    """
-    from ltrlib.noniid.splits import ds1_mask, ds2_prime_mask
-
-    parts = [("all", data)] if isinstance(data, Dataset) else data.items()
-    cats = category_universe(data)
-    rows = []
-    for part, ds in parts:
-        cc = category_counts(ds, cats)
-        assigned = assign_query_categories(ds, seed, cc).category.to_numpy()
-        for c in cats:
-            for s in STRATEGIES:
-                rows.append((part, int(c), s, int(ds1_mask(cc, assigned, int(c), s).sum())))
-            rows.append((part, int(c), "DS2'", int(ds2_prime_mask(cc, int(c)).sum())))
-    return pd.DataFrame(rows, columns=["split", "category", "strategy", "queries"])
-
-
 def category_analysis_metrics(train_assignments: pd.DataFrame, dominance: pd.DataFrame,
                               strategy_counts: pd.DataFrame, figure2: pd.DataFrame,
                               category: int) -> dict[str, float | int]:
     """Notebook 01's headline numbers for ``metrics.json`` (keys by
-    `ltrlib.report.flatten_metrics`): the §3.1 dominance shares (``tie.share``), the share
+    `ltrlib.metrics.flatten_metrics`): the §3.1 dominance shares (``tie.share``), the share
     of queries decided by the random tie-break (``decided_randomly.share``), the two most
     frequent query categories (Figure 2b; ``top_query_category``,
     ``second_query_category``, each left out when the data has fewer), and ``category``'s

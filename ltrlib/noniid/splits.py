@@ -119,6 +119,25 @@ def ds2_prime_mask(cc: CategoryCounts, category: int) -> np.ndarray:
     return cc.doc_count[:, cc.column(category)] == 0
 
 
+def strategy_query_counts(data: Splits | Dataset, seed: int = 0) -> pd.DataFrame:
+    """Queries in DS1 (per strategy) and DS2' for every category and partition.
+
+    Columns: split, category, strategy (the three DS1 strategies, then "DS2'"), queries.
+    The interactive view of notebook 01 filters this frame by category.
+    """
+    parts = [("all", data)] if isinstance(data, Dataset) else data.items()
+    cats = category_universe(data)
+    rows = []
+    for part, ds in parts:
+        cc = category_counts(ds, cats)
+        assigned = assign_query_categories(ds, seed, cc).category.to_numpy()
+        for c in cats:
+            for s in STRATEGIES:
+                rows.append((part, int(c), s, int(ds1_mask(cc, assigned, int(c), s).sum())))
+            rows.append((part, int(c), "DS2'", int(ds2_prime_mask(cc, int(c)).sum())))
+    return pd.DataFrame(rows, columns=["split", "category", "strategy", "queries"])
+
+
 # --------------------------------------------------------------------------- types
 
 

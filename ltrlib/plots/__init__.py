@@ -10,6 +10,7 @@ call ``plots.<figure>(...)``:
   (notebooks 03, 06, 08);
 - ``merge``: the linear merge's alpha sweep, stacking importance, per-category deltas
   (notebooks 04-05);
+- ``neural``: the networks beside the trees (notebook 06_neural_competitors);
 - ``foltr``: federated online LTR curves and online gaps (notebook 07);
 - ``clicklog``: learning from biased clicks (notebook 09).
 
@@ -26,6 +27,7 @@ from ltrlib.plots.data import (
 )
 from ltrlib.plots.foltr import foltr_curves, foltr_online_gaps
 from ltrlib.plots.merge import alpha_sweep, merge_category_deltas, stacking_importance
+from ltrlib.plots.neural import ranker_means
 from ltrlib.plots.noniid import (
     dominance_statistics, merge_pool_frame, relevant_vs_query_categories, strategy_query_counts,
 )
@@ -41,6 +43,8 @@ __all__ = [
     "validation_curves", "tuning_history", "backend_comparison", "pair_method_sizes",
     # merge (notebooks 04-05)
     "alpha_sweep", "stacking_importance", "merge_category_deltas",
+    # neural (notebook 06_neural_competitors)
+    "ranker_means",
     # foltr (notebook 07)
     "foltr_curves", "foltr_online_gaps",
     # clicklog (notebook 09)

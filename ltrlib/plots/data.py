@@ -1,5 +1,5 @@
 """Figures of the dataset overview (notebook 00; `ltrlib.data.overview` and
-`ltrlib.data.calibration`)."""
+`ltrlib.noniid.calibration`)."""
 
 from __future__ import annotations
 

@@ -40,6 +40,7 @@ from ltrlib.train.ranker import (
     quiet_lightgbm,
     train_ranker,
     validation_curves,
+    xgboost_propensities,
 )
 from ltrlib.train.settings import (
     DEFAULT_EARLY_STOPPING,
@@ -64,7 +65,6 @@ from ltrlib.train.client_tables import (
     table3_alternative,
 )
 from ltrlib.train.store import ModelStore
-from ltrlib.train.xgboost_backend import xgboost_propensities
 from ltrlib.train.tuning import (
     GRACE_PERIOD,
     HEARTBEAT_INTERVAL,

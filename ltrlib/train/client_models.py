@@ -19,7 +19,7 @@ import pandas as pd
 
 from ltrlib import config
 from ltrlib.data.dataset import Dataset
-from ltrlib.report import flatten_metrics
+from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.ranker import Ranker, evaluate_rankers
 from ltrlib.train.settings import TrainSettings
 from ltrlib.train.tuning import TuningResult, fit_side_by_side, fit_tuned
@@ -177,7 +177,7 @@ def client_results(models: ClientModels, metrics=("ndcg@10",)) -> pd.DataFrame:
 
 def client_metrics(models: ClientModels, per_query: pd.DataFrame,
                    metric: str = "ndcg@10") -> dict[str, float | int]:
-    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): mean
+    """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): mean
     ``metric`` per split, model and test set (``split1.m2.ds2p.ndcg10``) and each model's
     early-stopped trees (``split1.m2.trees``)."""
     means = (per_query[per_query.metric == metric]

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
-from ltrlib.report import flatten_metrics
+from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
 from ltrlib.train.settings import TrainSettings
 
@@ -271,7 +271,7 @@ def parse_train_sizes(spec: str, available: int) -> list[int]:
 
 def headline_metrics(numeric: pd.DataFrame, pair_summary: pd.DataFrame | None = None,
                      claims: pd.DataFrame | None = None) -> dict[str, float | int | bool]:
-    """Scalars for ``metrics.json`` (keys by `ltrlib.report.flatten_metrics`): each model's
+    """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): each model's
     mean per metric (``lightgbm_lambdamart.ndcg10``) and training time
     (``lightgbm_lambdamart.seconds``), the pair study's means
     (``train_queries150.topk_k_10.ndcg10``) and the verdicts of the tutorial's claims

@@ -68,6 +68,7 @@ __all__ = [
     "lightgbm_params",
     "monitor_callback",
     "quiet_lightgbm",
+    "xgboost_propensities",
     "train_ranker",
     "validation_curves",
 ]
@@ -403,7 +404,7 @@ class Ranker:
         """Write the model (LightGBM text format) to ``path`` and its sidecar to
         ``path`` with suffix ``.json``; both atomically, the model first, so a sidecar
         present means a complete model beside it. Returns the model path."""
-        from ltrlib.report import atomic_write_text
+        from ltrlib.atomic import atomic_write_text
 
         path = Path(path)
         if path.suffix == ".json":
@@ -598,3 +599,11 @@ def validation_curves(rankers: Mapping[Any, Ranker]) -> pd.DataFrame:
     if not parts:
         return pd.DataFrame(columns=["split", "model", "tree", "metric", "value", "best"])
     return pd.concat(parts, ignore_index=True)
+
+
+def xgboost_propensities(ranker: Ranker) -> tuple[np.ndarray, np.ndarray]:
+    """Position biases an unbiased XGBoost ranker estimated: ``(t_plus, t_minus)``, one value
+    per position of the top k, position 1 first and equal to 1 (see Hu et al., WWW 2019)."""
+    if ranker.backend != "xgboost":
+        raise ValueError(f"propensities come from XGBoost's unbiased LambdaMART; this ranker is {ranker.backend}")
+    return _xgb.propensities(ranker.model)

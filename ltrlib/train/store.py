@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from ltrlib import config, provenance
-from ltrlib.report import RunFolder, validate_name
+from ltrlib.provenance import RunFolder, validate_name
 from ltrlib.train.ranker import Ranker
 
 __all__ = ["ModelStore"]
@@ -36,7 +36,7 @@ __all__ = ["ModelStore"]
 class ModelStore(RunFolder):
     """The models of one run.
 
-    Parameters (those of `ltrlib.report.RunFolder`)
+    Parameters (those of `ltrlib.provenance.RunFolder`)
     ----------
     run_id : the run's folder name under ``root`` (a notebook's ``run_id`` parameter)
     root : folder holding all runs; defaults to ``ltrlib.config.REPORTS_DIR``

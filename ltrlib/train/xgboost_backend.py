@@ -1,8 +1,8 @@
 """XGBoost as a ranking backend of `ltrlib.train.Ranker` (``backend="xgboost"``).
 
 The functions here fill one `ltrlib.train.ranker._Backend` entry; notebooks never call them
-directly, except `xgboost_propensities` (re-exported by `ltrlib.train`), which reads the
-position biases an unbiased ranker learnt. What they add to plain ``xgboost.train``:
+directly (`ltrlib.train.xgboost_propensities` reads, through `propensities` here, the
+position biases an unbiased ranker learnt). What they add to plain ``xgboost.train``:
 
 * Query groups go in as ``qid`` (each document's query *index*, non-decreasing, as XGBoost
   requires), taken from the Dataset's offsets; the Dataset's own query ids need not be
@@ -27,18 +27,15 @@ default would watch the *last* metric listed). XGBoost's ``ndcg@k`` uses the sam
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ltrlib.data.dataset import Dataset
 
-if TYPE_CHECKING:  # ltrlib.train.ranker imports this module
-    from ltrlib.train.ranker import Ranker
-
 # Only what users call is public API (re-exported by `ltrlib.train`); the backend entry points
 # (`defaults`, `fit`, `predict`, ...) are reached through `ltrlib.train.ranker.BACKENDS`.
-__all__ = ["xgboost_propensities"]
+__all__: list[str] = []
 
 OBJECTIVES = ("rank:ndcg", "rank:pairwise", "rank:map")
 PAIR_METHODS = ("mean", "topk")
@@ -223,11 +220,3 @@ def propensities(model) -> tuple[np.ndarray, np.ndarray]:
     if "ti+" not in obj:
         raise ValueError("this model was not trained with lambdarank_unbiased=True: no propensities")
     return np.asarray(obj["ti+"], dtype=np.float64), np.asarray(obj["tj-"], dtype=np.float64)
-
-
-def xgboost_propensities(ranker: Ranker) -> tuple[np.ndarray, np.ndarray]:
-    """Position biases an unbiased XGBoost ranker estimated: ``(t_plus, t_minus)``, one value
-    per position of the top k, position 1 first and equal to 1 (see Hu et al., WWW 2019)."""
-    if ranker.backend != "xgboost":
-        raise ValueError(f"propensities come from XGBoost's unbiased LambdaMART; this ranker is {ranker.backend}")
-    return propensities(ranker.model)

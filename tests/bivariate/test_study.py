@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from ltrlib import study as study_runner
 from ltrlib.bivariate import study
 
 
@@ -84,7 +85,8 @@ def test_pooled_test_weights_seeds_by_their_precision():
 def test_summary_markdown_states_design_verdict_and_walls():
     summary = study.summarise(_seeds([1.0, 0.9], [0.0, 0.0], [2.0, 2.0]), planned=2)
     design = {"study": "s", "profile": "tiny", "scale": "tiny", "seeds": [0, 1], "parameters": {"n_trials": 1}}
-    text = study.summary_markdown(summary, design=design, command="ltrlib study bilambdamart", walls={0: 120.0})
+    text = study_runner.summary_markdown(summary, design=design, command="ltrlib study bilambdamart",
+                                         walls={0: 120.0})
     assert "**Verdict (" in text and study.DECISION_RULE in text and "n_trials = 1" in text
     assert "wall_minutes" in text and "ltrlib study bilambdamart" in text
 

@@ -61,3 +61,13 @@ def test_yahoo_layout_spreads_the_features_over_700_indices(tiny, tmp_path):
     assert not train.X[:, 1::3].any()
     with pytest.raises(ValueError, match="layout 'letor' unknown"):
         write_layout(tiny, tmp_path / "x", "letor")
+
+
+def test_the_command_line_writes_a_layout_and_names_an_unknown_one(tmp_path, capsys):
+    from ltrlib.cli import main
+
+    assert main(["formats", "yahoo", str(tmp_path / "y"), "--scale", "tiny", "--seed", "1"]) == 0
+    assert sorted(p.name for p in (tmp_path / "y").iterdir()) == ["set1.test.txt", "set1.train.txt", "set1.valid.txt"]
+    assert main(["formats", "letor4", str(tmp_path / "z")]) == 1
+    assert "layout 'letor4' unknown; choose from istella, mslr, yahoo" in capsys.readouterr().err
+    assert not (tmp_path / "z").exists()  # refused before anything was written

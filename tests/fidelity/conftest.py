@@ -18,7 +18,14 @@ def _table(path, rows):
     pd.DataFrame(rows, columns=COLUMNS).to_csv(path, index=False)
 
 
-def bilambdamart_run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0.6610ᵃ"):
+#: Notebook 06_neural_competitors' NDCG@5 with which every neural claim holds.
+NETWORKS = {"DNN": 0.670, "GSF(2)": 0.672, "GSF(20)": 0.673, "ATTN-DIN": 0.678, "SetRank": 0.679,
+            "DNN_Softmax": 0.671, "GSF(2)_Softmax": 0.674, "GSF(20)_Softmax": 0.675,
+            "ATTN-DIN_Softmax": 0.681, "SetRank_Softmax": 0.682}
+
+
+def bilambdamart_run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0.6610ᵃ", networks=NETWORKS,
+                     network_trials=1):
     base = tmp_path / "tables" / "06_bilambdamart"
     base.mkdir(parents=True)
     _table(base / "table2_lambdarank.csv", [
@@ -32,7 +39,21 @@ def bilambdamart_run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0
         _table(base / "control_table2.csv", [["a. λMART (stage 1)", "0.6", "0.6500"],
                                              ["b. λMART*", "0.6", "0.6600ᵃ"],
                                              ["c. Bi-λMART", "0.6", control_bi]])
-    (tmp_path / "metrics.json").write_text(json.dumps({"06_bilambdamart": {"n_trials": trials}}))
+    metrics = {"06_bilambdamart": {"n_trials": trials}}
+    if networks:
+        neural = tmp_path / "tables" / "06_neural_competitors"
+        neural.mkdir(parents=True)
+        lam = [m for m in networks if not m.endswith("_Softmax")]
+        _table(neural / "table3_neural_lambdarank.csv",
+               [[m, "0.6", f"{networks[m]:.4f}"] for m in lam]
+               + [["λMART", "0.6", "0.6950†"], ["λMART*", "0.6", "0.6960†"], ["Bi-λMART", "0.6", "0.7100†*"]])
+        _table(neural / "table5_neural_softmax.csv",
+               [[m, "0.6", f"{networks[m]:.4f}"] for m in networks if m.endswith("_Softmax")]
+               + [["GBT_Softmax", "0.6", "0.6900†"], ["Bi-GBT_Softmax", "0.6", "0.7000†*"]])
+        _table(neural / "table4_gsf.csv", [["a. GSF(2)", "0.6", "0.6720"], ["b. GSF(2) with d", "0.6", "0.6730"],
+                                           ["c. Bi-λMART w/o d", "0.6", "0.6990ᵃᵇ"], ["d. Bi-λMART", "0.6", bi]])
+        metrics["06_neural_competitors"] = {"neural_trials": network_trials, "max_steps": 1000}
+    (tmp_path / "metrics.json").write_text(json.dumps(metrics))
     return tmp_path
 
 
@@ -93,4 +114,4 @@ def tables():
     """The builders: ``bilambdamart_run(dir, ...)``, ``foltr_runs(rng, ...)`` and
     ``write_foltr_runs(dir, runs)``, ``pair_summary(...)``."""
     return SimpleNamespace(bilambdamart_run=bilambdamart_run, foltr_runs=foltr_runs,
-                           write_foltr_runs=write_foltr_runs, pair_summary=pair_summary, CLICKS=CLICKS)
+                           write_foltr_runs=write_foltr_runs, pair_summary=pair_summary, CLICKS=CLICKS, NETWORKS=NETWORKS)

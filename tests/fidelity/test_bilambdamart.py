@@ -36,6 +36,28 @@ def test_claims_hold_and_fail_on_the_tables(tmp_path, tables):
     assert claims.set_index("claim").loc["control_no_pairwise_gain", "paper"] == "not available"
 
 
+def test_the_neural_claims_fail_where_the_networks_do_what_the_paper_says_they_do_not(tmp_path, tables):
+    networks = dict(tables.NETWORKS, DNN=0.700, SetRank_Softmax=0.6995)  # DNN above the trees and the rest
+    claims, missing = bilambdamart_claims(tables.bilambdamart_run(tmp_path, networks=networks))
+    verdict = dict(zip(claims.claim, claims.ours))
+    assert verdict["trees_beat_networks"] == "does not hold"  # λMART 0.695 < DNN 0.700
+    assert verdict["attention_best_networks"] == "does not hold"
+    assert verdict["multivariate_beats_dnn"] == "does not hold"
+    assert verdict["softmax_helps_networks"] == "does not hold"  # DNN_Softmax 0.671 < DNN 0.700
+    assert verdict["bi_softmax_beats_best_network"] == "holds"  # 0.7000† against 0.6995
+    assert verdict["gbt_softmax_beats_networks"] == "does not hold"
+    # Every neural verdict says what the networks were given.
+    evidence = claims.set_index("claim").evidence
+    assert "networks: 1 trial(s) each, at most 1000 steps" in evidence["softmax_helps_networks"]
+
+
+def test_a_run_without_the_neural_notebook_misses_nothing_and_decides_no_neural_claim(tmp_path, tables):
+    claims, missing = bilambdamart_claims(tables.bilambdamart_run(tmp_path, networks=None))
+    assert missing == []
+    neural = claims[claims.claim.isin(["trees_beat_networks", "softmax_helps_networks"])]
+    assert set(neural.ours) == {"not available"} and neural.evidence.str.contains("lacks").all()
+
+
 def test_a_gain_without_significance_does_not_hold(tmp_path, tables):
     claims, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path, bi="0.7100ᵃ", control_bi="0.6700ᵃᵇ"))
     verdict = dict(zip(claims.claim, claims.ours))

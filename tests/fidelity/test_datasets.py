@@ -31,8 +31,11 @@ def test_the_ledger_compares_the_published_numbers_of_the_declared_dataset(table
     (run / "run.json").write_text(json.dumps(manifest))
     text = F.write_fidelity(run).read_text()
     published = pd.read_csv(run / F.FIDELITY_PUBLISHED_CSV)
-    # Tables 2, 4 and 5 of WEB30K: 4 + 2 + 2 models at five cutoffs.
-    assert len(published) == 8 * 5 and set(published.source) == {"bilambdamart"}
+    # Tables 2, 4 and 5 of WEB30K: 4 + 2 + 2 tree models; the networks' Table 3 (5), Table 4's
+    # GSF rows with its Bi-λMART rows (4) and Table 5 (5 networks, 2 trees); at five cutoffs.
+    assert len(published) == (8 + 5 + 4 + 7) * 5 and set(published.source) == {"bilambdamart"}
+    dnn = published[(published.table == "table3") & (published.model == "DNN") & (published.metric == "ndcg@5")]
+    assert (dnn.paper.item(), dnn.ours.item()) == (0.4880, 0.67)
     row = published[(published.table == "table2") & (published.model == "Bi-λMART")
                     & (published.metric == "ndcg@5")].iloc[0]
     assert (row.paper, row.ours) == (0.5291, 0.71) and row["diff"] == pytest.approx(0.71 - 0.5291)

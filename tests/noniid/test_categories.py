@@ -6,7 +6,7 @@ import pytest
 
 from ltrlib.data import Dataset, Splits
 from ltrlib.noniid import categories as cats
-from ltrlib.noniid.splits import ds1_mask, ds2_prime_mask
+from ltrlib.noniid.splits import ds1_mask, ds2_prime_mask, strategy_query_counts
 
 
 def build(queries, qids=None, name="hand"):
@@ -116,7 +116,7 @@ def test_dominance_statistics_partition():
 
 def test_strategy_counts_match_the_masks():
     splits = Splits(build([Q_COUNT, Q_MAX_LABEL, [(1, 3)], [(1, 5)], Q_NONE]))
-    df = cats.strategy_query_counts(splits).set_index(["category", "strategy"]).queries
+    df = strategy_query_counts(splits).set_index(["category", "strategy"]).queries
     # category 3: Q_COUNT (clear), Q_MAX_LABEL (tie broken), [(1,3)] (exclusive)
     assert df[(3, "tie_breaking")] == 3
     assert df[(3, "no_tie_breaking")] == 2

@@ -63,7 +63,7 @@ def notebook_01(data):
     figure2 = cats.relevant_vs_query_categories(data.train, seed=0)
     train = assignments[assignments.split == "train"]
     dominance = cats.dominance_statistics(train)
-    counts = cats.strategy_query_counts(data, seed=0)
+    counts = nsplit.strategy_query_counts(data, seed=0)
     category = refused_in_words(lambda: cats.resolve_category(data.train, "auto", seed=0))
     if category is not None:
         metrics = cats.category_analysis_metrics(train, dominance, counts, figure2, category)

@@ -61,7 +61,7 @@ def test_real_data_results_follow_the_data(real_run):
 # --------------------------------------------------------------------------- the public layouts
 
 # The README's commands for the twin written in MSLR-WEB10K's, Istella-S's and Yahoo
-# LTRC's layouts (python -m ltrlib.data.formats), run as written, with the data folder
+# LTRC's layouts (ltrlib formats), run as written, with the data folder
 # under the test's temporary data/raw. The twin is a small one (180 queries: fewer leave
 # some layouts' splits without a trainable client at tiny budgets). MSLR's runs
 # the whole batch, as the README's command for the real collection does; Istella's runs
@@ -88,7 +88,7 @@ def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path,
     folder, args = FORMAT_COMMANDS[layout]
     readme = (config.PROJ_ROOT / "README.md").read_text()
     assert f".venv/bin/ltrlib run {args}" in readme  # the test runs what the README shows
-    assert f"python -m ltrlib.data.formats {layout} data/raw/{folder}" in readme
+    assert f"ltrlib formats {layout} data/raw/{folder}" in readme
     write_layout(make_synthetic(Scale("twin", 100, 40, 40, 106.0), 0), tmp_path / "data" / "raw" / folder, layout)
     monkeypatch.chdir(tmp_path)  # the README's relative data/raw path
     monkeypatch.setattr(config, "REPORTS_DIR", tmp_path / "reports")
@@ -96,7 +96,9 @@ def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path,
     assert cli.main(["run", *args.split(), "--run-id", layout, "--no-progress"]) == 0, capsys.readouterr().err
     run = tmp_path / "reports" / layout
     statuses = {k: v["status"] for k, v in json.loads((run / "run.json").read_text())["notebooks"].items()}
-    wanted = args.split("--only ")[1].split()[0].split(",") if "--only" in args else runner.discover()
+    # "06" selects both of its notebooks, Bi-LambdaMART's trees and their neural competitors.
+    only = args.split("--only ")[1].split()[0] if "--only" in args else None
+    wanted = runner.select_notebooks(runner.discover(), only)
     assert set(statuses.values()) == {"completed"} and len(statuses) == len(wanted)
     metrics = json.loads((run / "metrics.json").read_text())
     # MSLR's folds repartition all 180 queries 3:1:1 (Fold1 trains on 108); the others keep 100.

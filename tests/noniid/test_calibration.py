@@ -1,11 +1,11 @@
-"""The synthetic twin meets the paper's data statistics (ltrlib.data.calibration.TARGETS)."""
+"""The synthetic twin meets the paper's data statistics (ltrlib.noniid.calibration.TARGETS)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from ltrlib.config import Scale
-from ltrlib.data.calibration import (
+from ltrlib.noniid.calibration import (
     SAFE_SHARE,
     SEARCH_SPACE,
     TARGETS,
@@ -105,7 +105,7 @@ def test_loss_is_zero_at_the_targets_and_grows_with_misses():
 
 
 def test_search_runs_both_stages_and_refuses_too_few_trials():
-    from ltrlib.data.calibration import search
+    from ltrlib.noniid.calibration import search
 
     trials = search(n_trials=10, n_queries=300, progress=False)
     assert trials.stage.value_counts().to_dict() == {"tpe": 10, "cma-es": 10}
@@ -117,7 +117,7 @@ def test_search_runs_both_stages_and_refuses_too_few_trials():
 
 
 def test_search_over_some_knobs_keeps_the_others_at_the_defaults():
-    from ltrlib.data.calibration import search
+    from ltrlib.noniid.calibration import search
 
     trials = search(n_trials=10, n_queries=300, knobs=["docs_sd"], progress=False)
     defaults = knobs_of(SyntheticConfig())
@@ -145,7 +145,7 @@ def test_noise_for_target_interpolates_a_falling_curve():
 def test_learnability_curve_runs_end_to_end():
     # One quick point of the curve on the tiny scale: the M_full training and evaluation
     # path the calibration script uses (full budgets take minutes; here 20 trees).
-    from ltrlib.data import calibration
+    from ltrlib.noniid import calibration
 
     curve = calibration.learnability("tiny", 0, noises=(1.0,), max_trees=20, progress=False)
     assert list(curve.columns) == ["feature_noise", "ndcg@10", "trees"]
@@ -154,7 +154,8 @@ def test_learnability_curve_runs_end_to_end():
 
 def test_seed_spread_aggregates_each_seed_and_the_cli_needs_two(capsys):
     from ltrlib.config import get_scale
-    from ltrlib.data.calibration import DOCS_PER_QUERY, main, measure, seed_spread
+    from ltrlib.cli import main
+    from ltrlib.noniid.calibration import DOCS_PER_QUERY, measure, seed_spread
     from ltrlib.data.synthetic import simulate_lists
 
     spread = seed_spread("tiny", seeds=(3, 4), progress=False).set_index("statistic")
@@ -165,6 +166,5 @@ def test_seed_spread_aggregates_each_seed_and_the_cli_needs_two(capsys):
         assert spread.loc[name, "sd"] == pytest.approx(np.std(values, ddof=1))
         target = next(t for t in TARGETS if t.name == name)
         assert spread.loc[name, "seeds_within"] == np.mean([abs(v - target.paper) <= target.tolerance for v in values])
-    with pytest.raises(SystemExit):
-        main(["--scale", "tiny", "--seeds", "1"])
-    assert "at least 2 seeds" in capsys.readouterr().err
+    assert main(["calibrate", "--scale", "tiny", "--seeds", "1"]) == 1
+    assert "ltrlib calibrate: error: --seeds needs at least 2 seeds" in capsys.readouterr().err

@@ -7,7 +7,7 @@ DS1 and DS2' for categories 11 and 14 (Table 2), and that the category distribut
 relevant documents and of queries look alike (Figure 2). :data:`TARGETS` holds them, each
 with the tolerance the twin must meet and the generator mechanism that moves it.
 
-Three uses, all on the command line (``python -m ltrlib.data.calibration``):
+Three uses, all on the command line (``ltrlib calibrate``):
 
 * ``--scale small`` (default): measure every target on the generated training set of a
   scale and print target, achieved, tolerance and whether it is met;
@@ -25,14 +25,13 @@ out of sample by :mod:`ltrlib.fidelity` after every batch run.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import pandas as pd
 
-from ltrlib.config import get_scale, parse_list
+from ltrlib.config import get_scale
 from ltrlib.data.dataset import Dataset
 from ltrlib.data.synthetic import LEADING_CATEGORIES, SyntheticConfig, make_synthetic, simulate_lists
 from ltrlib.noniid.categories import (
@@ -395,72 +394,3 @@ def noise_for_target(curve: pd.DataFrame, target: float = LEARNABILITY_TARGET.pa
                          "widen the noises")
     # NDCG falls as noise grows: interpolate on the reversed curve.
     return float(np.interp(target, y[::-1], x[::-1]))
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def _print_frame(df: pd.DataFrame) -> None:
-    with pd.option_context("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.4f}".format):
-        print(df.to_string(index=False))
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ltrlib.data.calibration", description=__doc__.split("\n")[0])
-    ap.add_argument("--scale", default="small", help="scale to measure (tiny, small, paper)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--search", action="store_true", help="rerun the data-statistics search")
-    ap.add_argument("--trials", type=int, default=200, help="trials of each stage of --search (TPE, then CMA-ES)")
-    ap.add_argument("--queries", type=int, default=5_000, help="simulated queries per sample in --search")
-    ap.add_argument("--samples", type=int, default=2, help="samples (seeds) each --search trial averages over")
-    ap.add_argument("--knobs", default="", help="comma-separated knobs --search varies (default: all; "
-                    "the others stay at the current defaults)")
-    ap.add_argument("--learnability", action="store_true", help="measure M_full NDCG@10 against feature_noise")
-    ap.add_argument("--seeds", type=int, default=0, metavar="N",
-                    help="every target's mean and spread over seeds SEED..SEED+N-1 at --scale")
-    args = ap.parse_args(argv)
-
-    if args.search:
-        trials = search(args.trials, n_queries=args.queries, seed=args.seed, n_samples=args.samples,
-                        knobs=parse_list(args.knobs, name="--knobs", allow_empty=True) or None)
-        print("best knobs (paste into SyntheticConfig):")
-        best = trials.iloc[0]
-        for name in SEARCH_SPACE:
-            print(f"  {name} = {best[name]:.3f}")
-        start = trials[(trials.stage == "tpe") & (trials.number == 0)]
-        print(f"loss {best['value']:.3f} ({best['stage']} trial {best['number']}; "
-              f"current defaults: {start['value'].iloc[0]:.3f})")
-        return 0
-    if args.learnability:
-        curve = learnability(args.scale, args.seed)
-        print(f"feature_noise for M_full NDCG@10 = {LEARNABILITY_TARGET.paper}: "
-              f"{noise_for_target(curve):.3f} (current {SyntheticConfig().feature_noise})")
-        return 0
-
-    if args.seeds:
-        if args.seeds < 2:
-            ap.error(f"--seeds needs at least 2 seeds to measure a spread, got {args.seeds}")
-        spread = seed_spread(args.scale, range(args.seed, args.seed + args.seeds))
-        print(f"Targets over seeds {args.seed}-{args.seed + args.seeds - 1}, scale {args.scale} "
-              "(list structure only; seeds_within: share of seeds within tolerance)")
-        _print_frame(spread)
-        off = spread[(spread["mean"] - spread.paper).abs() > spread.tolerance + 1e-12]
-        print(f"\n{len(spread) - len(off)} of {len(spread)} targets within tolerance on the mean over seeds"
-              + (f"; off on the mean: {', '.join(off.statistic)}" if len(off) else ""))
-        return 0
-    sc = get_scale(args.scale)
-    splits = make_synthetic(sc, args.seed, progress=True)
-    table = calibration_table(splits.train, args.seed)
-    print(f"Calibration of the synthetic twin, scale {sc.name} ({sc.n_train} training queries), seed {args.seed}")
-    _print_frame(table)
-    print("\nTable 2 subsets (reported, not fitted):")
-    _print_frame(subset_table(splits.train, args.seed))
-    print("\nD_merge sizes:")
-    _print_frame(merge_sizes_met(splits, args.seed))
-    met = int(table.within.sum())
-    print(f"\n{met} of {len(table)} targets within tolerance")
-    return 0 if met == len(table) else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

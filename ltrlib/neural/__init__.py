@@ -1,0 +1,38 @@
+"""Neural second-stage rankers of the Bi-LambdaMART paper (§5.3-§6, Tables 3 and 5-7), on JAX.
+
+    ranker = NeuralRanker(Architecture("setrank", attention_layers=4, heads=2, size=256),
+                          loss="softmax", learning_rate=0.05, order_by=score_column)
+    ranker.fit(train, vali, train_ideal=..., vali_ideal=...)   # Adagrad, early stopping
+    scores = ranker.score(test)                                  # a `ltrlib.data.Scorer`
+
+Modules: `lists` (flat arrays with offsets <-> padded lists in canonical order), `models`
+(DNN, GSF(m), ATTN-DIN, SetRank in Flax), `losses` (λRank and softmax on Rax), `ranker`
+(training with early stopping, scoring), `competitors` (the paper's eleven networks on
+`ltrlib.bivariate`'s stage-2 data, their tuning and Tables 3-7, for notebook
+``06_neural_competitors``). The library is JAX with Flax, Optax and Rax: the
+README's "Neural rankers" section gives the measurements it was chosen by.
+"""
+
+from ltrlib.neural import competitors, lists, losses, models, ranker
+from ltrlib.neural.competitors import (
+    ATTENTION,
+    HIDDEN_LAYERS,
+    NEURAL_MODELS,
+    PAPER_POINTS,
+    NeuralSpec,
+    architecture,
+    fit_neural_models,
+    network_curves,
+    neural_model_list,
+    paper_marks,
+    ranker_means,
+    table6,
+    table7,
+    tree_rows,
+)
+from ltrlib.neural.lists import PaddedLists, pad_lists
+from ltrlib.neural.losses import LOSSES, delta_dcg_weights, lambdarank_loss, list_loss, softmax_loss
+from ltrlib.neural.models import ARCHITECTURES, Architecture, build_model, gsf_groups
+from ltrlib.neural.ranker import PAPER_BUDGET, NeuralBudget, NeuralRanker
+
+__all__ = [*competitors.__all__, *lists.__all__, *losses.__all__, *models.__all__, *ranker.__all__]

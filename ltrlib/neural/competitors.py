@@ -1,0 +1,300 @@
+"""The Bi-LambdaMART paper's neural competitors on the tree models' stage-2 data (§5.3-§6).
+
+The same `ltrlib.bivariate.Stage2Experiment` the trees train on: its top-k lists with the
+listwise-expanded features (§5.5), its training-query sample, its full-list ideal DCGs.
+Models (`NEURAL_MODELS`), each a `NeuralRanker`:
+
+======================  ====================================================================
+``DNN``, ``GSF(2)``,    λRank loss (Table 3). ``GSF(2)`` has no difference features, as
+``GSF(20)``,            Table 3's (its numbers are Table 4's "without" row);
+``ATTN-DIN``,           ``GSF(2) with d`` adds x_i − x_j to each pair (Table 4's "with").
+``SetRank``,
+``GSF(2) with d``
+``DNN_Softmax``, ...    the same five with the softmax loss (Table 5)
+======================  ====================================================================
+
+Each is tuned with Optuna (TPE) by validation NDCG@cutoff over learning rate, dropout and
+hidden layers, and the attention models over attention layers, heads, size and attention
+dropout (§5.4, `suggest`), its first trial the paper's WEB30K point of Tables 6 and 7
+(`PAPER_POINTS`; WEB30K because Table 5 is on it). ``max_width`` caps every layer's width
+(the batch's time budget), a departure the tables' captions state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment
+from ltrlib.metrics.significance import compare
+from ltrlib.neural.models import Architecture
+from ltrlib.neural.ranker import NeuralBudget, NeuralRanker
+
+__all__ = ["ATTENTION", "HIDDEN_LAYERS", "NEURAL_MODELS", "PAPER_POINTS", "NeuralSpec", "architecture",
+           "network_curves", "fit_neural_models", "neural_model_list", "paper_marks", "ranker_means", "table6",
+           "table7", "tree_rows"]
+
+#: Notebook 06's tree models by the loss they train with, as `ranker_means` groups them.
+TREE_LOSSES = {"λMART": "lambdarank", "λMART*": "lambdarank", "Bi-λMART": "lambdarank",
+               "Bi-λMART w/o d": "lambdarank", "GBT_Softmax": "softmax", "Bi-GBT_Softmax": "softmax"}
+
+
+@dataclass(frozen=True)
+class NeuralSpec:
+    name: str
+    family: str  # the paper's name of the architecture: a key of PAPER_POINTS
+    loss: str = "lambdarank"
+    difference: bool = False
+
+
+_FAMILIES = {"DNN": ("dnn", 1), "GSF(2)": ("gsf", 2), "GSF(20)": ("gsf", 20), "ATTN-DIN": ("attn_din", 1),
+             "SetRank": ("setrank", 1)}
+NEURAL_MODELS: dict[str, NeuralSpec] = {s.name: s for s in (
+    *(NeuralSpec(f, f) for f in _FAMILIES),
+    NeuralSpec("GSF(2) with d", "GSF(2)", difference=True),
+    *(NeuralSpec(f"{f}_Softmax", f, loss="softmax") for f in _FAMILIES),
+)}
+
+#: The paper's WEB30K hyper-parameters (Tables 6 and 7): every study's first trial.
+#: ``hidden`` as Table 6 writes it; SetRank has no hidden layers.
+PAPER_POINTS: dict[str, dict[str, Any]] = {
+    "DNN": {"learning_rate": 0.05, "hidden": "512,256,128,64", "dropout": 0.5},
+    "GSF(2)": {"learning_rate": 0.01, "hidden": "4096,1024,256,64", "dropout": 0.5},
+    "GSF(20)": {"learning_rate": 0.05, "hidden": "1024,512,256,128", "dropout": 0.5},
+    "ATTN-DIN": {"learning_rate": 0.05, "hidden": "512,128,32", "dropout": 0.5,
+                 "attention_layers": 1, "heads": 4, "size": 256, "attention_dropout": 0.5},
+    "SetRank": {"learning_rate": 0.05, "attention_layers": 4, "heads": 2, "size": 256, "attention_dropout": 0.5},
+}
+#: The hidden layers the search chooses from: every row of Table 6 and smaller towers.
+HIDDEN_LAYERS = ("64,32", "128,64", "256,128,64", "512,128,32", "512,256,128,64", "1024,256,64", "1024,512,256",
+                 "1024,512,256,128", "2048,1024,512,256", "4096,1024,256,64")
+#: The attention dimensions' choices (Table 7's values among them). SetRank splits its
+#: size over its heads, so it draws from the heads that divide every size.
+ATTENTION = {"attention_layers": (1, 6), "heads": (1, 2, 4, 6), "setrank_heads": (1, 2, 4),
+             "size": (64, 128, 256, 512), "attention_dropout": (0.0, 0.25, 0.5)}
+DROPOUTS = (0.0, 0.25, 0.5)
+
+
+def suggest(trial, family: str) -> dict[str, Any]:
+    """One point of ``family``'s search space (§5.4)."""
+    point = {"learning_rate": trial.suggest_float("learning_rate", 1e-3, 0.2, log=True)}
+    if family != "SetRank":
+        point["hidden"] = trial.suggest_categorical("hidden", HIDDEN_LAYERS)
+        point["dropout"] = trial.suggest_categorical("dropout", DROPOUTS)
+    if family in ("ATTN-DIN", "SetRank"):
+        point["attention_layers"] = trial.suggest_int("attention_layers", *ATTENTION["attention_layers"])
+        heads = ATTENTION["setrank_heads" if family == "SetRank" else "heads"]
+        point["heads"] = trial.suggest_categorical("heads", heads)
+        point["size"] = trial.suggest_categorical("size", ATTENTION["size"])
+        point["attention_dropout"] = trial.suggest_categorical("attention_dropout", ATTENTION["attention_dropout"])
+    return point
+
+
+def architecture(spec: NeuralSpec, point: Mapping[str, Any], max_width: int = 0) -> Architecture:
+    """The network of ``spec`` at ``point`` (`suggest`'s keys); ``max_width`` > 0 caps the
+    width of every hidden layer and of the attention layers (ATTN-DIN's heads x size,
+    SetRank's size)."""
+    kind, group = _FAMILIES[spec.family]
+    cap = (lambda w: min(int(w), max_width)) if max_width else int
+    hidden = tuple(cap(w) for w in str(point.get("hidden", "")).split(",") if w)
+    heads = int(point.get("heads", 1))
+    size = int(point.get("size", 64))
+    if max_width:
+        # ATTN-DIN's size is per head (TF-Ranking's head size); SetRank's is its width.
+        size = max(1, min(size, max_width // heads)) if kind == "attn_din" else min(size, max_width)
+        if kind == "setrank":
+            size -= size % heads
+    return Architecture(kind, hidden=hidden, dropout=float(point.get("dropout", 0.0)),
+                        group_size=group if kind == "gsf" else 1, difference=spec.difference,
+                        attention_layers=int(point.get("attention_layers", 1)), heads=heads, size=size,
+                        attention_dropout=float(point.get("attention_dropout", 0.0)))
+
+
+def neural_model_list(names: str, parameter: str = "neural_models") -> list[str]:
+    """Model names from a comma-separated string (a notebook parameter), each one of
+    `NEURAL_MODELS`, or ``"all"``; ValueError naming ``parameter`` otherwise."""
+    if str(names).strip() == "all":
+        return list(NEURAL_MODELS)
+    out = [n.strip() for n in str(names).split(",") if n.strip()]
+    unknown = [n for n in out if n not in NEURAL_MODELS]
+    if unknown or not out:
+        raise ValueError(f"{parameter}: unknown models {unknown or [names]}; choose from {', '.join(NEURAL_MODELS)}")
+    return out
+
+
+def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_trials: int = 1, storage=None,
+                      study_prefix: str = "06n", max_width: int = 0,
+                      progress: bool = False) -> dict[str, FittedModel]:
+    """Tune (or resume) each neural model's Optuna study on ``exp``'s stage-2 data and keep
+    its best model, as `ltrlib.bivariate.fit_models` does for the trees (the same
+    `FittedModel`, so the same tables read both). ``budget``: steps, patience, evaluation
+    interval, batch size; its ``cutoff`` must be the experiment's and its seed is
+    replaced by the experiment's. Studies ``<study_prefix>.<model>`` in ``storage`` (a
+    journal path, or None for in memory)."""
+    from ltrlib import timing
+    from ltrlib.train.tuning import run_study
+
+    unknown = [n for n in names if n not in NEURAL_MODELS]
+    if unknown:
+        raise ValueError(f"unknown neural models {unknown}; choose from {list(NEURAL_MODELS)}")
+    if budget.cutoff != exp.cutoff:
+        raise ValueError(f"budget.cutoff = {budget.cutoff} differs from the experiment's cut-off {exp.cutoff}")
+    budget = replace(budget, seed=exp.seed)
+    train, vali = exp.parts["train"], exp.parts["vali"]
+    ideal = {p: exp.ideal_at(p, exp.cutoff) for p in ("train", "vali")}
+    order_by = exp.n_diff - 1  # the stage-1 score: each list's canonical order
+    fitted = {}
+    for name in names:
+        spec = NEURAL_MODELS[name]
+        best: dict[str, Any] = {"value": -math.inf, "number": None, "model": None}
+
+        def fit(point, spec=spec):
+            ranker = NeuralRanker(architecture(spec, point, max_width), loss=spec.loss,
+                                  learning_rate=float(point["learning_rate"]), order_by=order_by, budget=budget)
+            with timing.fitting():  # the run's seconds inside model fitting count the networks too
+                return ranker.fit(train, vali, train_ideal=ideal["train"], vali_ideal=ideal["vali"])
+
+        def objective(trial, spec=spec, best=best, fit=fit):
+            ranker = fit(suggest(trial, spec.family))
+            value = max(ranker.curve) if ranker.curve else -math.inf
+            trial.set_user_attr("best_iteration", ranker.best_step)
+            trial.set_user_attr("diverged", ranker.diverged)
+            if value > best["value"]:
+                best.update(value=value, number=trial.number, model=ranker)
+            return value
+
+        setup = {"model": name, "cutoff": exp.cutoff, "train_docs": train.n_docs,
+                 "train_label_sum": int(train.y.sum()), "features": train.n_features, "seed": exp.seed,
+                 "top_k": exp.two.top_k, "folds": exp.two.folds, "max_steps": budget.max_steps,
+                 "patience": budget.patience, "eval_every": budget.eval_every,
+                 "batch_size": budget.batch_size, "max_width": max_width}
+        result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}", storage=storage,
+                           seed=exp.seed, setup=setup, progress=progress,
+                           first_params=PAPER_POINTS[spec.family], tuned=tuple(PAPER_POINTS[spec.family]))
+        model = best["model"] if best["number"] == result.best_trial else None
+        if model is None:  # a resumed study: retrain its best point (one seed, the same weights)
+            model = fit(result.best_params)
+        fitted[name] = FittedModel(name, model, dict(result.best_params), model.best_step,
+                                   float(result.best_value), result.trials)
+    return fitted
+
+
+def table6(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
+    """Table 6: each model's tuned learning rate, hidden layers and dropout, the layers it
+    trained with (``trained_layers``: narrower where ``max_width`` capped them), the step
+    whose weights were kept and its validation NDCG."""
+    return pd.DataFrame([{"model": name, "learning_rate": f.params["learning_rate"],
+                          "hidden_layers": f.params.get("hidden", "-"),
+                          "trained_layers": ",".join(map(str, f.model.arch.hidden)) or "-",
+                          "dropout": f.params.get("dropout", "-"),
+                          "best_step": f.best_iteration, "trials": len(f.tuning), "vali_ndcg": f.vali_ndcg}
+                         for name, f in fitted.items()])
+
+
+def table7(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
+    """Table 7: the attention models' layers, heads, size (as tuned, and ``trained_size`` as
+    trained) and attention dropout."""
+    return pd.DataFrame([{"model": name, "layers": f.params["attention_layers"], "heads": f.params["heads"],
+                          "size": f.params["size"], "trained_size": f.model.arch.size,
+                          "dropout": f.params["attention_dropout"]}
+                         for name, f in fitted.items() if NEURAL_MODELS[name].family in ("ATTN-DIN", "SetRank")],
+                        columns=["model", "layers", "heads", "size", "trained_size", "dropout"])
+
+
+def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 0.01,
+                fmt: str = "{:.4f}") -> pd.DataFrame:
+    """Table 5's layout: mean NDCG@k of ``rows`` (model x metric), a † where the row is
+    significantly better than *every* model of ``neural`` and a * where it is better than
+    every model of ``trees`` (two-sided paired t-test p < ``alpha`` with a positive mean
+    difference, the paper's test; a row is not tested against itself)."""
+    rows, neural, trees = list(rows), list(neural), list(trees)
+    out = {}
+    for metric, block in per_query.groupby("metric", sort=False):
+        wide = block.pivot_table(index="qid", columns="model", values="value", sort=False)
+        wide = wide[[m for m in dict.fromkeys(rows + neural + trees)]]
+        # One-sided at alpha/2 in the direction of the difference = two-sided p < alpha and better.
+        table = compare(wide, {m: m for m in neural + trees}, alpha=alpha / 2, alternative="greater")
+        beats = {(r.model, r.baseline) for r in table.itertuples() if r.significant}
+        cells = {}
+        for m in rows:
+            mark = ""
+            for symbol, group in (("†", neural), ("*", trees)):
+                others = [g for g in group if g != m]
+                if others and all((m, g) in beats for g in others):
+                    mark += symbol
+            cells[m] = fmt.format(float(wide[m].mean())) + mark
+        out[metric] = cells
+    return pd.DataFrame(out).rename_axis("model")
+
+
+def network_curves(fitted: Mapping[str, FittedModel], split: str = "stage 2", cutoff: int = 5) -> pd.DataFrame:
+    """Validation NDCG@cutoff at every evaluation of each network, in the layout
+    `ltrlib.plots.validation_curves` draws (``split, model, tree, metric, value, best``;
+    ``tree`` holds the training step)."""
+    parts = []
+    for name, f in fitted.items():
+        curve = np.asarray(f.model.curve, dtype=np.float64)
+        if curve.size == 0:
+            continue
+        every = f.model.budget.eval_every
+        step = np.minimum(np.arange(1, curve.size + 1) * every, f.model.steps)
+        parts.append(pd.DataFrame({"split": split, "model": name, "tree": step, "metric": f"ndcg@{cutoff}",
+                                   "value": curve, "best": step == f.best_iteration}))
+    return pd.concat(parts, ignore_index=True) if parts else \
+        pd.DataFrame(columns=["split", "model", "tree", "metric", "value", "best"])
+
+
+def tree_rows(path, per_query: pd.DataFrame, stage1: str = STAGE1_ROW) -> tuple[pd.DataFrame, str]:
+    """Notebook 06's per-query test results of its main run (``path``, its
+    ``per_query_test.parquet``) without its stage-1 row, and a sentence saying what was
+    read. They are paired with ``per_query`` (ours, which holds the ``stage1`` row) only
+    when both stage-1 rows agree query by query, i.e. both re-ranked the same lists;
+    otherwise, or when the file is absent, the frame is empty and the sentence says why."""
+    from pathlib import Path
+
+    empty = per_query.iloc[:0]
+    path = Path(path)
+    if not path.exists():
+        return empty, f"{path} is absent (notebook 06 has not run in this run): the tables hold the networks only"
+    theirs = pd.read_parquet(path)
+    theirs = theirs[theirs.variant == "main"].drop(columns="variant")
+    key = ["metric", "qid"]
+    a = per_query[per_query.model == stage1].set_index(key).value
+    b = theirs[theirs.model == stage1].set_index(key).value
+    if a.empty or not a.index.sort_values().equals(b.index.sort_values()) \
+            or not np.allclose(a.sort_index().to_numpy(), b.sort_index().to_numpy(), atol=1e-9):
+        return empty, (f"{path} re-ranked other lists than this notebook (its stage-1 NDCG per test query differs: "
+                       "another folds, top_k, stage2_features or stage 1?): the tables hold the networks only")
+    trees = theirs[theirs.model != stage1]
+    return trees[per_query.columns], (f"notebook 06's {trees.model.nunique()} tree models read from {path}, "
+                                      f"on the same {a.index.get_level_values('qid').nunique()} test lists")
+
+
+def ranker_means(per_query: pd.DataFrame, metric: str = "ndcg@5") -> pd.DataFrame:
+    """Each network's and tree model's mean test ``metric`` and its gap to the best network
+    trained with the same loss, with the gap's paired 95 % t-interval over the test queries
+    (``model, loss, kind, mean, gap, gap_low, gap_high, queries``; ``kind``: network or
+    tree), what `ltrlib.plots.ranker_means` draws. Rows it cannot place (the stage-1 row,
+    oracles) are left out."""
+    from scipy import stats
+
+    wide = per_query[per_query.metric == metric].pivot_table(index="qid", columns="model", values="value",
+                                                              sort=False)
+    kinds = {m: (NEURAL_MODELS[m].loss, "network") if m in NEURAL_MODELS else (TREE_LOSSES[m], "tree")
+             for m in wide.columns if m in NEURAL_MODELS or m in TREE_LOSSES}
+    rows = []
+    for model, (loss, kind) in kinds.items():
+        networks = [m for m, (lo, k) in kinds.items() if lo == loss and k == "network"]
+        best = max(networks, key=lambda m: wide[m].mean()) if networks else model
+        d = (wide[model] - wide[best]).dropna().to_numpy(np.float64)
+        half = stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.nan
+        rows.append({"model": model, "loss": loss, "kind": kind, "mean": float(wide[model].mean()),
+                     "best_network": best, "gap": d.mean(), "gap_low": d.mean() - half, "gap_high": d.mean() + half,
+                     "queries": d.size})
+    return pd.DataFrame(rows, columns=["model", "loss", "kind", "mean", "best_network", "gap", "gap_low", "gap_high",
+                                       "queries"])

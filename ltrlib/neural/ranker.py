@@ -1,0 +1,196 @@
+"""Training a neural ranker as §5.4 of the Bi-LambdaMART paper does, and scoring with it.
+
+`NeuralRanker.fit` trains one `ltrlib.neural.models` network on padded lists with Adagrad
+(Optax's, TF's initial accumulator 0.1), batches of ``batch_size`` lists drawn without
+replacement epoch after epoch, and stops early on validation NDCG@``cutoff`` normalised by
+the full first-stage list's ideal DCG: every ``eval_every`` steps it is measured, and
+training ends ``patience`` steps after its best (or at ``max_steps``); the weights of the
+best evaluation are kept. The paper's budget is `PAPER_BUDGET`: 150,000 steps with a
+patience of 10,000 (the paper says "epochs"; with TF-Ranking's estimators, whose unit is
+the step, we read steps).
+
+A fitted ranker is a `ltrlib.data.Scorer`: ``score(dataset)`` gives one float64 score per
+row. One seed fixes the weights' initialisation, the dropout masks, GSF's shuffles and the
+order of the batches, so a seed gives the same scores on one machine.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import dataclasses
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+from ltrlib.data.dataset import Dataset
+from ltrlib.metrics import ndcg
+from ltrlib.neural.lists import PaddedLists, pad_lists
+from ltrlib.neural.losses import LOSSES, list_loss
+from ltrlib.neural.models import Architecture, build_model
+
+__all__ = ["NeuralBudget", "NeuralRanker", "PAPER_BUDGET"]
+
+
+@dataclass(frozen=True)
+class NeuralBudget:
+    """How long a network trains (§5.4): at most ``max_steps`` steps of ``batch_size`` lists,
+    validation NDCG@``cutoff`` every ``eval_every`` steps, stop ``patience`` steps after
+    its best; ``seed`` (weights, dropout, shuffles, batches)."""
+
+    max_steps: int = 150_000
+    patience: int = 10_000
+    eval_every: int = 500
+    batch_size: int = 32
+    cutoff: int = 5
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("max_steps", "patience", "eval_every", "batch_size", "cutoff"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+    def replace(self, **changes) -> NeuralBudget:
+        return dataclasses.replace(self, **changes)
+
+
+PAPER_BUDGET = NeuralBudget()
+
+
+@dataclass
+class NeuralRanker:
+    """One network (``arch``) trained with ``loss`` (`ltrlib.neural.losses.LOSSES`) at
+    Adagrad's ``learning_rate``. ``order_by``: the feature column that puts each list in its
+    canonical order (the stage-1 score; `ltrlib.neural.lists`); ``list_size``: slots per
+    list (the longest query when None)."""
+
+    arch: Architecture
+    loss: str = "softmax"
+    learning_rate: float = 0.05
+    order_by: int | None = None
+    list_size: int | None = None
+    budget: NeuralBudget = PAPER_BUDGET
+    model: nnx.Module | None = field(default=None, repr=False)
+    curve: list[float] = field(default_factory=list, repr=False)  # validation NDCG per evaluation
+    best_step: int = 0
+    steps: int = 0
+    diverged: bool = False
+    seconds_per_step: float = math.nan  # training steps alone: not the first (compiling), not the evaluations
+
+    def __post_init__(self):
+        if self.loss not in LOSSES:
+            raise ValueError(f"unknown loss {self.loss!r}; choose from {list(LOSSES)}")
+        if not (isinstance(self.learning_rate, (int, float)) and math.isfinite(self.learning_rate)
+                and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be a positive number, got {self.learning_rate!r}")
+
+    @property
+    def best_iteration(self) -> int:
+        """The step whose weights are kept (the trees' ``best_iteration`` counts trees)."""
+        return self.best_step
+
+    def _pad(self, data: Dataset) -> PaddedLists:
+        return pad_lists(data.X, data.offsets, data.y, list_size=self.list_size, order_by=self.order_by)
+
+    def fit(self, train: Dataset, vali: Dataset, *, train_ideal: np.ndarray, vali_ideal: np.ndarray,
+            monitor=None) -> NeuralRanker:
+        """Train on ``train``, early-stopping on ``vali``. ``train_ideal`` and ``vali_ideal``:
+        each query's ideal DCG@cutoff of its full first-stage list (the λRank loss's
+        normaliser and validation NDCG's). ``monitor(step, value)`` sees every evaluation
+        (an Optuna pruning monitor may stop the trial)."""
+        for name, part, ideal in (("train", train, train_ideal), ("vali", vali, vali_ideal)):
+            if np.shape(ideal) != (part.n_queries,):
+                raise ValueError(f"{name}_ideal must hold one ideal DCG per {name} query "
+                                 f"({part.n_queries}), got shape {np.shape(ideal)}")
+        if train.n_features != vali.n_features:
+            raise ValueError(f"train has {train.n_features} features, vali {vali.n_features}")
+        if self.list_size is None:
+            self.list_size = int(max(np.diff(train.offsets).max(), np.diff(vali.offsets).max()))
+        b = self.budget
+        lists = self._pad(train)
+        ideal = np.asarray(train_ideal, dtype=np.float32)
+        batch = min(b.batch_size, lists.n_queries)
+        model = build_model(self.arch, train.n_features, b.seed)
+        optimizer = nnx.Optimizer(model, optax.adagrad(self.learning_rate), wrt=nnx.Param)
+        loss_fn = list_loss(self.loss)
+
+        @nnx.jit
+        def train_step(model, optimizer, x, y, mask, ideal_dcg):
+            def mean_loss(model):
+                return loss_fn(model(x, mask), y, mask, ideal_dcg).mean()
+
+            value, grads = nnx.value_and_grad(mean_loss)(model)
+            optimizer.update(model, grads)
+            return value
+
+        rng = np.random.default_rng(b.seed)
+        order, at = rng.permutation(lists.n_queries), 0
+        best, best_state, self.curve, self.diverged = -math.inf, None, [], False
+        self.model = model
+        step, started, evaluating = 0, 0.0, 0.0
+        model.train()  # dropout on, batch statistics, GSF's shuffles; scoring switches to eval
+        while step < b.max_steps:
+            if at + batch > order.size:  # a new epoch; the last partial batch is dropped
+                order, at = rng.permutation(lists.n_queries), 0
+            idx = order[at:at + batch]
+            at += batch
+            value = train_step(model, optimizer, lists.X[idx], lists.y[idx], lists.mask[idx], ideal[idx])
+            step += 1
+            if step == 1:
+                jax.block_until_ready(value)  # the first step compiles: the timing starts after it
+                started = time.perf_counter()
+            if step % b.eval_every and step != b.max_steps:
+                continue
+            if not np.isfinite(float(value)):
+                self.diverged = True  # the loss overflowed: keep the best weights so far
+                break
+            evaluation = time.perf_counter()
+            score = float(self._vali_ndcg(vali, vali_ideal))
+            self.curve.append(score)
+            if score > best:
+                best, self.best_step = score, step
+                best_state = jax.tree.map(jnp.copy, nnx.state(model))
+            if monitor is not None:
+                monitor(step, score)
+            evaluating += time.perf_counter() - evaluation
+            if step - self.best_step >= b.patience:
+                break
+            model.train()
+        if step > 1:
+            self.seconds_per_step = (time.perf_counter() - started - evaluating) / (step - 1)
+        self.steps = step
+        if best_state is not None:
+            nnx.update(model, best_state)
+        model.eval()
+        return self
+
+    def _vali_ndcg(self, vali: Dataset, vali_ideal) -> np.ndarray:
+        s = self.score(vali)
+        return ndcg(vali.y, s, vali.offsets, self.budget.cutoff, ideal_dcg=vali_ideal).mean()
+
+    def score(self, data: Dataset, chunk: int = 256) -> np.ndarray:
+        """One float64 score per row of ``data`` (evaluation mode: no dropout, batch norm's
+        running statistics, GSF's groups in canonical order)."""
+        if self.model is None:
+            raise RuntimeError("this NeuralRanker is not fitted: call fit first")
+        lists = self._pad(data)
+        self.model.eval()
+        out = np.empty(lists.mask.shape, dtype=np.float32)
+        for a in range(0, lists.n_queries, chunk):
+            x, mask = lists.X[a:a + chunk], lists.mask[a:a + chunk]
+            n = x.shape[0]
+            if n < chunk:  # one compiled shape for every chunk
+                x = np.concatenate([x, np.zeros((chunk - n, *x.shape[1:]), x.dtype)])
+                mask = np.concatenate([mask, np.zeros((chunk - n, mask.shape[1]), bool)])
+            out[a:a + n] = np.asarray(_forward(self.model, x, mask))[:n]
+        return lists.to_flat(out)
+
+
+@nnx.jit
+def _forward(model, x, mask):
+    return model(x, mask)

@@ -1,0 +1,35 @@
+"""Figures of the Bi-LambdaMART paper's neural competitors (notebook 06_neural_competitors;
+`ltrlib.neural`)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+
+def ranker_means(df: pd.DataFrame, metric: str = "NDCG@5") -> plt.Figure:
+    """Every network's and tree model's test ``metric`` minus the best network's of its loss,
+    with the paired 95 % interval over queries (`ltrlib.neural.ranker_means`), one panel per
+    loss, best at the top, networks and trees in two colours: a tree whose interval clears
+    zero beats every network."""
+    losses = [loss for loss in ("lambdarank", "softmax") if loss in set(df.loss)] or [""]
+    rows = int(df.groupby("loss").size().max()) if len(df) else 4  # models in the fuller panel
+    fig, axes = plt.subplots(1, len(losses), figsize=(4.6 * len(losses), 0.4 * rows + 1.4), squeeze=False,
+                             sharex=True)
+    colors = {"network": sns.color_palette()[0], "tree": sns.color_palette()[3]}
+    for ax, loss in zip(axes[0], losses):
+        part = df[df.loss == loss].sort_values("gap").reset_index(drop=True)
+        ax.axvline(0, color="0.5", lw=0.8)
+        for kind, color in colors.items():
+            g = part[part.kind == kind]
+            ax.errorbar(g.gap, g.index, xerr=[g.gap - g.gap_low, g.gap_high - g.gap], fmt="o", color=color,
+                        label=f"{kind}s", capsize=2, lw=1)
+        ax.set_yticks(list(part.index), part.model)
+        best = part.best_network.iloc[0] if len(part) else ""
+        ax.set(title={"lambdarank": "λRank loss", "softmax": "softmax loss"}.get(loss, loss),
+               xlabel=f"{metric} − {best}")
+    axes[0][0].legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"Test {metric} minus the best network's, paired 95 % intervals over queries", fontsize=10)
+    fig.tight_layout()
+    return fig

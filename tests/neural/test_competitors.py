@@ -1,0 +1,93 @@
+"""The paper's neural competitors: their points, marks and the pairing with notebook 06."""
+import numpy as np
+import optuna
+import pandas as pd
+import pytest
+
+from ltrlib.neural.competitors import (
+    NEURAL_MODELS,
+    PAPER_POINTS,
+    architecture,
+    neural_model_list,
+    paper_marks,
+    suggest,
+    tree_rows,
+)
+
+
+def test_every_family_and_loss_is_there_and_gsf2_comes_without_and_with_differences():
+    assert len(NEURAL_MODELS) == 11
+    for family in PAPER_POINTS:
+        assert {NEURAL_MODELS[family].loss, NEURAL_MODELS[f"{family}_Softmax"].loss} == {"lambdarank", "softmax"}
+    assert not NEURAL_MODELS["GSF(2)"].difference and NEURAL_MODELS["GSF(2) with d"].difference
+    assert neural_model_list("all") == list(NEURAL_MODELS)
+    with pytest.raises(ValueError, match="neural_models: unknown models \\['RNN'\\]"):
+        neural_model_list("DNN,RNN")
+
+
+@pytest.mark.parametrize("family", list(PAPER_POINTS))
+def test_the_papers_point_is_a_point_of_the_search_space(family):
+    """Tables 6-7's WEB30K values are the first trial: every one must lie in the space."""
+    study = optuna.create_study(direction="maximize")
+    study.enqueue_trial(PAPER_POINTS[family])
+    trial = study.ask()
+    assert suggest(trial, family) == PAPER_POINTS[family]
+
+
+def test_the_width_cap_narrows_every_layer_and_the_attention():
+    din = architecture(NEURAL_MODELS["ATTN-DIN"], PAPER_POINTS["ATTN-DIN"], max_width=256)
+    assert din.hidden == (256, 128, 32) and din.heads * din.size == 256
+    gsf = architecture(NEURAL_MODELS["GSF(2) with d"], PAPER_POINTS["GSF(2)"])
+    assert gsf.hidden == (4096, 1024, 256, 64) and gsf.group_size == 2 and gsf.difference
+    assert architecture(NEURAL_MODELS["SetRank"], PAPER_POINTS["SetRank"], max_width=100).size == 100
+
+
+def _per_query(means: dict[str, float], n: int = 40, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    noise = rng.normal(0, 0.05, n)  # shared per query: paired tests see the differences
+    return pd.concat([pd.DataFrame({"model": m, "metric": "ndcg@5", "qid": np.arange(n),
+                                    "value": v + noise + rng.normal(0, 0.002, n)}) for m, v in means.items()])
+
+
+def test_paper_marks_dagger_for_beating_every_network_star_for_beating_the_trees():
+    pq = _per_query({"DNN": 0.70, "SetRank": 0.72, "GBT": 0.73, "Bi": 0.75, "Close": 0.7201})
+    table = paper_marks(pq, ["DNN", "SetRank", "Close", "GBT", "Bi"], ["DNN", "SetRank", "Close"], ["GBT"])
+    cells = table["ndcg@5"]
+    assert cells["GBT"].endswith("†") and not cells["GBT"].endswith("*")
+    assert cells["Bi"].endswith("†*")
+    # SetRank beats DNN but not Close (a network it does not beat): no dagger.
+    assert cells["SetRank"][-1].isdigit() and cells["DNN"][-1].isdigit()
+
+
+def test_tree_rows_pair_only_with_notebook_06_on_the_same_lists(tmp_path):
+    ours = _per_query({"λMART (stage 1)": 0.6, "DNN": 0.7})
+    theirs = pd.concat([_per_query({"λMART (stage 1)": 0.6, "λMART*": 0.72}).assign(variant="main"),
+                        _per_query({"λMART*": 0.70}).assign(variant="control")])
+    path = tmp_path / "per_query_test.parquet"
+    rows, note = tree_rows(path, ours)
+    assert rows.empty and "absent" in note
+    theirs.to_parquet(path)
+    rows, note = tree_rows(path, ours)
+    assert set(rows.model) == {"λMART*"} and len(rows) == 40 and "same 40 test lists" in note
+    other = theirs.assign(value=np.where(theirs.model == "λMART (stage 1)", theirs.value + 0.01, theirs.value))
+    other.to_parquet(path)
+    rows, note = tree_rows(path, ours)
+    assert rows.empty and "other lists" in note
+
+
+def test_the_neural_notebook_defaults_to_notebook_06s_stage_2_settings():
+    """Both notebooks build the same stage-2 lists only if their shared parameters agree: a
+    default changed in one and not the other would leave the tree rows out (`tree_rows`)."""
+    import re
+
+    from ltrlib import config
+
+    def defaults(name):
+        text = (config.PROJ_ROOT / "notebooks" / f"{name}.py").read_text(encoding="utf-8")
+        return dict(re.findall(r"^(\w+): \w+ = (\S+)", text, re.M))
+
+    trees, networks = defaults("06_bilambdamart"), defaults("06_neural_competitors")
+    shared = {"folds", "stage1_max_trees", "stage1_trials", "top_k", "cutoff", "stage2_features", "train_queries",
+              "max_trees", "early_stopping"}
+    assert shared <= set(networks) and shared <= set(trees)
+    assert {k: networks[k] for k in shared} == {k: trees[k] for k in shared}

@@ -1,0 +1,39 @@
+"""Both losses against values computed by hand on a three-document list (plus one padded slot)."""
+import math
+
+import jax.numpy as jnp
+import pytest
+
+from ltrlib.neural.losses import lambdarank_loss, list_loss, softmax_loss
+
+SCORES = jnp.array([[1.0, 0.0, 2.0, 5.0]])
+LABELS = jnp.array([[2.0, 0.0, 1.0, 3.0]])
+MASK = jnp.array([[True, True, True, False]])  # the fourth slot is padding: ignored
+
+
+def test_softmax_loss_is_minus_the_label_weighted_log_softmax():
+    log_z = math.log(math.e ** 1 + math.e ** 0 + math.e ** 2)
+    by_hand = -(2 * (1 - log_z) + 0 * (0 - log_z) + 1 * (2 - log_z))  # = 3 log_z - 4
+    assert float(softmax_loss(SCORES, LABELS, MASK)[0]) == pytest.approx(by_hand, rel=1e-6)
+    assert by_hand == pytest.approx(3.2228, abs=1e-4)
+
+
+def test_lambdarank_loss_weights_each_pair_by_its_delta_dcg_over_the_full_list_ideal_dcg():
+    # Scores rank the documents 3rd, 1st... : doc0 rank 2, doc1 rank 3, doc2 rank 1.
+    discount = [1 / math.log2(3), 1 / math.log2(4), 1.0]
+    gain = [3.0, 0.0, 1.0]  # 2^y - 1
+    pairs = [(0, 1), (0, 2), (2, 1)]  # (better, worse)
+    by_hand = sum(abs(gain[i] - gain[j]) * abs(discount[i] - discount[j])
+                  * math.log1p(math.exp(-(float(SCORES[0, i]) - float(SCORES[0, j])))) for i, j in pairs)
+    ideal = 4.5  # the full first-stage list's ideal DCG@k, larger than this list's
+    assert float(lambdarank_loss(SCORES, LABELS, MASK, jnp.array([ideal]))[0]) == pytest.approx(by_hand / ideal,
+                                                                                               rel=1e-6)
+    # A query with no relevant document has no weighted pair and an ideal DCG of 0: loss 0.
+    none = lambdarank_loss(SCORES, jnp.zeros_like(LABELS), MASK, jnp.array([0.0]))
+    assert float(none[0]) == 0.0
+
+
+def test_list_loss_names_the_choices():
+    assert list_loss("softmax") is softmax_loss
+    with pytest.raises(ValueError, match="choose from"):
+        list_loss("listnet")
