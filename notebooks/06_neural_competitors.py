@@ -21,7 +21,7 @@
 # attention layers/heads/size, the first trial at the paper's WEB30K point (Tables 6-7).
 #
 # **Departures from the paper (time budget, all one parameter away).** `make reproduce` gives
-# all eleven networks together about six minutes on 2 cores: `neural_trials` = 1 (the
+# all eleven networks together about five minutes on 2 cores (295 s measured): `neural_trials` = 1 (the
 # paper's Tables 6-7 point; the paper runs a full search); every layer at most `max_width`
 # = 256 wide (ATTN-DIN's heads x size too: the paper's GSF(2) is 4,096 wide, 11 times
 # slower a step, `bench/bench_neural.py`); at most `max_steps` = 1,000 steps of 32 lists
