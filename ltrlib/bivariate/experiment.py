@@ -415,13 +415,14 @@ def tuning_label(n_trials: int) -> str:
             f"{MIN_COMPARISON_TRIALS} a tuned comparison needs")
 
 
-def model_list(names: str, parameter: str = "models") -> list[str]:
+def model_list(names: str, parameter: str = "models", choices: Mapping[str, Any] = MODELS) -> list[str]:
     """Model names from a comma-separated string (a notebook parameter), each one of
-    `MODELS`; ValueError naming ``parameter`` otherwise."""
+    ``choices`` (`MODELS`; `ltrlib.neural.NEURAL_MODELS` for the networks); ValueError
+    naming ``parameter`` otherwise."""
     out = [n.strip() for n in str(names).split(",") if n.strip()]
-    unknown = [n for n in out if n not in MODELS]
+    unknown = [n for n in out if n not in choices]
     if unknown or not out:
-        raise ValueError(f"{parameter}: unknown models {unknown or [names]}; choose from {', '.join(MODELS)}")
+        raise ValueError(f"{parameter}: unknown models {unknown or [names]}; choose from {', '.join(choices)}")
     return out
 
 

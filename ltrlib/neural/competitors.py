@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment
+from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment, model_list
 from ltrlib.metrics.significance import compare
 from ltrlib.neural.models import Architecture
 from ltrlib.neural.ranker import NeuralBudget, NeuralRanker
@@ -120,11 +120,7 @@ def neural_model_list(names: str, parameter: str = "neural_models") -> list[str]
     `NEURAL_MODELS`, or ``"all"``; ValueError naming ``parameter`` otherwise."""
     if str(names).strip() == "all":
         return list(NEURAL_MODELS)
-    out = [n.strip() for n in str(names).split(",") if n.strip()]
-    unknown = [n for n in out if n not in NEURAL_MODELS]
-    if unknown or not out:
-        raise ValueError(f"{parameter}: unknown models {unknown or [names]}; choose from {', '.join(NEURAL_MODELS)}")
-    return out
+    return model_list(names, parameter, NEURAL_MODELS)
 
 
 def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_trials: int = 1, storage=None,
@@ -144,7 +140,7 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
         raise ValueError(f"unknown neural models {unknown}; choose from {list(NEURAL_MODELS)}")
     if budget.cutoff != exp.cutoff:
         raise ValueError(f"budget.cutoff = {budget.cutoff} differs from the experiment's cut-off {exp.cutoff}")
-    budget = replace(budget, seed=exp.seed)
+    budget = budget.replace(seed=exp.seed)
     train, vali = exp.parts["train"], exp.parts["vali"]
     ideal = {p: exp.ideal_at(p, exp.cutoff) for p in ("train", "vali")}
     order_by = exp.n_diff - 1  # the stage-1 score: each list's canonical order
