@@ -6,8 +6,8 @@ Its parts stand in layers, and a module imports only from its own layer or below
 1. foundations: ``config``, ``atomic``, ``timing``, ``progress``, ``metrics``;
 2. data: ``data`` (datasets, readers, the synthetic twin), ``provenance``;
 3. the engine: ``train`` (rankers, backends, tuning);
-4. analyses, one per paper's method: ``noniid``, ``merge``, ``bivariate``, ``neural``,
-   ``foltr``, ``clicklog``;
+4. analyses, the papers' methods and the notebooks' experiments: ``noniid``, ``clients``,
+   ``merge``, ``bivariate``, ``neural``, ``foltr``, ``clicklog``, ``xgboost_tutorial``;
 5. reports: ``report``, ``plots``, ``fidelity``;
 6. runs: ``runner``, ``study``, ``lab``;
 7. the command line: ``cli``.

@@ -209,7 +209,7 @@ def _add_tune_worker_parser(subparsers) -> None:
 
 
 def _tune_worker(args: argparse.Namespace) -> int:
-    from ltrlib.train.workers import tune_worker
+    from ltrlib.clients.workers import tune_worker
 
     result = tune_worker(
         args.storage, args.study, **_data_options(args),

@@ -80,7 +80,7 @@ storage: str = ""  # Optuna database shared with `ltrlib tune-worker`s, e.g. pos
 # %%
 # The tiny scale exists for tests: two trials per model (the second meets the pruner) and
 # at most 300 trees keep the notebook to seconds (`ltrlib.config.TRAIN_BUDGETS`).
-from ltrlib import metrics, plots, train
+from ltrlib import clients, metrics, plots, train
 
 settings = train.TrainSettings.for_scale(scale, "client_models", max_trees=max_trees,
                                          early_stopping=early_stopping, seed=seed,
@@ -122,7 +122,7 @@ from ltrlib.noniid.splits import alternative_splits, initial_splits
 initial = initial_splits(splits, split2_category, seed=seed)  # empty when a client would have no queries
 alternatives = alternative_splits(splits, nsplits, categories=(split2_category, split3_category),
                                   seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
-all_models = train.fit_client_models(
+all_models = clients.fit_client_models(
     {**nsplits, **alternatives, **initial}, store,
     splits=[*run_splits, *(s for s in alternatives if s not in run_splits), *initial],
     n_trials=trials, settings=settings,
@@ -138,7 +138,7 @@ store.list()
 # ᵃ: two-sided paired t-test against M_full over the test set's queries, p < 0.05.
 
 # %%
-per_query = train.client_results(models)
+per_query = clients.client_results(models)
 table = metrics.significance_table(per_query, "M_full", by="split", columns="test_set")
 report.table(table.reset_index(), "client_models",
              caption="NDCG@10 per split (rows: models, columns: test sets); ᵃ: p < 0.05 vs M_full")
@@ -173,22 +173,22 @@ numeric
 
 # %%
 paper_models = all_models.subset([*alternatives, *initial])
-paper_per_query = train.client_results(paper_models)
+paper_per_query = clients.client_results(paper_models)
 splits_table({**alternatives, **initial})
 
 # %%
-table1 = train.table1_initial(paper_per_query, initial)
+table1 = clients.table1_initial(paper_per_query, initial)
 report.table(table1.reset_index(), "table1_initial_split",
              caption="Table 1: NDCG@10 on the initial split (tie-breaking); ᵃ: p < 0.05 vs M_full")
-report.table(train.client_means(paper_per_query, initial),
+report.table(clients.client_means(paper_per_query, initial),
              "table1_initial_split_numeric")
 table1
 
 # %%
-table3 = train.table3_alternative(paper_per_query, alternatives)
+table3 = clients.table3_alternative(paper_per_query, alternatives)
 report.table(table3.reset_index(), "table3_alternative_splits",
              caption="Table 3: NDCG@10 on the alternative splits; ᵃ: p < 0.05 vs M_full")
-report.table(train.client_means(paper_per_query, alternatives), "table3_alternative_splits_numeric")
+report.table(clients.client_means(paper_per_query, alternatives), "table3_alternative_splits_numeric")
 table3
 
 # %% [markdown]
@@ -224,4 +224,4 @@ report.figure(plots.tuning_history(history), "tuning_history",
 
 # %%
 report.metrics(n_trials=trials, split1_category=int(split1_category), split2_category=int(split2_category),
-               split3_category=int(split3_category), **train.client_metrics(models, per_query))
+               split3_category=int(split3_category), **clients.client_metrics(models, per_query))

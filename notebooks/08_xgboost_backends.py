@@ -54,7 +54,8 @@ from ltrlib.config import parse_list
 from ltrlib.data.loading import load_dataset
 from ltrlib.metrics import significance_table
 from ltrlib.report import Reporter
-from ltrlib.train import TrainSettings, comparison
+from ltrlib.train import TrainSettings
+from ltrlib.xgboost_tutorial import comparison
 
 splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "08_xgboost_backends", data=splits)

@@ -439,7 +439,7 @@ def test_cli_hands_the_data_options_to_every_subcommand(monkeypatch, capsys):
     import types
 
     from ltrlib import lab, runner
-    from ltrlib.train import workers
+    from ltrlib.clients import workers
 
     seen = {}
     result = types.SimpleNamespace(study_name="s", n_new=0, n_trials=1, best_trial=0, best_value=0.5,

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, Claim, Finding, Section, decide
 from ltrlib.fidelity.sources import read_table
-from ltrlib.train.comparison import PAIRWISE
+from ltrlib.xgboost_tutorial.comparison import PAIRWISE
 
 __all__ = ["tutorial_claims"]
 

@@ -51,7 +51,7 @@ def tuning_history(df: pd.DataFrame) -> plt.Figure:
 
 
 def backend_comparison(numeric: pd.DataFrame) -> plt.Figure:
-    """Mean test metric per model (`ltrlib.train.comparison.comparison_numeric`), one panel
+    """Mean test metric per model (`ltrlib.xgboost_tutorial.comparison.comparison_numeric`), one panel
     per metric, plus training seconds; hatched bars differ from the baseline (p < 0.05)."""
     metrics = list(pd.unique(numeric.metric))
     models = list(pd.unique(numeric.model))

@@ -76,7 +76,7 @@ Shared studies: several workers, one database
 A storage URL (``postgresql://user@host:5432/db``, also ``mysql://`` or ``sqlite:///``) gives
 an ``RDBStorage`` with Optuna's heartbeat (`study_storage`), and the study becomes *shared*:
 any number of processes, on any machines, run its trials together (``ltrlib tune-worker``,
-`ltrlib.train.workers`). What changes against the journal, and why:
+`ltrlib.clients.workers`). What changes against the journal, and why:
 
 * A RUNNING trial may be another worker's, so nobody marks it FAIL on sight. Each running
   trial beats every ``heartbeat_interval`` seconds; one whose heartbeat is older than

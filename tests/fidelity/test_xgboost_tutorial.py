@@ -5,7 +5,7 @@ import pandas as pd
 
 from ltrlib.fidelity import tutorial_claims
 from ltrlib.fidelity.xgboost_tutorial import section
-from ltrlib.train import comparison
+from ltrlib.xgboost_tutorial import comparison
 
 
 def test_the_advice_holds_with_the_sign_and_the_test_and_lists_every_size(tables):
@@ -49,7 +49,7 @@ def _sweep(gain_16=0.02, p16=0.01, pairwise=-0.01, p_pairwise=0.4):
 
 
 def test_the_pair_count_sweep_decides_more_pairs_and_rank_pairwise(tables):
-    from ltrlib.train.comparison import pair_count_settings
+    from ltrlib.xgboost_tutorial.comparison import pair_count_settings
 
     settings = pair_count_settings([4, 16])
     assert list(settings) == ["mean, 1 pair", "mean, 4 pairs", "mean, 16 pairs", "rank:pairwise, mean, 1 pair"]

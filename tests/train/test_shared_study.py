@@ -39,7 +39,7 @@ from ltrlib.train.tuning import (
     study_database,
     study_storage,
 )
-from ltrlib.train.workers import client_data
+from ltrlib.clients.workers import client_data
 
 STUDY = "full.M_full"  # the whole tiny collection: every split definition leaves it intact
 N_TRIALS = 10

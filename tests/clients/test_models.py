@@ -1,4 +1,4 @@
-"""ltrlib.train.client_models: notebook 03's client models, fitted once and reused."""
+"""ltrlib.clients.models: notebook 03's client models, fitted once and reused."""
 
 import numpy as np
 import pytest
@@ -19,7 +19,7 @@ def splits():
 def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, monkeypatch):
     from ltrlib.noniid.splits import paper_splits
     from ltrlib.metrics import significance_table
-    from ltrlib.train import client_metrics, client_results, fit_client_models
+    from ltrlib.clients import client_metrics, client_results, fit_client_models
 
     nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
     store = ModelStore("run", root=tmp_path)
@@ -56,7 +56,7 @@ def test_models_side_by_side_equal_the_sequential_ones(tmp_path, splits, monkeyp
     # n_jobs=2 trains the distinct models in two worker processes (one thread each), then
     # loads them; with one thread per model either way, they are the same models.
     from ltrlib.noniid.splits import paper_splits
-    from ltrlib.train import fit_client_models
+    from ltrlib.clients import fit_client_models
 
     nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
     quick = TrainSettings(max_trees=10, early_stopping=5)
@@ -83,7 +83,7 @@ def test_models_side_by_side_equal_the_sequential_ones(tmp_path, splits, monkeyp
 
 
 def test_client_models_subset_keeps_the_named_splits():
-    from ltrlib.train import ClientModels
+    from ltrlib.clients import ClientModels
 
     m = ClientModels({("A", "M1"): 1, ("B", "M1"): 2}, {("A", "M1"): "r"}, {"A": {}, "B": {}},
                      {("B", "M2"): ("A", "M2")})

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
-from ltrlib.train.client_models import MODEL_NAMES
+from ltrlib.clients.models import MODEL_NAMES
 from ltrlib.train.settings import DEFAULT_EARLY_STOPPING, DEFAULT_EVAL_AT, DEFAULT_MAX_TREES, TrainSettings
 from ltrlib.train.tuning import (
     PAPER_TABLE6_MEDIAN,

@@ -5,7 +5,7 @@ tuned on its own validation part (`ltrlib.train.tuning.fit_tuned`), and their re
     per_query = client_results(models)        # split, model, test_set, qid, metric, value
 
 Tables 1 and 3 in the paper's layouts are built from ``per_query`` by
-`ltrlib.train.client_tables`.
+`ltrlib.clients.tables`.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def client_results(models: ClientModels, metrics=("ndcg@10",)) -> pd.DataFrame:
     Tidy: ``split, model, test_set, qid, metric, value``. Tables 1 and 3 (rows ``split,
     model``, columns ``DS1, DS2', DS``, ᵃ: paired t-test against M_full) are
     ``ltrlib.metrics.significance_table(per_query, "M_full", by="split", columns="test_set")``
-    for one metric; see `ltrlib.train.client_tables` for the paper's arrangements.
+    for one metric; see `ltrlib.clients.tables` for the paper's arrangements.
     """
     parts = []
     for s, tests in models.tests.items():

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib.train import client_tables as T
+from ltrlib.clients import tables as T
 
 
 def split(name, strategy, category, rest="exclusive"):

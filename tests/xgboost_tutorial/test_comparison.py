@@ -1,4 +1,4 @@
-"""ltrlib.train.comparison: backend variants, effective pairs, claims, query subsets."""
+"""ltrlib.xgboost_tutorial.comparison: backend variants, effective pairs, claims, query subsets."""
 
 import numpy as np
 import pandas as pd
@@ -7,7 +7,8 @@ import pytest
 from ltrlib.data import load_dataset
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics import significance_table
-from ltrlib.train import TrainSettings, comparison
+from ltrlib.train import TrainSettings
+from ltrlib.xgboost_tutorial import comparison
 
 
 def _tiny_labels(labels_per_query):

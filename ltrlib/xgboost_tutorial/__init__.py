@@ -1,0 +1,29 @@
+"""Notebook 08's experiment, on the engine of `ltrlib.train`: LightGBM λMART against
+XGBoost's ranking objectives and pair methods on the same splits, and the experiment behind
+XGBoost's advice on ``lambdarank_pair_method`` and ``lambdarank_num_pair_per_sample``.
+
+    runs = xgboost_tutorial.compare_backends(splits, xgboost_tutorial.backend_variants(), settings=...)
+"""
+
+from ltrlib.xgboost_tutorial.comparison import (
+    COMPARISON_SETTINGS,
+    LIGHTGBM,
+    PAIRWISE,
+    BackendRuns,
+    backend_variants,
+    compare_backends,
+    comparison_numeric,
+    effective_pairs,
+    headline_metrics,
+    pair_count_settings,
+    pair_method_experiment,
+    pair_method_summary,
+    parse_train_sizes,
+    take_train_queries,
+)
+
+__all__ = [
+    "BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "PAIRWISE", "backend_variants", "compare_backends",
+    "comparison_numeric", "effective_pairs", "headline_metrics", "pair_count_settings", "pair_method_experiment",
+    "pair_method_summary", "parse_train_sizes", "take_train_queries",
+]
