@@ -24,7 +24,8 @@ import time
 
 from ltrlib.data.loading import load_dataset
 from ltrlib.train import PAPER_TABLE6_MEDIAN, TrainSettings, train_ranker
-from ltrlib.train.ranker import DataCache, evaluate_rankers
+from ltrlib.train.backends.base import DataCache
+from ltrlib.train.ranker import evaluate_rankers
 
 
 def main() -> int:

@@ -65,7 +65,8 @@ from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.metrics import ndcg, significance_table
 from ltrlib.metrics.keys import flatten_metrics
-from ltrlib.train.ranker import DataCache, train_ranker
+from ltrlib.train.backends.base import DataCache
+from ltrlib.train.ranker import train_ranker
 from ltrlib.train.settings import TrainSettings
 from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_study
 

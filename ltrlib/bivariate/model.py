@@ -28,11 +28,10 @@ import numpy as np
 
 from ltrlib import timing
 from ltrlib.bivariate.objective import LBObjective, aggregate, mean_ndcg
-from ltrlib.bivariate.pairs import (PairIndex, PairSequence, j_columns, pair_feature_names, pair_index,
-                                   pair_rows)
+from ltrlib.bivariate.pairs import PairIndex, PairSequence, j_columns, pair_feature_names, pair_index, pair_rows
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ideal_dcg as _ideal_dcg
-from ltrlib.train.ranker import lightgbm_params, monitor_callback, quiet_lightgbm
+from ltrlib.train.backends.lightgbm import lightgbm_params, monitor_callback, quiet_lightgbm
 from ltrlib.train.settings import TrainSettings
 
 __all__ = ["BivariateRanker", "LBModel", "LB_SETTINGS", "RankData", "UnivariateRanker", "fit_lb",

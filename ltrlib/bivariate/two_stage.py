@@ -377,7 +377,8 @@ def tune_stage1(splits: Splits, *, n_trials: int, settings: TrainSettings = STAG
     (a run's journal resumes an interrupted study).
     """
     from ltrlib.bivariate.space import TUNED, suggest
-    from ltrlib.train.ranker import DataCache, train_ranker
+    from ltrlib.train.backends.base import DataCache
+    from ltrlib.train.ranker import train_ranker
     from ltrlib.train.tuning import run_study
 
     if isinstance(n_trials, bool) or int(n_trials) != n_trials or n_trials < 0:

@@ -34,8 +34,8 @@ import time
 from collections.abc import Sequence
 
 from ltrlib import config
-from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.clients.models import MODEL_NAMES
+from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.train.settings import DEFAULT_EARLY_STOPPING, DEFAULT_EVAL_AT, DEFAULT_MAX_TREES, TrainSettings
 from ltrlib.train.tuning import (
     PAPER_TABLE6_MEDIAN,

@@ -7,21 +7,26 @@ Every training takes one `TrainSettings` (backend, tree limit, patience, cut-off
 threads); `TrainSettings.for_scale` builds a notebook's from its parameters and the
 per-scale budgets of `ltrlib.config.TRAIN_BUDGETS`.
 
-`distributed` trains on a Dask cluster. The experiments built on this engine live beside
+`backends` holds the libraries behind one interface (LightGBM, XGBoost, a Dask cluster). The experiments built on this engine live beside
 their analyses: notebook 03's client models in `ltrlib.clients`, notebook 08's backend and
 pair-method comparisons in `ltrlib.xgboost_tutorial`.
 """
 
-from ltrlib.train.distributed import cluster_client, fit_on_cluster, query_partitions, stop_early
-from ltrlib.train.ranker import (
-    BACKENDS,
+from ltrlib.train.backends import (
     MIN_HESSIAN_FLOOR,
     DataCache,
-    Ranker,
-    evaluate_rankers,
+    cluster_client,
+    fit_on_cluster,
     lightgbm_params,
     monitor_callback,
+    query_partitions,
     quiet_lightgbm,
+    stop_early,
+)
+from ltrlib.train.ranker import (
+    BACKENDS,
+    Ranker,
+    evaluate_rankers,
     train_ranker,
     validation_curves,
     xgboost_propensities,

@@ -10,8 +10,8 @@ at most 3000 trees, stopping early once NDCG@10 on the validation set has not im
 
 A `Ranker` is a plain record (backend name, full training parameters, best iteration,
 feature names, validation curve) around the backend's model object. Everything that
-depends on the library goes through a `_Backend` entry in `BACKENDS`: ``"lightgbm"`` and
-``"xgboost"`` (`ltrlib.train.xgboost_backend`: objectives ``rank:ndcg``, ``rank:pairwise``,
+depends on the library goes through a `Backend` entry in `BACKENDS`: ``"lightgbm"`` and
+``"xgboost"`` (`ltrlib.train.backends.xgboost`: objectives ``rank:ndcg``, ``rank:pairwise``,
 ``rank:map``, ``lambdarank_pair_method`` mean/topk, ``lambdarank_num_pair_per_sample``,
 ``ndcg_exp_gain``, unbiased LambdaMART). Notebooks and the merging code call the same
 methods whichever trained the model::
@@ -56,18 +56,15 @@ import pandas as pd
 from ltrlib import timing
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
-from ltrlib.train import xgboost_backend as _xgb
+from ltrlib.train.backends import xgboost as _xgb
+from ltrlib.train.backends.base import Backend, DataCache
+from ltrlib.train.backends.lightgbm import LIGHTGBM
 from ltrlib.train.settings import DEFAULT_EVAL_AT, TrainSettings
 
 __all__ = [
     "BACKENDS",
-    "MIN_HESSIAN_FLOOR",
-    "DataCache",
     "Ranker",
     "evaluate_rankers",
-    "lightgbm_params",
-    "monitor_callback",
-    "quiet_lightgbm",
     "xgboost_propensities",
     "train_ranker",
     "validation_curves",
@@ -87,201 +84,13 @@ _RESERVED = {
 }
 
 
-# --------------------------------------------------------------------------- data cache
-
-
-@dataclass(eq=False)
-class DataCache:
-    """The backend's own copies of ``train`` (and ``vali``), built on first use and reused by
-    every `train_ranker` call given ``cache=`` this object: the trials of a study then bin
-    the data once instead of once per trial.
-
-    ``native`` maps ``(backend, key)`` to ``(train, vali)`` in the backend's format, where
-    ``key`` holds the parameters the conversion depends on (XGBoost: the label transform and
-    thread count; LightGBM: none, since ``lightgbm.train`` itself rebuilds a constructed
-    ``Dataset`` whose binning parameters changed). ``builds`` counts the conversions.
-    LightGBM's datasets keep their raw data (``free_raw_data=False``), which that rebuild
-    needs; the validation set is binned with the training set as ``reference``.
-    """
-
-    train: Dataset
-    vali: Dataset | None = None
-    native: dict = field(default_factory=dict, repr=False)
-    builds: int = 0
-
-    def get(self, backend: str, key: tuple, build: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
-        """The cached ``(train, vali)`` for ``(backend, key)``, built with ``build()`` once."""
-        if (backend, key) not in self.native:
-            self.native[(backend, key)] = build()
-            self.builds += 1
-        return self.native[(backend, key)]
-
-
 # --------------------------------------------------------------------------- backends
 
 
-@dataclass(frozen=True)
-class _Backend:
-    """What a ranking library must provide. ``fit`` returns (model, best_iteration, curve)."""
-
-    defaults: Callable[[int, int, int], dict]  # (seed, eval_at, num_threads) -> params
-    fit: Callable[..., tuple[Any, int, list[float]]]
-    predict: Callable[[Any, np.ndarray, int], np.ndarray]
-    importance: Callable[[Any, str, int], np.ndarray]
-    n_trees: Callable[[Any], int]
-    dumps: Callable[[Any, int], str]
-    loads: Callable[[str], Any]
-    model_suffix: str
-    # Checks and completes the merged parameters (defaults that depend on user choices).
-    complete: Callable[[dict], dict] = dict
+BACKENDS: dict[str, Backend] = {"lightgbm": LIGHTGBM, "xgboost": _xgb.XGBOOST}
 
 
-def _lgb_defaults(seed: int, eval_at: int, num_threads: int) -> dict:
-    return {
-        "objective": "lambdarank",
-        "metric": "ndcg",
-        "eval_at": [eval_at],
-        "seed": seed,
-        "deterministic": True,
-        "force_row_wise": True,
-        "num_threads": num_threads,
-        "verbosity": -1,
-        # Tuning varies min_data_in_leaf; with pre-filtering on, LightGBM would drop features
-        # at Dataset construction according to the first value it saw.
-        "feature_pre_filter": False,
-    }
-
-
-def _lgb_complete(params: dict) -> dict:
-    # Asking for column-wise histograms replaces the row-wise default (LightGBM refuses
-    # both); either keeps deterministic=True deterministic.
-    if params.get("force_col_wise"):
-        params["force_row_wise"] = False
-    return params
-
-
-def _lgb_datasets(train: Dataset, vali: Dataset | None):
-    dtrain = train.to_lightgbm(feature_pre_filter=False)
-    return dtrain, (None if vali is None else vali.to_lightgbm(reference=dtrain))
-
-
-def monitor_callback(monitor: Callable[[int, float], None], metric: str, data_name: str = "vali"):
-    """A LightGBM callback calling ``monitor(trees, value)`` with ``metric`` on
-    ``data_name`` after every tree: how `train_ranker` and `ltrlib.bivariate.fit_lb` hand
-    the validation curve to a pruner (`ltrlib.train.pruning_monitor`)."""
-    def report(env):
-        for name, m, value, _ in env.evaluation_result_list:
-            if name == data_name and m == metric:
-                monitor(env.iteration + 1, float(value))
-
-    return report
-
-
-# What a minimum leaf hessian of 0 (the Bi-LambdaMART paper's Bi-λMART value) is passed to
-# LightGBM as, by every LightGBM fit (`_lgb_fit`, `ltrlib.bivariate.fit_lb`).
-# With exactly 0, LightGBM accepts a split whose child is empty and then stops on its own
-# check ("Check failed: (best_split_info.left_count) > (0)", its open issue #4739): on the
-# tiny twin Bi-λMART at learning rate 0.005, 31 leaves, min data 5 failed by tree 4 with 0
-# and trained to the end with 1e-12 or 1e-7 (a hessian floor of 1e-9 on every pair did
-# not help). 1e-12 lies far below any leaf worth a split: a pair's hessian is (h_i +
-# h_j)/(n-1)^2, 1e-6 to 1e-3 on the twin, and only pairs of queries without a relevant
-# document have exactly 0 (and a zero gradient with it).
-MIN_HESSIAN_FLOOR = 1e-12
-
-
-def lightgbm_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` as LightGBM gets them: a minimum leaf hessian of 0 becomes
-    `MIN_HESSIAN_FLOOR` (see there); the rest as given."""
-    out = dict(params)
-    if "min_sum_hessian_in_leaf" in out and float(out["min_sum_hessian_in_leaf"]) < MIN_HESSIAN_FLOOR:
-        out["min_sum_hessian_in_leaf"] = MIN_HESSIAN_FLOOR
-    return out
-
-
-def quiet_lightgbm() -> None:
-    """Send LightGBM's native log lines (its ``[Warning]`` and ``[Fatal]`` lines) to the
-    Python logger ``lightgbm`` at INFO, which prints nothing unless a user configures
-    logging, instead of printing them. Why: in a batch run they reach the console, where a
-    ``[Fatal]`` line of a trial that was handled reads as a crash; a real failure still
-    raises ``LightGBMError`` with the same message. To see them again:
-    ``logging.basicConfig(level=logging.INFO)``. Idempotent; every fit calls it, so worker
-    processes are quiet too."""
-    import logging
-
-    import lightgbm as lgb
-
-    lgb.register_logger(logging.getLogger("lightgbm"))
-
-
-def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
-             early_stopping: int, position: np.ndarray | None = None, cache: DataCache | None = None,
-             monitor: Callable[[int, float], None] | None = None) -> tuple[Any, int, list[float]]:
-    import lightgbm as lgb
-
-    quiet_lightgbm()
-    params = lightgbm_params(params)
-    if cache is None:
-        dtrain, dvali = _lgb_datasets(train, vali)
-    else:
-        # No key: a reused Dataset whose binning parameters differ is rebuilt by lgb.train.
-        dtrain, dvali = cache.get("lightgbm", (), lambda: _lgb_datasets(train, vali))
-    if position is not None:
-        dtrain.set_position(position)
-    callbacks = []
-    valid_sets, curve = [], {}
-    key = f"ndcg@{params['eval_at'][0]}"
-    if vali is not None:
-        valid_sets = [dvali]
-        callbacks = [
-            # first_metric_only: stop on NDCG@eval_at alone even if a user adds metrics.
-            lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
-            lgb.record_evaluation(curve),
-        ]
-        if monitor is not None:
-            callbacks.append(monitor_callback(monitor, key))
-    booster = lgb.train(params, dtrain, num_boost_round=max_trees, valid_sets=valid_sets,
-                        valid_names=["vali"] if valid_sets else None, callbacks=callbacks)
-    if vali is None:
-        return booster, booster.current_iteration(), []
-    return booster, int(booster.best_iteration), [float(v) for v in curve["vali"][key]]
-
-
-def _lgb_loads(text: str):
-    import lightgbm as lgb
-
-    return lgb.Booster(model_str=text)
-
-
-BACKENDS: dict[str, _Backend] = {
-    "lightgbm": _Backend(
-        defaults=_lgb_defaults,
-        complete=_lgb_complete,
-        fit=_lgb_fit,
-        predict=lambda m, X, it: m.predict(X, num_iteration=it),
-        importance=lambda m, kind, it: m.feature_importance(importance_type=kind, iteration=it),
-        n_trees=lambda m: m.current_iteration(),
-        # Only the trees up to the best iteration: the saved model predicts what the
-        # early-stopped model predicted, and is smaller.
-        dumps=lambda m, it: m.model_to_string(num_iteration=it),
-        loads=_lgb_loads,
-        model_suffix=".txt",
-    ),
-    "xgboost": _Backend(
-        defaults=_xgb.defaults,
-        fit=_xgb.fit,
-        predict=_xgb.predict,
-        importance=_xgb.importance,
-        n_trees=_xgb.n_trees,
-        dumps=_xgb.dumps,
-        loads=_xgb.loads,
-        # XGBoost's JSON model format, kept under the store's one model suffix.
-        model_suffix=".txt",
-        complete=_xgb.complete,
-    ),
-}
-
-
-def _backend(name: str) -> _Backend:
+def _backend(name: str) -> Backend:
     try:
         return BACKENDS[name]
     except KeyError:
@@ -474,11 +283,11 @@ def train_ranker(
     ``train_ranker(train, vali, params, seed=1)`` trains with ``TrainSettings(seed=1)``.
 
     ``settings.backend``: ``"lightgbm"`` or ``"xgboost"`` (defaults of the latter: see
-    `ltrlib.train.xgboost_backend`). ``position``: for click logs, each training row's
+    `ltrlib.train.backends.xgboost`). ``position``: for click logs, each training row's
     displayed position (int, 0 = top); it switches on the backend's position-bias model.
     ``cluster``: None trains in this process; ``"local"`` starts a Dask ``LocalCluster``
     for this call; a scheduler address (``"tcp://host:8786"``) or a
-    ``distributed.Client`` trains on that cluster (see `ltrlib.train.distributed`).
+    ``distributed.Client`` trains on that cluster (see `ltrlib.train.backends.dask`).
 
     ``cache``: a `DataCache` of exactly ``train`` and ``vali``; the backend's copies of the
     data are built once in it and reused by later calls (a tuning study's trials).
@@ -532,7 +341,7 @@ def train_ranker(
         model, best, curve = be.fit(full, train, vali, max_trees, early_stopping, position=position,
                                     **extra)
     else:
-        from ltrlib.train.distributed import fit_on_cluster
+        from ltrlib.train.backends.dask import fit_on_cluster
 
         model, best, curve = fit_on_cluster(cluster, backend, full, train, vali, max_trees,
                                             early_stopping, position=position)

@@ -127,7 +127,8 @@ import pandas as pd
 from ltrlib import config
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
-from ltrlib.train.ranker import DataCache, Ranker, train_ranker
+from ltrlib.train.backends.base import DataCache
+from ltrlib.train.ranker import Ranker, train_ranker
 from ltrlib.train.settings import DEFAULT_EARLY_STOPPING, TrainSettings
 
 __all__ = [
@@ -224,7 +225,7 @@ def in_backend(params: Mapping[str, Any], backend: str = "lightgbm") -> dict[str
     first_params=in_backend(PAPER_TABLE6_MEDIAN, "xgboost"))``."""
     search_space(backend)  # names the supported backends if ``backend`` is unknown
     if backend == "xgboost":
-        from ltrlib.train.xgboost_backend import from_lightgbm_names
+        from ltrlib.train.backends.xgboost import from_lightgbm_names
 
         return from_lightgbm_names(dict(params))
     return dict(params)

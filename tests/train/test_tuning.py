@@ -254,7 +254,7 @@ def test_trials_share_one_binned_lightgbm_dataset(splits, monkeypatch):
 
 
 def test_trials_share_one_xgboost_dmatrix(splits, monkeypatch):
-    from ltrlib.train import xgboost_backend
+    from ltrlib.train.backends import xgboost as xgboost_backend
 
     calls = []
     dmatrix = xgboost_backend.dmatrix
@@ -311,6 +311,6 @@ def test_monitor_sees_the_curve_and_can_stop_training(splits):
             train_ranker(splits.train, splits.vali, max_trees=15, num_threads=1, backend=backend,
                          monitor=stop_at_5)
     with pytest.raises(ValueError, match="cache holds other data"):
-        from ltrlib.train.ranker import DataCache
+        from ltrlib.train.backends.base import DataCache
 
         train_ranker(splits.train, splits.vali, cache=DataCache(splits.train, splits.test))

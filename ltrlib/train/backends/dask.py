@@ -135,7 +135,7 @@ def _fit_xgboost(client, params: dict, train: Dataset, bounds: np.ndarray, max_t
                  position) -> Any:
     import xgboost.dask as dxgb
 
-    from ltrlib.train import xgboost_backend as xb
+    from ltrlib.train.backends import xgboost as xb
 
     if position is not None:
         order = xb._position_order(train, position)

@@ -1,4 +1,4 @@
-"""ltrlib.train.distributed: training on a 2-worker Dask LocalCluster matches in-process
+"""ltrlib.train.backends.dask: training on a 2-worker Dask LocalCluster matches in-process
 training at the tiny scale."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 from ltrlib.data import load_dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train import train_ranker
-from ltrlib.train.distributed import query_partitions, stop_early
+from ltrlib.train.backends.dask import query_partitions, stop_early
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """XGBoost as a ranking backend of `ltrlib.train.Ranker` (``backend="xgboost"``).
 
-The functions here fill one `ltrlib.train.ranker._Backend` entry; notebooks never call them
+The functions here fill one `ltrlib.train.backends.base.Backend` entry; notebooks never call them
 directly (`ltrlib.train.xgboost_propensities` reads, through `propensities` here, the
 position biases an unbiased ranker learnt). What they add to plain ``xgboost.train``:
 
@@ -32,10 +32,11 @@ from typing import Any
 import numpy as np
 
 from ltrlib.data.dataset import Dataset
+from ltrlib.train.backends.base import Backend
 
 # Only what users call is public API (re-exported by `ltrlib.train`); the backend entry points
 # (`defaults`, `fit`, `predict`, ...) are reached through `ltrlib.train.ranker.BACKENDS`.
-__all__: list[str] = []
+__all__ = ["XGBOOST"]
 
 OBJECTIVES = ("rank:ndcg", "rank:pairwise", "rank:map")
 PAIR_METHODS = ("mean", "topk")
@@ -131,7 +132,7 @@ def dmatrix(data: Dataset, params: dict, rows: np.ndarray | None = None, *, trai
 
 def fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int, early_stopping: int,
         position: np.ndarray | None = None, cache=None, monitor=None) -> tuple[Any, int, list[float]]:
-    """``cache``: a `ltrlib.train.ranker.DataCache`, keyed by what the DMatrix depends on
+    """``cache``: a `ltrlib.train.backends.base.DataCache`, keyed by what the DMatrix depends on
     (labels binarised for ``rank:map``, thread count); ``monitor(trees, value)``: called with
     validation NDCG@k after every tree."""
     import xgboost as xgb
@@ -220,3 +221,17 @@ def propensities(model) -> tuple[np.ndarray, np.ndarray]:
     if "ti+" not in obj:
         raise ValueError("this model was not trained with lambdarank_unbiased=True: no propensities")
     return np.asarray(obj["ti+"], dtype=np.float64), np.asarray(obj["tj-"], dtype=np.float64)
+
+
+XGBOOST = Backend(
+    defaults=defaults,
+    fit=fit,
+    predict=predict,
+    importance=importance,
+    n_trees=n_trees,
+    dumps=dumps,
+    loads=loads,
+    # XGBoost's JSON model format, kept under the store's one model suffix.
+    model_suffix=".txt",
+    complete=complete,
+)
