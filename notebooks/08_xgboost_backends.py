@@ -14,7 +14,7 @@
 # **Inputs.** The dataset (`synthetic` by default) at `scale`. Every model uses the same
 # learning rate, tree limit and early stopping on validation NDCG@10. XGBoost's defaults
 # mirror LightGBM's λMART (31 leaves grown leaf-wise, topk with k = 30 = LightGBM's
-# truncation level); see `ltrlib.train.xgboost_backend`.
+# truncation level); see `ltrlib.train.backends.xgboost`.
 #
 # **Outputs** under `reports/<run_id>/`: tables `backend_comparison` (marked means),
 # `backend_comparison_numeric` (means, differences, p-values, seconds, trees),
