@@ -7,6 +7,7 @@ from ltrlib.config import Scale
 from ltrlib.data import make_synthetic
 from ltrlib.train import ModelStore, TrainSettings
 from ltrlib.train import tuning as tuning_mod
+from ltrlib.train.tuning import rankers as tuning_rankers
 
 
 @pytest.fixture(scope="module")
@@ -17,9 +18,9 @@ def splits():
 
 
 def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, monkeypatch):
-    from ltrlib.noniid.splits import paper_splits
-    from ltrlib.metrics import significance_table
     from ltrlib.clients import client_metrics, client_results, fit_client_models
+    from ltrlib.metrics import significance_table
+    from ltrlib.noniid.splits import paper_splits
 
     nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
     store = ModelStore("run", root=tmp_path)
@@ -37,7 +38,7 @@ def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, mon
     def no_training(*a, **k):
         raise AssertionError("everything is stored: nothing may train")
 
-    monkeypatch.setattr(tuning_mod, "train_ranker", no_training)
+    monkeypatch.setattr(tuning_rankers, "train_ranker", no_training)
     again = fit_client_models(nsplits, store, splits="Split3,Split1", **fast)
     assert list(again.tests) == ["Split3", "Split1"]
 
@@ -55,8 +56,8 @@ def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, mon
 def test_models_side_by_side_equal_the_sequential_ones(tmp_path, splits, monkeypatch):
     # n_jobs=2 trains the distinct models in two worker processes (one thread each), then
     # loads them; with one thread per model either way, they are the same models.
-    from ltrlib.noniid.splits import paper_splits
     from ltrlib.clients import fit_client_models
+    from ltrlib.noniid.splits import paper_splits
 
     nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
     quick = TrainSettings(max_trees=10, early_stopping=5)
@@ -76,7 +77,7 @@ def test_models_side_by_side_equal_the_sequential_ones(tmp_path, splits, monkeyp
     def no_training(*a, **k):
         raise AssertionError("everything is stored: nothing may train")
 
-    monkeypatch.setattr(tuning_mod, "train_ranker", no_training)
+    monkeypatch.setattr(tuning_rankers, "train_ranker", no_training)
     fit_client_models(nsplits, par_store, settings=quick.replace(num_threads=1), **fast)
     with pytest.raises(ValueError, match="n_jobs must be >= 1"):
         tuning_mod.fit_side_by_side([], par_store, n_jobs=0)

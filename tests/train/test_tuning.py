@@ -8,6 +8,7 @@ from optuna.distributions import CategoricalDistribution, IntDistribution
 from ltrlib.data import load_dataset
 from ltrlib.train import ModelStore, TrainSettings, fit_tuned, tune, tune_cv, tuned_parameters
 from ltrlib.train import tuning as tuning_mod
+from ltrlib.train.tuning import rankers as tuning_rankers
 
 # Quick trials: few trees. The search space is the paper's, whatever the limits.
 QUICK = TrainSettings(max_trees=25, early_stopping=5, num_threads=1)
@@ -112,7 +113,7 @@ def test_fit_tuned_stores_and_then_reuses(tmp_path, splits, monkeypatch):
     def no_training(*a, **k):
         raise AssertionError("a finished study with a stored model must not train")
 
-    monkeypatch.setattr(tuning_mod, "train_ranker", no_training)
+    monkeypatch.setattr(tuning_rankers, "train_ranker", no_training)
     again, res2 = fit_tuned(splits.train, splits.vali, store=store, split="Split1", name="M1",
                             n_trials=2, **FAST)
     assert res2.n_new == 0
