@@ -81,7 +81,7 @@ per_query.groupby("split")[["n_docs", "n_relevant"]].describe().T
 # %%
 categories = overview.category_distribution(splits)
 report.table(categories, "category_distribution")
-report.figure(plots.category_distribution(categories, "train"), "category_distribution",
+report.figure(plots.category_shares(categories, "train"), "category_distribution",
               caption="Documents and relevant documents per topic category (training queries)")
 
 # %% [markdown]

@@ -85,7 +85,7 @@ choices
 
 # %%
 per_query = merge.collect(experiments, "per_query")
-table4 = merge.results_table(per_query, models=["M1", "M2", "M12α", "M21α"])
+table4 = merge.marked_table(per_query, models=["M1", "M2", "M12α", "M21α"])
 report.table(merge.flatten_columns(table4), "table4_linear", index=True,
              caption="Linear combination; superscripts a, b: paired t-test p < 0.05 against M1, M2")
 report.table(merge.means_table(per_query, models=["M1", "M2", "M12α", "M21α"]), "table4_linear_numeric")
@@ -138,4 +138,4 @@ report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_delt
               caption="Per-query change of NDCG@10 against M2, by query category")
 
 # %%
-report.metrics(**merge.headline_metrics(per_query, choices=choices))
+report.metrics(**merge.merge_metrics(per_query, choices=choices))

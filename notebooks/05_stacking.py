@@ -129,7 +129,7 @@ linear_runs = {name: linear.linear_experiment(nsplits[name], models[name], step=
                                               metrics=merge.TABLE_METRICS)
                for name in split_names}
 per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()}}, "per_query")
-table5 = merge.results_table(per_query, models=["M1", "M2", "M12S", "M21S"])
+table5 = merge.marked_table(per_query, models=["M1", "M2", "M12S", "M21S"])
 report.table(merge.flatten_columns(table5), "table5_stacking", index=True,
              caption="Model stacking; superscripts a, b: paired t-test p < 0.05 against M1, M2")
 report.table(merge.means_table(per_query, models=["M1", "M2", "M12S", "M21S"]), "table5_stacking_numeric")
@@ -169,7 +169,7 @@ routing
 # %%
 all_per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()},
                                **{f"{k}.sel": v for k, v in selected.items()}}, "per_query")
-comparison = merge.results_table(all_per_query, models=["M1", "M2", "M12α", "M21α", "M12S",
+comparison = merge.marked_table(all_per_query, models=["M1", "M2", "M12α", "M21α", "M12S",
                                                         "M21S", "M12sel", "M21sel", "oracle"])
 report.table(merge.flatten_columns(comparison), "comparison", index=True,
              caption="Linear merge, stacking and per-query selection against M1 (a) and M2 (b)")
@@ -201,4 +201,4 @@ else:
     display(importance[importance.is_score])
 
 # %%
-report.metrics(**merge.headline_metrics(all_per_query))
+report.metrics(**merge.merge_metrics(all_per_query))

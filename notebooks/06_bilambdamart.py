@@ -194,7 +194,7 @@ means
 # d: Bi-λMART. The paper finds d > c ≥ b > a, d significantly.
 
 # %%
-table2 = experiment.results_table(per_query, [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"])
+table2 = experiment.ndcg_table(per_query, [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"])
 report.table(table2, "table2_lambdarank", index=True,
              caption=f"Table 2: NDCG@k; superscripts: improvement over that row, paired t-test p < 0.01; {tuned}")
 table2
@@ -218,7 +218,7 @@ print(study_verdict())
 
 # %%
 if oracles:
-    headroom = experiment.results_table(per_query, ["λMART*", "Bi-λMART", *oracles])
+    headroom = experiment.ndcg_table(per_query, ["λMART*", "Bi-λMART", *oracles])
     report.table(headroom, "headroom_oracle", index=True,
                  caption=f"Test NDCG@k of the models against oracle rankings by the true utility; {tuned}")
     display(headroom)
@@ -252,7 +252,7 @@ control_pq = None
 if "06.control" in tuned_groups:
     control_oracles = oracle_scores(control_splits.test)
     control_pq = experiment.per_query_results(control_exp, tuned_groups["06.control"], oracles=control_oracles)
-    control_table = experiment.results_table(control_pq, [experiment.STAGE1_ROW, *tuned_groups["06.control"],
+    control_table = experiment.ndcg_table(control_pq, [experiment.STAGE1_ROW, *tuned_groups["06.control"],
                                                           *control_oracles])
     report.table(control_table, "control_table2", index=True,
                  caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {tuned}")
@@ -264,7 +264,7 @@ if "06.control" in tuned_groups:
 # x_j; the paper finds the differences essential (without them Bi-λMART falls to λMART*).
 
 # %%
-table4 = experiment.results_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])
+table4 = experiment.ndcg_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])
 report.table(table4, "table4_difference", index=True,
              caption=f"Table 4: Bi-λMART without (a) and with (b) difference features; p < 0.01; {tuned}")
 table4
@@ -275,7 +275,7 @@ table4
 # Bi-GBT_Softmax on pairs.
 
 # %%
-table5 = experiment.results_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])
+table5 = experiment.ndcg_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])
 report.table(table5, "table5_softmax", index=True,
              caption=f"Table 5: softmax loss; superscript: improvement over that row, p < 0.01; {tuned}")
 table5
@@ -297,7 +297,7 @@ if listwise_ablation:
                                         storage=storage or report.run_dir / "06_bilambdamart.journal",
                                         study_prefix="06.no_listwise", progress=True)
     bare_per_query = experiment.per_query_results(bare, bare_fitted)
-    ablation = experiment.results_table(bare_per_query, ablation_rows)
+    ablation = experiment.ndcg_table(bare_per_query, ablation_rows)
     report.table(ablation, "ablation_listwise", index=True,
                  caption=f"Table 2's models without listwise features; superscripts as Table 2; {tuned}")
     display(ablation)
@@ -363,4 +363,4 @@ report.frame(experiment.per_query_frame(per_query, control_pq), "per_query_test"
 report.metrics(stage1_folds=stage1_folds, n_trials=trials, stage1_trials=stage1_trials,
                stage2_pair_features=int(stats.pair_features[0]),
                train_pairs=int(exp.rank_data("train", experiment.MODELS["Bi-λMART"]).n_rows),
-               **experiment.headline_metrics(per_query, k=cutoff, no_listwise=bare_per_query, control=control_pq))
+               **experiment.bilambdamart_metrics(per_query, k=cutoff, no_listwise=bare_per_query, control=control_pq))

@@ -169,7 +169,7 @@ table3
 
 # %%
 table4_rows = [m for m in ("GSF(2)", "GSF(2) with d", "Bi-λMART w/o d", "Bi-λMART") if m in set(both.model)]
-table4 = experiment.results_table(both, table4_rows)
+table4 = experiment.ndcg_table(both, table4_rows)
 report.table(table4, "table4_gsf", index=True,
              caption=f"Table 4: bivariate models without and with x_i − x_j; p < 0.01; {tuned}")
 table4
@@ -233,4 +233,4 @@ report.figure(fig, "neural_validation_curves")
 # %%
 report.frame(per_query, "per_query_neural")
 report.metrics(neural_trials=nn["neural_trials"], max_steps=steps.max_steps,
-               **experiment.headline_metrics(per_query, k=cutoff))
+               **experiment.bilambdamart_metrics(per_query, k=cutoff))

@@ -222,4 +222,4 @@ if remedy_list:
 
 # %%
 report.metrics(runs=len(online), rounds=T, seeds=len(seeds),
-               interactions=int(online.interactions.sum()), **S.headline_metrics(gaps))
+               interactions=int(online.interactions.sum()), **S.gap_metrics(gaps))

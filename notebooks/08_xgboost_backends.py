@@ -143,4 +143,4 @@ report.table(claims, "seed_claims")
 claims[["claim", "scope", "ours", "evidence"]]
 
 # %%
-report.metrics(**comparison.headline_metrics(numeric, pair_summary, claims))
+report.metrics(**comparison.tutorial_metrics(numeric, pair_summary, claims))

@@ -100,4 +100,4 @@ report.figure(plots.propensity_estimates(result.propensities), "propensities")
 errors
 
 # %%
-report.metrics(**clicklog.headline_metrics(result))
+report.metrics(**clicklog.click_bias_metrics(result))

@@ -72,8 +72,8 @@ from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_stud
 
 __all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "OPEN_SETTINGS", "STAGE1_ROW", "Stage2Experiment",
            "TUNED_CHOICE", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
-           "headline_metrics", "model_list", "model_scores", "per_query_frame",
-           "per_query_results", "results_table", "settings_screen", "tuned_table", "tuning_frame",
+           "bilambdamart_metrics", "model_list", "model_scores", "per_query_frame",
+           "per_query_results", "ndcg_table", "settings_screen", "tuned_table", "tuning_frame",
            "tuning_label", "tuning_summary"]
 
 STAGE1_ROW = "λMART (stage 1)"
@@ -475,7 +475,7 @@ def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
     return pd.concat(rows, ignore_index=True)
 
 
-def results_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01,
+def ndcg_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01,
                   fmt: str = "{:.4f}") -> pd.DataFrame:
     """Paper layout: rows = models in order (``a. λMART``, ...), columns = NDCG@k, means
     with superscripts.
@@ -579,7 +579,7 @@ def tuning_frame(fitted: Mapping[str, FittedModel], split: str = "stage 2") -> p
     return pd.concat(parts, ignore_index=True)
 
 
-def headline_metrics(per_query: pd.DataFrame, k: int = 5, no_listwise: pd.DataFrame | None = None,
+def bilambdamart_metrics(per_query: pd.DataFrame, k: int = 5, no_listwise: pd.DataFrame | None = None,
                      control: pd.DataFrame | None = None) -> dict[str, float]:
     """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): mean test
     NDCG@k per model (``bi-lambdamart.ndcg5``) and, given the per-query results of the

@@ -5,7 +5,7 @@ LightGBM's position-bias model against the biased baseline and a true-label ceil
 from ltrlib.clicklog import experiment, logs
 from ltrlib.clicklog.experiment import (
     CLICK_MODELS, LOGGING_SETTINGS, ClickBiasResult, click_bias_experiment, curve_table,
-    headline_metrics, logging_ranker, propensity_errors,
+    click_bias_metrics, logging_ranker, propensity_errors,
 )
 from ltrlib.clicklog.logs import ClickLog, shown_lists, simulate_click_log
 

@@ -34,7 +34,7 @@ from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train import Ranker, TrainSettings, train_ranker, xgboost_propensities
 
 __all__ = ["CLICK_MODELS", "ClickBiasResult", "LOGGING_SETTINGS", "click_bias_experiment",
-           "curve_table", "headline_metrics", "logging_ranker", "propensity_errors"]
+           "curve_table", "click_bias_metrics", "logging_ranker", "propensity_errors"]
 
 # name -> (backend, params, uses positions)
 CLICK_MODELS: dict[str, tuple[str, dict, bool]] = {
@@ -163,7 +163,7 @@ def propensity_errors(props: pd.DataFrame) -> pd.DataFrame:
                          "true_last": g["true"].last()}).reset_index()
 
 
-def headline_metrics(result: ClickBiasResult) -> dict[str, float]:
+def click_bias_metrics(result: ClickBiasResult) -> dict[str, float]:
     """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): the logging
     ranker's training queries, the fixed models' NDCG@10 (``logging_ranker.ndcg10``), each
     click-trained model's at the largest log (``xgb_unbiased.eta0_5.ndcg10``) and the

@@ -19,7 +19,7 @@ from ltrlib.foltr.intents import intent_matrix, read_doc_ids, read_intent_collec
 from ltrlib.foltr.partition import FoltrData, online_training_queries, prepare_data
 from ltrlib.foltr.rankers import FoltrRanker, RankerSpec, make_ranker
 from ltrlib.foltr.simulate import (
-    Job, grid, headline_metrics, noniid_gaps, online_table, online_table_caption, remedy_table, rounds_and_seeds,
+    Job, grid, gap_metrics, noniid_gaps, online_table, online_table_caption, remedy_table, rounds_and_seeds,
     run_jobs, summarise_offline, table2_layout, table3_layout,
 )
 
@@ -29,6 +29,6 @@ __all__ = [
     "Federation", "RunResult", "cumulative_online", "discount_sum", "fedavg", "run_federated", "FoltrData", "online_training_queries", "prepare_data", "read_intent_collection",
     "intent_matrix", "read_doc_ids", "read_qrels",
     "RankerSpec", "FoltrRanker", "make_ranker", "Job", "grid", "run_jobs", "online_table", "summarise_offline",
-    "headline_metrics", "noniid_gaps", "online_table_caption", "remedy_table", "rounds_and_seeds",
+    "gap_metrics", "noniid_gaps", "online_table_caption", "remedy_table", "rounds_and_seeds",
     "table2_layout", "table3_layout",
 ]

@@ -249,7 +249,7 @@ def noniid_gaps(online: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def headline_metrics(gaps: pd.DataFrame) -> dict[str, float]:
+def gap_metrics(gaps: pd.DataFrame) -> dict[str, float]:
     """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): per setting,
     ranker and click model of `noniid_gaps`, the final offline gap
     (``type2_r1.linear.perfect.offline_gap``) and the relative online gap

@@ -11,7 +11,7 @@ One module per algorithm, each with its optimiser beside it (ranx-style):
 * `ltrlib.merge.selection`: beyond the paper, per-query ranker selection by a classifier
   on query-level feature aggregates (`query_aggregates`, `RankerSelector`).
 * `ltrlib.merge.analysis`: per-query results, the Table 4/5 layout with significance
-  markers (`results_table`) and per-category gains and losses (`category_deltas`).
+  markers (`marked_table`) and per-category gains and losses (`category_deltas`).
 
 Every merged model (`LinearMerge`, `StackingModel`, `RankerSelector`) is a
 `ltrlib.data.Scorer`: fitted with ``models=``, it holds its base models and
@@ -26,14 +26,14 @@ from ltrlib.merge.analysis import (
     category_deltas,
     collect,
     flatten_columns,
-    headline_metrics,
+    merge_metrics,
     hold_base_models,
     load_local_models,
     means_table,
     merged_model_name,
     per_query_frame,
     query_categories,
-    results_table,
+    marked_table,
     score_base_models,
     score_models,
 )

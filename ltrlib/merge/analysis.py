@@ -1,7 +1,7 @@
 """Evaluating merged models per query: the paper's result tables and where merging helps.
 
 `score_models` and `per_query_frame` give the tidy per-query results every merging
-method is judged by (the full test set, as in Tables 4 and 5); `results_table` turns
+method is judged by (the full test set, as in Tables 4 and 5); `marked_table` turns
 them into a Table 4/5 layout with the paper's significance superscripts (two-sided
 paired t-tests against M1 = a and M2 = b). `query_categories` and `category_deltas`
 go beyond the paper: for which query categories does a merged model gain over a local
@@ -26,14 +26,14 @@ __all__ = [
     "category_deltas",
     "collect",
     "flatten_columns",
-    "headline_metrics",
+    "merge_metrics",
     "hold_base_models",
     "load_local_models",
     "means_table",
     "merged_model_name",
     "per_query_frame",
     "query_categories",
-    "results_table",
+    "marked_table",
     "score_base_models",
     "score_models",
 ]
@@ -106,7 +106,7 @@ def per_query_frame(ds, scores: Mapping[str, np.ndarray],
     return pd.concat(frames, ignore_index=True)[["model", "qid", "metric", "value"]]
 
 
-def results_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
+def marked_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
                   models: Sequence[str] | None = None, alpha: float = 0.05,
                   fmt: str = "{:.4f}", style: str = "unicode") -> pd.DataFrame:
     """Tables 4 and 5: models as rows, (split, metric) as columns, marked means.
@@ -126,7 +126,7 @@ def results_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None =
 
 def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
                 models: Sequence[str] | None = None) -> pd.DataFrame:
-    """The numbers behind `results_table`, tidy: ``split, model, metric, value, queries`` and,
+    """The numbers behind `marked_table`, tidy: ``split, model, metric, value, queries`` and,
     per baseline ``B`` (default M1, M2), ``p_vs_B``: the two-sided paired t-test's p-value
     against it over the split's test queries (NaN for the baseline itself)."""
     from ltrlib.metrics.significance import paired_ttest
@@ -246,7 +246,7 @@ def collect(experiments: Mapping[str, object], attr: str) -> pd.DataFrame:
     return out
 
 
-def headline_metrics(per_query: pd.DataFrame, metric: str = "ndcg@10",
+def merge_metrics(per_query: pd.DataFrame, metric: str = "ndcg@10",
                      choices: pd.DataFrame | None = None) -> dict[str, float]:
     """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): mean
     ``metric`` per split and model (``split1.m12a.ndcg10``) and the alpha each client chose

@@ -17,7 +17,8 @@ frame can hold rows grouped more finely than others. A scalar with no grouping (
 a parameter) is keyed by its name alone (``n_trials``).
 
 It sits with the metrics, below every analysis, because each analysis module builds its
-notebook's scalars with `flatten_metrics` (its ``headline_metrics``).
+notebook's scalars with `flatten_metrics` (its ``*_metrics`` function:
+``merge.merge_metrics``, ``bivariate.bilambdamart_metrics``, ...).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ never needs ipywidgets. ``_style`` sets the shared seaborn theme on import.
 from ltrlib.plots import _style  # noqa: F401  (the shared theme, before any figure is drawn)
 from ltrlib.plots.clicklog import click_bias_curves, propensity_estimates
 from ltrlib.plots.data import (
-    calibration_table, category_distribution, feature_by_label, feature_sparsity, label_distribution,
+    calibration_table, category_shares, feature_by_label, feature_sparsity, label_distribution,
     per_query_counts,
 )
 from ltrlib.plots.foltr import foltr_curves, foltr_online_gaps
@@ -35,7 +35,7 @@ from ltrlib.plots.train import backend_comparison, pair_method_sizes, tuning_his
 
 __all__ = [
     # data (notebook 00)
-    "label_distribution", "per_query_counts", "category_distribution", "feature_sparsity",
+    "label_distribution", "per_query_counts", "category_shares", "feature_sparsity",
     "feature_by_label", "calibration_table",
     # noniid (notebooks 01-02)
     "relevant_vs_query_categories", "dominance_statistics", "strategy_query_counts", "merge_pool_frame",

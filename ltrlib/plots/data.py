@@ -30,7 +30,7 @@ def per_query_counts(df: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def category_distribution(df: pd.DataFrame, split: str = "train") -> plt.Figure:
+def category_shares(df: pd.DataFrame, split: str = "train") -> plt.Figure:
     """All documents next to relevant documents per category (cf. Figure 2 of the non-IID paper)."""
     fig, ax = plt.subplots(figsize=(9, 3.6))
     if df.empty:

@@ -14,7 +14,7 @@ from ltrlib.xgboost_tutorial.comparison import (
     compare_backends,
     comparison_numeric,
     effective_pairs,
-    headline_metrics,
+    tutorial_metrics,
     pair_count_settings,
     pair_method_experiment,
     pair_method_summary,
@@ -24,6 +24,6 @@ from ltrlib.xgboost_tutorial.comparison import (
 
 __all__ = [
     "BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "PAIRWISE", "backend_variants", "compare_backends",
-    "comparison_numeric", "effective_pairs", "headline_metrics", "pair_count_settings", "pair_method_experiment",
+    "comparison_numeric", "effective_pairs", "tutorial_metrics", "pair_count_settings", "pair_method_experiment",
     "pair_method_summary", "parse_train_sizes", "take_train_queries",
 ]

@@ -32,7 +32,7 @@ from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
 from ltrlib.train.settings import TrainSettings
 
 __all__ = ["BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
-           "comparison_numeric", "effective_pairs", "headline_metrics", "pair_method_experiment",
+           "comparison_numeric", "effective_pairs", "tutorial_metrics", "pair_method_experiment",
            "PAIRWISE", "pair_count_settings", "pair_method_summary", "parse_train_sizes", "take_train_queries"]
 
 METRICS = ("ndcg@10", "map", "mrr@10")
@@ -269,7 +269,7 @@ def parse_train_sizes(spec: str, available: int) -> list[int]:
 
 
 
-def headline_metrics(numeric: pd.DataFrame, pair_summary: pd.DataFrame | None = None,
+def tutorial_metrics(numeric: pd.DataFrame, pair_summary: pd.DataFrame | None = None,
                      claims: pd.DataFrame | None = None) -> dict[str, float | int | bool]:
     """Scalars for ``metrics.json`` (keys by `ltrlib.metrics.flatten_metrics`): each model's
     mean per metric (``lightgbm_lambdamart.ndcg10``) and training time

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib.bivariate.experiment import MODELS, headline_metrics, results_table, suggest
+from ltrlib.bivariate.experiment import MODELS, bilambdamart_metrics, ndcg_table, suggest
 
 
 def _per_query():
@@ -18,7 +18,7 @@ def _per_query():
 
 def test_letters_mark_improvements_over_earlier_rows_only():
     pq = _per_query()
-    t = results_table(pq, ["A", "B", "C", "D"])
+    t = ndcg_table(pq, ["A", "B", "C", "D"])
     assert list(t.index) == ["a. A", "b. B", "c. C", "d. D"]
     cells = t["ndcg@5"]
     assert cells["a. A"] == f"{pq[pq.model == 'A'].value.mean():.4f}"
@@ -31,7 +31,7 @@ def test_letters_mark_improvements_over_earlier_rows_only():
 
 def test_headline_keys_and_search_space():
     pq = _per_query().replace({"model": {"A": "λMART (stage 1)", "B": "Bi-λMART w/o d"}})
-    keys = headline_metrics(pq, no_listwise=pq)
+    keys = bilambdamart_metrics(pq, no_listwise=pq)
     assert set(keys) >= {"lambdamart_stage_1.ndcg5", "bi-lambdamart_w_o_d.ndcg5",
                          "no_listwise.bi-lambdamart_w_o_d.ndcg5"}
     optuna = pytest.importorskip("optuna")

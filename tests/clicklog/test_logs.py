@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ltrlib.clicklog import (
-    click_bias_experiment, curve_table, headline_metrics, propensity_errors, shown_lists,
+    click_bias_experiment, curve_table, click_bias_metrics, propensity_errors, shown_lists,
     simulate_click_log,
 )
 from ltrlib.data import load_dataset
@@ -122,6 +122,6 @@ def test_experiment_frames():
     top = r[r["rank"] == 1].set_index("eta").ctr
     low = r[r["rank"] == 10].set_index("eta").ctr
     assert low[2.0] / top[2.0] < low[0.0] / top[0.0]
-    m = headline_metrics(res)
+    m = click_bias_metrics(res)
     assert "xgb_unbiased.eta2.ndcg10" in m and "eta2.propensity_mae" in m
     assert m["logging_queries"] == 3 and "true_labels_ceiling.ndcg10" in m

@@ -22,7 +22,7 @@ def test_the_advice_holds_with_the_sign_and_the_test_and_lists_every_size(tables
     assert weak[weak.claim == "mean_better_small"].ours.tolist() == ["does not hold"]
     # metrics.json: one key per claim and scope, its verdict a bool.
     numeric = pd.DataFrame({"model": ["XGB ndcg/mean"], "metric": ["ndcg@10"], "mean": [0.5]})
-    m = comparison.headline_metrics(numeric, _summary(), tutorial_claims(_summary()))
+    m = comparison.tutorial_metrics(numeric, _summary(), tutorial_claims(_summary()))
     assert m["xgb_ndcg_mean.ndcg10"] == 0.5 and m["train_queries3000.topk_k_10.ndcg1"] == 0.5
     # Four checks of the size study, two not available without the pair-count sweep.
     assert sum(k.endswith(".holds") for k in m) == 6 and sum(v is True for v in m.values()) == 3

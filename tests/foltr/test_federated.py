@@ -328,14 +328,14 @@ def test_paper_profile_is_one_flag_and_captions_say_when_values_compare():
     assert "not values" in online_table_caption(300, 2)
 
 
-def test_headline_metrics_of_the_gaps():
-    from ltrlib.foltr.simulate import headline_metrics
+def test_gap_metrics():
+    from ltrlib.foltr.simulate import gap_metrics
 
     gaps = pd.DataFrame({"setting": ["type2_R1"], "ranker": ["linear"], "click": ["perfect"],
                          "rel_gap": [-0.123456], "offline_gap": [-0.0812345], "gap": [-1.0]})
-    assert headline_metrics(gaps) == {"type2_r1.linear.perfect.offline_gap": -0.0812,
+    assert gap_metrics(gaps) == {"type2_r1.linear.perfect.offline_gap": -0.0812,
                                       "type2_r1.linear.perfect.online_rel_gap": -0.1235}
-    assert headline_metrics(pd.DataFrame()) == {}
+    assert gap_metrics(pd.DataFrame()) == {}
 
 
 def test_remedy_table_tests_each_remedy_against_fedavg(toy):

@@ -24,8 +24,8 @@ def _per_query(n=40, seed=0):
                      ignore_index=True)
 
 
-def test_results_table_marks_significant_differences_against_each_baseline():
-    table = analysis.results_table(_per_query(), models=["M1", "M2", "M12α"])
+def test_marked_table_marks_significant_differences_against_each_baseline():
+    table = analysis.marked_table(_per_query(), models=["M1", "M2", "M12α"])
     assert list(table.index) == ["M1 (a)", "M2 (b)", "M12α"]
     cells = table[("Split1", "ndcg@10")]
     assert cells["M2 (b)"].endswith("ᵃ")              # differs from M1
@@ -34,7 +34,7 @@ def test_results_table_marks_significant_differences_against_each_baseline():
     mean_m2 = _per_query().query("model == 'M2'").value.mean()
     assert cells["M2 (b)"].startswith(f"{mean_m2:.4f}")
     with pytest.raises(KeyError, match="M9"):
-        analysis.results_table(_per_query(), models=["M9"])
+        analysis.marked_table(_per_query(), models=["M9"])
 
 
 def test_category_deltas_on_hand_built_queries():
@@ -78,11 +78,11 @@ def test_means_table_gives_means_and_paired_p_values():
     assert t.loc["M1", "p_vs_M2"] < 0.05
 
 
-def test_headline_metrics_keys():
+def test_merge_metrics_keys():
     pq = _per_query()
     choices = pd.DataFrame({"split": ["Split1", "Split1"], "client": ["client1", "client2"],
                             "model": ["M12α", "M21α"], "alpha": [0.3, 0.7]})
-    m = analysis.headline_metrics(pq, choices=choices)
+    m = analysis.merge_metrics(pq, choices=choices)
     assert set(m) == {"split1.m1.ndcg10", "split1.m2.ndcg10", "split1.m12a.ndcg10",
                       "split1.client1.alpha", "split1.client2.alpha"}
     assert m["split1.m2.ndcg10"] == pytest.approx(pq[pq.model == "M2"].value.mean())

@@ -64,5 +64,5 @@ def test_compare_backends_tables():
     numeric = comparison.comparison_numeric(runs.per_query, runs.timing)
     base = numeric[numeric.model == comparison.LIGHTGBM]
     assert (base["diff"] == 0).all() and base.p_value.isna().all()
-    metrics = comparison.headline_metrics(numeric)
+    metrics = comparison.tutorial_metrics(numeric)
     assert "lightgbm_lambdamart.ndcg10" in metrics and metrics["lightgbm_lambdamart.seconds"] > 0
