@@ -35,8 +35,8 @@ category_feature: str = ""  # real data: feature with the topic category (f220 f
 category_bins: int = 0  # > 0: quantile-bin category_feature into this many categories
 
 # %%
-from ltrlib.data import overview
-from ltrlib.data.loading import load_dataset
+from ltrlib import data
+from ltrlib.data import load_dataset
 from ltrlib import plots
 from ltrlib.report import Reporter
 
@@ -50,7 +50,7 @@ splits
 # Queries, relevant documents (label > 0) and query-document pairs per partition.
 
 # %%
-stats = overview.split_statistics(splits)
+stats = data.split_statistics(splits)
 report.table(stats, "split_statistics", caption="Partition sizes")
 stats
 
@@ -59,7 +59,7 @@ stats
 # Relevance grades are heavily skewed towards 0: a handful of relevant documents per query.
 
 # %%
-labels = overview.label_distribution(splits)
+labels = data.label_distribution(splits)
 report.table(labels, "label_distribution")
 report.figure(plots.label_distribution(labels), "label_distribution",
               caption="Share of documents per relevance label, per partition")
@@ -68,7 +68,7 @@ report.figure(plots.label_distribution(labels), "label_distribution",
 # ## Documents and relevant documents per query
 
 # %%
-per_query = overview.per_query_counts(splits)
+per_query = data.per_query_counts(splits)
 report.figure(plots.per_query_counts(per_query), "per_query_counts",
               caption="Documents and relevant documents per query")
 per_query.groupby("split")[["n_docs", "n_relevant"]].describe().T
@@ -79,7 +79,7 @@ per_query.groupby("split")[["n_docs", "n_relevant"]].describe().T
 # training partition. On Istella-S (and the synthetic default) categories 11 and 14 lead.
 
 # %%
-categories = overview.category_distribution(splits)
+categories = data.category_distribution(splits)
 report.table(categories, "category_distribution")
 report.figure(plots.category_shares(categories, "train"), "category_distribution",
               caption="Documents and relevant documents per topic category (training queries)")
@@ -98,13 +98,13 @@ report.figure(plots.category_shares(categories, "train"), "category_distribution
 # %%
 from IPython.display import display
 
-from ltrlib.noniid import calibration
+from ltrlib import noniid
 
-if calibration.applies(splits.train):
-    fit = calibration.calibration_table(splits.train, seed)
+if noniid.calibration_applies(splits.train):
+    fit = noniid.calibration_table(splits.train, seed)
     report.table(fit, "calibration", caption="Data-level calibration targets (training set)")
     report.figure(plots.calibration_table(fit), "calibration")
-    subsets = calibration.subset_table(splits.train, seed)
+    subsets = noniid.subset_table(splits.train, seed)
     report.table(subsets, "calibration_subsets",
                  caption="Table 2 subsets: documents and relevant documents per query (not fitted)")
     display(fit, subsets)
@@ -118,7 +118,7 @@ else:
 # (notebook 07) needs the within-query normalisation because of this mix.
 
 # %%
-sparsity = overview.feature_sparsity(splits.train, seed=seed)
+sparsity = data.feature_sparsity(splits.train, seed=seed)
 report.table(sparsity, "feature_sparsity")
 report.figure(plots.feature_sparsity(sparsity), "feature_sparsity",
               caption="Share of zero values per feature")
@@ -130,12 +130,12 @@ sparsity.kind.value_counts()
 
 # %%
 if interactive:
-    from ltrlib.plots.explore import feature_explorer
+    from ltrlib.plots import feature_explorer
 
     feature_explorer(splits.train)
 else:
-    best = overview.most_label_correlated(splits.train)
-    report.figure(plots.feature_by_label(overview.feature_by_label(splits.train, best), best),
+    best = data.most_label_correlated(splits.train)
+    report.figure(plots.feature_by_label(data.feature_by_label(splits.train, best), best),
                   "feature_by_label")
 
 # %%

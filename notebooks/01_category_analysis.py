@@ -37,7 +37,7 @@ category: str = "auto"  # category shown in the strategy view; auto: the most fr
 
 # %%
 from ltrlib import plots
-from ltrlib.data.loading import load_dataset
+from ltrlib.data import load_dataset
 from ltrlib import noniid
 from ltrlib.report import Reporter
 
@@ -105,7 +105,7 @@ dominance
 strategy_counts = noniid.strategy_query_counts(splits, seed=seed)
 report.table(strategy_counts, "strategy_query_counts", caption="DS1 and DS2' queries per category")
 if interactive:
-    from ltrlib.plots.explore import strategy_explorer
+    from ltrlib.plots import strategy_explorer
 
     strategy_explorer(strategy_counts)
 else:

@@ -47,17 +47,17 @@ import pandas as pd
 from IPython.display import display
 
 from ltrlib import plots
-from ltrlib.noniid import splits as nsplit
+from ltrlib import noniid
 from ltrlib.report import Reporter
 
 # "auto" categories are the data's most frequent query categories (the paper's reason for 11 and 14).
-splits, split_categories = nsplit.load_split_data(dataset, data_dir, scale, seed,
+splits, split_categories = noniid.load_split_data(dataset, data_dir, scale, seed,
                                                   (split1_category, split2_category, split3_category),
                                                   category_feature=category_feature, category_bins=category_bins)
 split1_category, split2_category, split3_category = split_categories
 report = Reporter(run_id, "02_split_stats", data=splits)
 table2_categories = tuple(dict.fromkeys([split2_category, split3_category, split1_category]))
-client_sets = nsplit.parse_client_sets(three_client_sets, auto=(split2_category, split3_category))
+client_sets = noniid.parse_client_sets(three_client_sets, auto=(split2_category, split3_category))
 splits
 
 # %% [markdown]
@@ -67,9 +67,9 @@ splits
 # Istella-S table agrees except for the category-14 test columns, 201 vs 205 queries).
 
 # %%
-t2 = nsplit.table2(splits, categories=table2_categories,
+t2 = noniid.table2(splits, categories=table2_categories,
                    strategies=("no_tie_breaking", "exclusive", "tie_breaking"), seed=seed)
-t2_wide = nsplit.table2_wide(t2)
+t2_wide = noniid.table2_wide(t2)
 report.table(t2, "table2_tidy", caption="Table 2, tidy")
 report.table(t2_wide, "table2", caption="Table 2: statistics of the dataset splits")
 t2_wide.set_index(["partition", "statistic"]).T
@@ -79,7 +79,7 @@ t2_wide.set_index(["partition", "statistic"]).T
 # the synthetic data are smaller).
 
 # %%
-paper_t2 = nsplit.table2_wide(nsplit.paper_table2())
+paper_t2 = noniid.table2_wide(noniid.paper_table2())
 report.table(paper_t2, "table2_paper", caption="Table 2 of the paper (Istella-S), as printed")
 paper_t2.set_index(["partition", "statistic"]).T
 
@@ -91,9 +91,9 @@ paper_t2.set_index(["partition", "statistic"]).T
 # sizes shrink in proportion (`merge_overflow`); the notes say so.
 
 # %%
-nsplits = nsplit.paper_splits(splits, categories=split_categories, seed=seed,
+nsplits = noniid.paper_splits(splits, categories=split_categories, seed=seed,
                               merge_size=merge_size, merge_overflow=merge_overflow)
-nsplit.splits_table(nsplits)
+noniid.splits_table(nsplits)
 
 # %%
 split_stats = pd.concat([ns.statistics() for ns in nsplits.values()], ignore_index=True)
@@ -102,9 +102,9 @@ report.table(split_stats, "split_statistics",
 split_stats.pivot_table(index=["split", "client"], columns="part", values="queries")
 
 # %%
-merge = nsplit.merge_summary(nsplits)
+merge = noniid.merge_summary(nsplits)
 report.table(merge, "merge_summary", caption="D_merge sizes per split and client")
-pools = pd.concat([nsplit.merge_pool_frame(ns) for ns in nsplits.values()], ignore_index=True)
+pools = pd.concat([noniid.merge_pool_frame(ns) for ns in nsplits.values()], ignore_index=True)
 report.figure(plots.merge_pool_frame(pools), "merge_pools",
               caption="D_merge pools: queries by relevant documents of client 1's category")
 merge
@@ -118,11 +118,11 @@ merge
 # queries no client holds.
 
 # %%
-three = nsplit.make_clients(splits, client_sets, strategy="no_tie_breaking", name="three_clients",
+three = noniid.make_clients(splits, client_sets, strategy="no_tie_breaking", name="three_clients",
                             seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
 three_stats = three.statistics()
 report.table(three_stats, "three_clients", caption="Three clients: sizes per part")
-report.figure(plots.merge_pool_frame(nsplit.merge_pool_frame(three)), "three_clients")
+report.figure(plots.merge_pool_frame(noniid.merge_pool_frame(three)), "three_clients")
 display(three)
 three_stats.pivot_table(index="client", columns="part", values="queries")
 

@@ -91,7 +91,7 @@ from ltrlib.report import settings_frame
 settings_frame(trials=trials, prune=prune, settings=settings)
 
 # %%
-from ltrlib.noniid.splits import load_paper_splits, splits_table
+from ltrlib.noniid import load_paper_splits, splits_table
 from ltrlib.report import Reporter
 
 # "auto" categories are the data's most frequent query categories (the paper's reason for 11
@@ -117,7 +117,7 @@ splits_table(nsplits)
 # Table 1's M2 on all of DS2) start first.
 
 # %%
-from ltrlib.noniid.splits import alternative_splits, initial_splits
+from ltrlib.noniid import alternative_splits, initial_splits
 
 initial = initial_splits(splits, split2_category, seed=seed)  # empty when a client would have no queries
 alternatives = alternative_splits(splits, nsplits, categories=(split2_category, split3_category),

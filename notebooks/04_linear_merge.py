@@ -44,8 +44,7 @@ splits_to_run: str = "Split1,Split2,Split3"  # comma-separated subset of Split1,
 
 # %%
 from ltrlib import merge, plots
-from ltrlib.merge import linear
-from ltrlib.noniid.splits import load_paper_splits, splits_table
+from ltrlib.noniid import load_paper_splits, splits_table
 from ltrlib.report import Reporter
 from ltrlib.train import ModelStore
 
@@ -66,8 +65,8 @@ splits_table(setup.selected())
 # says how many queries it rests on.
 
 # %%
-experiments = {name: linear.linear_experiment(nsplits[name], models[name], step=alpha_step,
-                                              normalisation=normalisation, metrics=merge.TABLE_METRICS)
+experiments = {name: merge.linear_experiment(nsplits[name], models[name], step=alpha_step,
+                                             normalisation=normalisation, metrics=merge.TABLE_METRICS)
                for name in split_names}
 choices = merge.collect(experiments, "choices")
 report.table(choices, "alpha_choices", caption="Chosen alpha (weight of M2) per split and client")
@@ -110,7 +109,7 @@ report.figure(plots.alpha_sweep(sweep, selected_alpha=choices), "alpha_sweep",
 
 # %%
 if interactive:
-    from ltrlib.plots.explore import alpha_explorer
+    from ltrlib.plots import alpha_explorer
 
     display(alpha_explorer(sweep, choices))
 else:
@@ -118,7 +117,7 @@ else:
     one = sweep[(sweep.split == first.split) & (sweep.client == first.client)]
     report.figure(plots.alpha_sweep(one, current_alpha=first.alpha, selected_alpha=first.alpha),
                   "alpha_explorer_batch")
-    display(linear.sweep_at(one, first.alpha))
+    display(merge.sweep_at(one, first.alpha))
 
 # %% [markdown]
 # ## Where merging helps and where it hurts

@@ -71,22 +71,20 @@ storage: str = ""  # Optuna database for the meta-model studies, e.g. postgresql
 # %%
 # The tiny scale exists for tests: two trials per meta-model keep the notebook to seconds
 # (`ltrlib.config.TRAIN_BUDGETS`). The meta-models train with stacking's own limits.
-from ltrlib.merge import stacking
+from ltrlib import merge
 from ltrlib.train import budget_for_scale
 
 trials = budget_for_scale(scale, "stacking", n_trials=n_trials)["n_trials"]
-settings = stacking.STACKING_SETTINGS.replace(seed=seed, backend=backend, max_trees=max_trees)
+settings = merge.STACKING_SETTINGS.replace(seed=seed, backend=backend, max_trees=max_trees)
 from ltrlib.report import settings_frame
 
 settings_frame(trials=trials, prune=prune, settings=settings)
 
 # %%
 from ltrlib import merge, plots
-from ltrlib.merge import linear, selection
-from ltrlib.noniid.splits import load_paper_splits, splits_table
+from ltrlib.noniid import load_paper_splits, splits_table
 from ltrlib.report import Reporter
-from ltrlib.train import ModelStore
-from ltrlib.train.tuning import JOURNAL_FILE
+from ltrlib.train import JOURNAL_FILE, ModelStore
 
 # "auto" categories are the data's most frequent query categories (the paper's reason for 11
 # and 14); a split a client of which holds too few queries to train on is left out, with a warning.
@@ -106,10 +104,10 @@ splits_table(setup.selected())
 # `splits_in_model = 0` would flag a meta-model that learnt nothing (a constant ranker).
 
 # %%
-stacked = {name: stacking.stacking_experiment(nsplits[name], models[name], n_trials=trials,
-                                              n_folds=n_folds, settings=settings,
-                                              storage=storage or store.run_dir / JOURNAL_FILE,
-                                              metrics=merge.TABLE_METRICS, progress=True, prune=prune)
+stacked = {name: merge.stacking_experiment(nsplits[name], models[name], n_trials=trials,
+                                           n_folds=n_folds, settings=settings,
+                                           storage=storage or store.run_dir / JOURNAL_FILE,
+                                           metrics=merge.TABLE_METRICS, progress=True, prune=prune)
            for name in split_names}
 params = merge.collect(stacked, "params")
 report.table(params, "stacking_params", caption="Tuned meta-models (cf. the text after Table 5)")
@@ -124,9 +122,9 @@ params
 # compares them with the paper's.
 
 # %%
-linear_runs = {name: linear.linear_experiment(nsplits[name], models[name], step=alpha_step,
-                                              normalisation=normalisation, sweep=False,
-                                              metrics=merge.TABLE_METRICS)
+linear_runs = {name: merge.linear_experiment(nsplits[name], models[name], step=alpha_step,
+                                             normalisation=normalisation, sweep=False,
+                                             metrics=merge.TABLE_METRICS)
                for name in split_names}
 per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()}}, "per_query")
 table5 = merge.marked_table(per_query, models=["M1", "M2", "M12S", "M21S"])
@@ -140,7 +138,7 @@ table5
 # By total gain and by number of splits; red bars are the local models' scores.
 
 # %%
-importance = stacking.feature_importance(
+importance = merge.feature_importance(
     {f"{name} {m}": meta for name in split_names for m, meta in stacked[name].meta.items()},
     top_k=top_k)
 report.table(importance, "figure3_importance")
@@ -154,8 +152,8 @@ report.figure(plots.stacking_importance(importance), "figure3_importance",
 # The share of test queries routed to each model:
 
 # %%
-selected = {name: selection.selection_experiment(nsplits[name], models[name], seed=seed,
-                                                 metrics=merge.TABLE_METRICS)
+selected = {name: merge.selection_experiment(nsplits[name], models[name], seed=seed,
+                                             metrics=merge.TABLE_METRICS)
             for name in split_names}
 routing = merge.collect(selected, "choices")
 report.table(routing, "selection_choices")
@@ -170,7 +168,7 @@ routing
 all_per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()},
                                **{f"{k}.sel": v for k, v in selected.items()}}, "per_query")
 comparison = merge.marked_table(all_per_query, models=["M1", "M2", "M12α", "M21α", "M12S",
-                                                        "M21S", "M12sel", "M21sel", "oracle"])
+                                                       "M21S", "M12sel", "M21sel", "oracle"])
 report.table(merge.flatten_columns(comparison), "comparison", index=True,
              caption="Linear merge, stacking and per-query selection against M1 (a) and M2 (b)")
 comparison
@@ -194,7 +192,7 @@ report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_delt
 
 # %%
 if interactive:
-    from ltrlib.plots.explore import importance_explorer
+    from ltrlib.plots import importance_explorer
 
     importance_explorer(importance)
 else:

@@ -33,7 +33,7 @@
 # model gets `n_trials` = 10 Optuna trials (TPE, the paper uses hyperopt) over the same
 # space of §5.4's four parameters, wide enough to hold the paper's Table 8 optima, the
 # first trial at the model's default point, every trial early-stopped as the paper's
-# (not pruned: pruning stopped Bi-λMART's best points, see `experiment.fit_models`), two
+# (not pruned: pruning stopped Bi-λMART's best points, see `bivariate.fit_models`), two
 # models tuned side by side (`n_jobs`). On the `tiny` scale stage 1 uses at most 3 folds
 # and one trial is run, and every table says it is no comparison.
 #
@@ -129,10 +129,11 @@ settings_frame(stage1_folds=stage1_folds, trials=trials, stage1_trials=stage1_tr
 
 # %%
 from ltrlib import plots
-from ltrlib.bivariate import build_two_stage, experiment, table1, tune_stage1, uptake
-from ltrlib.bivariate.study import study_verdict
-from ltrlib.data.loading import load_dataset
-from ltrlib.data.synthetic import ORACLE, ORACLE_UNIVARIATE, oracle_scores
+from ltrlib import bivariate
+from ltrlib.bivariate import build_two_stage, table1, tune_stage1
+from ltrlib.bivariate import study_verdict
+from ltrlib.data import load_dataset
+from ltrlib.data import ORACLE, ORACLE_UNIVARIATE, oracle_scores
 from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed)
@@ -169,22 +170,22 @@ stats
 
 # %%
 open_settings = dict(hessian=hessian, norm=norm, truncation=truncation)
-exp = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries, **open_settings)
+exp = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries, **open_settings)
 oracles = oracle_scores(splits.test)  # empty unless the data are the synthetic twin
-groups = {"06": (exp, list(experiment.MODELS))}
+groups = {"06": (exp, list(bivariate.MODELS))}
 if control and oracles:
     control_splits = load_dataset(dataset, data_dir, scale, seed, synthetic_config={"pairwise_weight": 0.0})
-    control_exp = experiment.Stage2Experiment(two.relabelled(control_splits), settings=settings,
-                                              train_queries=train_queries, **open_settings)
-    groups["06.control"] = (control_exp, experiment.model_list(control_models, "control_models"))
-tuned_groups = experiment.fit_model_groups(groups, n_trials=trials, n_jobs=n_jobs, progress=True,
-                                           storage=storage or report.run_dir / "06_bilambdamart.journal")
+    control_exp = bivariate.Stage2Experiment(two.relabelled(control_splits), settings=settings,
+                                             train_queries=train_queries, **open_settings)
+    groups["06.control"] = (control_exp, bivariate.model_list(control_models, "control_models"))
+tuned_groups = bivariate.fit_model_groups(groups, n_trials=trials, n_jobs=n_jobs, progress=True,
+                                          storage=storage or report.run_dir / "06_bilambdamart.journal")
 fitted = tuned_groups["06"]
-test_scores = experiment.model_scores(exp, fitted, oracles=oracles)
-per_query = experiment.per_query_results(exp, fitted, scores=test_scores)
-tuned = experiment.tuning_label(trials)  # every table's caption says what it may claim
+test_scores = bivariate.model_scores(exp, fitted, oracles=oracles)
+per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
+tuned = bivariate.tuning_label(trials)  # every table's caption says what it may claim
 print(tuned)
-means = experiment.eval_table(per_query)
+means = bivariate.eval_table(per_query)
 report.table(means.reset_index(), "ndcg_means", caption="Test NDCG@k (full-list IDCG), plain means")
 means
 
@@ -194,7 +195,7 @@ means
 # d: Bi-λMART. The paper finds d > c ≥ b > a, d significantly.
 
 # %%
-table2 = experiment.ndcg_table(per_query, [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"])
+table2 = bivariate.ndcg_table(per_query, [bivariate.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"])
 report.table(table2, "table2_lambdarank", index=True,
              caption=f"Table 2: NDCG@k; superscripts: improvement over that row, paired t-test p < 0.01; {tuned}")
 table2
@@ -218,7 +219,7 @@ print(study_verdict())
 
 # %%
 if oracles:
-    headroom = experiment.ndcg_table(per_query, ["λMART*", "Bi-λMART", *oracles])
+    headroom = bivariate.ndcg_table(per_query, ["λMART*", "Bi-λMART", *oracles])
     report.table(headroom, "headroom_oracle", index=True,
                  caption=f"Test NDCG@k of the models against oracle rankings by the true utility; {tuned}")
     display(headroom)
@@ -233,8 +234,8 @@ if oracles:
 uptakes = None
 if oracles:
     univariate = test_scores[ORACLE_UNIVARIATE]
-    uptakes = uptake.uptake_table({m: test_scores[m] for m in fitted}, univariate,
-                                  test_scores[ORACLE] - univariate, exp.parts["test"].offsets)
+    uptakes = bivariate.uptake_table({m: test_scores[m] for m in fitted}, univariate,
+                                     test_scores[ORACLE] - univariate, exp.parts["test"].offsets)
     report.table(uptakes, "pairwise_uptake", caption=f"Pairwise uptake of the test scores; {tuned}")
     display(uptakes)
 
@@ -251,9 +252,9 @@ if oracles:
 control_pq = None
 if "06.control" in tuned_groups:
     control_oracles = oracle_scores(control_splits.test)
-    control_pq = experiment.per_query_results(control_exp, tuned_groups["06.control"], oracles=control_oracles)
-    control_table = experiment.ndcg_table(control_pq, [experiment.STAGE1_ROW, *tuned_groups["06.control"],
-                                                          *control_oracles])
+    control_pq = bivariate.per_query_results(control_exp, tuned_groups["06.control"], oracles=control_oracles)
+    control_table = bivariate.ndcg_table(control_pq, [bivariate.STAGE1_ROW, *tuned_groups["06.control"],
+                                                      *control_oracles])
     report.table(control_table, "control_table2", index=True,
                  caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {tuned}")
     display(control_table)
@@ -264,7 +265,7 @@ if "06.control" in tuned_groups:
 # x_j; the paper finds the differences essential (without them Bi-λMART falls to λMART*).
 
 # %%
-table4 = experiment.ndcg_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])
+table4 = bivariate.ndcg_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])
 report.table(table4, "table4_difference", index=True,
              caption=f"Table 4: Bi-λMART without (a) and with (b) difference features; p < 0.01; {tuned}")
 table4
@@ -275,7 +276,7 @@ table4
 # Bi-GBT_Softmax on pairs.
 
 # %%
-table5 = experiment.ndcg_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])
+table5 = bivariate.ndcg_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])
 report.table(table5, "table5_softmax", index=True,
              caption=f"Table 5: softmax loss; superscript: improvement over that row, p < 0.01; {tuned}")
 table5
@@ -291,13 +292,13 @@ table5
 # %%
 bare_per_query = None
 if listwise_ablation:
-    bare = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries, listwise=False)
-    ablation_rows = [experiment.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
-    bare_fitted = experiment.fit_models(bare, ablation_rows[1:], n_trials=trials, n_jobs=n_jobs,
-                                        storage=storage or report.run_dir / "06_bilambdamart.journal",
-                                        study_prefix="06.no_listwise", progress=True)
-    bare_per_query = experiment.per_query_results(bare, bare_fitted)
-    ablation = experiment.ndcg_table(bare_per_query, ablation_rows)
+    bare = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries, listwise=False)
+    ablation_rows = [bivariate.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
+    bare_fitted = bivariate.fit_models(bare, ablation_rows[1:], n_trials=trials, n_jobs=n_jobs,
+                                       storage=storage or report.run_dir / "06_bilambdamart.journal",
+                                       study_prefix="06.no_listwise", progress=True)
+    bare_per_query = bivariate.per_query_results(bare, bare_fitted)
+    ablation = bivariate.ndcg_table(bare_per_query, ablation_rows)
     report.table(ablation, "ablation_listwise", index=True,
                  caption=f"Table 2's models without listwise features; superscripts as Table 2; {tuned}")
     display(ablation)
@@ -312,7 +313,7 @@ if listwise_ablation:
 # times larger (gradients scale with 1/(n−1), hessians with 1/(n−1)²).
 
 # %%
-table8 = experiment.tuned_table(fitted, stage1=stage1.row(two))
+table8 = bivariate.tuned_table(fitted, stage1=stage1.row(two))
 report.table(table8, "table8_hyperparameters",
              caption="Table 8: tuned LightGBM parameters (stage 1 by NDCG@20; trials 0: its fixed settings)")
 table8
@@ -326,7 +327,7 @@ table8
 
 # %%
 control_fitted = tuned_groups.get("06.control", {})
-spent = experiment.tuning_summary({**fitted, **{f"control {m}": f for m, f in control_fitted.items()}})
+spent = bivariate.tuning_summary({**fitted, **{f"control {m}": f for m, f in control_fitted.items()}})
 report.table(spent, "tuning_summary", caption=f"Trials per model; {tuned}")
 spent
 
@@ -335,7 +336,7 @@ spent
 # that drew it and their best and median validation NDCG@`cutoff`.
 
 # %%
-screen = experiment.settings_screen(fitted)
+screen = bivariate.settings_screen(fitted)
 if not screen.empty:
     report.table(screen, "settings_screen", caption=f"Validation NDCG by open setting; {tuned}")
     display(screen)
@@ -347,20 +348,20 @@ if not screen.empty:
 # Optuna trial with the best so far.
 
 # %%
-curves = experiment.curves_frame(fitted, cutoff=cutoff)
+curves = bivariate.curves_frame(fitted, cutoff=cutoff)
 fig = plots.validation_curves(curves)
 fig.axes[0].set_ylabel(f"validation NDCG@{cutoff} (full-list IDCG)")
 report.figure(fig, "validation_curves")
 
 # %%
-history = experiment.tuning_frame(fitted)
+history = bivariate.tuning_frame(fitted)
 report.table(history, "tuning_trials")
 report.figure(plots.tuning_history(history), "tuning_history")
 
 # %%
 # Per query and model, for tests pooled across seeds (`ltrlib study bilambdamart`).
-report.frame(experiment.per_query_frame(per_query, control_pq), "per_query_test")
+report.frame(bivariate.per_query_frame(per_query, control_pq), "per_query_test")
 report.metrics(stage1_folds=stage1_folds, n_trials=trials, stage1_trials=stage1_trials,
                stage2_pair_features=int(stats.pair_features[0]),
-               train_pairs=int(exp.rank_data("train", experiment.MODELS["Bi-λMART"]).n_rows),
-               **experiment.bilambdamart_metrics(per_query, k=cutoff, no_listwise=bare_per_query, control=control_pq))
+               train_pairs=int(exp.rank_data("train", bivariate.MODELS["Bi-λMART"]).n_rows),
+               **bivariate.bilambdamart_metrics(per_query, k=cutoff, no_listwise=bare_per_query, control=control_pq))

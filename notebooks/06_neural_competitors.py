@@ -102,9 +102,10 @@ settings_frame(stage1_folds=stage1_folds, stage1_trials=stage1_trials, neural_tr
 import pandas as pd
 
 from ltrlib import plots
-from ltrlib.bivariate import build_two_stage, experiment, tune_stage1
-from ltrlib.data.loading import load_dataset
-from ltrlib.neural import competitors
+from ltrlib import bivariate
+from ltrlib.bivariate import build_two_stage, tune_stage1
+from ltrlib.data import load_dataset
+from ltrlib import neural
 from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed)
@@ -113,7 +114,7 @@ stage1 = tune_stage1(splits, n_trials=stage1_trials, settings=stage1_settings.re
                      storage=report.run_dir / "06_bilambdamart.journal", progress=True)
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features, params=stage1.params,
                       settings=stage1_settings, n_jobs=n_jobs, progress=True)
-exp = experiment.Stage2Experiment(two, settings=settings, train_queries=train_queries)
+exp = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries)
 exp.parts["train"]
 
 # %% [markdown]
@@ -123,11 +124,11 @@ exp.parts["train"]
 # evaluation. Studies `06n.<model>`.
 
 # %%
-names = competitors.neural_model_list(neural_models)
-fitted = competitors.fit_neural_models(exp, names, budget=steps, n_trials=nn["neural_trials"],
-                                       storage=report.run_dir / "06_neural_competitors.journal",
-                                       max_width=nn["max_width"], progress=True)
-per_query = experiment.per_query_results(exp, fitted)
+names = neural.neural_model_list(neural_models)
+fitted = neural.fit_neural_models(exp, names, budget=steps, n_trials=nn["neural_trials"],
+                                  storage=report.run_dir / "06_neural_competitors.journal",
+                                  max_width=nn["max_width"], progress=True)
+per_query = bivariate.per_query_results(exp, fitted)
 tuned = (f"neural networks: {nn['neural_trials']} trial(s) each, the first at the paper's Tables 6-7 point, "
          f"at most {steps.max_steps} steps" + (f", layers capped at {nn['max_width']}" if nn["max_width"] else ""))
 print(tuned)
@@ -139,7 +140,7 @@ print(tuned)
 
 # %%
 trees_path = report.run_dir / "tables" / "06_bilambdamart" / "per_query_test.parquet"
-trees, tree_note = competitors.tree_rows(trees_path, per_query)
+trees, tree_note = neural.tree_rows(trees_path, per_query)
 print(tree_note)
 both = pd.concat([per_query, trees], ignore_index=True)
 
@@ -152,10 +153,10 @@ both = pd.concat([per_query, trees], ignore_index=True)
 # above every network.
 
 # %%
-lambdarank = [n for n in names if competitors.NEURAL_MODELS[n].loss == "lambdarank" and n != "GSF(2) with d"]
+lambdarank = [n for n in names if neural.NEURAL_MODELS[n].loss == "lambdarank" and n != "GSF(2) with d"]
 tree_lambdarank = [m for m in ("λMART", "λMART*", "Bi-λMART") if m in set(both.model)]
-table3 = competitors.paper_marks(both, lambdarank + tree_lambdarank, lambdarank,
-                                 [m for m in ("λMART*",) if m in tree_lambdarank])
+table3 = neural.paper_marks(both, lambdarank + tree_lambdarank, lambdarank,
+                            [m for m in ("λMART*",) if m in tree_lambdarank])
 report.table(table3, "table3_neural_lambdarank", index=True,
              caption=f"Table 3: NDCG@k, λRank loss; † better than every network, * better than λMART*, "
                      f"p < 0.01; {tuned}")
@@ -169,7 +170,7 @@ table3
 
 # %%
 table4_rows = [m for m in ("GSF(2)", "GSF(2) with d", "Bi-λMART w/o d", "Bi-λMART") if m in set(both.model)]
-table4 = experiment.ndcg_table(both, table4_rows)
+table4 = bivariate.ndcg_table(both, table4_rows)
 report.table(table4, "table4_gsf", index=True,
              caption=f"Table 4: bivariate models without and with x_i − x_j; p < 0.01; {tuned}")
 table4
@@ -180,10 +181,10 @@ table4
 # better than GBT_Softmax (paired t-test, p < 0.01), as the paper marks its Table 5.
 
 # %%
-softmax = [n for n in names if competitors.NEURAL_MODELS[n].loss == "softmax"]
+softmax = [n for n in names if neural.NEURAL_MODELS[n].loss == "softmax"]
 tree_softmax = [m for m in ("GBT_Softmax", "Bi-GBT_Softmax") if m in set(both.model)]
-table5 = competitors.paper_marks(both, softmax + tree_softmax, softmax,
-                                 [m for m in ("GBT_Softmax",) if m in tree_softmax])
+table5 = neural.paper_marks(both, softmax + tree_softmax, softmax,
+                            [m for m in ("GBT_Softmax",) if m in tree_softmax])
 report.table(table5, "table5_neural_softmax", index=True,
              caption=f"Table 5: NDCG@k, softmax loss; † better than every network, * better than GBT_Softmax, "
                      f"p < 0.01; {tuned}")
@@ -196,7 +197,7 @@ table5
 # network.
 
 # %%
-means = competitors.ranker_means(both, metric=f"ndcg@{cutoff}")
+means = neural.ranker_means(both, metric=f"ndcg@{cutoff}")
 report.table(means, "ranker_means", caption=f"Test NDCG@{cutoff} and its gap to the best network of the same loss, paired 95 % "
                     f"t-intervals over queries; {tuned}")
 report.figure(plots.ranker_means(means, metric=f"NDCG@{cutoff}"), "ranker_means")
@@ -207,9 +208,9 @@ report.figure(plots.ranker_means(means, metric=f"NDCG@{cutoff}"), "ranker_means"
 # weights were kept and its validation NDCG@`cutoff`.
 
 # %%
-table6 = competitors.table6(fitted)
+table6 = neural.table6(fitted)
 report.table(table6, "table6_neural_hyperparameters", caption=f"Table 6: tuned network parameters; {tuned}")
-table7 = competitors.table7(fitted)
+table7 = neural.table7(fitted)
 report.table(table7, "table7_attention", caption=f"Table 7: attention layers of ATTN-DIN and SetRank; {tuned}")
 display(table6)
 table7
@@ -220,11 +221,11 @@ table7
 # kept step (`best_iteration`) and validation NDCG; then every network's validation curve.
 
 # %%
-spent = experiment.tuning_summary(fitted)
+spent = bivariate.tuning_summary(fitted)
 report.table(spent, "neural_tuning_summary", caption=f"Trials per network; {tuned}")
-report.table(experiment.tuning_frame(fitted), "neural_tuning_trials")
+report.table(bivariate.tuning_frame(fitted), "neural_tuning_trials")
 display(spent)
-curves = competitors.network_curves(fitted, cutoff=cutoff)
+curves = neural.network_curves(fitted, cutoff=cutoff)
 fig = plots.validation_curves(curves)
 fig.axes[0].set_xlabel("training step")
 fig.axes[0].set_ylabel(f"validation NDCG@{cutoff} (full-list IDCG)")
@@ -233,4 +234,4 @@ report.figure(fig, "neural_validation_curves")
 # %%
 report.frame(per_query, "per_query_neural")
 report.metrics(neural_trials=nn["neural_trials"], max_steps=steps.max_steps,
-               **experiment.bilambdamart_metrics(per_query, k=cutoff))
+               **bivariate.bilambdamart_metrics(per_query, k=cutoff))

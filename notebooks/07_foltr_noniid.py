@@ -80,7 +80,7 @@ scheduler: str = ""  # Dask scheduler address such as tcp://host:8786; empty mea
 
 # %%
 from ltrlib.config import parse_list
-from ltrlib.foltr.simulate import online_table_caption, rounds_and_seeds
+from ltrlib.foltr import online_table_caption, rounds_and_seeds
 
 by_scale = rounds_and_seeds(profile, scale)
 T = n_rounds or by_scale[0]
@@ -96,8 +96,7 @@ dict(T=T, seeds=seeds, eval_every=every, rankers=ranker_list, clicks=click_list)
 
 # %%
 from ltrlib import foltr, plots
-from ltrlib.data.loading import load_dataset, resolve_dataset
-from ltrlib.foltr import simulate as S
+from ltrlib.data import load_dataset, resolve_dataset
 from ltrlib.report import Reporter
 
 if intent_qrels:
@@ -115,10 +114,10 @@ report = Reporter(run_id, "07_foltr_noniid", data=None if intent_qrels else spli
 # Synthesised Type 1 intents are groups of document categories: at least one per intent.
 n_categories = 0 if data.train.category is None else len(set(data.train.category.tolist()))
 type1_settings = ("type1", "type4_type1")
-if data.intents is None and n_categories < foltr.partition.N_INTENTS \
+if data.intents is None and n_categories < foltr.N_INTENTS \
         and any(s in setting_list or s in remedy_list for s in type1_settings):
     print(f"Type 1 settings are skipped: {n_categories} document categories, fewer than the "
-          f"{foltr.partition.N_INTENTS} intents (set category_feature, and category_bins)")
+          f"{foltr.N_INTENTS} intents (set category_feature, and category_bins)")
     setting_list = [s for s in setting_list if s not in type1_settings]
     remedy_list = [s for s in remedy_list if s not in type1_settings]
 dict(train_queries=data.train.n_queries, test_queries=data.test.n_queries, features=data.train.n_features)
@@ -133,32 +132,32 @@ dict(train_queries=data.train.n_queries, test_queries=data.test.n_queries, featu
 
 # %%
 common = dict(n_rounds=T, eval_every=every, B=B, label_overlap=label_overlap)
-jobs = S.grid(setting_list, seeds, rankers=ranker_list, clicks=click_list, **common)
+jobs = foltr.grid(setting_list, seeds, rankers=ranker_list, clicks=click_list, **common)
 if type2_R1_with_10_clients and "type2_R2" in setting_list:
-    jobs += [S.Job("type2_R1", nn, rk, ck, seed=s, n_clients=10, label="type2_R1_10clients", **common)
+    jobs += [foltr.Job("type2_R1", nn, rk, ck, seed=s, n_clients=10, label="type2_R1_10clients", **common)
              for nn in (False, True) for rk in ranker_list for ck in click_list for s in seeds]
 if "type2_R1" in setting_list:
     # The paper's sweep of local updates per round under label skew: each B is a setting
     # of its own (type2_R1_B2, ...) with its IID baseline at the same B.
     for b in [v for v in parse_list(type2_R1_B_sweep, int, "type2_R1_B_sweep", allow_empty=True) if v != B]:
-        jobs += S.grid(["type2_R1"], seeds, rankers=ranker_list, clicks=click_list,
-                       **{**common, "B": b, "label": f"type2_R1_B{b}"})
+        jobs += foltr.grid(["type2_R1"], seeds, rankers=ranker_list, clicks=click_list,
+                           **{**common, "B": b, "label": f"type2_R1_B{b}"})
 # The server warm-up "as described": by default one interaction per shared query.
 warmup = warmup_interactions or max(1, round(share_fraction * data.train.n_queries))
 for remedy_setting in remedy_list:
     remedies = [("fedprox", mu) for mu in mus] + [("fedper", 0.0)]
-    jobs += S.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,
-                   remedies=remedies, **common)
+    jobs += foltr.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,
+                       remedies=remedies, **common)
     if remedy_setting != "type1":  # Figure 4 tries FedProx and FedPer only
         for warm in (0, warmup):
-            jobs += S.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,
-                           remedies=[("sharing", 0.0)], share_fraction=share_fraction,
-                           warmup_interactions=warm, **common)
-offline, online = S.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler)
+            jobs += foltr.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,
+                               remedies=[("sharing", 0.0)], share_fraction=share_fraction,
+                               warmup_interactions=warm, **common)
+offline, online = foltr.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler)
 report.table(offline, "runs_offline")
 report.table(online, "runs_online")
 online.groupby(["setting", "data"]).agg(runs=("seed", "size"), interactions=("interactions", "sum"),
-                                         seconds=("seconds", "sum"))
+                                        seconds=("seconds", "sum"))
 
 # %% [markdown]
 # ## Offline NDCG@10 against rounds, IID against non-IID
@@ -166,14 +165,14 @@ online.groupby(["setting", "data"]).agg(runs=("seed", "size"), interactions=("in
 # data; bands are 95% intervals over seeds (none with one seed).
 
 # %%
-summary = S.summarise_offline(offline)
+summary = foltr.summarise_offline(offline)
 plain = summary[summary.remedy == "none"]
 for name in plain.setting.unique():
     part = plain[plain.setting == name]
     fig = plots.foltr_curves(part, row="ranker", col="click", hue="data", style="", title=name)
     report.figure(fig, f"offline_{name}", close=not interactive)
 if interactive:
-    from ltrlib.plots.explore import curve_explorer
+    from ltrlib.plots import curve_explorer
 
     curve_explorer(summary)
 
@@ -183,12 +182,12 @@ if interactive:
 # NDCG@10; `gap` is non-IID minus IID; `p_value` a paired t-test over seeds.
 
 # %%
-table = S.online_table(online[online.remedy == "none"])
+table = foltr.online_table(online[online.remedy == "none"])
 report.table(table, "online_table", caption=online_table_caption(T, len(seeds)))
-report.table(S.table2_layout(online), "table2_paper_layout",
+report.table(foltr.table2_layout(online), "table2_paper_layout",
              caption="Table 2's layout: Type 1; ▲ IID significantly above non-IID (paired t-test over seeds, p < 0.05)")
-report.table(S.table3_layout(online, B), "table3_paper_layout", caption="Table 3's layout: Type 2, #R = 1")
-gaps = S.noniid_gaps(online)
+report.table(foltr.table3_layout(online, B), "table3_paper_layout", caption="Table 3's layout: Type 2, #R = 1")
+gaps = foltr.noniid_gaps(online)
 report.table(gaps.round(4), "noniid_gaps", caption="non-IID minus IID, online and final offline")
 report.figure(plots.foltr_online_gaps(gaps), "online_gaps", close=not interactive)
 gaps.round(3)
@@ -215,11 +214,11 @@ for remedy_setting in remedy_list:
                              title=f"remedies on {remedy_setting}")
     report.figure(fig, f"remedies_{remedy_setting}", close=not interactive)
 if remedy_list:
-    remedies_table = pd.concat([S.remedy_table(online, s).assign(setting=s) for s in remedy_list],
+    remedies_table = pd.concat([foltr.remedy_table(online, s).assign(setting=s) for s in remedy_list],
                                ignore_index=True)
     report.table(remedies_table.round(4), "remedies")
     display(remedies_table.round(3))
 
 # %%
 report.metrics(runs=len(online), rounds=T, seeds=len(seeds),
-               interactions=int(online.interactions.sum()), **S.gap_metrics(gaps))
+               interactions=int(online.interactions.sum()), **foltr.gap_metrics(gaps))

@@ -51,11 +51,11 @@ pair_counts: str = "1,4,16"  # lambdarank_num_pair_per_sample of the mean method
 # %%
 from ltrlib import plots
 from ltrlib.config import parse_list
-from ltrlib.data.loading import load_dataset
+from ltrlib.data import load_dataset
 from ltrlib.metrics import significance_table
 from ltrlib.report import Reporter
 from ltrlib.train import TrainSettings
-from ltrlib.xgboost_tutorial import comparison
+from ltrlib import xgboost_tutorial
 
 splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "08_xgboost_backends", data=splits)
@@ -63,8 +63,8 @@ common = {"learning_rate": learning_rate}
 # Tree limit and patience by scale where the parameters are 0 (`ltrlib.config.TRAIN_BUDGETS`).
 settings = TrainSettings.for_scale(scale, "backend_comparison", max_trees=max_trees,
                                    early_stopping=early_stopping, seed=seed)
-variants = comparison.backend_variants(objectives=parse_list(objectives, name="objectives"),
-                                       pair_methods=parse_list(pair_methods, name="pair_methods"))
+variants = xgboost_tutorial.backend_variants(objectives=parse_list(objectives, name="objectives"),
+                                             pair_methods=parse_list(pair_methods, name="pair_methods"))
 list(variants)
 
 # %% [markdown]
@@ -74,10 +74,10 @@ list(variants)
 # early-stops on graded validation NDCG@10.
 
 # %%
-data = comparison.take_train_queries(splits, train_queries, seed)
-runs = comparison.compare_backends(data, variants, common=common, settings=settings)
-table = significance_table(runs.per_query, comparison.LIGHTGBM)
-numeric = comparison.comparison_numeric(runs.per_query, runs.timing)
+data = xgboost_tutorial.take_train_queries(splits, train_queries, seed)
+runs = xgboost_tutorial.compare_backends(data, variants, common=common, settings=settings)
+table = significance_table(runs.per_query, xgboost_tutorial.LIGHTGBM)
+numeric = xgboost_tutorial.comparison_numeric(runs.per_query, runs.timing)
 report.table(table, "backend_comparison", index=True,
              caption=f"Test means on {data.train.n_queries} training queries; a: paired t-test p < 0.05 against LightGBM")
 report.table(numeric, "backend_comparison_numeric")
@@ -99,10 +99,10 @@ report.figure(plots.backend_comparison(numeric), "backend_comparison")
 # per query at the first iteration; p-values are paired t-tests against `mean, 1 pair`.
 
 # %%
-sizes = comparison.parse_train_sizes(pair_train_queries, splits.train.n_queries)
-by_size = {n: comparison.take_train_queries(splits, n, seed) for n in sizes}  # keyed by size
-pair_runs = comparison.pair_method_experiment(by_size, common=common, settings=settings)
-pair_summary = comparison.pair_method_summary(pair_runs)
+sizes = xgboost_tutorial.parse_train_sizes(pair_train_queries, splits.train.n_queries)
+by_size = {n: xgboost_tutorial.take_train_queries(splits, n, seed) for n in sizes}  # keyed by size
+pair_runs = xgboost_tutorial.pair_method_experiment(by_size, common=common, settings=settings)
+pair_summary = xgboost_tutorial.pair_method_summary(pair_runs)
 report.table(pair_runs.groupby(["scale", "setting", "metric"], sort=False)["value"].mean().reset_index(),
              "pair_method_runs")
 report.table(pair_summary, "pair_method_summary")
@@ -121,9 +121,9 @@ report.figure(plots.pair_method_sizes(pair_summary), "pair_method_sizes")
 # %%
 smallest = {sizes[0]: by_size[sizes[0]]}
 counts = parse_list(pair_counts, int, "pair_counts")
-count_runs = comparison.pair_method_experiment(smallest, comparison.pair_count_settings(counts),
-                                               common=common, settings=settings)
-count_summary = comparison.pair_method_summary(count_runs)
+count_runs = xgboost_tutorial.pair_method_experiment(smallest, xgboost_tutorial.pair_count_settings(counts),
+                                                     common=common, settings=settings)
+count_summary = xgboost_tutorial.pair_method_summary(count_runs)
 report.table(count_summary, "pair_count_sweep")
 count_summary[count_summary.metric == "ndcg@10"]
 
@@ -143,4 +143,4 @@ report.table(claims, "seed_claims")
 claims[["claim", "scope", "ours", "evidence"]]
 
 # %%
-report.metrics(**comparison.tutorial_metrics(numeric, pair_summary, claims))
+report.metrics(**xgboost_tutorial.tutorial_metrics(numeric, pair_summary, claims))

@@ -49,7 +49,7 @@ ceiling_trees: int = 0  # tree limit of the true-label ceiling; 0 means by scale
 from ltrlib import clicklog
 from ltrlib import plots
 from ltrlib.config import parse_list
-from ltrlib.data.loading import load_dataset
+from ltrlib.data import load_dataset
 from ltrlib.report import Reporter, settings_frame
 from ltrlib.train import TrainSettings, budget_for_scale
 

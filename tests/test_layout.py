@@ -147,3 +147,43 @@ def test_no_import_cycle_between_files():
     new = [sorted(c) for c in cycles if c not in KNOWN_CYCLES]
     assert not new, f"import cycles: {new}"
     assert not KNOWN_CYCLES - set(cycles), f"broken, strike from KNOWN_CYCLES: {KNOWN_CYCLES - set(cycles)}"
+
+
+# --------------------------------------------------------------------------- the public API
+
+NOTEBOOKS = PACKAGE.parent / "notebooks"
+
+
+def _notebook_uses(path: Path) -> list[tuple[str, str, int]]:
+    """Every ``(ltrlib module, name, line)`` a notebook takes from the package: imported
+    names, and ``pkg.name`` attributes of a subpackage imported with ``from ltrlib import``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    uses, aliases = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ltrlib":
+            for a in node.names:
+                uses.append((node.module, a.name, node.lineno))
+                if node.module == "ltrlib":
+                    aliases[a.asname or a.name] = f"ltrlib.{a.name}"
+        elif isinstance(node, ast.Import) and any(a.name.startswith("ltrlib.") for a in node.names):
+            uses.append((node.names[0].name, "*", node.lineno))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            uses.append((aliases[node.value.id], node.attr, node.lineno))
+    return uses
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("[0-9]*.py")))
+def test_notebooks_use_the_subpackages_public_names_only(notebook):
+    wrong = []
+    for module, name, line in _notebook_uses(NOTEBOOKS / notebook):
+        if module == "ltrlib":
+            continue  # `from ltrlib import plots`: its uses are checked as attributes
+        mod = importlib.import_module(module)
+        if module.count(".") > 1 or name == "*":
+            wrong.append(f"line {line}: {module} reaches below a subpackage")
+        elif hasattr(mod, "__path__") and name not in mod.__all__:
+            wrong.append(f"line {line}: {module}.{name} is not in {module}.__all__")
+        elif not hasattr(mod, "__path__") and isinstance(getattr(mod, name, None), type(mod)):
+            wrong.append(f"line {line}: {module}.{name} is a module")
+    assert not wrong, f"notebooks/{notebook}: " + "; ".join(wrong)

@@ -16,7 +16,7 @@ from ltrlib.foltr.clicks import (
 )
 from ltrlib.foltr.federated import Federation, RunResult, cumulative_online, discount_sum, fedavg, run_federated
 from ltrlib.foltr.intents import intent_matrix, read_doc_ids, read_intent_collection, read_qrels
-from ltrlib.foltr.partition import FoltrData, online_training_queries, prepare_data
+from ltrlib.foltr.partition import N_INTENTS, FoltrData, online_training_queries, prepare_data
 from ltrlib.foltr.rankers import FoltrRanker, RankerSpec, make_ranker
 from ltrlib.foltr.simulate import (
     Job, grid, gap_metrics, noniid_gaps, online_table, online_table_caption, remedy_table, rounds_and_seeds,
@@ -26,7 +26,8 @@ from ltrlib.foltr.simulate import (
 __all__ = [
     "ClickModel", "LabelError", "SDBN", "PBM", "PBM_ETAS", "SDBN_PRESET_NAMES", "sdbn", "pbm",
     "click_model", "check_labels", "stack_click_models", "simulate_clicks",
-    "Federation", "RunResult", "cumulative_online", "discount_sum", "fedavg", "run_federated", "FoltrData", "online_training_queries", "prepare_data", "read_intent_collection",
+    "Federation", "RunResult", "cumulative_online", "discount_sum", "fedavg", "run_federated", "FoltrData", "N_INTENTS", "online_training_queries",
+    "prepare_data", "read_intent_collection",
     "intent_matrix", "read_doc_ids", "read_qrels",
     "RankerSpec", "FoltrRanker", "make_ranker", "Job", "grid", "run_jobs", "online_table", "summarise_offline",
     "gap_metrics", "noniid_gaps", "online_table_caption", "remedy_table", "rounds_and_seeds",

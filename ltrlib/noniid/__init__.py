@@ -4,6 +4,8 @@
   Figure 2 distributions and the dominance statistics of §5.2.
 * :mod:`ltrlib.noniid.splits`: the DS1 / DS2' strategies, the paper's Split1-3 with their
   D_merge sets, Table 2, and the n-client generalisation.
+* :mod:`ltrlib.noniid.calibration`: the synthetic twin's calibration on the paper's data
+  statistics (``ltrlib calibrate`` runs its search; notebook 00 shows its table).
 * :mod:`ltrlib.noniid.checks`: a notebook's category choice checked against the data before
   any work (`ltrlib run` refuses what the data cannot honour).
 """
@@ -24,6 +26,7 @@ from ltrlib.noniid.categories import (
     resolve_category,
     resolve_split_categories,
 )
+from ltrlib.noniid.calibration import calibration_applies, calibration_table, subset_table
 from ltrlib.noniid.checks import CATEGORY_PARAMETERS, check_category_choices
 from ltrlib.noniid.splits import (
     PAPER_SPLITS,
@@ -53,6 +56,8 @@ from ltrlib.noniid.splits import (
 )
 
 __all__ = [
+    # the twin's calibration statistics (notebook 00; the search: `ltrlib calibrate`)
+    "calibration_applies", "calibration_table", "subset_table",
     "AUTO", "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_analysis_metrics", "category_counts",
     "dominance_statistics", "leading_query_categories", "relevant_vs_query_categories",
     "resolve_category", "resolve_split_categories",

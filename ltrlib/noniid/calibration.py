@@ -139,7 +139,7 @@ def _subsets(ds: Dataset, seed: int = 0) -> dict[str, np.ndarray]:
     return out
 
 
-def applies(ds: Dataset) -> bool:
+def calibration_applies(ds: Dataset) -> bool:
     """Whether the targets can be measured: the data has categories, 11 and 14 among them."""
     return ds.category is not None and set(LEADING_CATEGORIES) <= set(np.unique(ds.category).tolist())
 

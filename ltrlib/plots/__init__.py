@@ -14,9 +14,9 @@ call ``plots.<figure>(...)``:
 - ``foltr``: federated online LTR curves and online gaps (notebook 07);
 - ``clicklog``: learning from biased clicks (notebook 09).
 
-``explore`` holds the interactive explorers (ipywidgets around these plot functions);
-it is imported on its own, ``from ltrlib.plots.explore import ...``, so that plotting
-never needs ipywidgets. ``_style`` sets the shared seaborn theme on import.
+``explore`` holds the interactive explorers (ipywidgets around these plot functions,
+``plots.<name>_explorer``); each imports ipywidgets when called, so plotting never needs
+it. ``_style`` sets the shared seaborn theme on import.
 """
 
 from ltrlib.plots import _style  # noqa: F401  (the shared theme, before any figure is drawn)
@@ -25,6 +25,7 @@ from ltrlib.plots.data import (
     calibration_table, category_shares, feature_by_label, feature_sparsity, label_distribution,
     per_query_counts,
 )
+from ltrlib.plots.explore import alpha_explorer, curve_explorer, feature_explorer, importance_explorer, strategy_explorer
 from ltrlib.plots.foltr import foltr_curves, foltr_online_gaps
 from ltrlib.plots.merge import alpha_sweep, merge_category_deltas, stacking_importance
 from ltrlib.plots.neural import ranker_means
@@ -34,6 +35,8 @@ from ltrlib.plots.noniid import (
 from ltrlib.plots.train import backend_comparison, pair_method_sizes, tuning_history, validation_curves
 
 __all__ = [
+    # explorers (ipywidgets)
+    "feature_explorer", "strategy_explorer", "alpha_explorer", "importance_explorer", "curve_explorer",
     # data (notebook 00)
     "label_distribution", "per_query_counts", "category_shares", "feature_sparsity",
     "feature_by_label", "calibration_table",

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ltrlib import plots
 from ltrlib.data import overview
 from ltrlib.data.dataset import Dataset
-from ltrlib.plots.merge import selected_alpha_for
+from ltrlib.plots.data import feature_by_label
+from ltrlib.plots.foltr import foltr_curves
+from ltrlib.plots.merge import alpha_sweep, selected_alpha_for, stacking_importance
+from ltrlib.plots.noniid import strategy_query_counts
 
 
 # ---- dataset overview (notebook 00)
@@ -31,7 +33,7 @@ def feature_explorer(ds: Dataset):
     corr = overview.label_correlations(ds)
 
     def show(feature: str):
-        fig = plots.feature_by_label(overview.feature_by_label(ds, feature), feature)
+        fig = feature_by_label(overview.feature_by_label(ds, feature), feature)
         plt.show(fig)
 
     options = [(f"{name}  ρ={rho:+.2f}", name) for name, rho in corr.items()]
@@ -46,7 +48,7 @@ def strategy_explorer(counts: pd.DataFrame):
     """A dropdown over categories showing that category's DS1 / DS2' query counts.
 
     ``counts`` is the frame of `ltrlib.noniid.splits.strategy_query_counts`. The plain
-    figure is ``ltrlib.plots.strategy_query_counts(counts, category)``, which batch runs draw.
+    figure is ``ltrlib.strategy_query_counts(counts, category)``, which batch runs draw.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -55,7 +57,7 @@ def strategy_explorer(counts: pd.DataFrame):
     def show(category: int):
         display(counts[counts.category == category]
                 .pivot(index="strategy", columns="split", values="queries"))
-        plt.show(plots.strategy_query_counts(counts, category))
+        plt.show(strategy_query_counts(counts, category))
 
     cats = sorted(counts.category.unique().tolist())
     return w.interact(show, category=w.Dropdown(options=cats, description="category"))
@@ -109,7 +111,7 @@ def alpha_explorer(sweep, selected_alpha, metric: str = "ndcg@10"):
     def update(change=None):
         part, sel = current_frame()
         alpha = float(grid[np.argmin(np.abs(grid - slider.value))])
-        fig = plots.alpha_sweep(part, current_alpha=alpha, selected_alpha=sel, metric=metric)
+        fig = alpha_sweep(part, current_alpha=alpha, selected_alpha=sel, metric=metric)
         table = sweep_at(part, alpha)
         state.update(alpha=alpha, selected=sel, figure=fig, table=table)
         with fig_out:
@@ -145,7 +147,7 @@ def importance_explorer(importance):
     import matplotlib.pyplot as plt
 
     def show(model: str, top_k: int):
-        plt.show(plots.stacking_importance(importance[importance.model == model], top_k=top_k))
+        plt.show(stacking_importance(importance[importance.model == model], top_k=top_k))
 
     models = list(importance.model.unique())
     # Start on a meta-model that splits at all: a constant one draws an empty chart.
@@ -168,7 +170,7 @@ def curve_explorer(summary: pd.DataFrame):
         if part.empty:
             print(f"no runs for {setting} with remedy {remedy}")
             return
-        plt.show(plots.foltr_curves(part, row="ranker", col="click", hue="data", style="",
+        plt.show(foltr_curves(part, row="ranker", col="click", hue="data", style="",
                                     title=f"{setting} · {remedy}"))
 
     return w.interact(show, setting=w.Dropdown(options=list(summary.setting.unique()), description="setting"),
