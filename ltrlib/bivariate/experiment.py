@@ -268,7 +268,7 @@ def _fit_or_fail(exp: Stage2Experiment, spec: ModelSpec, params: dict, monitor, 
     avoided (`ltrlib.train.MIN_HESSIAN_FLOOR`); this guards the rest."""
     import lightgbm as lgb
 
-    from ltrlib.train.tuning import FAILURE_ATTR, TrialFailed
+    from ltrlib.train.tuning.study import FAILURE_ATTR, TrialFailed
 
     try:
         return exp.fit(spec, params, monitor=monitor)

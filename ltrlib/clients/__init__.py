@@ -7,19 +7,11 @@ several processes or machines through a shared study (``ltrlib tune-worker``).
     per_query = clients.client_results(models)
 """
 
-from ltrlib.clients.models import (
-    MODEL_NAMES,
-    TEST_SETS,
-    ClientModels,
-    client_metrics,
-    client_results,
-    fit_client_models,
-)
-from ltrlib.clients.tables import client_means, second_test_set, table1_initial, table3_alternative
-from ltrlib.clients.workers import client_data, tune_worker
+from ltrlib.clients.models import ClientModels, client_metrics, client_results, fit_client_models
+from ltrlib.clients.tables import client_means, table1_initial, table3_alternative
+from ltrlib.clients.workers import tune_worker
 
 __all__ = [
-    "MODEL_NAMES", "TEST_SETS", "ClientModels", "client_metrics", "client_results", "fit_client_models",
-    "client_means", "second_test_set", "table1_initial", "table3_alternative",
-    "client_data", "tune_worker",
+    "ClientModels", "client_metrics", "client_results", "fit_client_models", "client_means", "table1_initial",
+    "table3_alternative", "tune_worker",
 ]

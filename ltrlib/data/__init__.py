@@ -6,21 +6,21 @@ from ltrlib.data.dataset import Dataset, Query, Scorer, Splits, concat
 from ltrlib.data.formats import LAYOUTS, write_layout
 from ltrlib.data.loading import load_dataset, locate_dataset, resolve_dataset
 from ltrlib.data.overview import (
-    category_distribution, feature_by_label, feature_sparsity, label_correlations, label_distribution,
-    most_label_correlated, per_query_counts, split_statistics,
+    category_distribution,
+    feature_by_label,
+    feature_sparsity,
+    label_distribution,
+    most_label_correlated,
+    per_query_counts,
+    split_statistics,
 )
 from ltrlib.data.readers import LetorFormatError, ReadOptions, read_letor, read_letor_folder, read_lightgbm
 from ltrlib.data.synthetic import ORACLE, ORACLE_UNIVARIATE, make_synthetic, oracle_scores
 
 __all__ = [
-    "Dataset", "Query", "Scorer", "Splits", "concat", "load_dataset", "make_synthetic",
-    "read_letor", "read_letor_folder", "read_lightgbm", "LetorFormatError", "ReadOptions",
-    "locate_dataset", "resolve_dataset",
-    # the twin's own ranking functions (notebook 06's oracle rows)
-    "ORACLE", "ORACLE_UNIVARIATE", "oracle_scores",
-    # the synthetic twin in the public collections' file layouts
-    "LAYOUTS", "write_layout",
-    # overview (notebook 00)
-    "category_distribution", "feature_by_label", "feature_sparsity", "label_correlations",
-    "label_distribution", "most_label_correlated", "per_query_counts", "split_statistics",
+    "Dataset", "Query", "Scorer", "Splits", "concat", "load_dataset", "make_synthetic", "read_letor",
+    "read_letor_folder", "read_lightgbm", "LetorFormatError", "ReadOptions", "locate_dataset", "resolve_dataset",
+    "ORACLE", "ORACLE_UNIVARIATE", "oracle_scores", "LAYOUTS", "write_layout", "category_distribution",
+    "feature_by_label", "feature_sparsity", "label_distribution", "most_label_correlated", "per_query_counts",
+    "split_statistics",
 ]

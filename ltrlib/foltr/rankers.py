@@ -103,6 +103,7 @@ class RankerSpec:
 
 
 def make_ranker(kind: str, n_features: int, hidden: int = 64) -> RankerSpec:
+    """The `RankerSpec` of a ``kind`` ranker (linear or neural) over ``n_features`` features."""
     return RankerSpec(kind, int(n_features), int(hidden))
 
 

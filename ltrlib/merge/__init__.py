@@ -19,59 +19,25 @@ Every merged model (`LinearMerge`, `StackingModel`, `RankerSelector`) is a
 their scores when a caller holds them already (`score_models` scores any set of Scorers).
 """
 
-from ltrlib.merge import analysis, linear, selection, stacking
 from ltrlib.merge.analysis import (
-    LOCAL_MODELS,
     TABLE_METRICS,
     category_deltas,
     collect,
     flatten_columns,
-    merge_metrics,
-    hold_base_models,
     load_local_models,
-    means_table,
-    merged_model_name,
-    per_query_frame,
-    query_categories,
     marked_table,
-    score_base_models,
+    means_table,
+    merge_metrics,
+    query_categories,
     score_models,
 )
-from ltrlib.merge.linear import (
-    NORMALISATIONS,
-    LinearExperiment,
-    LinearMerge,
-    alpha_grid,
-    alpha_sweep,
-    linear_experiment,
-    linear_merge,
-    normalise_scores,
-    optimize_linear,
-    simplex_grid,
-    sweep_at,
-)
-from ltrlib.merge.selection import (
-    AGGREGATES,
-    RankerSelector,
-    fit_selector,
-    oracle_choice,
-    per_query_metric,
-    query_aggregates,
-    select_scores,
-    selection_experiment,
-)
-from ltrlib.merge.stacking import (
-    SCORE_PREFIX,
-    STACKING_SETTINGS,
-    StackingExperiment,
-    StackingModel,
-    feature_importance,
-    optimize_stacking,
-    score_feature_names,
-    stack_features,
-    stacking_experiment,
-    train_stacking,
-)
+from ltrlib.merge.linear import LinearMerge, alpha_sweep, linear_experiment, linear_merge, sweep_at
+from ltrlib.merge.selection import RankerSelector, selection_experiment
+from ltrlib.merge.stacking import STACKING_SETTINGS, StackingModel, feature_importance, stacking_experiment
 
-# Each module lists its public names once; the package hands all of them on.
-__all__ = [*analysis.__all__, *linear.__all__, *selection.__all__, *stacking.__all__]
+__all__ = [
+    "TABLE_METRICS", "category_deltas", "collect", "flatten_columns", "merge_metrics", "load_local_models",
+    "means_table", "query_categories", "marked_table", "score_models", "LinearMerge", "alpha_sweep",
+    "linear_experiment", "linear_merge", "sweep_at", "RankerSelector", "selection_experiment", "STACKING_SETTINGS",
+    "StackingModel", "feature_importance", "stacking_experiment",
+]

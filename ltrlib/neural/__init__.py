@@ -13,14 +13,9 @@ Modules: `lists` (flat arrays with offsets <-> padded lists in canonical order),
 README's "Neural rankers" section gives the measurements it was chosen by.
 """
 
-from ltrlib.neural import competitors, lists, losses, models, ranker
 from ltrlib.neural.competitors import (
-    ATTENTION,
-    HIDDEN_LAYERS,
     NEURAL_MODELS,
     PAPER_POINTS,
-    NeuralSpec,
-    architecture,
     fit_neural_models,
     network_curves,
     neural_model_list,
@@ -30,9 +25,13 @@ from ltrlib.neural.competitors import (
     table7,
     tree_rows,
 )
-from ltrlib.neural.lists import PaddedLists, pad_lists
-from ltrlib.neural.losses import LOSSES, delta_dcg_weights, lambdarank_loss, list_loss, softmax_loss
-from ltrlib.neural.models import ARCHITECTURES, Architecture, build_model, gsf_groups
+from ltrlib.neural.lists import pad_lists
+from ltrlib.neural.losses import LOSSES
+from ltrlib.neural.models import build_model
 from ltrlib.neural.ranker import PAPER_BUDGET, NeuralBudget, NeuralRanker
 
-__all__ = [*competitors.__all__, *lists.__all__, *losses.__all__, *models.__all__, *ranker.__all__]
+__all__ = [
+    "NEURAL_MODELS", "PAPER_POINTS", "network_curves", "fit_neural_models", "neural_model_list", "paper_marks",
+    "ranker_means", "table6", "table7", "tree_rows", "pad_lists", "LOSSES", "build_model", "NeuralBudget",
+    "NeuralRanker", "PAPER_BUDGET",
+]

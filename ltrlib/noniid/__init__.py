@@ -10,34 +10,24 @@
   any work (`ltrlib run` refuses what the data cannot honour).
 """
 
+from ltrlib.noniid.calibration import calibration_applies, calibration_table, subset_table
 from ltrlib.noniid.categories import (
     AUTO,
-    NO_CATEGORY,
-    PAPER_TRAIN_QUERIES,
     STRATEGIES,
     assign_all,
     assign_query_categories,
     category_analysis_metrics,
-    category_counts,
     decided_by_summary,
     dominance_statistics,
-    leading_query_categories,
     relevant_vs_query_categories,
     resolve_category,
-    resolve_split_categories,
 )
-from ltrlib.noniid.calibration import calibration_applies, calibration_table, subset_table
-from ltrlib.noniid.checks import CATEGORY_PARAMETERS, check_category_choices
+from ltrlib.noniid.checks import check_category_choices
 from ltrlib.noniid.splits import (
     PAPER_SPLITS,
-    STRATEGY_LABELS,
     Client,
     NonIIDSplit,
-    PaperSplitSetup,
     alternative_splits,
-    ds1_mask,
-    ds2_prime_mask,
-    initial_split,
     initial_splits,
     load_paper_splits,
     load_split_data,
@@ -45,7 +35,6 @@ from ltrlib.noniid.splits import (
     make_split,
     merge_pool_frame,
     merge_summary,
-    paper_split_setup,
     paper_splits,
     paper_table2,
     parse_client_sets,
@@ -56,14 +45,10 @@ from ltrlib.noniid.splits import (
 )
 
 __all__ = [
-    # the twin's calibration statistics (notebook 00; the search: `ltrlib calibrate`)
-    "calibration_applies", "calibration_table", "subset_table",
-    "AUTO", "NO_CATEGORY", "STRATEGIES", "assign_all", "assign_query_categories", "category_analysis_metrics", "category_counts",
-    "dominance_statistics", "leading_query_categories", "relevant_vs_query_categories",
-    "resolve_category", "resolve_split_categories",
-    "Client", "NonIIDSplit", "alternative_splits", "initial_split", "initial_splits", "load_paper_splits", "load_split_data", "make_clients", "make_split", "PaperSplitSetup", "paper_split_setup", "paper_splits",
-    "parse_client_sets", "table2", "table2_wide",
-    "PAPER_TRAIN_QUERIES", "decided_by_summary", "strategy_query_counts",
-    "PAPER_SPLITS", "STRATEGY_LABELS", "ds1_mask", "ds2_prime_mask", "merge_pool_frame", "merge_summary",
-    "paper_table2", "splits_table", "CATEGORY_PARAMETERS", "check_category_choices",
+    "calibration_applies", "calibration_table", "subset_table", "AUTO", "STRATEGIES", "assign_all",
+    "assign_query_categories", "category_analysis_metrics", "dominance_statistics", "relevant_vs_query_categories",
+    "resolve_category", "Client", "NonIIDSplit", "alternative_splits", "initial_splits", "load_paper_splits",
+    "load_split_data", "make_clients", "make_split", "paper_splits", "parse_client_sets", "table2", "table2_wide",
+    "decided_by_summary", "strategy_query_counts", "PAPER_SPLITS", "merge_pool_frame", "merge_summary",
+    "paper_table2", "splits_table", "check_category_choices",
 ]

@@ -22,15 +22,28 @@ it. ``_style`` sets the shared seaborn theme on import.
 from ltrlib.plots import _style  # noqa: F401  (the shared theme, before any figure is drawn)
 from ltrlib.plots.clicklog import click_bias_curves, propensity_estimates
 from ltrlib.plots.data import (
-    calibration_table, category_shares, feature_by_label, feature_sparsity, label_distribution,
+    calibration_table,
+    category_shares,
+    feature_by_label,
+    feature_sparsity,
+    label_distribution,
     per_query_counts,
 )
-from ltrlib.plots.explore import alpha_explorer, curve_explorer, feature_explorer, importance_explorer, strategy_explorer
+from ltrlib.plots.explore import (
+    alpha_explorer,
+    curve_explorer,
+    feature_explorer,
+    importance_explorer,
+    strategy_explorer,
+)
 from ltrlib.plots.foltr import foltr_curves, foltr_online_gaps
 from ltrlib.plots.merge import alpha_sweep, merge_category_deltas, stacking_importance
 from ltrlib.plots.neural import ranker_means
 from ltrlib.plots.noniid import (
-    dominance_statistics, merge_pool_frame, relevant_vs_query_categories, strategy_query_counts,
+    dominance_statistics,
+    merge_pool_frame,
+    relevant_vs_query_categories,
+    strategy_query_counts,
 )
 from ltrlib.plots.train import backend_comparison, pair_method_sizes, tuning_history, validation_curves
 

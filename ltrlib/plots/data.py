@@ -10,6 +10,8 @@ import seaborn as sns
 
 
 def label_distribution(df: pd.DataFrame) -> plt.Figure:
+    """Share of documents per relevance label and partition, on a log scale
+    (`ltrlib.data.label_distribution`)."""
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
     sns.barplot(data=df, x="label", y="share", hue="split", ax=ax)
     ax.set_yscale("log")
@@ -19,6 +21,8 @@ def label_distribution(df: pd.DataFrame) -> plt.Figure:
 
 
 def per_query_counts(df: pd.DataFrame) -> plt.Figure:
+    """Histograms of documents and of relevant documents per query
+    (`ltrlib.data.per_query_counts`)."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
     for ax, col, title in zip(axes, ("n_docs", "n_relevant"),
                               ("Documents per query", "Relevant documents per query")):
@@ -48,6 +52,8 @@ def category_shares(df: pd.DataFrame, split: str = "train") -> plt.Figure:
 
 
 def feature_sparsity(df: pd.DataFrame) -> plt.Figure:
+    """Share of zero values per feature, and the features counted by kind (constant, binary,
+    few-valued, sparse, continuous; `ltrlib.data.feature_sparsity`)."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
     sns.histplot(df.zero_share, bins=20, ax=axes[0])
     axes[0].set(title="Share of zeros per feature", xlabel="share of zero values", ylabel="features")
@@ -60,6 +66,7 @@ def feature_sparsity(df: pd.DataFrame) -> plt.Figure:
 
 
 def feature_by_label(df: pd.DataFrame, feature: str = "") -> plt.Figure:
+    """One feature's values per relevance label, as box plots (`ltrlib.data.feature_by_label`)."""
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
     sns.boxplot(data=df, x="label", y="value", ax=ax, showfliers=False)
     ax.set(title=f"Feature {feature} by relevance label", ylabel=feature or "value")

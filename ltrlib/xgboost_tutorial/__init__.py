@@ -6,24 +6,21 @@ XGBoost's advice on ``lambdarank_pair_method`` and ``lambdarank_num_pair_per_sam
 """
 
 from ltrlib.xgboost_tutorial.comparison import (
-    COMPARISON_SETTINGS,
     LIGHTGBM,
-    PAIRWISE,
     BackendRuns,
     backend_variants,
     compare_backends,
     comparison_numeric,
-    effective_pairs,
-    tutorial_metrics,
     pair_count_settings,
     pair_method_experiment,
     pair_method_summary,
     parse_train_sizes,
     take_train_queries,
+    tutorial_metrics,
 )
 
 __all__ = [
-    "BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "PAIRWISE", "backend_variants", "compare_backends",
-    "comparison_numeric", "effective_pairs", "tutorial_metrics", "pair_count_settings", "pair_method_experiment",
-    "pair_method_summary", "parse_train_sizes", "take_train_queries",
+    "BackendRuns", "LIGHTGBM", "backend_variants", "compare_backends", "comparison_numeric", "tutorial_metrics",
+    "pair_count_settings", "pair_method_experiment", "pair_method_summary", "parse_train_sizes",
+    "take_train_queries",
 ]

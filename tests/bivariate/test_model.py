@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from ltrlib.bivariate import (BivariateRanker, UnivariateRanker, expand_listwise, offsets_from_qid,
-                              query_level_columns)
+from ltrlib.bivariate import BivariateRanker, expand_listwise, query_level_columns
+from ltrlib.bivariate.model import UnivariateRanker, offsets_from_qid
 from ltrlib.bivariate.model import LB_SETTINGS, RankData, fit_lb
 from ltrlib.data import Dataset, Scorer
 

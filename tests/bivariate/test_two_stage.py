@@ -199,7 +199,8 @@ def test_a_zero_minimum_hessian_trains(two):
     min hessian 0: 'left_count > 0' by tree 4 on the tiny twin) trains to the end: 0 reaches
     LightGBM as MIN_HESSIAN_FLOOR."""
     from ltrlib.bivariate import experiment
-    from ltrlib.train import MIN_HESSIAN_FLOOR, TrainSettings, lightgbm_params
+    from ltrlib.train import TrainSettings
+    from ltrlib.train.backends import MIN_HESSIAN_FLOOR, lightgbm_params
 
     assert lightgbm_params({"min_sum_hessian_in_leaf": 0.0})["min_sum_hessian_in_leaf"] == MIN_HESSIAN_FLOOR
     assert lightgbm_params({"min_sum_hessian_in_leaf": 0.1, "x": 1}) == {"min_sum_hessian_in_leaf": 0.1, "x": 1}

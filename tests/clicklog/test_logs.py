@@ -4,12 +4,16 @@ import numpy as np
 import pytest
 
 from ltrlib.clicklog import (
-    click_bias_experiment, curve_table, click_bias_metrics, propensity_errors, shown_lists,
+    click_bias_experiment,
+    curve_table,
+    click_bias_metrics,
+    propensity_errors,
     simulate_click_log,
 )
+from ltrlib.clicklog.logs import shown_lists
 from ltrlib.data import load_dataset
 from ltrlib.data.dataset import Dataset
-from ltrlib.foltr import pbm, sdbn
+from ltrlib.foltr.clicks import pbm, sdbn
 from ltrlib.train import TrainSettings, train_ranker
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from ltrlib.fidelity import foltr as FO
-from ltrlib.fidelity import foltr_claims
+from ltrlib.fidelity.foltr import foltr_claims
 from ltrlib.foltr import partition as P
 from ltrlib.foltr import simulate as S
 from ltrlib.foltr.federated import cumulative_online, discount_sum

@@ -8,11 +8,12 @@ import pytest
 
 from ltrlib import fidelity as F
 from ltrlib.fidelity import noniid as N
+from ltrlib.fidelity import sources as S
 from ltrlib.report import write_index
 
 
 def test_paper_numbers_transcribe_the_tables():
-    p = F.paper_numbers()
+    p = N.paper_numbers()
     # 9 + 4 x 9 NDCG@10 cells, 2 tables x 3 splits x 4 models x 3 metrics, 6 alphas.
     assert (p.table == "Table 1").sum() == 9 and (p.table == "Table 3").sum() == 36
     assert (p.table == "Table 4").sum() == 36 and (p.table == "Table 5").sum() == 36
@@ -34,7 +35,7 @@ def test_compare_diff_is_ours_minus_paper_and_missing_is_nan():
     ours = _ours([("Table 4", "Split1", "M1", "DS", "ndcg@10", 0.600),
                   ("Table 4", "Split1", "M1", "DS", "map@10", 0.700),
                   ("Table 4", "Split9", "M1", "DS", "ndcg@10", 0.5)])  # no paper counterpart
-    out = F.compare(F.paper_numbers(), ours)
+    out = N.compare(N.paper_numbers(), ours)
     row = out[(out.table == "Table 4") & (out.split == "Split1") & (out.model == "M1")
               & (out.metric == "ndcg@10")].iloc[0]
     assert row.paper == 0.619 and row.ours == 0.600 and row["diff"] == pytest.approx(-0.019)
@@ -56,9 +57,9 @@ def _claim(claims, name, scope=None):
 
 
 def test_claims_hold_on_the_paper_and_can_fail():
-    paper = F.paper_numbers()
+    paper = N.paper_numbers()
     # The paper's own numbers, as ours: every claim but the inconsistency holds.
-    claims = F.check_claims(paper, paper)
+    claims = N.check_claims(paper, paper)
     assert (claims.ours == claims.paper)[claims.claim != "score_features_most_important"].all()
     failing = set(claims[claims.ours != "holds"].claim)
     assert failing == {"same_model_same_number", "score_features_most_important"}
@@ -66,7 +67,7 @@ def test_claims_hold_on_the_paper_and_can_fail():
     ours = paper.copy()
     ours.loc[(ours.table == "Table 4") & (ours.split == "Split1") & (ours.model == "M21α")
              & (ours.metric == "ndcg@10"), "value"] = 0.740
-    claims = F.check_claims(ours, paper)
+    claims = N.check_claims(ours, paper)
     c = _claim(claims, "split1_m21_loses_to_m2")
     assert c.ours == "does not hold" and c.paper == "holds"
     assert "0.740" in c.evidence and "0.727" in c.evidence
@@ -75,7 +76,7 @@ def test_claims_hold_on_the_paper_and_can_fail():
 
 def test_claim_needing_a_missing_number_is_not_available():
     ours = _ours([("Table 4", "Split1", "M2", "DS", "ndcg@10", 0.7)])
-    claims = F.check_claims(ours)
+    claims = N.check_claims(ours)
     assert _claim(claims, "split1_m21_loses_to_m2").ours == "not available"
     assert set(claims.ours) == {"not available"}
     assert set(claims.paper) == {"holds", "does not hold"}
@@ -89,7 +90,7 @@ def test_figure3_claim_reads_the_importance_table():
     (finding,) = N._figure3(imp)
     assert finding.holds is False and "S1 M21S: top 2 by gain = f3, score_M1" in finding.evidence
     assert N._figure3(imp[imp.model == "S1 M12S"])[0].holds is True
-    row = _claim(F.check_claims(N.paper_numbers(), importance=imp), "score_features_most_important")
+    row = _claim(N.check_claims(N.paper_numbers(), importance=imp), "score_features_most_important")
     assert row.ours == "does not hold" and row.paper == "holds" and "stated: §5.2" in row.paper_evidence
 
 
@@ -149,8 +150,8 @@ def test_write_fidelity_reads_the_notebook_tables(tmp_path):
 
 def test_fidelity_shows_the_data_level_calibration(tmp_path):
     run = tmp_path / "r"
-    calibration = run / F.table_path("00_dataset_overview", "calibration")
-    subsets = run / F.table_path("00_dataset_overview", "calibration_subsets")
+    calibration = run / S.table_path("00_dataset_overview", "calibration")
+    subsets = run / S.table_path("00_dataset_overview", "calibration_subsets")
     calibration.parent.mkdir(parents=True)
     pd.DataFrame({"statistic": ["tie", "exclusive_11"], "paper": [0.123, 0.014],
                   "achieved": [0.125, 0.03], "tolerance": [0.03, 0.005], "within": [True, False],

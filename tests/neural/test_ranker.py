@@ -3,7 +3,8 @@ import pytest
 
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ideal_dcg, ndcg
-from ltrlib.neural import Architecture, NeuralBudget, NeuralRanker
+from ltrlib.neural import NeuralBudget, NeuralRanker
+from ltrlib.neural.models import Architecture
 
 
 def _data(n_queries: int, seed: int) -> Dataset:

@@ -137,7 +137,7 @@ def test_strategy_counts_match_the_masks():
 
 def test_auto_split_categories_are_the_two_most_frequent_query_categories():
     from ltrlib.data import load_dataset
-    from ltrlib.noniid import leading_query_categories, resolve_split_categories
+    from ltrlib.noniid.categories import leading_query_categories, resolve_split_categories
 
     train = load_dataset("synthetic", scale="small", seed=0).train
     counts = cats.assign_query_categories(train, 0).category.value_counts()
@@ -155,7 +155,7 @@ def test_auto_split_categories_are_the_two_most_frequent_query_categories():
 def test_auto_categories_follow_binned_real_data():
     from ltrlib import config
     from ltrlib.data import load_dataset
-    from ltrlib.noniid import leading_query_categories, resolve_split_categories
+    from ltrlib.noniid.categories import leading_query_categories, resolve_split_categories
 
     if not config.SHARED_LIGHTGBM_RANK.exists():
         pytest.skip(f"shared example data not found at {config.SHARED_LIGHTGBM_RANK}")
@@ -169,7 +169,8 @@ def test_auto_categories_follow_binned_real_data():
 
 def test_one_category_parameter_resolves_alike():
     from ltrlib.data import load_dataset
-    from ltrlib.noniid import leading_query_categories, resolve_category
+    from ltrlib.noniid import resolve_category
+    from ltrlib.noniid.categories import leading_query_categories
 
     train = load_dataset("synthetic", scale="tiny", seed=0).train
     assert resolve_category(train) == leading_query_categories(train, 1)[0]

@@ -37,7 +37,6 @@ The names below are re-exported here, so ``from ltrlib.data.svmlight import run_
 working; `ltrlib.data.readers` builds `Dataset`s and caches them on top of them.
 """
 
-from ltrlib.data.svmlight import fingerprint, parse, write
 from ltrlib.data.svmlight.fingerprint import fingerprint_blocks, fingerprint_bytes, fingerprint_file
 from ltrlib.data.svmlight.parse import (
     MAX_FEATURES,
