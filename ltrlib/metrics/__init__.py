@@ -31,6 +31,7 @@ from ltrlib.metrics.ranking import (
 from ltrlib.metrics.significance import (
     PairedTTest,
     compare,
+    compare_tidy,
     mark_significance,
     paired_ttest,
     parse_marked,
