@@ -26,6 +26,7 @@ from ltrlib import timing
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
 from ltrlib.metrics.keys import flatten_metrics
+from ltrlib.metrics.significance import compare_tidy
 
 SETTINGS = ("iid", "type1", "type2_R1", "type2_R2", "type3_sdbn", "type3_pbm", "type4", "type4_type1",
             "type4_type2")
@@ -222,30 +223,20 @@ def noniid_gaps(online: pd.DataFrame) -> pd.DataFrame:
 
     ``gap`` = non-IID - IID cumulative online NDCG (mean over seeds), ``rel_gap`` = gap / IID,
     ``offline_gap`` the same on the final offline NDCG@10, and ``p_value`` a paired t-test over
-    seeds (pairs share the seed; NaN with fewer than 2 seeds).
+    seeds (pairs share the seed; NaN with fewer than 2 seeds, and scipy's NaN where the IID and
+    non-IID runs are identical or a value is NaN).
     """
-    from scipy.stats import ttest_rel
-
     base = online[online.remedy == "none"]
-    rows = []
-    for (setting, ranker, click), g in base.groupby(["setting", "ranker", "click"], sort=False):
-        iid, non = (g[g.data == d].set_index("seed") for d in ("IID", "non-IID"))
-        seeds = iid.index.intersection(non.index)
-        if len(seeds) == 0:
-            continue
-        a, b = iid.loc[seeds], non.loc[seeds]
-        p_on = p_off = np.nan
-        if len(seeds) >= 2:
-            p_on = float(ttest_rel(b.cumulative_online, a.cumulative_online).pvalue)
-            p_off = float(ttest_rel(b.final_offline, a.final_offline).pvalue)
-        rows.append(dict(
-            setting=setting, ranker=ranker, click=click, seeds=len(seeds),
-            IID=a.cumulative_online.mean(), **{"non-IID": b.cumulative_online.mean()},
-            gap=b.cumulative_online.mean() - a.cumulative_online.mean(),
-            rel_gap=(b.cumulative_online.mean() - a.cumulative_online.mean()) / a.cumulative_online.mean(),
-            p_value=p_on, offline_IID=a.final_offline.mean(), offline_nonIID=b.final_offline.mean(),
-            offline_gap=b.final_offline.mean() - a.final_offline.mean(), offline_p_value=p_off,
-        ))
+    # Pairs: the seeds both sides ran. scipy's own p-values (raw=True): setting "iid" builds
+    # the same federation either way, and these tables have always shown NaN for its ties.
+    on, off = (compare_tidy(base, "IID", by=["setting", "ranker", "click"], model="data", unit="seed",
+                            value=v, models=["IID", "non-IID"], common_units=True, raw=True).to_dict("records")
+               for v in ("cumulative_online", "final_offline"))
+    rows = [dict(setting=a["setting"], ranker=a["ranker"], click=a["click"], seeds=a["units"],
+                 IID=a["mean_baseline"], **{"non-IID": a["mean"]}, gap=a["diff"], rel_gap=a["rel_diff"],
+                 p_value=a["p"], offline_IID=b["mean_baseline"], offline_nonIID=b["mean"],
+                 offline_gap=b["diff"], offline_p_value=b["p"])
+            for a, b in zip(on, off) if a["data"] == "non-IID" and a["units"] > 0]
     return pd.DataFrame(rows)
 
 

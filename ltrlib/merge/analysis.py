@@ -18,7 +18,7 @@ import pandas as pd
 from ltrlib.data.dataset import Scorer
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.ranking import evaluate
-from ltrlib.metrics.significance import significance_table
+from ltrlib.metrics.significance import compare_tidy, significance_table
 
 __all__ = [
     "LOCAL_MODELS",
@@ -129,28 +129,21 @@ def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = N
     """The numbers behind `marked_table`, tidy: ``split, model, metric, value, queries`` and,
     per baseline ``B`` (default M1, M2), ``p_vs_B``: the two-sided paired t-test's p-value
     against it over the split's test queries (NaN for the baseline itself)."""
-    from ltrlib.metrics.significance import paired_ttest
-
-    baselines = dict(baselines or {"M1": "a", "M2": "b"})
+    baselines = list(baselines or {"M1": "a", "M2": "b"})
     need = {"split", "model", "qid", "metric", "value"}
     if not need <= set(per_query.columns):
         raise KeyError(f"per_query needs columns {sorted(need)}, has {list(per_query.columns)}")
-    if models is not None:
-        per_query = per_query[per_query.model.isin(models)]
+    # A split of one query is not tested (min_units=2); in a larger one, a pair with fewer
+    # than 2 queries with values is an error (too_few="raise").
+    stats = compare_tidy(per_query, baselines, by=["split", "metric"], models=models,
+                         too_few="raise").to_dict("records")
     rows = []
-    for (split, metric), part in per_query.groupby(["split", "metric"], sort=False):
-        wide = part.pivot(index="qid", columns="model", values="value")
-        order = list(models) if models is not None else list(pd.unique(part.model))
-        for model in order:
-            if model not in wide:
-                continue
-            row = {"split": split, "model": model, "metric": metric,
-                   "value": float(wide[model].mean()), "queries": int(wide[model].notna().sum())}
-            for base in baselines:
-                row[f"p_vs_{base}"] = (paired_ttest(wide[model], wide[base]).p
-                                       if base in wide and base != model and len(wide) >= 2
-                                       else np.nan)
-            rows.append(row)
+    # compare_tidy gives each (split, metric, model) one row per baseline, in their order.
+    for first in range(0, len(stats), len(baselines)):
+        r = stats[first]
+        rows.append({"split": r["split"], "model": r["model"], "metric": r["metric"], "value": r["mean"],
+                     "queries": r["count"],
+                     **{f"p_vs_{s['baseline']}": s["p"] for s in stats[first:first + len(baselines)]}})
     return pd.DataFrame(rows)
 
 

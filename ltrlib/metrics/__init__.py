@@ -20,6 +20,7 @@ from ltrlib.metrics.ranking import (
 from ltrlib.metrics.significance import (
     PairedTTest,
     compare,
+    compare_tidy,
     mark_significance,
     paired_ttest,
     parse_marked,
@@ -28,6 +29,6 @@ from ltrlib.metrics.significance import (
 
 __all__ = [
     "DEFAULT_METRICS", "average_precision", "evaluate", "ideal_dcg", "ndcg", "parse_metric", "reciprocal_rank",
-    "PairedTTest", "compare", "mark_significance", "paired_ttest", "parse_marked", "significance_table", "discount",
+    "PairedTTest", "compare", "compare_tidy", "mark_significance", "paired_ttest", "parse_marked", "significance_table", "discount",
     "gain", "flatten_metrics",
 ]

@@ -9,6 +9,9 @@ output of ``evaluate(..., per_query=True)`` collected for several models (column
 
 or let `significance_table` do it: it builds every marked table of the notebooks (models
 as rows; metrics, test sets or splits as columns) from a tidy per-query frame.
+`compare_tidy` gives the numbers instead (per group and model: the mean, its difference to
+a baseline's and the p-value), the one builder of the analyses' "mean, difference, p-value"
+tables.
 
 Tests are paired t-tests (``scipy.stats.ttest_rel``), two-sided unless an ``alternative``
 is given. Queries where either model has NaN (``no_relevant="exclude"``) are dropped from
@@ -24,7 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["PairedTTest", "compare", "mark_significance", "paired_ttest", "parse_marked", "significance_table"]
+__all__ = ["PairedTTest", "compare", "compare_tidy", "mark_significance", "paired_ttest", "parse_marked",
+           "significance_table"]
 
 _SUPERSCRIPT = dict(zip(
     "abcdefghijklmnoprstuvwxyz0123456789+-",
@@ -33,6 +37,7 @@ _SUPERSCRIPT = dict(zip(
 _FROM_SUPERSCRIPT = {v: k for k, v in _SUPERSCRIPT.items()}
 _STYLES = ("unicode", "latex", "plain")
 _ALTERNATIVES = ("two-sided", "greater", "less")
+_TOO_FEW = ("nan", "raise")
 # Per-query metric values are O(1); differences this small are floating-point noise
 # from computing the same ranking two ways, not a difference between models.
 _TIE = 1e-12
@@ -47,7 +52,7 @@ class PairedTTest(NamedTuple):
     n: int
 
 
-def paired_ttest(a, b, alternative: str = "two-sided") -> PairedTTest:
+def paired_ttest(a, b, alternative: str = "two-sided", *, raw: bool = False) -> PairedTTest:
     """Paired t-test of per-query values ``a`` vs ``b``.
 
     ``alternative`` as in scipy: ``"two-sided"`` (any difference), ``"greater"`` (the
@@ -57,6 +62,10 @@ def paired_ttest(a, b, alternative: str = "two-sided") -> PairedTTest:
     alternative. A constant non-zero difference has zero variance and gives ``t = ±inf``
     and ``p = 0``, or ``p = 1`` when a one-sided alternative points the other way. Raises
     ``ValueError`` for different lengths or fewer than 2 pairs.
+
+    ``raw``: scipy's ``ttest_rel`` as it is, without those rules: pairs with NaN are kept
+    (a NaN gives NaN), identical inputs give NaN and a difference constant up to rounding
+    gives scipy's noise. For `ltrlib.foltr.noniid_gaps`, whose tables have always shown it.
     """
     _check_alternative(alternative)
     a = np.asarray(a, dtype=np.float64)
@@ -67,15 +76,15 @@ def paired_ttest(a, b, alternative: str = "two-sided") -> PairedTTest:
         raise ValueError(
             f"a and b must hold the same queries: a has {a.size} values, b has {b.size}"
         )
-    keep = ~(np.isnan(a) | np.isnan(b))
+    keep = np.ones(a.size, dtype=bool) if raw else ~(np.isnan(a) | np.isnan(b))
     diff = a[keep] - b[keep]
     n = int(diff.size)
     if n < 2:
         raise ValueError(f"a paired t-test needs at least 2 queries with values, got {n}")
     mean_diff = float(diff.mean())
-    if np.all(np.abs(diff) <= _TIE):
+    if not raw and np.all(np.abs(diff) <= _TIE):
         return PairedTTest(mean_diff, 0.0, 1.0, n)
-    if np.ptp(diff) <= 1e-12 * np.abs(diff).max():
+    if not raw and np.ptp(diff) <= 1e-12 * np.abs(diff).max():
         # Zero variance (up to rounding, e.g. (a + c) - a): scipy warns about precision
         # loss and returns noise or NaN; the difference is certain.
         t = float(np.copysign(np.inf, mean_diff))
@@ -88,6 +97,11 @@ def paired_ttest(a, b, alternative: str = "two-sided") -> PairedTTest:
 def _check_alternative(alternative: str) -> None:
     if alternative not in _ALTERNATIVES:
         raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
+
+
+def _check_too_few(too_few: str) -> None:
+    if too_few not in _TOO_FEW:
+        raise ValueError(f"too_few must be one of {_TOO_FEW}, got {too_few!r}")
 
 
 def _letters(baselines) -> dict[str, str]:
@@ -124,7 +138,8 @@ def _check_frame(per_query: pd.DataFrame, baselines) -> dict[str, str]:
 
 
 def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str] | str, *,
-            alpha: float = 0.05, alternative: str = "two-sided") -> pd.DataFrame:
+            alpha: float = 0.05, alternative: str = "two-sided", too_few: str = "nan",
+            raw: bool = False) -> pd.DataFrame:
     """Paired t-test of every model (column) against every baseline (not itself).
 
     ``baselines``: baseline column names, or a mapping ``{baseline: letter}`` (a plain
@@ -135,11 +150,13 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
     mean_model, mean_baseline, mean_diff, t, p, significant`` where ``mean_diff`` is
     model minus baseline over the queries both have values for, and ``significant``
     is ``p < alpha``. With fewer than 2 such queries no test is possible: ``t`` and ``p``
-    are NaN and ``significant`` is False.
+    are NaN and ``significant`` is False, or with ``too_few="raise"`` `paired_ttest`
+    raises. ``raw``: scipy's numbers as they are (see `paired_ttest`); NaN queries are kept.
     """
     letters = _check_frame(per_query, baselines)
     _check_alpha(alpha)
     _check_alternative(alternative)
+    _check_too_few(too_few)
     rows = []
     for model in per_query.columns:
         for base, marker in letters.items():
@@ -147,16 +164,16 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
                 continue
             a = per_query[model].to_numpy(np.float64)
             b = per_query[base].to_numpy(np.float64)
-            keep = ~(np.isnan(a) | np.isnan(b))
+            keep = np.ones(a.size, dtype=bool) if raw else ~(np.isnan(a) | np.isnan(b))
             n = int(keep.sum())
-            if n < 2:
+            if n < 2 and too_few == "nan":
                 # A test set of one query (a rare category's exclusive split on a small
                 # scale) admits no test: the row says so (p NaN, never significant)
                 # instead of failing the whole table.
                 diff = float(a[keep].sum() - b[keep].sum()) if n else np.nan
                 res = PairedTTest(diff, np.nan, np.nan, n)
             else:
-                res = paired_ttest(a, b, alternative)
+                res = paired_ttest(a, b, alternative, raw=raw)
             rows.append({
                 "model": model, "baseline": base, "marker": marker, "n": res.n,
                 "mean_model": float(a[keep].mean()) if n else np.nan,
@@ -166,6 +183,92 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
             })
     return pd.DataFrame(rows, columns=["model", "baseline", "marker", "n", "mean_model",
                                        "mean_baseline", "mean_diff", "t", "p", "significant"])
+
+
+def compare_tidy(per_query: pd.DataFrame, baselines: str | Sequence[str], *,
+                 by: str | Sequence[str] = (), model: str = "model", unit: str = "qid",
+                 value: str = "value", models: Sequence[str] | None = None,
+                 common_units: bool = False, skipna: bool = True, min_units: int = 2,
+                 alternative: str = "two-sided", too_few: str = "nan",
+                 raw: bool = False) -> pd.DataFrame:
+    """`compare` over a tidy frame, per group: each model's mean, its difference to each
+    baseline's mean and the paired t-test's p-value against that baseline.
+
+    ``per_query``: one row per (group, model, unit), e.g. ``split, model, qid, metric,
+    value`` (units: queries) or runs with one row per seed (units: seeds).
+
+    * ``by``: the group columns; groups in order of appearance (a missing key drops the
+      row, as in pandas' groupby). ``model``, ``unit``, ``value``: the other columns.
+    * ``models``: the models, in this order (others are dropped before anything is
+      computed); default: each group's, in order of appearance. Absent ones are skipped.
+    * ``common_units``: False pairs the models on every unit of the group (a missing one is
+      NaN), in sorted order; True only on the units every model has a row for, in the
+      order of ``pandas.Index.intersection`` from the first baseline's units (in general
+      the order of its rows).
+    * ``skipna``: means over a model's values; False: a NaN gives a NaN mean.
+    * ``alternative``, ``too_few``, ``raw``: as in `compare`, which tests each group; a
+      group of fewer than ``min_units`` units is not tested.
+
+    Returns one row per (group, model, baseline), in that order: the ``by`` columns,
+    ``model`` (named as given), ``baseline, units`` (the group's), ``count`` (the model's
+    values), ``mean, mean_baseline, diff`` (``mean - mean_baseline``: a difference of the
+    means shown), ``rel_diff`` (``diff / mean_baseline``), ``t, p``. ``t`` and ``p`` are NaN
+    for the baseline itself, a group without it and an untested group. Raises
+    ``ValueError`` for several rows of one (group, model, unit).
+    """
+    baselines = [baselines] if isinstance(baselines, str) else list(baselines)
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [c for c in dict.fromkeys([*by, model, unit, value]) if c not in per_query.columns]
+    if missing:
+        raise KeyError(f"per_query is missing columns {missing} (has {list(per_query.columns)})")
+    if not baselines:
+        raise ValueError("baselines is empty")
+    _check_alternative(alternative)
+    _check_too_few(too_few)
+    if models is not None:
+        models = list(models)
+        per_query = per_query[per_query[model].isin(models)]
+    rows = []
+    for key, part in (per_query.groupby(by, sort=False) if by else [((), per_query)]):
+        wide = _wide(part, model, unit, value, baselines[0], common_units, dict(zip(by, key)))
+        present = [b for b in baselines if b in wide]
+        tests = {} if not present or len(wide) < min_units else {
+            (r.model, r.baseline): (r.t, r.p)
+            for r in compare(wide, present, alternative=alternative, too_few=too_few,
+                             raw=raw).itertuples(index=False)}
+        # pandas' mean skips NaN, numpy's lets it through: each as the tables computed it.
+        means = {m: float(wide[m].mean()) if skipna else float(wide[m].to_numpy(np.float64).mean())
+                 for m in wide.columns}
+        order = [m for m in models if m in wide] if models is not None else list(pd.unique(part[model]))
+        for m in order:
+            for base in baselines:
+                mean_base = means.get(base, np.nan)
+                t, p = tests.get((m, base), (np.nan, np.nan))
+                rows.append({**dict(zip(by, key)), model: m, "baseline": base, "units": len(wide),
+                             "count": int(wide[m].notna().sum()), "mean": means[m],
+                             "mean_baseline": mean_base, "diff": means[m] - mean_base, "t": t, "p": p})
+    out = pd.DataFrame(rows, columns=[*by, model, "baseline", "units", "count", "mean", "mean_baseline",
+                                      "diff", "t", "p"])
+    # Divided as float64 columns: a zero baseline mean gives inf or NaN, not an error.
+    out.insert(out.columns.get_loc("diff") + 1, "rel_diff", out["diff"] / out["mean_baseline"])
+    return out
+
+
+def _wide(part: pd.DataFrame, model: str, unit: str, value: str, baseline: str,
+          common_units: bool, where: dict) -> pd.DataFrame:
+    """One group's values, units x models, as `compare_tidy` pairs them."""
+    if part.duplicated([model, unit]).any():
+        raise ValueError(f"per_query has several rows for one ({model}, {unit}) at {where}")
+    wide = part.pivot(index=unit, columns=model, values=value)
+    if common_units:
+        # Rows, not values, make a unit common (a NaN value counts). Index.intersection
+        # sets the order, which a mean's last bit depends on: in general the order of the
+        # baseline's rows (pandas may sort units it holds as a range).
+        units = part[part[model] == baseline].set_index(unit).index
+        for m in wide.columns.drop(baseline, errors="ignore"):
+            units = units.intersection(part[part[model] == m].set_index(unit).index)
+        wide = wide.loc[units]
+    return wide
 
 
 def _check_alpha(alpha: float) -> None:

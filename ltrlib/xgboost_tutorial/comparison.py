@@ -28,6 +28,7 @@ import pandas as pd
 from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics.keys import flatten_metrics
+from ltrlib.metrics.significance import compare_tidy
 from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
 from ltrlib.train.settings import TrainSettings
 
@@ -108,21 +109,23 @@ def comparison_numeric(per_query: pd.DataFrame, timing: pd.DataFrame | None = No
                        baseline: str = LIGHTGBM) -> pd.DataFrame:
     """Tidy numbers: ``model, metric, mean, diff`` (minus the baseline), ``p_value`` of the
     paired t-test against the baseline, plus training seconds and trees when given."""
-    from ltrlib.metrics import paired_ttest
-
-    rows = []
-    for metric, part in per_query.groupby("metric", sort=False):
-        wide = part.pivot(index="qid", columns="model", values="value")
-        base = wide[baseline].to_numpy(np.float64)
-        for model in pd.unique(part.model):
-            v = wide[model].to_numpy(np.float64)
-            p = np.nan if model == baseline else paired_ttest(v, base).p
-            rows.append({"model": model, "metric": metric, "mean": float(v.mean()),
-                         "diff": float(v.mean() - base.mean()), "p_value": p})
-    out = pd.DataFrame(rows)
+    stats = _against(per_query, baseline, ["metric"], "model")
+    out = pd.DataFrame([{"model": r["model"], "metric": r["metric"], "mean": r["mean"], "diff": r["diff"],
+                         "p_value": r["p"]} for r in stats])
     if timing is not None:
         out = out.merge(timing[["model", "seconds", "trees"]], on="model", how="left")
     return out
+
+
+def _against(frame: pd.DataFrame, baseline: str, by: list[str], model: str) -> list[dict]:
+    """`compare_tidy`'s rows for this module's tables: means over every query (a NaN gives a
+    NaN mean), every group tested, KeyError for a group without the baseline and
+    ValueError for a model with fewer than 2 queries with values."""
+    for _, part in frame.groupby(by, sort=False):
+        if baseline not in set(part[model]):
+            raise KeyError(baseline)
+    return compare_tidy(frame, baseline, by=by, model=model, skipna=False, min_units=1,
+                        too_few="raise").to_dict("records")
 
 
 # --------------------------------------------------------------------------- pair methods
@@ -217,23 +220,17 @@ def pair_count_settings(counts) -> dict[str, dict]:
 def pair_method_summary(runs: pd.DataFrame, reference: str = "mean, 1 pair") -> pd.DataFrame:
     """Per (scale, setting, metric): the mean, the difference to ``reference`` on the same
     queries and its paired t-test p-value; plus effective pairs per query, trees, seconds."""
-    from ltrlib.metrics import paired_ttest
-
+    stats = _against(runs, reference, ["scale", "metric"], "setting")
+    info = runs.groupby(["scale", "metric", "setting"], sort=False)[["train_queries", "effective_pairs", "trees",
+                                                                     "seconds"]].first()
     rows = []
-    for (scale, metric), part in runs.groupby(["scale", "metric"], sort=False):
-        wide = part.pivot(index="qid", columns="setting", values="value")
-        ref = wide[reference].to_numpy(np.float64)
-        info = part.groupby("setting", sort=False)[["train_queries", "effective_pairs", "trees",
-                                                    "seconds"]].first()
-        for setting in pd.unique(part.setting):
-            v = wide[setting].to_numpy(np.float64)
-            rows.append({"scale": scale, "train_queries": int(info.loc[setting, "train_queries"]),
-                         "metric": metric, "setting": setting, "mean": float(v.mean()),
-                         "diff_vs_reference": float(v.mean() - ref.mean()),
-                         "p_value": np.nan if setting == reference else paired_ttest(v, ref).p,
-                         "effective_pairs_per_query": float(info.loc[setting, "effective_pairs"]),
-                         "trees": int(info.loc[setting, "trees"]),
-                         "seconds": float(info.loc[setting, "seconds"])})
+    for r in stats:
+        at = (r["scale"], r["metric"], r["setting"])
+        rows.append({"scale": r["scale"], "train_queries": int(info.loc[at, "train_queries"]),
+                     "metric": r["metric"], "setting": r["setting"], "mean": r["mean"],
+                     "diff_vs_reference": r["diff"], "p_value": r["p"],
+                     "effective_pairs_per_query": float(info.loc[at, "effective_pairs"]),
+                     "trees": int(info.loc[at, "trees"]), "seconds": float(info.loc[at, "seconds"])})
     return pd.DataFrame(rows)
 
 
