@@ -10,9 +10,9 @@ seconds per tree, the ratio to exact, the best validation NDCG@10 within those t
 the test NDCG@10 of the model cut at that best tree, so speed and accuracy are read side
 by side.
 
-This is the evidence behind the README's statement that quantized gradients are the one
-lever left for the batch's time, and why it is not taken: the batch trains the papers'
-learner with exact gradients. Run it on a quiet machine.
+This is the evidence behind the statement (docs/benchmarks.md) that quantized gradients are
+the one lever left for the batch's time, and why it is not taken: the batch trains the
+papers' learner with exact gradients. Run it on a quiet machine.
 
 Run: .venv/bin/python bench/bench_tree_cost.py [--trees 200] [--quantized 4,16] [--seed 0]
 """

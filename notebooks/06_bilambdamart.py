@@ -203,7 +203,7 @@ table2
 # %% [markdown]
 # **Over seeds.** This table is one draw of data, folds, query sample and tuning, and on the
 # twin Bi-λMART's difference to λMART* has changed sign from seed to seed. The central
-# claim is decided by the pre-registered multi-seed study (README, "Bi-LambdaMART,
+# claim is decided by the pre-registered multi-seed study (docs/bilambdamart.md, "Bi-LambdaMART,
 # decided"; `ltrlib study bilambdamart`), committed under `reports/bilambdamart-confirmatory/`:
 
 # %%

@@ -11,7 +11,7 @@
 # read from this run (`per_query_test.parquet`), so every comparison is paired on the same
 # test queries.
 #
-# **The models** (`ltrlib.neural`, JAX with Flax, Optax and Rax; the README says why):
+# **The models** (`ltrlib.neural`, JAX with Flax, Optax and Rax; docs/bilambdamart.md says why):
 # DNN, a univariate feed-forward network with batch normalisation and dropout after each
 # layer; GSF(m), groupwise scoring of each document with the m − 1 next in its list (m = 2:
 # a bivariate scorer; m = 20: the whole list at once); ATTN-DIN, self-attention over the

@@ -3,8 +3,8 @@
 One run of notebook 06 is one draw of data, folds, query sample and tuning, so one seed
 cannot decide the central claim (Bi-λMART beats λMART*). The study runs notebook 06 at
 every seed of its design (`ltrlib.study`, ``ltrlib study bilambdamart``) and decides the
-claim by a rule fixed before its confirmatory run (`DECISION_RULE`; the README's
-Bi-LambdaMART section carries the same design). This module holds the design and the
+claim by a rule fixed before its confirmatory run (`DECISION_RULE`; docs/bilambdamart.md,
+"Bi-LambdaMART, decided", carries the same design). This module holds the design and the
 statistics, on the per-query results every run saves (``per_query_test.parquet``) and its
 pairwise-uptake table; nothing here runs a notebook.
 
@@ -68,7 +68,7 @@ DECISION_RULE = (
     "with the interval. Decided only on every seed of the design; with fewer, the summary is interim.")
 
 #: Notebook 06's parameters per study profile, with the scale. ``confirmatory`` is the
-#: pre-registered budget (README, "Bi-LambdaMART, decided"); ``tiny`` exercises the
+#: pre-registered budget (docs/bilambdamart.md, "Bi-LambdaMART, decided"); ``tiny`` exercises the
 #: machinery in the tests. The same for every model by construction: notebook 06 gives
 #: every stage-2 model ``n_trials`` trials over one search space.
 PROFILES: dict[str, dict] = {

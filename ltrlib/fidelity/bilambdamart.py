@@ -427,8 +427,9 @@ INTRO = ("The paper reports WEB10K, WEB30K and Yahoo!, not Istella: its absolute
          "every dataset it prints the table for). The control is λMART* and Bi-λMART tuned alike on the "
          "same documents and stage-1 lists with the labels generated without the pairwise mechanism "
          "(notebook 06's `control`). A verdict here is one seed's: on the synthetic twin, Bi-λMART's "
-         "difference to λMART* changed sign across five seeds at the batch's 10 trials a model (README). "
-         "The central claim is decided over seeds, by a design fixed before its run (README, "
+         "difference to λMART* changed sign across five seeds at the batch's 10 trials a model "
+         "(docs/bilambdamart.md). "
+         "The central claim is decided over seeds, by a design fixed before its run (docs/bilambdamart.md, "
          "`reports/bilambdamart-confirmatory/study.md`).")
 
 

@@ -10,7 +10,8 @@ Modules: `lists` (flat arrays with offsets <-> padded lists in canonical order),
 (training with early stopping, scoring), `competitors` (the paper's eleven networks on
 `ltrlib.bivariate`'s stage-2 data, their tuning and Tables 3-7, for notebook
 ``06_neural_competitors``). The library is JAX with Flax, Optax and Rax: the
-README's "Neural rankers" section gives the measurements it was chosen by.
+"Bi-LambdaMART's neural competitors" section of docs/bilambdamart.md gives the measurements
+it was chosen by.
 """
 
 from ltrlib.neural.competitors import (
