@@ -138,3 +138,44 @@ def test_the_checker_finds_broken_links(tmp_path):
 ])
 def test_slug_follows_github(heading, anchor):
     assert slug(heading) == anchor
+
+
+# --------------------------------------------------------------------------- ltrlib names
+
+DOTTED = re.compile(r"\bltrlib(?:\.[A-Za-z_]\w*)+")
+IMPORT = re.compile(r"from (ltrlib[\w.]*) import ([\w, ]+)")
+
+
+def _resolves(dotted: str) -> bool:
+    import importlib
+
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for part in parts[i:]:
+            if not hasattr(obj, part):
+                return False
+            obj = getattr(obj, part)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("path", markdown_files(), ids=lambda p: p.relative_to(PROJ_ROOT).as_posix())
+def test_every_ltrlib_name_the_docs_give_exists(path):
+    """A dotted ``ltrlib.x.y`` or a ``from ltrlib.x import y`` in the docs names something the
+    package has, so a move or a rename cannot leave the docs behind (the README's "What
+    changed" table, which names the old paths on purpose, aside)."""
+    text = path.read_text(encoding="utf-8")
+    if path.name == "README.md":
+        # blanked line for line, so the line numbers below stay the file's
+        text = re.sub(r"\n## What changed\n.*?(?=\n## |\Z)", lambda m: "\n" * m.group(0).count("\n"), text,
+                      flags=re.S)
+    stale = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        names = [m.group(0).rstrip(".") for m in DOTTED.finditer(line)]
+        names += [f"{m.group(1)}.{n.strip()}" for m in IMPORT.finditer(line) for n in m.group(2).split(",") if n.strip()]
+        stale += [f"line {number}: {n}" for n in names if not _resolves(n)]
+    assert not stale, f"{path.name} names what ltrlib does not have: " + "; ".join(stale)
