@@ -189,3 +189,18 @@ def test_notebooks_use_the_subpackages_public_names_only(notebook):
         elif not hasattr(mod, "__path__") and isinstance(getattr(mod, name, None), type(mod)):
             wrong.append(f"line {line}: {module}.{name} is a module")
     assert not wrong, f"notebooks/{notebook}: " + "; ".join(wrong)
+
+
+def test_no_public_name_with_two_meanings():
+    """One name, one meaning: a name that two subpackages export for different things is a
+    plot and the analysis whose frame it draws (``plots.validation_curves(
+    train.validation_curves(...))``), nothing else. A package handing on its part's name
+    (``train.tune`` is ``train.tuning.tune``) is one meaning."""
+    owners: dict[str, dict[int, list[str]]] = {}
+    for name in SUBPACKAGES:
+        pkg = importlib.import_module(name)
+        for public in pkg.__all__:
+            owners.setdefault(public, {}).setdefault(id(getattr(pkg, public)), []).append(name)
+    clashes = {n: sorted(p[0] for p in objs.values()) for n, objs in owners.items() if len(objs) > 1}
+    clashes = {n: pkgs for n, pkgs in clashes.items() if len(pkgs) != 2 or "ltrlib.plots" not in pkgs}
+    assert not clashes, f"one name exported with two meanings: {clashes}"

@@ -34,7 +34,7 @@ from ltrlib.bivariate.experiment import (
 )
 from ltrlib.bivariate.features import expand_listwise, query_level_columns
 from ltrlib.bivariate.model import BivariateRanker, LBModel, fit_lb
-from ltrlib.bivariate.study import DECISION_RULE, PROFILES, decide, study_verdict, summarise
+from ltrlib.bivariate.study import DECISION_RULE, PROFILES, study_verdict
 from ltrlib.bivariate.two_stage import STAGE1_SETTINGS, build_two_stage, table1, tune_stage1
 from ltrlib.bivariate.uptake import uptake_table
 
@@ -42,6 +42,6 @@ __all__ = [
     "MODELS", "STAGE1_ROW", "Stage2Experiment", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
     "bilambdamart_metrics", "model_list", "model_scores", "per_query_frame", "per_query_results", "ndcg_table",
     "settings_screen", "tuned_table", "tuning_frame", "tuning_label", "tuning_summary", "expand_listwise",
-    "query_level_columns", "BivariateRanker", "LBModel", "fit_lb", "DECISION_RULE", "PROFILES", "decide",
-    "study_verdict", "summarise", "uptake_table", "STAGE1_SETTINGS", "build_two_stage", "table1", "tune_stage1",
+    "query_level_columns", "BivariateRanker", "LBModel", "fit_lb", "DECISION_RULE", "PROFILES",
+    "study_verdict", "uptake_table", "STAGE1_SETTINGS", "build_two_stage", "table1", "tune_stage1",
 ]
