@@ -45,7 +45,7 @@
 # `cutoff`; `all` takes every pair, as eq. 8 sums and as LightGBM's default level (30)
 # does on a top-20 list. `hessian`, the pair models' only: `exact` is eq. 7 (its sign typo
 # fixed); `diagonal` (ours) drops its cross term, an approximation. A minimum leaf hessian
-# of 0 reaches LightGBM as 1e-12 (its split check fails on exactly 0; `ltrlib.train.MIN_HESSIAN_FLOOR`).
+# of 0 reaches LightGBM as 1e-12 (its split check fails on exactly 0; `ltrlib.train.backends.MIN_HESSIAN_FLOOR`).
 #
 # The paper's protocol, as `make bilambdamart-paper` runs it: `-p folds 10
 # -p stage1_max_trees 2000 -p stage1_trials 20 -p stage2_features 0 -p train_queries 0

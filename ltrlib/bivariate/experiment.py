@@ -206,7 +206,7 @@ class Stage2Experiment:
     def fit(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None, monitor=None):
         """One model with the given parameters (LightGBM's, plus any tuned open setting);
         returns an `LBModel` or a `Ranker` (both `ltrlib.data.Scorer`s). ``monitor(trees,
-        value)`` watches the validation curve (`ltrlib.train.pruning_monitor` prunes a trial
+        value)`` watches the validation curve (`ltrlib.train.tuning.pruning_monitor` prunes a trial
         with it)."""
         settings = self.settings if seed is None else self.settings.replace(seed=seed)
         # Settings that do not apply to spec stay at our default, which the learner ignores.
@@ -264,8 +264,8 @@ def _best_iteration(model) -> int:
 def _fit_or_fail(exp: Stage2Experiment, spec: ModelSpec, params: dict, monitor, trial):
     """``exp.fit``, except that a point LightGBM stops on with its split check (its open
     issue #4739) fails the trial, its message kept in the trial, and the study replaces it
-    (`ltrlib.train.TrialFailed`). Its known cause, a minimum leaf hessian of exactly 0, is
-    avoided (`ltrlib.train.MIN_HESSIAN_FLOOR`); this guards the rest."""
+    (`ltrlib.train.tuning.TrialFailed`). Its known cause, a minimum leaf hessian of exactly 0, is
+    avoided (`ltrlib.train.backends.MIN_HESSIAN_FLOOR`); this guards the rest."""
     import lightgbm as lgb
 
     from ltrlib.train.tuning.study import FAILURE_ATTR, TrialFailed
@@ -287,7 +287,7 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
     Every model gets the same search (`suggest`) and the same number of trials, each trial
     early-stopped (``exp.settings.early_stopping``). With ``prune`` a trial whose validation
     curve falls below the median of the completed trials' is also stopped early
-    (`ltrlib.train.pruner`, as notebook 03's studies), the first point never. It is off by
+    (`ltrlib.train.tuning.pruner`, as notebook 03's studies), the first point never. It is off by
     default, because at stage 2 it costs the pair models their best points: the pair
     models' slow, large-leaf settings trail the default point for their first trees and
     overtake it later. Measured (small, seed 0, 1,000 training queries, 10 trials):
@@ -301,7 +301,7 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
     (training is deterministic) when it is not in memory.
 
     ``n_jobs`` models are tuned side by side in joblib worker processes, as
-    `ltrlib.train.fit_side_by_side` does for notebook 03 (two one-thread LightGBM fits get
+    `ltrlib.train.tuning.fit_side_by_side` does for notebook 03 (two one-thread LightGBM fits get
     more done on two cores than one two-thread fit). Each model's study is its own, so the
     workers share nothing but the storage file, which locks. A pair model costs about twenty
     document models per tree (19 pair rows per document), so the pair models start first

@@ -274,7 +274,7 @@ def fit_lb(
     the score gap, per query by log2(1+Σλ)/Σλ). ``truncation``: λRank pairs need their
     better-ranked document in the current top ``truncation`` (default: the cut-off; the
     list length takes every pair). ``monitor(trees, value)`` is called with the validation
-    NDCG after every tree, as `ltrlib.train.train_ranker`'s (`ltrlib.train.pruning_monitor`
+    NDCG after every tree, as `ltrlib.train.train_ranker`'s (`ltrlib.train.tuning.pruning_monitor`
     prunes Optuna trials with it)."""
     import lightgbm as lgb
 

@@ -193,7 +193,7 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], settin
     fit = delayed(_fit_fold)
     calls = (fit(splits, fold_of, f, params, settings) for f in range(folds))
     # The folds are independent: n_jobs of them train side by side in worker processes,
-    # as `ltrlib.train.fit_side_by_side` does; n_jobs=1 trains them in this process.
+    # as `ltrlib.train.tuning.fit_side_by_side` does; n_jobs=1 trains them in this process.
     # Fitting time is counted here, in the notebook's process (the run's timing log counts
     # the kernel's own lines only, so workers' lines are not added twice).
     with timing.fitting():

@@ -17,7 +17,7 @@ Our choices where the paper is silent
       by ``n_folds``-fold cross-validation over D_merge's queries (`ltrlib.train.tune_cv`:
       mean held-out NDCG@10, early stopping on the held-out fold), then refit on all of
       D_merge with the best parameters and the mean early-stopped tree count.
-    * Search space: the local models' (`ltrlib.train.SEARCH_SPACE`), with trial 0 fixed to
+    * Search space: the local models' (`ltrlib.train.tuning.SEARCH_SPACE`), with trial 0 fixed to
       `STACKING_FIRST_PARAMS` (much of the space cannot split on a small D_merge: large
       ``min_sum_hessian_in_leaf`` with LambdaMART's small Hessians gives a constant model).
       Tree limit (`STACKING_SETTINGS`): at most 500 trees (the paper's tuned meta-models have
@@ -114,7 +114,7 @@ def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials
     """Tune the meta-model on the score-augmented ``ds`` by k-fold CV over its queries,
     every fold's model trained with ``settings``.
 
-    Returns `ltrlib.train.TuningResult` (``best_params``, ``best_iteration`` = mean
+    Returns `ltrlib.train.tuning.TuningResult` (``best_params``, ``best_iteration`` = mean
     early-stopped trees of the best trial, ``trials``). ``storage``: an Optuna journal
     path, so an interrupted run resumes (see `ltrlib.train.tuning`). ``settings.backend``:
     the meta-model's, ``"lightgbm"`` or ``"xgboost"`` (``first_params`` are given in

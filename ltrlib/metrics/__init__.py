@@ -29,6 +29,6 @@ from ltrlib.metrics.significance import (
 
 __all__ = [
     "DEFAULT_METRICS", "average_precision", "evaluate", "ideal_dcg", "ndcg", "parse_metric", "reciprocal_rank",
-    "PairedTTest", "compare", "compare_tidy", "mark_significance", "paired_ttest", "parse_marked", "significance_table", "discount",
-    "gain", "flatten_metrics",
+    "PairedTTest", "compare", "compare_tidy", "mark_significance", "paired_ttest", "parse_marked",
+    "significance_table", "discount", "gain", "flatten_metrics",
 ]

@@ -48,7 +48,7 @@ def strategy_explorer(counts: pd.DataFrame):
     """A dropdown over categories showing that category's DS1 / DS2' query counts.
 
     ``counts`` is the frame of `ltrlib.noniid.splits.strategy_query_counts`. The plain
-    figure is ``ltrlib.strategy_query_counts(counts, category)``, which batch runs draw.
+    figure is ``ltrlib.plots.strategy_query_counts(counts, category)``, which batch runs draw.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt

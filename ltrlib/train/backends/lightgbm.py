@@ -52,7 +52,7 @@ def _lgb_datasets(train: Dataset, vali: Dataset | None):
 def monitor_callback(monitor: Callable[[int, float], None], metric: str, data_name: str = "vali"):
     """A LightGBM callback calling ``monitor(trees, value)`` with ``metric`` on
     ``data_name`` after every tree: how `train_ranker` and `ltrlib.bivariate.fit_lb` hand
-    the validation curve to a pruner (`ltrlib.train.pruning_monitor`)."""
+    the validation curve to a pruner (`ltrlib.train.tuning.pruning_monitor`)."""
     def report(env):
         for name, m, value, _ in env.evaluation_result_list:
             if name == data_name and m == metric:
