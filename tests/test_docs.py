@@ -179,3 +179,16 @@ def test_every_ltrlib_name_the_docs_give_exists(path):
         names += [f"{m.group(1)}.{n.strip()}" for m in IMPORT.finditer(line) for n in m.group(2).split(",") if n.strip()]
         stale += [f"line {number}: {n}" for n in names if not _resolves(n)]
     assert not stale, f"{path.name} names what ltrlib does not have: " + "; ".join(stale)
+
+
+def test_every_ltrlib_name_the_code_mentions_exists():
+    """The same for the package's docstrings and comments, the notebooks' prose and the
+    benchmarks: a ``ltrlib.x.y`` they name is there (file names such as ``ltrlib/x.py`` aside)."""
+    sources = [*sorted((PROJ_ROOT / "ltrlib").rglob("*.py")), *sorted((PROJ_ROOT / "notebooks").glob("*.py")),
+               *sorted((PROJ_ROOT / "bench").glob("*.py"))]
+    stale = []
+    for path in sources:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            stale += [f"{path.relative_to(PROJ_ROOT)}:{number}: {m.group(0)}" for m in DOTTED.finditer(line)
+                      if not m.group(0).endswith((".py", ".md", ".csv", ".json")) and not _resolves(m.group(0))]
+    assert not stale, "names ltrlib does not have: " + "; ".join(stale)
