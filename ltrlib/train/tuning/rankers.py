@@ -59,11 +59,11 @@ def tune(
     model's NDCG@``eval_at`` on ``vali``. ``storage``: None (in memory), a
     journal file path, a database URL (a shared study other processes can join) or an
     Optuna storage; with a persistent storage an interrupted study resumes and a finished
-    one is reused (see the module docstring). ``settings.seed`` seeds both the
+    one is reused (`ltrlib.train.tuning.storage`). ``settings.seed`` seeds both the
     sampler and the library. ``first_params`` (e.g. `PAPER_TABLE6_MEDIAN`): a point of the
     search space evaluated as the first trial before TPE takes over (not in the paper).
-    ``prune``: stop hopeless trials early (`pruner`, fed from the validation curve; see the
-    module docstring). The binned data are built once and shared by all trials.
+    ``prune``: stop hopeless trials early (`pruner`, fed from the validation curve; see
+    `ltrlib.train.tuning.study`). The binned data are built once and shared by all trials.
     """
     if vali is None:
         raise ValueError("tune needs a validation set (vali): the paper tunes on it")

@@ -262,7 +262,7 @@ def run_study(
     trial, never pruned. ``tuned``: the parameter names `TuningResult.best_params` keeps.
     ``study_pruner``: an Optuna pruner (`pruner`), None for none. A journal or in-memory
     study is run by this process alone; a shared (database) study together with whichever
-    workers join it (module docstring).
+    workers join it (`ltrlib.train.tuning.storage`).
     """
     if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or n_trials < 1:
         raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
@@ -395,7 +395,7 @@ def _open_shared(study_name: str, store, where: str, setup: dict, first_params, 
 def _run_shared(objective, *, n_trials, study_name, store, where, seed, setup, progress, first_params,
                 study_pruner):
     """A database study with a heartbeat: run trials until the study (all workers together)
-    has ``n_trials`` finished ones; see "Shared studies" in the module docstring."""
+    has ``n_trials`` finished ones; see "Shared studies" in `ltrlib.train.tuning.storage`."""
     import optuna
     from optuna.trial import TrialState
 
