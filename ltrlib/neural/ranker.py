@@ -113,6 +113,7 @@ class NeuralRanker:
             self.list_size = int(max(np.diff(train.offsets).max(), np.diff(vali.offsets).max()))
         b = self.budget
         lists = self._pad(train)
+        vali_lists = self._pad(vali)  # once: every evaluation scores the same padded lists
         ideal = np.asarray(train_ideal, dtype=np.float32)
         batch = min(b.batch_size, lists.n_queries)
         model = build_model(self.arch, train.n_features, b.seed)
@@ -150,7 +151,7 @@ class NeuralRanker:
                 self.diverged = True  # the loss overflowed: keep the best weights so far
                 break
             evaluation = time.perf_counter()
-            score = float(self._vali_ndcg(vali, vali_ideal))
+            score = float(self._vali_ndcg(vali, vali_lists, vali_ideal))
             self.curve.append(score)
             if score > best:
                 best, self.best_step = score, step
@@ -169,8 +170,8 @@ class NeuralRanker:
         model.eval()
         return self
 
-    def _vali_ndcg(self, vali: Dataset, vali_ideal) -> np.ndarray:
-        s = self.score(vali)
+    def _vali_ndcg(self, vali: Dataset, vali_lists: PaddedLists, vali_ideal) -> np.ndarray:
+        s = self._score_lists(vali_lists)
         return ndcg(vali.y, s, vali.offsets, self.budget.cutoff, ideal_dcg=vali_ideal).mean()
 
     def score(self, data: Dataset, chunk: int = 256) -> np.ndarray:
@@ -178,7 +179,9 @@ class NeuralRanker:
         running statistics, GSF's groups in canonical order)."""
         if self.model is None:
             raise RuntimeError("this NeuralRanker is not fitted: call fit first")
-        lists = self._pad(data)
+        return self._score_lists(self._pad(data), chunk)
+
+    def _score_lists(self, lists: PaddedLists, chunk: int = 256) -> np.ndarray:
         self.model.eval()
         out = np.empty(lists.mask.shape, dtype=np.float32)
         for a in range(0, lists.n_queries, chunk):

@@ -69,3 +69,15 @@ def test_bad_input_is_refused_by_name():
         NeuralRanker(Architecture("dnn")).score(train)
     with pytest.raises(ValueError, match="max_steps must be a positive integer"):
         NeuralBudget(max_steps=0)
+
+
+def test_fit_pads_each_partition_once(monkeypatch):
+    """Validation lists are padded once per fit, not at every evaluation (six here)."""
+    from ltrlib.neural import ranker as ranker_module
+
+    calls = []
+    pad = ranker_module.pad_lists
+    monkeypatch.setattr(ranker_module, "pad_lists", lambda *a, **k: calls.append(a[1].size) or pad(*a, **k))
+    train, vali = _data(12, 3), _data(6, 4)
+    _fit(Architecture("dnn", hidden=(8,), dropout=0.0), "softmax", train, vali, steps=300)
+    assert sorted(calls) == sorted([train.offsets.size, vali.offsets.size])
