@@ -13,7 +13,8 @@ prints two other arrangements:
 Both are built here from ``client_results`` output and the split objects (which say each
 split's strategy and category), with the same significance marks (ᵃ: paired t-test
 against M_full). `client_means` is the tidy numeric companion, read by
-`ltrlib.fidelity`.
+`ltrlib.fidelity`; `locals_compared` the paired test of M'2 against M1 on the full test set
+that the ledger decides §5.2's "not significantly different" on.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from ltrlib.metrics import significance_table
+from ltrlib.metrics import compare_tidy, significance_table
 from ltrlib.noniid.splits import STRATEGY_LABELS
 
-__all__ = ["client_means", "second_test_set", "table1_initial", "table3_alternative"]
+__all__ = ["client_means", "locals_compared", "second_test_set", "table1_initial", "table3_alternative"]
 
 
 def second_test_set(split) -> str:
@@ -108,3 +109,22 @@ def table3_alternative(per_query: pd.DataFrame, nsplits: Mapping[str, object],
     table = pd.concat(parts, names=["partitioning", "model"])
     columns = list(dict.fromkeys(c for p in parts.values() for c in p.columns))
     return table.reindex(columns=columns)
+
+
+def locals_compared(per_query: pd.DataFrame, nsplits: Mapping[str, object], metric: str = "ndcg@10",
+                    test_set: str = "DS") -> pd.DataFrame:
+    """M2 (M'2) against M1 on ``test_set``, per split: the two-sided paired t-test over the
+    test queries (`ltrlib.metrics.compare_tidy`). Tidy: ``split, strategy, category, model,
+    baseline, units, mean, mean_baseline, diff, t, p`` (model M2, baseline M1).
+
+    §5.2 says of the splits without tie-breaking that the two local models' "overall
+    performance is not significantly different" on Istella's test set; this is the test."""
+    _check(per_query, nsplits)
+    pq = per_query[(per_query.metric == metric) & (per_query.test_set == test_set)
+                   & per_query.split.isin(list(nsplits))]
+    out = compare_tidy(pq, "M1", by="split", models=["M1", "M2"])
+    out = out[out.model == "M2"].reset_index(drop=True)
+    out.insert(1, "strategy", out.split.map({s: ns.strategy for s, ns in nsplits.items()}))
+    out.insert(2, "category", out.split.map({s: ns.category for s, ns in nsplits.items()}))
+    return out[["split", "strategy", "category", "model", "baseline", "units", "mean", "mean_baseline", "diff",
+                "t", "p"]]

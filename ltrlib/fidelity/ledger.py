@@ -2,20 +2,25 @@
 
 One section per paper whose notebooks the run executed (`PAPERS`), each with its claims
 decided on the run's tables and on the paper's printed numbers, and a head table that
-counts, per paper, the checks that hold, do not hold or are not available, beside the
-data, scale and seed, and the median Effect Ratio of its comparative checks. A check is
-one claim in one scope (a table, a split, a ranker).
+counts, per paper, the checks of its claims that hold, do not hold, are not decided or are
+not available, beside the data, scale and seed. A check is one claim in one scope (a table,
+a split, a ranker). Only the paper's claims in the scopes it ran are counted: notes on its
+numbers, exact checks of our code, our controls and scopes beyond the paper are reported in
+their own tables (`ltrlib.fidelity.claims.KINDS`). A run is one seed: its verdicts decide
+nothing on their own (`ONE_SEED`).
 
 Outputs in the run directory, written atomically (the runner calls `write_fidelity` after
 the notebooks; ``ltrlib fidelity RUN_DIR`` rebuilds them):
 
 * ``fidelity_claims.csv``: every check of every paper (`ltrlib.fidelity.claims.CLAIM_COLUMNS`);
+* ``fidelity_effects.csv``: every comparison's Effect Ratio and ΔRI (`EFFECT_COLUMNS`);
 * ``fidelity.csv``: the non-IID paper's printed numbers beside ours (`ltrlib.fidelity.noniid`);
 * ``fidelity.md``: provenance, the head table, then the sections.
 
 `across_runs` follows every check over runs that differ in their seed only (``ltrlib
-fidelity RUN RUN ...``): its verdict per seed, how many seeds it holds in, and the Effect
-Ratio's mean with a 95 % interval over the seeds. A claim decided on one seed is not decided.
+fidelity RUN RUN ...``): its verdict per seed and how many seeds it holds in, and every
+comparison's Effect Ratio with a 95 % interval over the seeds. A claim decided on one seed is
+not decided.
 """
 
 from __future__ import annotations
@@ -33,29 +38,35 @@ import pandas as pd
 from ltrlib import provenance as run_provenance
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.fidelity import bilambdamart, foltr, noniid, xgboost_tutorial
-from ltrlib.fidelity.claims import CLAIM_COLUMNS, Section
+from ltrlib.fidelity.claims import CLAIM_COLUMNS, EFFECT_COLUMNS, KINDS, NOT_DECIDED, UNSTABLE_BELOW, Section
 from ltrlib.fidelity.sources import one_setup_at_several_seeds
 from ltrlib.report import RUN_MANIFEST, table_to_markdown
 
-__all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV", "PAPERS", "Ledger", "Paper",
-           "across_runs", "executed_papers", "fidelity_report", "summary_table", "write_fidelity"]
+__all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_EFFECTS_CSV", "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV",
+           "ONE_SEED", "PAPERS", "Ledger", "Paper", "across_runs", "effect_ratio_intervals", "executed_papers",
+           "fidelity_report", "summary_table", "write_fidelity"]
 
 FIDELITY_MD = "fidelity.md"
 FIDELITY_CSV = "fidelity.csv"
 FIDELITY_CLAIMS_CSV = "fidelity_claims.csv"
 FIDELITY_PUBLISHED_CSV = "fidelity_published.csv"
-#: An Effect Ratio in this range counts as the paper's effect reproduced in size.
-ER_RANGE = (0.5, 2.0)
+FIDELITY_EFFECTS_CSV = "fidelity_effects.csv"
+#: What every section says of its verdicts: a run is one seed.
+ONE_SEED = ("One run is one seed: these verdicts are this seed's and decide nothing on their own. Verdicts across "
+            "seeds come from `ltrlib fidelity RUN RUN ...` over runs of several seeds and from the pre-registered "
+            "studies under `reports/` (docs/fidelity.md).")
 
 
 @dataclass(frozen=True)
 class Paper:
-    """A paper the ledger follows: its title, the notebooks that reproduce it, and the
-    function that builds its section from a run directory and its provenance."""
+    """A paper the ledger follows: its title, the notebooks that reproduce it, the function
+    that builds its section from a run directory and its provenance, and every `Claim` the
+    section decides (its module's ``ALL_CLAIMS``: what the guard test reads)."""
 
     title: str
     notebooks: tuple[str, ...]
     section: Callable[[Path, dict[str, Any]], Section]
+    claims: tuple = ()
 
 
 PAPERS: dict[str, Paper] = {
@@ -63,13 +74,14 @@ PAPERS: dict[str, Paper] = {
     noniid.SOURCE: Paper("Learning to Rank for Non-IID Datasets", ("00_dataset_overview", "01_category_analysis",
                                                                     "02_split_stats", "03_client_models",
                                                                     "04_linear_merge", "05_stacking"),
-                         noniid.section),
+                         noniid.section, noniid.ALL_CLAIMS),
     bilambdamart.SOURCE: Paper("Learning bivariate scoring functions for ranking (Bi-LambdaMART)",
-                               ("06_bilambdamart", "06_neural_competitors"), bilambdamart.section),
+                               ("06_bilambdamart", "06_neural_competitors"), bilambdamart.section,
+                               bilambdamart.ALL_CLAIMS),
     foltr.SOURCE: Paper("Is Non-IID Data a Threat in Federated Online Learning to Rank?", ("07_foltr_noniid",),
-                        foltr.section),
-    xgboost_tutorial.SOURCE: Paper("XGBoost's learning-to-rank tutorial", ("08_xgboost_backends",),
-                                   xgboost_tutorial.section),
+                        foltr.section, foltr.ALL_CLAIMS),
+    xgboost_tutorial.SOURCE: Paper("XGBoost's learning-to-rank notes", ("08_xgboost_backends", "09_click_bias"),
+                                   xgboost_tutorial.section, xgboost_tutorial.ALL_CLAIMS),
 }
 
 
@@ -84,6 +96,11 @@ class Ledger:
     def claims(self) -> pd.DataFrame:
         frames = [s.claims for s in self.sections]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CLAIM_COLUMNS)
+
+    @property
+    def effects(self) -> pd.DataFrame:
+        frames = [s.effects for s in self.sections if not s.effects.empty]
+        return pd.concat(frames, ignore_index=True)[EFFECT_COLUMNS] if frames else pd.DataFrame(columns=EFFECT_COLUMNS)
 
     @property
     def numbers(self) -> pd.DataFrame | None:
@@ -140,22 +157,31 @@ def fidelity_report(run_dir: str | os.PathLike) -> Ledger:
     return Ledger(prov, [PAPERS[key].section(run_dir, prov) for key in executed_papers(run_dir, manifest)])
 
 
+def _counted(claims: pd.DataFrame) -> pd.Series:
+    """The checks a paper's tally counts: its claims, in scopes it ran."""
+    return (claims.kind == "claim") & ~claims.beyond.astype(bool)
+
+
 def summary_table(ledger: Ledger) -> pd.DataFrame:
-    """The ledger's head: per paper, the checks that hold, do not hold and are not
-    available, the data, scale and seed, and the Effect Ratios of its comparative checks
-    (their median, and how many lie in `ER_RANGE`)."""
+    """The ledger's head: per paper, its claims' checks that hold, do not hold, are not
+    decided and are not available (only the paper's claims in the scopes it ran), the data,
+    scale and seed, and how many checks stand outside the tally (beyond the paper, notes,
+    exact checks, controls)."""
     prov = ledger.provenance
     rows = []
     for s in ledger.sections:
         c = s.claims
-        er = c.effect_ratio.astype(float).dropna() if not c.empty else pd.Series(dtype=float)
+        counted = c[_counted(c)]
         paper = PAPERS[s.source]
+        outside = {"beyond the paper": int((c.beyond.astype(bool) & (c.kind == "claim")).sum()),
+                   **{KINDS[k]: int((c.kind == k).sum()) for k in KINDS if k != "claim"}}
         rows.append({"paper": paper.title, "notebooks": ", ".join(nb[:2] for nb in paper.notebooks),
                      "data": prov.get("dataset", ""), "scale": prov.get("scale", ""), "seed": prov.get("seed", ""),
-                     "holds": int((c.ours == "holds").sum()), "does not hold": int((c.ours == "does not hold").sum()),
-                     "not available": int((c.ours == "not available").sum()),
-                     "median effect ratio": float(er.median()) if len(er) else math.nan,
-                     "effect ratios in [0.5, 2]": f"{int(er.between(*ER_RANGE).sum())} of {len(er)}"})
+                     "holds": int((counted.ours == "holds").sum()),
+                     "does not hold": int((counted.ours == "does not hold").sum()),
+                     NOT_DECIDED: int((counted.ours == NOT_DECIDED).sum()),
+                     "not available": int((counted.ours == "not available").sum()),
+                     "outside the tally": ", ".join(f"{k} {v}" for k, v in outside.items() if v) or "none"})
     return pd.DataFrame(rows)
 
 
@@ -163,18 +189,50 @@ def _fmt(v: Any) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
 
 
+def _claim_table(c: pd.DataFrame) -> str:
+    return table_to_markdown(c[["claim", "scope", "ours", "paper", "evidence"]])
+
+
+EFFECTS_TEXT = ("Each row is one comparison: one cell against one baseline, on one of the paper's datasets "
+                "(`dataset`, where it prints several). `effect_ratio` = our improvement / the paper's (Breuer et "
+                "al., SIGIR 2020; 1: the same effect, 0: none, below 0: reversed), never pooled over cells; "
+                f"\"unstable\" where the paper's effect is below {UNSTABLE_BELOW} (ours: about the seed-to-seed "
+                "spread of a difference between two tuned models on the twin). `delta_ri` = the paper's relative "
+                "improvement minus ours.")
+
+
 def _section_markdown(s: Section) -> list[str]:
     paper = PAPERS[s.source]
     c = s.claims
-    lines = [f"## {paper.title}", "", f"Notebooks {', '.join(paper.notebooks)}.", ""]
+    lines = [f"## {paper.title}", "", f"Notebooks {', '.join(paper.notebooks)}.", "", ONE_SEED, ""]
     if s.intro:
         lines += [s.intro, ""]
     if s.missing:
         lines += ["Not in this run (their claims are `not available`): " + ", ".join(f"`{m}`" for m in s.missing)
                   + ".", ""]
-    lines += [f"- `{r.claim}`: {r.statement}" for r in c.drop_duplicates("claim").itertuples()] + [""]
-    shown = c.assign(effect_ratio=c.effect_ratio.map(_fmt), delta_ri=c.delta_ri.map(_fmt))
-    lines += [table_to_markdown(shown[["claim", "scope", "ours", "paper", "effect_ratio", "delta_ri", "evidence"]]), ""]
+    counted = c[_counted(c)]
+    lines += ["### The paper's claims", ""]
+    lines += [f"- `{r.claim}`: {r.statement} ({r.place}: \"{r.quote}\"; test: {r.test}; threshold: "
+              f"{r.threshold})" for r in counted.drop_duplicates("claim").itertuples()] + [""]
+    lines += [_claim_table(counted), ""]
+    beyond = c[c.beyond.astype(bool) & (c.kind == "claim")]
+    if not beyond.empty:
+        lines += ["### Beyond the paper", "", "Scopes the paper did not run: reported, not counted as its "
+                  "findings.", "", _claim_table(beyond), ""]
+    for kind in [k for k in KINDS if k != "claim"]:
+        part = c[c.kind == kind]
+        if not part.empty:
+            lines += [f"### {KINDS[kind][0].upper()}{KINDS[kind][1:]} (not counted)", ""]
+            lines += [f"- `{r.claim}`: {r.statement}" for r in part.drop_duplicates("claim").itertuples()] + [""]
+            lines += [_claim_table(part), ""]
+    if not s.effects.empty:
+        e = s.effects
+        shown = e.assign(**{col: e[col].map(_fmt) for col in ("effect_ratio", "delta_ri")},
+                         **{col: e[col].map(lambda v: "" if pd.isna(v) else f"{v:+.4f}")
+                            for col in ("ours_improvement", "paper_improvement")})
+        lines += ["### Effect Ratios, comparison by comparison", "", EFFECTS_TEXT, "",
+                  table_to_markdown(shown[["claim", "scope", "comparison", "dataset", "ours_improvement",
+                                           "paper_improvement", "effect_ratio", "delta_ri", "stability"]]), ""]
     return lines + s.lines
 
 
@@ -183,9 +241,10 @@ def _markdown(ledger: Ledger) -> str:
     lines = [f"# Fidelity ledger: run {prov.get('run_id', '')}", "",
              "Claim by claim, whether each paper's findings hold on this run's data, with the evidence beside "
              "the paper's. Nothing is tuned to make a claim hold. `ours`: the verdict on this run; `paper`: on "
-             "the paper's printed numbers (or where the paper states it). For comparative claims, the Effect "
-             "Ratio is our mean improvement over the paper's (1: the same effect, 0: none, below 0: reversed) "
-             "and ΔRI the paper's relative improvement minus ours (Breuer et al., SIGIR 2020).", "",
+             "the paper's printed numbers (or where the paper states it). Every claim names its source's "
+             "sentence and place, its test and where its threshold comes from (the paper's, or ours and why). "
+             "\"Not decided\": the check ran but its test had too few units, or the models' budgets were not "
+             "equal. Each comparison's Effect Ratio and ΔRI are in its section.", "", ONE_SEED, "",
              "Provenance (from `run.json` and `provenance.json`):", ""]
     lines += [f"- {k}: `{v}`" for k, v in prov.items() if k != "run_id"] or ["- no run.json"]
     if prov.get("scale") == "tiny":
@@ -196,9 +255,11 @@ def _markdown(ledger: Ledger) -> str:
         lines += ["This run executed none of the papers' notebooks (00-08).", ""]
     else:
         head = summary_table(ledger)
-        head["median effect ratio"] = head["median effect ratio"].map(_fmt)
-        lines += ["Counts are checks: a claim in one scope.", "", table_to_markdown(head), ""]
-    lines += ["Files: [fidelity_claims.csv](fidelity_claims.csv) (every check)"
+        lines += ["Counts are checks of the paper's claims (a claim in one scope the paper ran); notes, exact "
+                  "checks, controls and scopes beyond the paper stand outside the tally.", "",
+                  table_to_markdown(head), ""]
+    lines += ["Files: [fidelity_claims.csv](fidelity_claims.csv) (every check), "
+              "[fidelity_effects.csv](fidelity_effects.csv) (every comparison's Effect Ratio)"
               + (", [fidelity.csv](fidelity.csv) (every number of the non-IID paper)" if ledger.numbers is not None
                  else "") + ".", ""]
     for s in ledger.sections:
@@ -217,6 +278,8 @@ def write_fidelity(run_dir: str | os.PathLike) -> Path:
             ledger.numbers.to_csv(tmp, index=False)
     with atomic_path(run_dir / FIDELITY_CLAIMS_CSV) as tmp:
         ledger.claims.to_csv(tmp, index=False)
+    with atomic_path(run_dir / FIDELITY_EFFECTS_CSV) as tmp:
+        ledger.effects.to_csv(tmp, index=False)
     if ledger.published is not None:
         with atomic_path(run_dir / FIDELITY_PUBLISHED_CSV) as tmp:
             ledger.published.to_csv(tmp, index=False)
@@ -227,27 +290,55 @@ def across_runs(run_dirs) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every check over runs that differ in their seed only (`one_setup_at_several_seeds`).
 
     Returns ``(per_run, summary)``. ``per_run``: every run's claim rows (`CLAIM_COLUMNS`)
-    with its ``seed``. ``summary``, one row per check (``source, claim, scope``): ``seeds``,
-    how many it ``holds`` in, ``does not hold`` in and is ``not available`` in, and for a
-    comparative check the Effect Ratio's mean over the seeds with a 95 % t-interval
-    (``effect_ratio_low``, ``effect_ratio_high``; NaN with fewer than two seeds that have one).
+    with its ``seed``. ``summary``, one row per check (``source, claim, kind, scope``):
+    ``seeds``, how many it ``holds`` in, ``does not hold`` in, is ``not decided`` and ``not
+    available`` in, and ``comparisons``: its comparisons' Effect Ratios over the seeds, each
+    as its mean with a 95 % t-interval (`effect_ratio_intervals`).
     """
-    from scipy import stats
-
     dirs = [Path(d) for d in run_dirs]
     seeds = one_setup_at_several_seeds(dirs)
-    per_run = pd.concat([fidelity_report(d).claims.assign(seed=seed) for seed, d in zip(seeds, dirs)],
-                        ignore_index=True)
+    reports = [fidelity_report(d) for d in dirs]
+    per_run = pd.concat([r.claims.assign(seed=seed) for seed, r in zip(seeds, reports)], ignore_index=True)
+    effects = pd.concat([r.effects.assign(seed=seed) for seed, r in zip(seeds, reports)], ignore_index=True)
+    intervals = effect_ratio_intervals(effects)
+    said = {key: "; ".join(f"{r.comparison}{f' ({r.dataset})' if r.dataset else ''}: {_interval(r)}"
+                           for r in g.itertuples())
+            for key, g in intervals.groupby(["source", "claim", "scope"], sort=False)}
     rows = []
-    for (source, claim, scope), g in per_run.groupby(["source", "claim", "scope"], sort=False):
+    for (source, claim, kind, scope), g in per_run.groupby(["source", "claim", "kind", "scope"], sort=False):
+        rows.append({"source": source, "claim": claim, "kind": kind, "scope": scope, "seeds": len(g),
+                     **{v: int((g.ours == v).sum()) for v in ("holds", "does not hold", NOT_DECIDED,
+                                                              "not available")},
+                     "comparisons": said.get((source, claim, scope), "")})
+    return per_run, pd.DataFrame(rows)
+
+
+def _interval(r) -> str:
+    if math.isnan(r.effect_ratio_mean):
+        return "no stable ratio"
+    if math.isnan(r.effect_ratio_low):
+        return f"ER {r.effect_ratio_mean:.2f} ({r.seeds_with_ratio} seed)"
+    return f"ER {r.effect_ratio_mean:.2f} [{r.effect_ratio_low:.2f}, {r.effect_ratio_high:.2f}]"
+
+
+def effect_ratio_intervals(effects: pd.DataFrame) -> pd.DataFrame:
+    """Per comparison (``source, claim, scope, comparison, dataset``) of a multi-seed effect
+    table (`EFFECT_COLUMNS` and ``seed``): the Effect Ratio's mean over the seeds that have a
+    stable one and its 95 % t-interval (NaN with fewer than two)."""
+    from scipy import stats
+
+    rows = []
+    keys = ["source", "claim", "scope", "comparison", "dataset"]
+    # A CSV read back turns the empty dataset of a single-dataset paper into NaN: one key.
+    effects = effects.assign(dataset=effects.dataset.fillna(""))
+    for key, g in effects.groupby(keys, sort=False, dropna=False):
         er = g.effect_ratio.astype(float).dropna().to_numpy()
         low = high = math.nan
         if len(er) >= 2:
             half = stats.t.ppf(0.975, len(er) - 1) * er.std(ddof=1) / math.sqrt(len(er))
             low, high = er.mean() - half, er.mean() + half
-        rows.append({"source": source, "claim": claim, "scope": scope, "seeds": len(g),
-                     "holds": int((g.ours == "holds").sum()), "does not hold": int((g.ours == "does not hold").sum()),
-                     "not available": int((g.ours == "not available").sum()),
+        rows.append({**dict(zip(keys, key)), "seeds_with_ratio": len(er),
                      "effect_ratio_mean": er.mean() if len(er) else math.nan,
                      "effect_ratio_low": low, "effect_ratio_high": high})
-    return per_run, pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=[*keys, "seeds_with_ratio", "effect_ratio_mean", "effect_ratio_low",
+                                       "effect_ratio_high"])

@@ -20,13 +20,16 @@ __all__ = ["NOTEBOOK_TABLES", "one_setup_at_several_seeds", "read_table", "run_s
 
 NOTEBOOK_TABLES: dict[str, tuple[str, ...]] = {
     "00_dataset_overview": ("calibration", "calibration_subsets"),
-    "03_client_models": ("table1_initial_split_numeric", "table3_alternative_splits_numeric"),
+    "03_client_models": ("table1_initial_split_numeric", "table3_alternative_splits_numeric",
+                         "table3_locals_compared"),
     "04_linear_merge": ("table4_linear_numeric", "alpha_choices"),
     "05_stacking": ("table5_stacking_numeric", "figure3_importance"),
     "06_bilambdamart": ("table2_lambdarank", "table4_difference", "table5_softmax", "control_table2"),
     "06_neural_competitors": ("table3_neural_lambdarank", "table4_gsf", "table5_neural_softmax"),
     "07_foltr_noniid": ("runs_online", "remedies"),
-    "08_xgboost_backends": ("pair_method_summary", "pair_count_sweep"),
+    "08_xgboost_backends": ("pair_method_summary", "pair_count_sweep", "pair_method_trend", "graded_objectives",
+                            "reproducibility", "distributed_training"),
+    "09_click_bias": ("click_curves",),
 }
 
 

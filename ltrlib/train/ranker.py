@@ -265,6 +265,7 @@ def train_ranker(
     *,
     position: np.ndarray | None = None,
     cluster=None,
+    split_queries: bool = False,
     cache: DataCache | None = None,
     monitor: Callable[[int, float], None] | None = None,
     **changes,
@@ -287,7 +288,8 @@ def train_ranker(
     displayed position (int, 0 = top); it switches on the backend's position-bias model.
     ``cluster``: None trains in this process; ``"local"`` starts a Dask ``LocalCluster``
     for this call; a scheduler address (``"tcp://host:8786"``) or a
-    ``distributed.Client`` trains on that cluster (see `ltrlib.train.backends.dask`).
+    ``distributed.Client`` trains on that cluster (see `ltrlib.train.backends.dask`);
+    ``split_queries`` (XGBoost on a cluster only) then cuts the rows through query groups.
 
     ``cache``: a `DataCache` of exactly ``train`` and ``vali``; the backend's copies of the
     data are built once in it and reused by later calls (a tuning study's trials).
@@ -336,6 +338,8 @@ def train_ranker(
         raise ValueError("cache and monitor work for in-process training without position only")
     if monitor is not None and vali is None:
         raise ValueError("monitor watches the validation curve: it needs vali")
+    if split_queries and cluster is None:
+        raise ValueError("split_queries cuts the training rows over a Dask cluster's workers: it needs cluster")
     if cluster is None:
         extra = {k: v for k, v in (("cache", cache), ("monitor", monitor)) if v is not None}
         model, best, curve = be.fit(full, train, vali, max_trees, early_stopping, position=position,
@@ -344,7 +348,7 @@ def train_ranker(
         from ltrlib.train.backends.dask import fit_on_cluster
 
         model, best, curve = fit_on_cluster(cluster, backend, full, train, vali, max_trees,
-                                            early_stopping, position=position)
+                                            early_stopping, position=position, split_queries=split_queries)
     info = {
         "train": {"name": train.name, "queries": train.n_queries, "documents": train.n_docs},
         "vali": None if vali is None else {"name": vali.name, "queries": vali.n_queries,

@@ -2,9 +2,12 @@
 
 import json
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from ltrlib.fidelity.bilambdamart import SEED_COMPARISONS, across_seeds, bilambdamart_claims, read_tables
+from ltrlib.fidelity.claims import EFFECT_COLUMNS, UNSTABLE_BELOW
 from ltrlib.metrics import parse_marked
 
 def test_parse_marked_reads_what_mark_significance_writes():
@@ -15,36 +18,107 @@ def test_parse_marked_reads_what_mark_significance_writes():
 
 
 def test_claims_hold_and_fail_on_the_tables(tmp_path, tables):
-    claims, missing = bilambdamart_claims(tables.bilambdamart_run(tmp_path))
+    claims, effects, missing = bilambdamart_claims(tables.bilambdamart_run(tmp_path))
     assert missing == []
     verdict = dict(zip(claims.claim, claims.ours))
     assert set(verdict.values()) == {"holds"}, claims
+    assert {"bi_beats_stage1", "without_d_close_to_star", "bi_softmax_above_bi_lambdamart"} <= set(verdict)
     # Every claim holds on the paper's own printed numbers (checks their encoding).
     assert set(claims.paper[claims.claim != "control_no_pairwise_gain"]) == {"holds"}
     central = claims.set_index("claim").loc["bi_beats_univariate"]
     assert "+2.01%" in central.evidence and "significant" in central.evidence
-    # Effect Ratio: our mean gain over λMART and λMART* against the paper's, averaged over
-    # the three datasets it prints Table 2 for; ΔRI: the paper's relative gain minus ours.
-    ours = ((0.71 - 0.695) + (0.71 - 0.696)) / 2
-    paper = [((bi - lm) + (bi - star)) / 2 for lm, star, bi in
-             ((0.4968, 0.4975, 0.5029), (0.5244, 0.5248, 0.5291), (0.8421, 0.8409, 0.8466))]
-    paper_base = sum((lm + star) / 2 for lm, star, _ in
-                     ((0.4968, 0.4975, 0.5029), (0.5244, 0.5248, 0.5291), (0.8421, 0.8409, 0.8466))) / 3
-    assert central.effect_ratio == pytest.approx(ours / (sum(paper) / 3))
-    assert central.delta_ri == pytest.approx((sum(paper) / 3) / paper_base - ours / ((0.695 + 0.696) / 2))
-    # The control has no paper counterpart.
-    assert claims.set_index("claim").loc["control_no_pairwise_gain", "paper"] == "not available"
+    # Effect Ratio, comparison by comparison: our gain over λMART and over λMART*, each
+    # against the paper's on each dataset it prints Table 2 for, never averaged; "unstable"
+    # where the paper's gain is below 0.005 NDCG. ΔRI: the paper's relative gain minus ours.
+    e = effects[effects.claim == "bi_beats_univariate"].set_index(["comparison", "dataset"])
+    paper = {"WEB10K": (0.4968, 0.4975, 0.5029), "WEB30K": (0.5244, 0.5248, 0.5291),
+             "YAHOO!": (0.8421, 0.8409, 0.8466)}
+    assert len(e) == 6
+    for dataset, (lm, star, bi) in paper.items():
+        for baseline, ours_base, theirs_base in (("λMART", 0.695, lm), ("λMART*", 0.696, star)):
+            row = e.loc[(f"Bi-λMART vs {baseline}", dataset)]
+            ours, theirs = 0.71 - ours_base, bi - theirs_base
+            assert row.ours_improvement == pytest.approx(ours) and row.paper_improvement == pytest.approx(theirs)
+            if theirs < UNSTABLE_BELOW:
+                assert np.isnan(row.effect_ratio) and row.stability.startswith("unstable")
+            else:
+                assert row.effect_ratio == pytest.approx(ours / theirs) and row.stability == "stable"
+            assert row.delta_ri == pytest.approx(theirs / theirs_base - ours / ours_base)
+    # Both kinds on WEB30K's λMART* (+0.0043) and Yahoo!'s (+0.0057).
+    assert e.loc[("Bi-λMART vs λMART*", "WEB30K"), "stability"] != "stable"
+    assert e.loc[("Bi-λMART vs λMART*", "YAHOO!"), "stability"] == "stable"
+    # The control is ours: its own kind, no paper counterpart, no ratio.
+    control = claims.set_index("claim").loc["control_no_pairwise_gain"]
+    assert control.paper == "not available" and control.kind == "control"
+    assert set(claims[claims.claim != "control_no_pairwise_gain"].kind) == {"claim"}
+    assert effects[effects.claim == "control_no_pairwise_gain"].effect_ratio.isna().all()
+
+
+def _paper_run(tmp_path, dataset="WEB30K"):
+    """A run whose NDCG@k and marks (at NDCG@5) are the paper's printed ones on ``dataset``."""
+    from ltrlib.fidelity.bilambdamart import CUTOFFS, PAPER_TABLES, TABLES
+
+    printed = PAPER_TABLES[dataset]
+    for name, (notebook, table) in TABLES.items():
+        if name not in printed:
+            continue
+        base = tmp_path / "tables" / notebook
+        base.mkdir(parents=True, exist_ok=True)
+        if name not in ("table3", "table5n"):  # superscripts, as `mark_significance` writes them
+            marks_of = {m: "".join("ᵃᵇᶜ"["abc".index(x)] for x in k) for m, (_, k) in printed[name].items()}
+        else:  # † and *, as the neural notebook writes them
+            marks_of = {m: k for m, (_, k) in printed[name].items()}
+        at = printed["by_cutoff"]
+        rows = [[model, *(f"{at[m][name][model][0]:.4f}" + (marks_of[model] if m == "ndcg@5" else "")
+                          for m in CUTOFFS)] for model in printed[name]]
+        pd.DataFrame(rows, columns=["model", *CUTOFFS]).to_csv(base / f"{table}.csv", index=False)
+    return tmp_path
+
+
+def test_the_papers_numbers_as_ours_give_effect_ratio_one_on_their_dataset(tmp_path):
+    claims, effects, _ = bilambdamart_claims(_paper_run(tmp_path))
+    mine = effects[effects.dataset == "WEB30K"]
+    stable = mine[mine.stability == "stable"]
+    assert len(stable) >= 5 and {"bi_beats_stage1", "bi_softmax_beats_softmax"} <= set(stable.claim)
+    assert stable.effect_ratio.tolist() == pytest.approx([1.0] * len(stable))
+    assert mine.delta_ri.abs().max() < 1e-12
+    assert mine[mine.stability != "stable"].effect_ratio.isna().all()
+    # Every claim decided on WEB30K's numbers comes out as the paper's side says.
+    decided = claims[claims.ours.isin(["holds", "does not hold"]) & (claims.kind == "claim")]
+    assert len(decided) >= 10 and (decided.ours == decided.paper).all()
+
+
+def test_the_new_claims_can_fail(tmp_path, tables):
+    run = tables.bilambdamart_run(tmp_path)
+    table2 = run / "tables" / "06_bilambdamart" / "table2_lambdarank.csv"
+    t2 = pd.read_csv(table2)
+    t2.loc[t2.model == "d. Bi-λMART", "ndcg@5"] = "0.7100ᵇᶜ"  # not significant over stage 1 (a)
+    t2.to_csv(table2, index=False)
+    table4 = run / "tables" / "06_bilambdamart" / "table4_difference.csv"
+    t4 = pd.read_csv(table4)
+    t4.loc[t4.model == "a. Bi-λMART w/o d", "ndcg@5"] = "0.6800"  # 0.016 from λMART*, Bi-λMART 0.014
+    t4.to_csv(table4, index=False)
+    table5 = run / "tables" / "06_bilambdamart" / "table5_softmax.csv"
+    t5 = pd.read_csv(table5)
+    t5.loc[t5.model == "b. Bi-GBT_Softmax", "ndcg@5"] = "0.7050ᵃ"  # below Bi-λMART's 0.7100
+    t5.to_csv(table5, index=False)
+    claims, _, _ = bilambdamart_claims(run)
+    verdict = dict(zip(claims.claim, claims.ours))
+    assert verdict["bi_beats_stage1"] == "does not hold"
+    assert verdict["without_d_close_to_star"] == "does not hold"
+    assert verdict["bi_softmax_above_bi_lambdamart"] == "does not hold"
+    assert verdict["differences_help"] == "holds" and verdict["bi_softmax_beats_softmax"] == "holds"
 
 
 def test_the_neural_claims_fail_where_the_networks_do_what_the_paper_says_they_do_not(tmp_path, tables):
     networks = dict(tables.NETWORKS, DNN=0.700, SetRank_Softmax=0.6995)  # DNN above the trees and the rest
-    claims, missing = bilambdamart_claims(tables.bilambdamart_run(tmp_path, networks=networks))
+    claims, _, missing = bilambdamart_claims(tables.bilambdamart_run(tmp_path, networks=networks))
     verdict = dict(zip(claims.claim, claims.ours))
     assert verdict["trees_beat_networks"] == "does not hold"  # λMART 0.695 < DNN 0.700
     assert verdict["attention_best_networks"] == "does not hold"
     assert verdict["multivariate_beats_dnn"] == "does not hold"
     assert verdict["softmax_helps_networks"] == "does not hold"  # DNN_Softmax 0.671 < DNN 0.700
-    assert verdict["bi_softmax_beats_best_network"] == "holds"  # 0.7000† against 0.6995
+    assert verdict["bi_softmax_beats_best_network"] == "holds"  # 0.7120† against 0.6995
     assert verdict["gbt_softmax_beats_networks"] == "does not hold"
     # Every neural verdict says what the networks were given.
     evidence = claims.set_index("claim").evidence
@@ -52,24 +126,34 @@ def test_the_neural_claims_fail_where_the_networks_do_what_the_paper_says_they_d
 
 
 def test_a_run_without_the_neural_notebook_misses_nothing_and_decides_no_neural_claim(tmp_path, tables):
-    claims, missing = bilambdamart_claims(tables.bilambdamart_run(tmp_path, networks=None))
+    claims, effects, missing = bilambdamart_claims(tables.bilambdamart_run(tmp_path, networks=None))
     assert missing == []
     neural = claims[claims.claim.isin(["trees_beat_networks", "softmax_helps_networks"])]
     assert set(neural.ours) == {"not available"} and neural.evidence.str.contains("lacks").all()
+    assert not set(effects.claim) & {"trees_beat_networks", "softmax_helps_networks"}
 
 
 def test_a_gain_without_significance_does_not_hold(tmp_path, tables):
-    claims, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path, bi="0.7100ᵃ", control_bi="0.6700ᵃᵇ"))
+    claims, _, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path, bi="0.7100ᵃ", control_bi="0.6700ᵃᵇ"))
     verdict = dict(zip(claims.claim, claims.ours))
     assert verdict["bi_beats_univariate"] == "does not hold"
     assert verdict["differences_help"] == "holds"  # the paper prints no test for Table 4
     assert verdict["control_no_pairwise_gain"] == "does not hold"  # a gain without pairs
 
 
-def test_untuned_runs_are_no_comparison_and_missing_tables_are_named(tmp_path, tables):
-    claims, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path, trials=1, control_bi=None))
-    assert set(claims.ours) == {"not available"}
-    assert claims.evidence.str.contains("not a comparison").all()
+def test_untuned_runs_are_not_decided_and_missing_tables_are_named(tmp_path, tables):
+    claims, effects, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path, trials=1, control_bi=None))
+    # Every check that ran decides nothing: the models' budgets were not a comparison.
+    ran = claims[claims.claim != "control_no_pairwise_gain"]
+    assert set(ran.ours) == {"not decided"}
+    assert ran.evidence.str.contains("n_trials = 1 < ").all() and ran.evidence.str.contains("not a comparison").all()
+    # Without its table the control is not available (nothing ran), and no effect is given.
+    assert claims.set_index("claim").loc["control_no_pairwise_gain", "ours"] == "not available"
+    assert effects.empty and list(effects.columns) == EFFECT_COLUMNS
+    # Tuned, the same tables decide.
+    (tmp_path / "metrics.json").write_text(json.dumps({"06_bilambdamart": {"n_trials": 10}}))
+    claims, effects, _ = bilambdamart_claims(tmp_path)
+    assert "not decided" not in set(claims.ours) and not effects.empty
     (tmp_path / "tables" / "06_bilambdamart" / "table5_softmax.csv").unlink()
     tables, missing = read_tables(tmp_path)
     assert "table5" not in tables and missing == ["tables/06_bilambdamart/table5_softmax.csv"]

@@ -6,69 +6,211 @@ import pandas as pd
 import pytest
 
 from ltrlib.fidelity import foltr as FO
+from ltrlib.fidelity.claims import EFFECT_COLUMNS, MIN_PAIRS, UNSTABLE_BELOW
 from ltrlib.fidelity.foltr import foltr_claims
 from ltrlib.foltr import partition as P
 from ltrlib.foltr import simulate as S
 from ltrlib.foltr.federated import cumulative_online, discount_sum
 
+
 def _verdicts(claims):
     return claims.groupby("claim").ours.agg(lambda v: ",".join(sorted(set(v)))).to_dict()
 
 
+def _counted(claims):
+    """The paper's claims in the scopes it ran (what the ledger's tally counts)."""
+    return claims[(claims.kind == "claim") & ~claims.beyond.astype(bool)]
+
+
 def test_the_papers_pattern_makes_every_claim_hold(tmp_path, tables):
-    claims, missing = foltr_claims(tables.write_foltr_runs(tmp_path, tables.foltr_runs(np.random.default_rng(0))))
+    claims, effects, missing = foltr_claims(tables.write_foltr_runs(tmp_path,
+                                                                    tables.foltr_runs(np.random.default_rng(0))))
     assert missing == []
-    v = _verdicts(claims)
-    for name in ("type1_hurts", "type2_R1_hurts", "type2_R1_online_constant", "type2_R2_gap_minimal",
+    assert list(effects.columns) == EFFECT_COLUMNS
+    v = _verdicts(_counted(claims))
+    for name in ("type1_hurts", "type2_R1_hurts", "type2_R1_larger_b_better_perfect",
+                 "type2_R1_iid_online_rises_with_b", "type2_R2_gap_smaller", "type2_R2_far_above_R1",
                  "sharing_improves_type2_R1", "fedprox_fedper_no_gain_type2_R1", "type3_no_difference"):
         assert v[name] == "holds", (name, claims[claims.claim == name].evidence.tolist())
-    # Type 1 in four scopes: each ranker, offline and online, paired over 3 clicks x 3 seeds.
+    # Type 4 on top of Types 1 and 2 did not run: not available, naming the parameter.
+    t4 = claims[claims.claim == "type4_no_difference"].set_index("scope")
+    assert t4.loc["type4 linear offline", "ours"] == "holds" and t4.loc["type4 linear online", "ours"] == "holds"
+    assert t4.loc["type4_type1", "ours"] == "not available" and "`settings`" in t4.loc["type4_type1", "evidence"]
+    # Type 2 #R = 1 at each B of the sweep.
+    assert set(claims[claims.claim == "type2_R1_hurts"].scope) == {
+        f"{s} {r} offline" for s in ("type2_R1_B2", "type2_R1", "type2_R1_B10") for r in ("linear", "neural")}
+    # The exact check is no finding of the paper: its own kind, out of the tally.
+    exact = claims[claims.claim == "type2_R1_online_constant"]
+    assert exact.kind.tolist() == ["exact"] and exact.ours.tolist() == ["holds"] and exact.paper.tolist() == ["holds"]
+    assert "type2_R1_online_constant" not in set(_counted(claims).claim)
+    # Type 1 in four scopes: each ranker, offline and online, paired over 3 clicks x 5 seeds.
     t1 = claims[claims.claim == "type1_hurts"].set_index("scope")
     assert list(t1.index) == [f"type1 {r} {m}" for r in ("linear", "neural") for m in ("offline", "online")]
-    assert "9 runs" in t1.loc["type1 linear offline", "evidence"]
-    # Online against the paper's Table 2 (its ▲), with the Effect Ratio of per-round means.
+    assert "15 runs" in t1.loc["type1 linear offline", "evidence"]
+    # Online against the paper's Table 2 (its ▲), with one Effect Ratio per click model:
+    # the per-round means of that click model's runs against the paper's cell.
     online = t1.loc["type1 linear online"]
     assert online.paper == "holds" and "1002.36" in online.paper_evidence
-    table2 = FO.PAPER_TABLE2["linear"]
-    paper_gain = np.mean([a - b for a, b in table2.values()]) / discount_sum(10_000)
-    assert online.effect_ratio == pytest.approx(0.2 / paper_gain, rel=0.05)
-    # Offline the paper shows a figure: its verdict is where it says so, with no ratio.
+    e = effects[(effects.claim == "type1_hurts") & (effects.scope == "type1 linear online")].set_index("comparison")
+    assert sorted(e.index) == sorted(f"IID vs non-IID, {c} clicks" for c in tables.CLICKS)
+    for click, (iid, non) in FO.PAPER_TABLE2["linear"].items():
+        row = e.loc[f"IID vs non-IID, {click} clicks"]
+        paper_gain = (iid - non) / discount_sum(10_000)
+        assert row.stability == "stable" and row.paper_improvement == pytest.approx(paper_gain)
+        assert row.effect_ratio == pytest.approx(0.2 / paper_gain, rel=0.05)
+        assert row.effect_ratio == pytest.approx(row.ours_improvement / row.paper_improvement)
+    # Offline the paper shows a figure: its verdict is where it says so; the comparisons are
+    # ours alone, with no ratio.
     offline = t1.loc["type1 linear offline"]
-    assert offline.paper == "holds" and "Figure 3" in offline.paper_evidence and np.isnan(offline.effect_ratio)
-    # No type1 remedies, no Type 4 on top of Types 1-2 here: not available, saying which parameter.
+    assert offline.paper == "holds" and "Figure 3" in offline.paper_evidence
+    e_off = effects[(effects.claim == "type1_hurts") & (effects.scope == "type1 linear offline")]
+    assert len(e_off) == 3 and e_off.effect_ratio.isna().all() and set(e_off.stability) == {"no source number"}
+    # Table 3's IID rows rise with B: one ratio per ranker and click model, B = 10 against B = 2.
+    rise = effects[(effects.claim == "type2_R1_iid_online_rises_with_b")].set_index("scope")
+    linear_perfect = FO.PAPER_TABLE3_IID[("linear", "perfect")]
+    paper_rise = (linear_perfect[2] - linear_perfect[0]) / discount_sum(10_000)
+    assert rise.loc["linear perfect", "effect_ratio"] == pytest.approx(0.1 / paper_rise)
+    # No type1 remedies here: not available, saying which parameter.
     assert v["type1_remedies_do_not_close_gap"] == "not available"
     assert "remedy_setting" in claims[claims.claim == "type1_remedies_do_not_close_gap"].evidence.iloc[0]
+
+
+def test_types_3_and_4_with_the_neural_ranker_are_beyond_the_paper(tmp_path, tables):
+    claims, _, _ = foltr_claims(tables.write_foltr_runs(tmp_path, tables.foltr_runs(np.random.default_rng(0))))
+    beyond = claims[claims.beyond.astype(bool)]
+    # The paper ran Types 3 and 4 with the linear ranker only (§7, Figures 8-9).
+    assert set(beyond.claim) == {"type3_no_difference", "type4_no_difference"}
+    assert beyond.scope.str.contains(" neural ").all() and len(beyond) == 3 * 2  # 3 settings x 2 measures
+    assert set(beyond.paper) == {"not run"} and beyond.paper_evidence.str.startswith("beyond the source").all()
+    assert set(beyond.ours) == {"holds"}  # decided and reported, only not the paper's
+    linear = claims[claims.claim.isin(["type3_no_difference", "type4_no_difference"])
+                    & claims.scope.str.contains(" linear ")]
+    assert not linear.beyond.astype(bool).any() and set(linear.paper) == {"holds"}
+    # Every other claim's neural scope is the paper's own (it ran both rankers there).
+    t1 = claims[(claims.claim == "type1_hurts") & claims.scope.str.contains("neural")]
+    assert not t1.beyond.astype(bool).any() and set(t1.paper) == {"holds"}
 
 
 def test_claims_fail_when_the_runs_say_otherwise(tmp_path, tables):
     runs = tables.foltr_runs(np.random.default_rng(1), type1_gap=0.0, sharing_gain=0.0)
     runs.loc[(runs.setting == "type4") & (runs.data == "non-IID"), "final_offline"] -= 0.1
     runs.loc[(runs.setting == "type2_R1") & (runs.data == "non-IID"), "cumulative_online"] *= 0.99
-    v = _verdicts(foltr_claims(tables.write_foltr_runs(tmp_path, runs))[0])
+    # #R = 2 further below IID than #R = 1 (gap 0.22 against 0.2): no smaller gap, not above #R = 1.
+    r2 = (runs.setting == "type2_R2") & (runs.data == "non-IID")
+    runs.loc[r2, "final_offline"] -= 0.21
+    # B = 10 no better than B = 2 with perfect clicks, and IID online not rising with B.
+    b10 = runs.setting == "type2_R1_B10"
+    runs.loc[b10 & (runs.data == "non-IID"), "final_offline"] -= 0.1
+    iid_b10 = b10 & (runs.data == "IID")
+    runs.loc[iid_b10, "cumulative_online"] = 0.4 * runs.loc[iid_b10, "n_rounds"].map(discount_sum)
+    # FedProx above FedAvg significantly: a gain the paper says it does not give.
+    fedprox = (runs.setting == "type2_R1") & (runs.remedy == "fedprox(mu=0.1)")
+    runs.loc[fedprox, "final_offline"] += 0.05
+    claims, _, _ = foltr_claims(tables.write_foltr_runs(tmp_path, runs))
+    v = _verdicts(claims)
     assert v["type1_hurts"] == "does not hold" and v["sharing_improves_type2_R1"] == "does not hold"
-    assert v["type2_R1_online_constant"] == "does not hold,holds"  # the metric itself still holds
+    assert v["type2_R1_online_constant"] == "does not hold"
     assert "does not hold" in v["type4_no_difference"]
+    assert v["type2_R2_gap_smaller"] == "does not hold" and v["type2_R2_far_above_R1"] == "does not hold"
+    assert v["type2_R1_larger_b_better_perfect"] == "does not hold"
+    assert v["type2_R1_iid_online_rises_with_b"] == "does not hold"
+    assert v["fedprox_fedper_no_gain_type2_R1"] == "does not hold"
 
 
-def test_remedies_on_type1_are_checked_against_the_gap(tmp_path, tables):
+def test_remedies_on_type1_are_checked_against_the_gap_on_the_same_runs(tmp_path, tables):
     runs = tables.foltr_runs(np.random.default_rng(2))
     t1 = runs[(runs.setting == "type1") & (runs.data == "non-IID")]
     small = t1.assign(remedy="fedprox(mu=1)", final_offline=t1.final_offline + 0.02)
     large = t1.assign(remedy="fedprox(mu=10)", final_offline=t1.final_offline + 0.15)
-    claims, _ = foltr_claims(tables.write_foltr_runs(tmp_path, pd.concat([runs, small, large])))
+    claims, _, _ = foltr_claims(tables.write_foltr_runs(tmp_path, pd.concat([runs, small, large])))
     rem = claims[claims.claim == "type1_remedies_do_not_close_gap"].set_index("scope")
     assert rem.loc["type1 linear fedprox(mu=1)", "ours"] == "holds"
     assert rem.loc["type1 linear fedprox(mu=10)", "ours"] == "does not hold"  # closes 75 % of the gap
-    assert "closes 0.75 of the IID gap" in rem.loc["type1 linear fedprox(mu=10)", "evidence"]
+    gap = _gap(runs, "linear")
+    assert f"closes {0.15 / gap.mean():.2f} of the IID gap" in rem.loc["type1 linear fedprox(mu=10)", "evidence"]
+    assert f"closes {0.02 / gap.mean():.2f} of the IID gap" in rem.loc["type1 linear fedprox(mu=1)", "evidence"]
+
+
+def _gap(runs, ranker):
+    """Type 1's IID − FedAvg non-IID offline per run (click, seed)."""
+    t1 = runs[(runs.setting == "type1") & (runs.ranker == ranker) & (runs.remedy == "none")]
+    by = t1.set_index(["data", "click", "seed"]).final_offline
+    return by["IID"] - by["non-IID"]
+
+
+def test_the_remedy_gap_is_the_remedys_runs_gap(tmp_path, tables):
+    """The IID gap a remedy is measured against is FedAvg's on the remedy's own runs: where
+    FedAvg lost far more on runs the remedy did not run, the gap over every run would
+    halve the share it closes."""
+    runs = tables.foltr_runs(np.random.default_rng(3))
+    t1 = (runs.setting == "type1") & (runs.data == "non-IID") & (runs.remedy == "none")
+    informational = runs.click == "informational"
+    # On the informational runs FedAvg's gap is 0.7, not 0.2; the remedy skipped them.
+    runs.loc[t1 & informational, "final_offline"] -= 0.5
+    mine = runs[t1 & ~informational]
+    remedy = mine.assign(remedy="fedper", final_offline=mine.final_offline + 0.15)
+    claims, _, _ = foltr_claims(tables.write_foltr_runs(tmp_path, pd.concat([runs, remedy])))
+    row = claims[(claims.claim == "type1_remedies_do_not_close_gap")].set_index("scope").loc["type1 linear fedper"]
+    # Over its 10 runs the remedy closes 0.15 of a 0.2 gap; over all 15 it would close 0.15 of
+    # (10 × 0.2 + 5 × 0.7) / 15 ≈ 0.37, about 0.41: "limited", wrongly.
+    gap = _gap(runs, "linear")
+    same = gap.drop("informational", level="click")
+    assert len(same) == 10 and 0.15 / gap.mean() < FO.LIMITED < 0.15 / same.mean()
+    assert row.ours == "does not hold" and f"closes {0.15 / same.mean():.2f} of the IID gap" in row.evidence
+    assert "10 runs" in row.evidence
+
+
+def test_tests_over_fewer_than_five_pairs_are_not_decided(tmp_path, tables):
+    # One seed: 3 pairs (one per click model) for Type 1, 1 for Type 3.
+    runs = tables.foltr_runs(np.random.default_rng(4), seeds=1)
+    t1 = runs[(runs.setting == "type1") & (runs.data == "non-IID")]
+    remedy = t1.assign(remedy="fedprox(mu=1)", final_offline=t1.final_offline + 0.02)
+    claims, effects, _ = foltr_claims(tables.write_foltr_runs(tmp_path, pd.concat([runs, remedy])))
+    v = _verdicts(claims)
+    for name in ("type1_hurts", "type2_R1_hurts", "type2_R2_gap_smaller", "type2_R2_far_above_R1",
+                 "sharing_improves_type2_R1", "fedprox_fedper_no_gain_type2_R1", "type3_no_difference",
+                 "type1_remedies_do_not_close_gap", "type2_R1_larger_b_better_perfect"):
+        assert v[name] == "not decided", (name, claims[claims.claim == name].evidence.tolist())
+    t1_rows = claims[claims.claim == "type1_hurts"].set_index("scope")
+    said = t1_rows.loc["type1 linear online", "evidence"]
+    assert "3 runs" in said and f"fewer than {MIN_PAIRS} pairs decide nothing" in said
+    # A mean order decides without a test: Table 3's rise with B is decided on one seed.
+    assert v["type2_R1_iid_online_rises_with_b"] == "holds"
+    # An undecided test still shows its comparisons' effects beside the paper's.
+    e = effects[(effects.claim == "type1_hurts") & (effects.scope == "type1 linear online")]
+    assert len(e) == 3 and (e.stability == "stable").all() and e.effect_ratio.notna().all()
+    # Five seeds of Type 3 (one click model each) decide; four do not.
+    claims4, _, _ = foltr_claims(tables.write_foltr_runs(tmp_path / "four",
+                                                         tables.foltr_runs(np.random.default_rng(4), seeds=4)))
+    t3 = claims4[claims4.claim == "type3_no_difference"]
+    assert set(t3.ours) == {"not decided"} and t3.evidence.str.contains("4 runs").all()
+    assert _verdicts(claims4)["type1_hurts"] == "holds"  # 12 pairs
+
+
+def test_the_papers_table2_as_ours_gives_effect_ratio_one(tmp_path, tables):
+    """Type 1 runs at the paper's T whose online values are Table 2's: every comparison's
+    Effect Ratio is 1 and its ΔRI 0."""
+    rows = []
+    for ranker, cells in FO.PAPER_TABLE2.items():
+        for click, (iid, non) in cells.items():
+            for seed in range(5):
+                for data, value in (("IID", iid), ("non-IID", non)):
+                    rows.append({"setting": "type1", "data": data, "ranker": ranker, "click": click,
+                                 "remedy": "none", "seed": seed, "n_rounds": 10_000, "cumulative_online": value,
+                                 "final_offline": 0.5, "mean_online": value / discount_sum(10_000)})
+    _, effects, _ = foltr_claims(tables.write_foltr_runs(tmp_path, pd.DataFrame(rows)))
+    online = effects[effects.scope.str.endswith("online") & (effects.claim == "type1_hurts")]
+    assert len(online) == 6 and set(online.stability) == {"stable"}
+    assert online.effect_ratio.tolist() == pytest.approx([1.0] * 6)
+    assert online.delta_ri.abs().max() < 1e-12
+    assert (online.paper_improvement.abs() >= UNSTABLE_BELOW).all()
 
 
 def test_a_missing_table_makes_every_claim_not_available_and_names_it(tmp_path):
-    claims, missing = foltr_claims(tmp_path)
+    claims, effects, missing = foltr_claims(tmp_path)
     assert missing == ["tables/07_foltr_noniid/runs_online.csv"]
-    exact = claims[claims.scope == "online metric"]
-    # The metric's own check needs no run; everything else is not available.
-    assert exact.ours.tolist() == ["holds"]
-    assert set(claims[claims.scope != "online metric"].ours) == {"not available"}
+    assert set(claims.ours) == {"not available"} and effects.empty
+    assert set(claims.claim) == {c.name for c in FO.ALL_CLAIMS}
 
 
 def test_the_online_metric_gives_the_papers_constant():

@@ -369,3 +369,10 @@ def test_tables_2_and_3_in_the_papers_layout():
     t3 = S.table3_layout(online, B=5).set_index(["data", "click"])
     assert list(t3.columns) == ["linear B = 2", "linear B = 5"]
     assert t3.loc[("non-IID", "perfect"), "linear B = 2"] == "60.17"
+
+
+def test_a_constant_online_ndcg_of_0_8_gives_the_papers_1589_23():
+    # FOLTR paper, Table 3: every Type 2 #R = 1 non-IID cell is 1589.23, a constant 0.8 per
+    # round over T = 10,000 with γ = 0.9995 (moved from the ledger: arithmetic, not a finding).
+    from ltrlib.foltr.federated import cumulative_online
+    assert round(cumulative_online(np.full(10_000, 0.8)), 2) == 1589.23

@@ -8,8 +8,10 @@ parallel: each worker builds histograms on its rows, the sums are reduced), XGBo
 ``xgboost.dask.train`` on a ``DaskDMatrix`` with ``qid``.
 
 Data: the training rows are cut into one partition per worker at query boundaries, so no
-query group is split across workers (LightGBM requires it; XGBoost would accept split
-groups, at some cost in accuracy, as its tutorial notes). Every worker must reach the
+query group is split across workers (LightGBM requires it). XGBoost accepts split groups
+("theoretically sound but can affect accuracy", its tutorial notes): ``split_queries=True``
+cuts the rows into equal parts wherever the cut falls, inside a query or not, which is how
+notebook 08 tests the note. Every worker must reach the
 data: here they are sent from this process, which suits data that fit in its memory; for
 larger collections load them on the workers (dask.dataframe.read_parquet) and call the
 libraries directly.
@@ -70,14 +72,22 @@ def query_partitions(data: Dataset, n_parts: int) -> np.ndarray:
     return bounds
 
 
-def _dask_arrays(data: Dataset, bounds: np.ndarray, label: np.ndarray):
+def _dask_arrays(data: Dataset, bounds: np.ndarray, label: np.ndarray, split_queries: bool = False):
+    """X, y, group sizes and qid as Dask arrays chunked at ``bounds`` (query indices); with
+    ``split_queries`` the rows are cut into as many equal parts instead, through queries
+    (group sizes are then None: only qid says which rows belong together)."""
     import dask.array as da
 
-    row_chunks = tuple(int(v) for v in np.diff(data.offsets[bounds]))
-    q_chunks = tuple(int(v) for v in np.diff(bounds))
+    n_parts = len(bounds) - 1
+    if split_queries:
+        cuts = np.unique(np.linspace(0, data.n_docs, n_parts + 1).astype(np.int64))
+        row_chunks = tuple(int(v) for v in np.diff(cuts))
+    else:
+        row_chunks = tuple(int(v) for v in np.diff(data.offsets[bounds]))
     X = da.from_array(data.X, chunks=(row_chunks, data.n_features))
     y = da.from_array(label, chunks=(row_chunks,))
-    group = da.from_array(data.group_sizes.astype(np.int64), chunks=(q_chunks,))
+    group = None if split_queries else da.from_array(data.group_sizes.astype(np.int64),
+                                                     chunks=(tuple(int(v) for v in np.diff(bounds)),))
     qid = da.from_array(data.doc_query_index.astype(np.int64), chunks=(row_chunks,))
     return X, y, group, qid
 
@@ -132,7 +142,7 @@ def _fit_lightgbm(client, params: dict, train: Dataset, bounds: np.ndarray, max_
 
 
 def _fit_xgboost(client, params: dict, train: Dataset, bounds: np.ndarray, max_trees: int,
-                 position) -> Any:
+                 position, split_queries: bool = False) -> Any:
     import xgboost.dask as dxgb
 
     from ltrlib.train.backends import xgboost as xb
@@ -141,7 +151,7 @@ def _fit_xgboost(client, params: dict, train: Dataset, bounds: np.ndarray, max_t
         order = xb._position_order(train, position)
         train = Dataset(X=train.X[order], y=train.y[order], query_ids=train.query_ids,
                         offsets=train.offsets, feature_names=train.feature_names, name=train.name)
-    X, y, _, qid = _dask_arrays(train, bounds, xb._labels(params, train.y))
+    X, y, _, qid = _dask_arrays(train, bounds, xb._labels(params, train.y), split_queries)
     dtrain = dxgb.DaskDMatrix(client, X, y, qid=qid)
     out = dxgb.train(client, {k: v for k, v in params.items() if k != "eval_metric"}, dtrain,
                      num_boost_round=max_trees)
@@ -151,15 +161,22 @@ def _fit_xgboost(client, params: dict, train: Dataset, bounds: np.ndarray, max_t
 
 
 def fit_on_cluster(cluster, backend: str, params: dict, train: Dataset, vali: Dataset | None,
-                   max_trees: int, early_stopping: int, position=None) -> tuple[Any, int, list[float]]:
-    """The distributed counterpart of a backend's ``fit``: (model, best_iteration, curve)."""
+                   max_trees: int, early_stopping: int, position=None,
+                   split_queries: bool = False) -> tuple[Any, int, list[float]]:
+    """The distributed counterpart of a backend's ``fit``: (model, best_iteration, curve).
+    ``split_queries`` (XGBoost only): cut the rows through query groups (module docstring)."""
     if backend not in ("lightgbm", "xgboost"):
         raise ValueError(f"no Dask training for backend {backend!r}")
+    if split_queries and backend != "xgboost":
+        raise ValueError("split_queries needs the XGBoost backend: LightGBM's Dask ranker needs whole queries "
+                         "on each worker")
     with cluster_client(cluster) as client:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         bounds = query_partitions(train, n_workers)
-        fit = _fit_lightgbm if backend == "lightgbm" else _fit_xgboost
-        model = fit(client, params, train, bounds, max_trees, position)
+        if backend == "lightgbm":
+            model = _fit_lightgbm(client, params, train, bounds, max_trees, position)
+        else:
+            model = _fit_xgboost(client, params, train, bounds, max_trees, position, split_queries)
     if vali is None:
         return model, max_trees, []
     eval_at = int(params["eval_at"][0]) if backend == "lightgbm" else int(params["eval_metric"].split("@")[1])
