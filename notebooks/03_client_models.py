@@ -134,7 +134,7 @@ store.list()
 # %% [markdown]
 # ## Tables 1 and 3: NDCG@10 of each model on each test set
 # Rows are models, columns the test parts of DS1, DS2′ and DS. The paper expects M1 to win
-# on DS1 and lose on DS2′, M2 the opposite, and M_full to be close to the best everywhere.
+# on DS1 and lose on DS2′, M2 the opposite; M2 should be nearly as good as M_full where M1 loses.
 # ᵃ: two-sided paired t-test against M_full over the test set's queries, p < 0.05.
 
 # %%
