@@ -60,7 +60,9 @@ METRICS_FILE = "metrics.json"
 RUN_MANIFEST = "run.json"
 # Written by ltrlib.fidelity after a batch run; linked from the index when present.
 RUN_LEVEL_FILES = (("fidelity.md", "Fidelity ledger: each paper's claims on this run"),
-                   ("fidelity_claims.csv", "every claim"), ("fidelity.csv", "the non-IID paper's numbers"),
+                   ("fidelity_claims.csv", "every claim"),
+                   ("fidelity_effects.csv", "every comparison's Effect Ratio"),
+                   ("fidelity.csv", "the non-IID paper's numbers"),
                    ("fidelity_published.csv", "the papers' numbers on their own dataset"))
 
 
