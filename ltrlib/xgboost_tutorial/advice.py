@@ -80,14 +80,16 @@ def pair_method_trend(runs: pd.DataFrame, setting: str, reference: str, metric: 
     return pd.DataFrame(rows)
 
 
-def reproducibility(splits: Splits, params: Mapping[str, Any], settings: TrainSettings, k: int = 10) -> pd.DataFrame:
+def reproducibility(splits: Splits, params: Mapping[str, Any], settings: TrainSettings, k: int = 10,
+                    max_trees: int = 30) -> pd.DataFrame:
     """Test scores of the same model trained twice, compared bit for bit: ``setting,
     compared, max_abs_difference, identical``. Each of `equal_budget_settings` with 1 and
     with 2 threads at one seed; ``mean`` at the seed and at the seed + 1 (in XGBoost 3.2 the
     mean method's sampled pairs do not follow ``seed``: identical, measured); and the two
-    methods against each other (``"both"``), which shows the comparison sees a difference."""
+    methods against each other (``"both"``), which shows the comparison sees a difference.
+    Bit-identity needs no converged model: at most ``max_trees`` trees each."""
     rows, first = [], {}
-    settings = settings.replace(backend="xgboost")
+    settings = settings.replace(backend="xgboost", max_trees=min(settings.max_trees, int(max_trees)))
     for name, pair in equal_budget_settings(k).items():
         p = {**dict(params), "objective": "rank:ndcg", **pair}
         one, two = (train_ranker(splits.train, splits.vali, p, settings.replace(num_threads=t)).score(splits.test)

@@ -165,14 +165,18 @@ def pair_method_experiment(datasets: Mapping[str, Splits], pair_settings: Mappin
                            common: Mapping[str, Any] | None = None,
                            settings: TrainSettings = COMPARISON_SETTINGS,
                            metrics: Sequence[str] = ("ndcg@1", "ndcg@3", "ndcg@10", "ndcg"),
-                           progress: bool = True) -> pd.DataFrame:
+                           progress: bool = True, reuse: pd.DataFrame | None = None) -> pd.DataFrame:
     """XGBoost ``rank:ndcg`` with each pair setting on each dataset (e.g. tiny, small, paper),
     trained with ``settings`` (its backend set to XGBoost).
 
     ``pair_settings``: name -> XGBoost params (default: mean with 1 pair, topk with k = 10
     and k = 30). Returns per-query rows ``scale, train_queries, setting, method, qid, metric,
     value`` plus, per (scale, setting), ``effective_pairs`` per query and ``seconds``.
-    ``progress``: a bar over the (dataset, setting) models (`ltrlib.progress`)."""
+    ``progress``: a bar over the (dataset, setting) models (`ltrlib.progress`). ``reuse``: an
+    earlier result of this function; a (dataset, setting) it holds is taken from it, not
+    trained again (training is deterministic, so it would give the same rows: notebook 08's
+    later studies share settings with its first). A setting's name must then mean the same
+    params in both."""
     from ltrlib.progress import bar
 
     pair_settings = pair_settings or {
@@ -181,8 +185,14 @@ def pair_method_experiment(datasets: Mapping[str, Splits], pair_settings: Mappin
         "topk, k=30": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 30},
     }
     parts = []
-    jobs = [(scale, sp, name, params) for scale, sp in datasets.items() for name, params in pair_settings.items()]
-    for scale, sp, name, params in bar(jobs, desc="pair settings", unit="model", enabled=progress):
+    done = set() if reuse is None else set(zip(reuse.scale, reuse.setting))
+    todo = [(scale, sp, name, params) for scale, sp in datasets.items() for name, params in pair_settings.items()]
+    trained = bar(total=sum((scale, name) not in done for scale, _, name, _ in todo), desc="pair settings",
+                  unit="model", enabled=progress)
+    for scale, sp, name, params in todo:  # in this order, whether trained or reused
+        if (scale, name) in done:
+            parts.append(reuse[(reuse.scale == scale) & (reuse.setting == name)])
+            continue
         start = time.perf_counter()
         r = train_ranker(sp.train, sp.vali, {**dict(common or {}), "objective": "rank:ndcg", **params},
                          settings.replace(backend="xgboost"))
@@ -198,6 +208,8 @@ def pair_method_experiment(datasets: Mapping[str, Splits], pair_settings: Mappin
         pq["seconds"] = seconds
         pq["trees"] = r.best_iteration
         parts.append(pq)
+        trained.update(1)
+    trained.close()
     return pd.concat(parts, ignore_index=True)
 
 

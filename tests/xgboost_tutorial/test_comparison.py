@@ -66,3 +66,22 @@ def test_compare_backends_tables():
     assert (base["diff"] == 0).all() and base.p_value.isna().all()
     metrics = comparison.tutorial_metrics(numeric)
     assert "lightgbm_lambdamart.ndcg10" in metrics and metrics["lightgbm_lambdamart.seconds"] > 0
+
+
+def test_a_setting_already_trained_is_reused_not_trained_again(monkeypatch):
+    sp = load_dataset("synthetic", scale="tiny", seed=0)
+    sp = Splits(sp.train, sp.vali, sp.test.take(np.arange(20)))
+    settings = TrainSettings(max_trees=5, early_stopping=5, num_threads=1)
+    pairs = {"mean, 1 pair": {"lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": 1},
+             "topk, k=10": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": 10}}
+    first = comparison.pair_method_experiment({150: sp}, {"topk, k=10": pairs["topk, k=10"]}, settings=settings,
+                                              progress=False)
+    fresh = comparison.pair_method_experiment({150: sp}, pairs, settings=settings, progress=False)
+    calls = []
+    real = comparison.train_ranker
+    monkeypatch.setattr(comparison, "train_ranker", lambda *a, **k: calls.append(1) or real(*a, **k))
+    reused = comparison.pair_method_experiment({150: sp}, pairs, settings=settings, progress=False, reuse=first)
+    # One model trained (mean), one taken as it was; rows in the settings' order, as fresh.
+    assert len(calls) == 1
+    cols = ["scale", "train_queries", "setting", "qid", "metric", "value", "effective_pairs", "trees"]
+    pd.testing.assert_frame_equal(reused[cols].reset_index(drop=True), fresh[cols].reset_index(drop=True))
