@@ -1,17 +1,32 @@
 """The fidelity ledger: claim by claim, whether each paper's findings hold on a run's data.
 
-Modules: `claims` (one `Claim` type, findings, the Effect Ratio and ΔRI), `sources` (the
+Modules: `claims` (one `Claim` type with its source's place, sentence, test and threshold;
+findings and their comparisons, the Effect Ratio and ΔRI), `sources` (the
 tables each notebook writes that the ledger reads), `datasets` (the papers' datasets, as a
 run declares them), one module per paper (`noniid`,
 `bilambdamart`, `foltr`, `xgboost_tutorial`), and `ledger` (``fidelity.md``,
-``fidelity_claims.csv`` and ``fidelity.csv`` of a run; ``ltrlib fidelity RUN_DIR``).
+``fidelity_claims.csv``, ``fidelity_effects.csv`` and ``fidelity.csv`` of a run; ``ltrlib fidelity
+RUN_DIR``). ``tests/fidelity/test_guard.py`` holds every claim to holding, failing and being
+unavailable on small tables.
 """
 
 from ltrlib.fidelity.bilambdamart import across_seeds
-from ltrlib.fidelity.claims import CLAIM_COLUMNS, VERDICTS, Claim, Effect, decide, delta_ri, effect_ratio
+from ltrlib.fidelity.claims import (
+    CLAIM_COLUMNS,
+    EFFECT_COLUMNS,
+    VERDICTS,
+    Claim,
+    Comparison,
+    Effect,
+    Finding,
+    decide,
+    delta_ri,
+    effect_ratio,
+)
 from ltrlib.fidelity.ledger import (
     FIDELITY_CLAIMS_CSV,
     FIDELITY_CSV,
+    FIDELITY_EFFECTS_CSV,
     FIDELITY_MD,
     FIDELITY_PUBLISHED_CSV,
     PAPERS,
@@ -23,7 +38,8 @@ from ltrlib.fidelity.ledger import (
 from ltrlib.fidelity.xgboost_tutorial import tutorial_claims
 
 __all__ = [
-    "across_seeds", "CLAIM_COLUMNS", "VERDICTS", "Claim", "Effect", "decide", "delta_ri", "effect_ratio",
-    "FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV", "PAPERS", "across_runs",
-    "fidelity_report", "summary_table", "write_fidelity", "tutorial_claims",
+    "across_seeds", "CLAIM_COLUMNS", "EFFECT_COLUMNS", "VERDICTS", "Claim", "Comparison", "Effect", "Finding",
+    "decide", "delta_ri", "effect_ratio", "FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_EFFECTS_CSV",
+    "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV", "PAPERS", "across_runs", "fidelity_report", "summary_table",
+    "write_fidelity", "tutorial_claims",
 ]
