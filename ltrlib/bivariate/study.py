@@ -247,11 +247,26 @@ def read_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
+def protocol_words(parameters: dict) -> str:
+    """The budget a study's verdict rests on, from its ``design.json`` parameters, in words:
+    a verdict on the twin at a reduced protocol is not one at the paper's."""
+    stage1 = ("stage 1 untuned" if not parameters.get("stage1_trials")
+              else f"stage 1 tuned with {parameters['stage1_trials']} trials")
+    return (f"{stage1}, the {parameters['stage2_features']} base features with the most stage-1 gain, "
+            f"{parameters['train_queries']:,} training queries and {parameters['n_trials']} Optuna trials a model")
+
+
 def study_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> str:
     """The sentence the README, notebook 06 and ``fidelity.md`` give for the central claim:
-    the pre-registered study's verdict in its own words, or that it has not run."""
+    the pre-registered study's verdict in its own words and the protocol it rests on
+    (`protocol_words`), or that it has not run."""
     found = read_verdict(study_dir)
     if found is None:
         return ("The pre-registered multi-seed study (`ltrlib study bilambdamart`) has not recorded a seed yet; "
                 "until it has, no verdict on the central claim is given.")
-    return f"Pre-registered study, {found['seeds_done']} of {found['planned']} seeds: {found['words']}"
+    design = Path(study_dir) / "design.json"
+    protocol = ""
+    if design.exists():
+        parameters = json.loads(design.read_text(encoding="utf-8"))["parameters"]
+        protocol = f" On a reduced protocol: {protocol_words(parameters)}."
+    return f"Pre-registered study, {found['seeds_done']} of {found['planned']} seeds: {found['words']}{protocol}"
