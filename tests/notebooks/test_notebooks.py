@@ -190,12 +190,16 @@ def test_xgboost_backends_results(run_dir):
 
     # Notebook 09 decides unbiased LambdaMART in the ledger; notebook 08 every other statement.
     assert set(claims.claim) == {c.name for c in notes.ALL_CLAIMS}
-    assert set(claims[claims.claim != "unbiased_debiases_clicks"].ours) <= {"holds", "does not hold"}
+    trend = pd.read_csv(run_dir / "tables" / nb / "pair_method_trend.csv")
+    # The trend needs two training sizes: the tiny scale's sizes are all its 150 queries.
+    one_size = {"topk_gains_with_size"} if len(trend) == 1 else set()
+    decided = claims[~claims.claim.isin({"unbiased_debiases_clicks", *one_size})]
+    assert set(decided.ours) <= {"holds", "does not hold"}
+    assert set(claims[claims.claim.isin(one_size)].ours) <= {"not available"}
     # XGBoost is bit-identical across thread counts; two different models are not.
     same = pd.read_csv(run_dir / "tables" / nb / "reproducibility.csv").set_index("setting")
     threads = same.compared.str.startswith("1 thread")
     assert threads.sum() == 2 and same[threads].identical.all() and not same.loc["both", "identical"]
-    trend = pd.read_csv(run_dir / "tables" / nb / "pair_method_trend.csv")
     assert list(trend.setting.unique()) == ["topk, k=10"] and trend.p_change.isna().iloc[0]
     sweep = pd.read_csv(run_dir / "tables" / nb / "pair_count_sweep.csv")
     assert {"mean, 1 pair", "mean, 4 pairs", "mean, 16 pairs", "rank:pairwise, mean, 1 pair"} == set(sweep.setting)
@@ -385,7 +389,8 @@ def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys):
                            reports_dir=run_dir.parent, progress=False)
     per_run, summary = across_runs([run_dir, other])
     assert sorted(per_run.seed.unique()) == [tiny_seed, tiny_seed + 1]
-    both = summary[summary.source.isin(["foltr", "xgboost"])]
+    # Notebook 09 ran in the batch only: its claim's scopes are not the second run's.
+    both = summary[summary.source.isin(["foltr", "xgboost"]) & (summary.claim != "unbiased_debiases_clicks")]
     verdicts = both.holds + both["does not hold"] + both["not decided"] + both["not available"]
     assert (both.seeds == 2).all() and (verdicts == 2).all()
     exact = summary[(summary.claim == "type2_R1_online_constant")].set_index("scope")
