@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["CLAIM_COLUMNS", "EFFECT_COLUMNS", "KINDS", "MIN_PAIRS", "NOT_DECIDED", "UNSTABLE_BELOW", "VERDICTS", "Claim",
-           "Comparison", "Effect", "Finding", "Section", "claim_frames", "decide", "delta_ri", "effect_ratio", "effect_rows", "fmt",
-           "verdict"]
+__all__ = ["CLAIM_COLUMNS", "EFFECT_COLUMNS", "KINDS", "MIN_PAIRS", "NOT_DECIDED", "UNSTABLE_BELOW", "VERDICTS",
+           "Claim", "Comparison", "Effect", "Finding", "Section", "claim_frames", "decide", "delta_ri", "effect_ratio",
+           "effect_rows", "fmt", "verdict"]
 
 #: A check's outcome in the reports' words.
 VERDICTS = {True: "holds", False: "does not hold", None: "not available"}
@@ -74,7 +74,7 @@ UNSTABLE_BELOW = 0.005
 CLAIM_COLUMNS = ["source", "claim", "kind", "statement", "scope", "beyond", "ours", "paper", "evidence",
                  "paper_evidence", "place", "quote", "test", "threshold"]
 
-#: The columns of the per-comparison effect table (`effect_rows`, ``fidelity_effects.csv``):
+#: The columns of the per-comparison effect table (`decide`, ``fidelity_effects.csv``):
 #: one row per comparison of ours and dataset of the source's.
 EFFECT_COLUMNS = ["source", "claim", "scope", "comparison", "dataset", "ours_improvement", "ours_baseline",
                   "paper_improvement", "paper_baseline", "effect_ratio", "delta_ri", "stability"]
@@ -266,8 +266,8 @@ def decide(source: str, claims: Iterable[Claim], ours: Any, paper: Any = None) -
                 theirs_verdict, said = VERDICTS[None], ""
             rows.append({"source": source, "claim": c.name, "kind": c.kind, "statement": c.statement,
                          "scope": f.scope, "beyond": f.beyond, "ours": verdict(f), "paper": theirs_verdict,
-                         "evidence": f.evidence, "paper_evidence": said, "place": c.place, "quote": c.quote, "test": c.test,
-                         "threshold": c.threshold})
+                         "evidence": f.evidence, "paper_evidence": said, "place": c.place, "quote": c.quote,
+                         "test": c.test, "threshold": c.threshold})
             effects += _effect_rows(source, c.name, f.scope, f, p)
     return rows, effects
 

@@ -38,7 +38,7 @@ import pandas as pd
 from ltrlib import provenance as run_provenance
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.fidelity import bilambdamart, foltr, noniid, xgboost_tutorial
-from ltrlib.fidelity.claims import CLAIM_COLUMNS, EFFECT_COLUMNS, KINDS, NOT_DECIDED, UNSTABLE_BELOW, Section
+from ltrlib.fidelity.claims import CLAIM_COLUMNS, KINDS, NOT_DECIDED, UNSTABLE_BELOW, Section, effect_rows
 from ltrlib.fidelity.sources import one_setup_at_several_seeds
 from ltrlib.report import RUN_MANIFEST, table_to_markdown
 
@@ -99,8 +99,7 @@ class Ledger:
 
     @property
     def effects(self) -> pd.DataFrame:
-        frames = [s.effects for s in self.sections if not s.effects.empty]
-        return pd.concat(frames, ignore_index=True)[EFFECT_COLUMNS] if frames else pd.DataFrame(columns=EFFECT_COLUMNS)
+        return effect_rows(s.effects for s in self.sections)
 
     @property
     def numbers(self) -> pd.DataFrame | None:

@@ -85,7 +85,8 @@ def _trend(tables: Tables) -> list[Finding]:
         return [Finding("smallest to largest training set", None, "the study ran one training size")]
     holds = None if pd.isna(last.p_change) else bool(last.change > 0 and last.p_change < ALPHA)
     return [Finding(f"{int(first.train_queries)} to {int(last.train_queries)} training queries", holds,
-                    f"{last.setting} − {last.reference} on {last.metric}: {first['diff']:+.4f} to {last['diff']:+.4f}, "
+                    f"{last.setting} − {last.reference} on {last.metric}: {first['diff']:+.4f} to "
+                    f"{last['diff']:+.4f}, "
                     f"change {last.change:+.4f} (paired t-test over the test queries p = {fmt(last.p_change, 3)})")]
 
 

@@ -160,7 +160,8 @@ def _runs(**gaps):
     value, on the same runs), ``sharing`` adds ``sharing_gain``."""
     g = {"type1": 0.2, "type2_R1": 0.3, "type2_R1_B2": 0.3, "type2_R1_B10": 0.3, "type2_R1_10clients": 0.2,
          "type2_R2": 0.01, "type3_sdbn": 0.0, "type3_pbm": 0.0, "type4": 0.0, "type4_type1": 0.0,
-         "type4_type2": 0.0, "fedprox_closes": 0.05, "sharing_gain": 0.2, "b10_gain": 0.05, "iid_online_rise": 0.01, "fedprox_R1_gain": 0.0}
+         "type4_type2": 0.0, "fedprox_closes": 0.05, "sharing_gain": 0.2, "b10_gain": 0.05, "iid_online_rise": 0.01,
+         "fedprox_R1_gain": 0.0}
     g.update(gaps)
     # A seed under which no noise-only scope (8 of them, at α = 0.05) comes out significant by chance.
     rng = np.random.default_rng(6)
@@ -171,7 +172,8 @@ def _runs(**gaps):
                      "seed": seed, "n_rounds": 300, "cumulative_online": online * discount_sum(300),
                      "final_offline": offline})
 
-    online_by_b = {"type2_R1_B2": 0.5 - g["iid_online_rise"], "type2_R1": 0.5, "type2_R1_B10": 0.5 + g["iid_online_rise"]}
+    rise = g["iid_online_rise"]
+    online_by_b = {"type2_R1_B2": 0.5 - rise, "type2_R1": 0.5, "type2_R1_B10": 0.5 + rise}
     for ranker, click, seed in itertools.product(("linear", "neural"), CLICKS, SEEDS):
         for setting in [k for k in g if k.startswith("type")]:
             noise = rng.normal(0, 0.005, 5)
@@ -261,8 +263,9 @@ ALL = [(source, claim) for source, paper in PAPERS.items() for claim in paper.cl
 
 @pytest.mark.parametrize("source,claim", ALL, ids=[c.name for _, c in ALL])
 def test_every_claim_can_hold_fail_and_be_unavailable(source, claim, cases):
-    assert claim.name in cases, (f"{source} claim {claim.name!r} has no guard tables: add a case where it holds, "
-                                 "one where it fails and one where its table is missing to tests/fidelity/test_guard.py")
+    assert claim.name in cases, (f"{source} claim {claim.name!r} has no guard tables: add a case where it "
+                                 "holds, one where it fails and one where its table is missing to "
+                                 "tests/fidelity/test_guard.py")
     holds, fails, missing = cases[claim.name]
     found = claim.check(holds())
     assert found and all(f.holds is True for f in found), [(f.scope, f.holds, f.evidence) for f in found]

@@ -18,7 +18,8 @@ def test_the_advice_is_decided_at_equal_budgets_with_every_size_in_the_evidence(
     assert "mean_more_effective_pairs" not in set(claims.claim)
     claims = claims.set_index(["claim", "scope"])
     small = claims.loc[("mean_better_small", "ndcg@10, 150 training queries")]
-    assert small.ours == "holds" and "150 queries -0.0200" in small.evidence and "3000 queries +0.0300" in small.evidence
+    assert small.ours == "holds" and "150 queries -0.0200" in small.evidence
+    assert "3000 queries +0.0300" in small.evidence
     assert small.paper == "holds" and "seed 004" in small.paper_evidence
     assert "equal pair budgets" in small.test and "ours" in small.threshold
     assert claims.loc[("topk_better_large", "ndcg@10, 3000 training queries"), "ours"] == "holds"
@@ -39,8 +40,10 @@ def test_the_notes_other_statements_hold_and_fail(tables):
     assert ours.loc["scattered_groups_sound"].tolist() == ["holds"]
     # Eta 0 has no position bias: only eta > 0 is a scope.
     assert list(ours.loc["unbiased_debiases_clicks"].index) == ["eta 1, 3000 sessions", "eta 2, 3000 sessions"]
-    worse = tutorial_claims(tables.notes(graded_objectives=tables.graded(-0.02), reproducibility=tables.reproducible(False, True),
-                                   distributed_training=tables.spread(0.3), click_curves=tables.curves(-0.01)))
+    worse = tutorial_claims(tables.notes(graded_objectives=tables.graded(-0.02),
+                                         reproducibility=tables.reproducible(False, True),
+                                         distributed_training=tables.spread(0.3),
+                                         click_curves=tables.curves(-0.01)))
     worse = worse.set_index("claim").ours
     for claim in ("graded_labels_not_map", "same_result_any_hardware", "bitwise_sees_a_difference",
                   "scattered_groups_sound", "unbiased_debiases_clicks"):
