@@ -27,6 +27,7 @@ the trees grown past the stopping point were wasted work.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, Iterator
 
 import numpy as np
@@ -170,7 +171,10 @@ def fit_on_cluster(cluster, backend: str, params: dict, train: Dataset, vali: Da
     if split_queries and backend != "xgboost":
         raise ValueError("split_queries needs the XGBoost backend: LightGBM's Dask ranker needs whole queries "
                          "on each worker")
-    with cluster_client(cluster) as client:
+    with cluster_client(cluster) as client, warnings.catch_warnings():
+        # The rows go from this process into the graph (module docstring): Dask's warning
+        # that the graph is large says what is meant, at every call.
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         bounds = query_partitions(train, n_workers)
         if backend == "lightgbm":
