@@ -34,7 +34,7 @@ import pandas as pd
 from ltrlib.fidelity.claims import MIN_PAIRS, Claim, Comparison, Effect, Finding, Section, claim_frames, fmt
 from ltrlib.fidelity.datasets import declared
 from ltrlib.fidelity.sources import read_table
-from ltrlib.foltr.federated import cumulative_online, discount_sum
+from ltrlib.foltr.federated import discount_sum
 from ltrlib.metrics import paired_ttest
 from ltrlib.report import table_to_markdown
 
