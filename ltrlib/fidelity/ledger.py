@@ -156,6 +156,11 @@ def fidelity_report(run_dir: str | os.PathLike) -> Ledger:
     return Ledger(prov, [PAPERS[key].section(run_dir, prov) for key in executed_papers(run_dir, manifest)])
 
 
+def _beyond(claims: pd.DataFrame) -> pd.Series:
+    """The paper's claims in scopes it did not run."""
+    return (claims.kind == "claim") & claims.beyond.astype(bool)
+
+
 def _counted(claims: pd.DataFrame) -> pd.Series:
     """The checks a paper's tally counts: its claims, in scopes it ran."""
     return (claims.kind == "claim") & ~claims.beyond.astype(bool)
@@ -172,7 +177,7 @@ def summary_table(ledger: Ledger) -> pd.DataFrame:
         c = s.claims
         counted = c[_counted(c)]
         paper = PAPERS[s.source]
-        outside = {"beyond the paper": int((c.beyond.astype(bool) & (c.kind == "claim")).sum()),
+        outside = {"beyond the paper": int(_beyond(c).sum()),
                    **{KINDS[k]: int((c.kind == k).sum()) for k in KINDS if k != "claim"}}
         rows.append({"paper": paper.title, "notebooks": ", ".join(nb[:2] for nb in paper.notebooks),
                      "data": prov.get("dataset", ""), "scale": prov.get("scale", ""), "seed": prov.get("seed", ""),
@@ -214,7 +219,7 @@ def _section_markdown(s: Section) -> list[str]:
     lines += [f"- `{r.claim}`: {r.statement} ({r.place}: \"{r.quote}\"; test: {r.test}; threshold: "
               f"{r.threshold})" for r in counted.drop_duplicates("claim").itertuples()] + [""]
     lines += [_claim_table(counted), ""]
-    beyond = c[c.beyond.astype(bool) & (c.kind == "claim")]
+    beyond = c[_beyond(c)]
     if not beyond.empty:
         lines += ["### Beyond the paper", "", "Scopes the paper did not run: reported, not counted as its "
                   "findings.", "", _claim_table(beyond), ""]
