@@ -194,8 +194,12 @@ def write_summary(study_dir: Path, command: str) -> design_of.Summary:
     if spent:
         from ltrlib.report import table_to_markdown
 
-        trials = (pd.concat(spent).groupby("model", sort=False)
-                  [["trials", "completed", "pruned", "stopped_at_tree_1", "failed_replaced"]].sum())
+        spent = pd.concat(spent)
+        # The first study's seeds counted trials that peaked at tree 1 (kept as
+        # `stopped_at_tree_1`); since the search's document units they are replaced.
+        counts = [c for c in ("trials", "completed", "pruned", "replaced", "replaced_best_at_tree_1",
+                              "replaced_lightgbm", "stopped_at_tree_1", "failed_replaced") if c in spent]
+        trials = spent.groupby("model", sort=False)[counts].sum()
         text += "\n## Tuning spent, summed over seeds\n\n" + table_to_markdown(trials, index=True) + "\n"
     atomic_write_text(study_dir / "study.md", text)
     done = sum(seed in design["seeds"] for seed in per_seed)

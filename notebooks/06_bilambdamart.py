@@ -321,9 +321,12 @@ table8
 # %% [markdown]
 # ## What the tuning spent
 # Every model must get the same number of usable trials: `trials`, of which `completed`
-# and `pruned`; `stopped_at_tree_1` counts completed trials whose validation NDCG peaked at
-# the first tree; `failed_replaced` counts trials LightGBM could not train, which ran again
-# at another point and do not count.
+# and `pruned`. `replaced` counts trials run again at another point, which do not count:
+# `replaced_best_at_tree_1`, whose validation NDCG peaked at the first tree (one tree
+# measured, not a model), and `replaced_lightgbm`, points LightGBM could not train; `why`
+# says so in words. Every model searches in document units, so a pair model's rate takes
+# the step a document model's does (`ltrlib.bivariate.space`; Table 8 gives LightGBM's values
+# and, for pair models, the point searched).
 
 # %%
 control_fitted = tuned_groups.get("06.control", {})

@@ -43,8 +43,12 @@ setting         values           whose
                                  default). The paper does not say which its code computed.
 ==============  ===============  ==========================================================
 
-A trial LightGBM cannot train (its split check, `_fit_or_fail`) fails and is replaced, so
-every model gets the same number of usable trials; `tuning_summary` counts them.
+Every model searches the same space in document units (`ltrlib.bivariate.space`): a pair
+model's point is converted for its pair rows, so a learning rate takes the same step for
+every model. A trial that is not usable fails and is replaced, so every model gets the same
+number of usable trials: a point LightGBM cannot train (its split check, `_fit_or_fail`),
+and a trial whose validation NDCG peaked at its first tree (`_refuse_degenerate`).
+`tuning_summary` counts both.
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ from ltrlib import config
 from ltrlib.bivariate.features import expand_listwise, expanded_names, query_level_columns
 from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb
 from ltrlib.bivariate.objective import HESSIANS
-from ltrlib.bivariate.space import TUNED, suggest
+from ltrlib.bivariate.space import SEARCH_UNITS, TUNED, lightgbm_point, pairs_per_document, suggest
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.metrics import ndcg, significance_table
@@ -94,18 +98,18 @@ class ModelSpec:
     first_params: Mapping[str, Any] = field(default_factory=dict)
 
 
-_UNI = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 50, "min_sum_hessian_in_leaf": 0.001}
-# Pair leaves take Newton steps about n-1 times larger than document leaves (gradients
-# scale with 1/(n-1), hessians with 1/(n-1)^2), hence the paper's small Bi-λMART rate.
-_BI = {"learning_rate": 0.005, "num_leaves": 31, "min_data_in_leaf": 500, "min_sum_hessian_in_leaf": 0.0}
+# Every model's first trial, in document units (`ltrlib.bivariate.space`): the same point
+# for all. For a pair model at n = 20 LightGBM gets learning rate 0.0026 (the paper's
+# Bi-λMART used 0.001-0.005), 950 pairs per leaf and a minimum hessian of 0.0001.
+_FIRST = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 50, "min_sum_hessian_in_leaf": 0.001}
 
 MODELS: dict[str, ModelSpec] = {s.name: s for s in (
-    ModelSpec("λMART", "native", full_ideal=False, first_params=_UNI),
-    ModelSpec("λMART*", "lb", first_params=_UNI),
-    ModelSpec("Bi-λMART", "lb", bivariate=True, first_params=_BI),
-    ModelSpec("Bi-λMART w/o d", "lb", bivariate=True, difference=False, first_params=_BI),
-    ModelSpec("GBT_Softmax", "lb", loss="softmax", first_params=_UNI),
-    ModelSpec("Bi-GBT_Softmax", "lb", bivariate=True, loss="softmax", first_params=_BI),
+    ModelSpec("λMART", "native", full_ideal=False, first_params=_FIRST),
+    ModelSpec("λMART*", "lb", first_params=_FIRST),
+    ModelSpec("Bi-λMART", "lb", bivariate=True, first_params=_FIRST),
+    ModelSpec("Bi-λMART w/o d", "lb", bivariate=True, difference=False, first_params=_FIRST),
+    ModelSpec("GBT_Softmax", "lb", loss="softmax", first_params=_FIRST),
+    ModelSpec("Bi-GBT_Softmax", "lb", bivariate=True, loss="softmax", first_params=_FIRST),
 )}
 
 
@@ -203,11 +207,29 @@ class Stage2Experiment:
         return {name: params.get(name, OPEN_SETTINGS[name][0]) if value == TUNED_CHOICE else value
                 for name, value in self.open.items() if self.applies(name, spec)}
 
+    @property
+    def pairs_per_document(self) -> int:
+        """``n - 1`` of the search's document units (`ltrlib.bivariate.space`), from the
+        training lists."""
+        return pairs_per_document(self.parts["train"].offsets)
+
+    def lightgbm_point(self, spec: ModelSpec, params: Mapping[str, Any]) -> dict[str, Any]:
+        """LightGBM's parameters for a point of the search (document units): converted for a
+        pair model, as they are for a document model (`ltrlib.bivariate.space`)."""
+        return lightgbm_point(params, self.pairs_per_document if spec.bivariate else None)
+
     def fit(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None, monitor=None):
-        """One model with the given parameters (LightGBM's, plus any tuned open setting);
-        returns an `LBModel` or a `Ranker` (both `ltrlib.data.Scorer`s). ``monitor(trees,
-        value)`` watches the validation curve (`ltrlib.train.tuning.pruning_monitor` prunes a trial
-        with it)."""
+        """One model at a point of the search: the four tuned parameters in document units
+        (`lightgbm_point` converts them for a pair model), any other LightGBM parameter and
+        any tuned open setting; returns an `LBModel` or a `Ranker` (both
+        `ltrlib.data.Scorer`s). ``monitor(trees, value)`` watches the validation curve
+        (`ltrlib.train.tuning.pruning_monitor` prunes a trial with it)."""
+        return self.fit_lightgbm(spec, self.lightgbm_point(spec, params), seed, monitor)
+
+    def fit_lightgbm(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None,
+                     monitor=None):
+        """`fit` with LightGBM's own parameters, given to it as they are (e.g. a row of the
+        paper's Table 8)."""
         settings = self.settings if seed is None else self.settings.replace(seed=seed)
         # Settings that do not apply to spec stay at our default, which the learner ignores.
         chosen = {name: values[0] for name, values in OPEN_SETTINGS.items()} | self.settings_of(spec, params)
@@ -253,8 +275,11 @@ class FittedModel:
     best_iteration: int
     vali_ndcg: float
     tuning: pd.DataFrame
-    failed: int = 0  # trials LightGBM could not train, replaced by others (`_fit_or_fail`)
+    failed: int = 0  # trials replaced by others (`_fit_or_fail`, `_refuse_degenerate`)
     failures: list[str] = field(default_factory=list)  # why, in words, one per replaced trial
+    # The tuned parameters as LightGBM got them (`Stage2Experiment.lightgbm_point`):
+    # ``params`` are in the search's document units.
+    lightgbm_params: dict = field(default_factory=dict)
 
 
 def _best_iteration(model) -> int:
@@ -277,6 +302,38 @@ def _fit_or_fail(exp: Stage2Experiment, spec: ModelSpec, params: dict, monitor, 
             raise
         trial.set_user_attr(FAILURE_ATTR, f"LightGBM could not train this point: {str(err).strip()}")
         raise TrialFailed(str(err).strip()) from None
+
+
+#: The reason a trial whose validation NDCG peaked at the first tree is replaced.
+DEGENERATE = "best at tree 1"
+
+
+def _refuse_degenerate(exp: Stage2Experiment, model, point: Mapping[str, Any], trial, n_trials: int) -> None:
+    """Fail (and so replace) a trial whose validation NDCG peaked at its first tree: early
+    stopping saw nothing gained after it, so the trial measured one tree, not a model at
+    that point, and a model would search with fewer usable trials than the others. Before
+    the search's document units (`ltrlib.bivariate.space`) a third of the pair models'
+    trials ended so, against 1-3 % of the document models'.
+
+    A study replaces at most ``n_trials`` trials (`ltrlib.train.tuning.run_study`); past
+    that a degenerate trial is kept, so the study ends, and `tuning_summary` counts it as
+    not usable (``kept_best_at_tree_1``) for the comparison's gate to see."""
+    from optuna.trial import TrialState
+
+    from ltrlib.train.tuning.study import FAILURE_ATTR, TrialFailed
+
+    if exp.settings.max_trees < 2 or _best_iteration(model) != 1:
+        return
+    replaced = sum(FAILURE_ATTR in t.user_attrs
+                   for t in trial.study.get_trials(deepcopy=False, states=(TrialState.FAIL,)))
+    if replaced >= n_trials:
+        return
+    why = (f"{DEGENERATE}: validation NDCG@{exp.cutoff} did not rise in the "
+           f"{exp.settings.early_stopping} trees after the first (learning rate "
+           f"{point['learning_rate']}, minimum hessian {point['min_sum_hessian_in_leaf']}, "
+           "document units)")
+    trial.set_user_attr(FAILURE_ATTR, why)
+    raise TrialFailed(why)
 
 
 def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
@@ -371,6 +428,7 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
         monitor = pruning_monitor(trial, exp.settings.early_stopping) if prune else None
         point = {**suggest(trial), **{k: trial.suggest_categorical(k, c) for k, c in choices.items()}}
         model = _fit_or_fail(exp, spec, point, monitor, trial)
+        _refuse_degenerate(exp, model, point, trial, n_trials)
         value = exp.vali_score(model)
         trial.set_user_attr("best_iteration", _best_iteration(model))
         if value > best["value"]:
@@ -383,7 +441,11 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
              "max_trees": exp.settings.max_trees, "early_stopping": exp.settings.early_stopping,
              "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds,
              "hessian": exp.hessian_of(spec),
-             "pruning": pruning_setup(prune, exp.settings.early_stopping)}
+             "pruning": pruning_setup(prune, exp.settings.early_stopping),
+             # What a point means (`ltrlib.bivariate.space`): a study searched in other units
+             # is refused, not resumed.
+             "search_units": SEARCH_UNITS,
+             "pairs_per_document": exp.pairs_per_document if spec.bivariate else None}
     # The other open settings (module docstring) join the setup when not at our default,
     # so the journal of a run made before they existed still resumes.
     setup.update({k: v for k, v in exp.open.items()
@@ -399,7 +461,8 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
         model = exp.fit(spec, result.best_params)
     params = {**result.best_params, **exp.settings_of(spec, result.best_params)}
     return FittedModel(name, model, params, _best_iteration(model),
-                       float(result.best_value), result.trials, failed=result.failed, failures=result.failures)
+                       float(result.best_value), result.trials, failed=result.failed, failures=result.failures,
+                       lightgbm_params=exp.lightgbm_point(spec, result.best_params))
 
 
 #: Fewer trials than this per model are fits, not a tuned comparison (issue of notebook 06:
@@ -494,15 +557,22 @@ def ndcg_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01,
 
 
 def tuned_table(fitted: Mapping[str, FittedModel], stage1: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Table 8: the tuned parameters, the open settings each model trained with (tuned or
-    fixed), tree count and validation NDCG (at its own cut-off) of each model; ``stage1``
-    (`ltrlib.bivariate.two_stage.Stage1Tuning.row`) adds stage 1's row first."""
+    """Table 8: the tuned parameters as LightGBM got them (the paper's table reports
+    those), the open settings each model trained with (tuned or fixed), tree count and
+    validation NDCG (at its own cut-off) of each model; for a pair model ``searched`` gives
+    the point in the search's document units (`ltrlib.bivariate.space`), for the others "=".
+    ``stage1`` (`ltrlib.bivariate.two_stage.Stage1Tuning.row`) adds stage 1's row first."""
     rows = [dict(stage1)] if stage1 else []
     for name, f in fitted.items():
-        rows.append({"model": name, "learning_rate": f.params["learning_rate"],
-                     "min_data_in_leaf": f.params["min_data_in_leaf"],
-                     "num_leaves": f.params["num_leaves"],
-                     "min_sum_hessian_in_leaf": f.params["min_sum_hessian_in_leaf"],
+        lgb = f.lightgbm_params or f.params
+        converted = any(lgb[k] != f.params[k] for k in TUNED)
+        rows.append({"model": name, "learning_rate": lgb["learning_rate"],
+                     "min_data_in_leaf": lgb["min_data_in_leaf"],
+                     "num_leaves": lgb["num_leaves"],
+                     "min_sum_hessian_in_leaf": lgb["min_sum_hessian_in_leaf"],
+                     "searched": (f"learning rate {f.params['learning_rate']}, min data "
+                                  f"{f.params['min_data_in_leaf']}, min hessian "
+                                  f"{f.params['min_sum_hessian_in_leaf']}") if converted else "=",
                      # "-": the setting does not apply to the model.
                      **{k: f.params.get(k, "-") for k in OPEN_SETTINGS},
                      "trees": f.best_iteration, "trials": len(f.tuning),
@@ -527,22 +597,28 @@ def settings_screen(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
 
 
 def tuning_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
-    """Per model, what its tuning spent: usable trials (``trials``), of which ``completed``
-    and ``pruned``; ``stopped_at_tree_1``, the completed trials whose best iteration was the
-    first tree (early stopping found nothing after it); ``failed_replaced``, trials LightGBM
-    could not train, run again at another point and not counted; and the best trial's
-    tree count. Fair tuning means equal ``trials`` for every model."""
+    """Per model, what its tuning spent: ``trials`` finished, of which ``completed`` and
+    ``pruned``, and ``usable``, those less ``kept_best_at_tree_1`` (completed trials whose
+    validation NDCG peaked at the first tree, kept only once the study's replacements ran
+    out, `_refuse_degenerate`); ``replaced``, trials run again at another point and not
+    counted, split by why: ``replaced_best_at_tree_1`` (`DEGENERATE`) and
+    ``replaced_lightgbm`` (LightGBM could not train the point, `_fit_or_fail`); ``why``, the
+    reasons in words with their counts; and the best trial's tree count. Fair tuning means
+    equal ``usable`` trials for every model."""
     rows = []
     for name, f in fitted.items():
         t = f.tuning
         complete = t[t.state == "complete"]
-        rows.append({"model": name, "trials": len(t), "completed": len(complete),
-                     "pruned": int((t.state == "pruned").sum()),
-                     "stopped_at_tree_1": int((complete.best_iteration == 1).sum()),
-                     "failed_replaced": int(f.failed), "best_iteration": f.best_iteration,
-                     "vali_ndcg": f.vali_ndcg,
-                     # Said once, in words: the first failure (all of them in the study's trials).
-                     "failure": f.failures[0] if f.failures else ""})
+        kept = int((complete.best_iteration == 1).sum()) if "best_iteration" in t else 0
+        reasons = pd.Series([why.split(":", 1)[0] for why in f.failures], dtype=object)
+        counts = reasons.value_counts(sort=False)
+        rows.append({"model": name, "trials": len(t), "usable": len(t) - kept, "completed": len(complete),
+                     "pruned": int((t.state == "pruned").sum()), "kept_best_at_tree_1": kept,
+                     "replaced": int(f.failed),
+                     "replaced_best_at_tree_1": int(counts.get(DEGENERATE, 0)),
+                     "replaced_lightgbm": int(f.failed) - int(counts.get(DEGENERATE, 0)),
+                     "best_iteration": f.best_iteration, "vali_ndcg": f.vali_ndcg,
+                     "why": "; ".join(f"{n} {reason}" for reason, n in counts.items())})
     return pd.DataFrame(rows)
 
 

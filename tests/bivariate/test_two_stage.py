@@ -182,16 +182,56 @@ def test_a_point_lightgbm_cannot_train_fails_and_is_replaced(two, monkeypatch):
             raise lgb.basic.LightGBMError("Check failed: (best_split_info.left_count) > (0) at x.cpp")
         return real_fit(spec, params, seed, monitor)
 
-    monkeypatch.setattr(exp, "fit", flaky)
+    monkeypatch.setattr(exp, "fit", _never_degenerate(flaky))
     fitted = experiment.fit_models(exp, ["Bi-λMART"], n_trials=3)
     trials = fitted["Bi-λMART"].tuning
     assert len(calls) == 4 and len(trials) == 3 and set(trials.state) == {"complete"}
     summary = experiment.tuning_summary(fitted).iloc[0]
-    assert (summary.trials, summary.completed, summary.failed_replaced) == (3, 3, 1)
-    assert summary.failure.startswith("LightGBM could not train this point: Check failed")
+    assert (summary.trials, summary.usable, summary.replaced, summary.replaced_lightgbm) == (3, 3, 1, 1)
+    assert summary.why == "1 LightGBM could not train this point"
+    assert fitted["Bi-λMART"].failures[0].startswith("LightGBM could not train this point: Check failed")
     assert fitted["Bi-λMART"].model.info["hessian"] == "exact"
     with pytest.raises(ValueError, match="hessian"):
         experiment.Stage2Experiment(ts, hessian="newton")
+
+
+def _never_degenerate(fit, degenerate=()):
+    """``fit`` whose models peak after their first tree, except at the calls numbered in
+    ``degenerate`` (1-based), which peak at it: the tiny twin's own fits peak at tree 1 or
+    not by chance."""
+    from dataclasses import replace
+
+    calls = []
+
+    def wrapped(spec, params, seed=None, monitor=None):
+        calls.append(params)
+        model = fit(spec, params, seed, monitor)
+        return replace(model, best_iteration=1 if len(calls) in degenerate else max(2, model.best_iteration))
+    return wrapped
+
+
+def test_a_trial_that_peaks_at_its_first_tree_is_replaced(two, monkeypatch):
+    """A trial whose validation NDCG peaked at tree 1 measured one tree, not a model: it is
+    replaced, with its reason; once the study's replacements (n_trials) are spent, one more
+    is kept and counted as not usable."""
+    from ltrlib.bivariate import experiment
+    from ltrlib.train import TrainSettings
+
+    _, _, _, ts = two
+    exp = experiment.Stage2Experiment(ts, train_queries=40, settings=TrainSettings(
+        max_trees=6, early_stopping=3, eval_at=5, num_threads=1))
+    real_fit = exp.fit
+    monkeypatch.setattr(exp, "fit", _never_degenerate(real_fit, degenerate={2}))
+    fitted = experiment.fit_models(exp, ["λMART*"], n_trials=2)
+    summary = experiment.tuning_summary(fitted).iloc[0]
+    assert (summary.trials, summary.usable, summary.replaced, summary.replaced_best_at_tree_1) == (2, 2, 1, 1)
+    assert summary.why == f"1 {experiment.DEGENERATE}"
+    assert fitted["λMART*"].failures[0].startswith("best at tree 1: validation NDCG@5 did not rise in the 3 trees")
+    # Every trial degenerate: two replaced (n_trials), then two kept, neither usable.
+    monkeypatch.setattr(exp, "fit", _never_degenerate(real_fit, degenerate=set(range(1, 10))))
+    fitted = experiment.fit_models(exp, ["λMART*"], n_trials=2, study_prefix="all")
+    summary = experiment.tuning_summary(fitted).iloc[0]
+    assert (summary.trials, summary.usable, summary.kept_best_at_tree_1, summary.replaced) == (2, 0, 2, 2)
 
 
 def test_a_zero_minimum_hessian_trains(two):
@@ -311,3 +351,34 @@ def test_relabelled_keeps_stage1_and_takes_the_new_labels(two):
     other = make_synthetic("tiny", 1)
     with pytest.raises(ValueError, match="same documents"):
         ts.relabelled(other)
+
+
+def test_pair_models_search_in_document_units(two):
+    """A point of the search takes the same step for a pair model as for a document model:
+    converted for pair rows, one Bi-λMART tree moves the within-query scores about as far as
+    one λMART* tree; given to LightGBM as is, about n - 1 times as far."""
+    from ltrlib.bivariate import experiment
+    from ltrlib.bivariate.space import lightgbm_point, pairs_per_document
+    from ltrlib.train import TrainSettings
+
+    point = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 50, "min_sum_hessian_in_leaf": 0.001}
+    assert lightgbm_point(point, None) == point
+    assert lightgbm_point(point, 19) == {"learning_rate": 0.05 / 19, "num_leaves": 31, "min_data_in_leaf": 950,
+                                         "min_sum_hessian_in_leaf": 0.001 * 2 / 19}
+    assert pairs_per_document([0, 20, 40, 48, 49]) == 19  # median of 20, 20, 8 (the 1-document list has no pairs)
+    with pytest.raises(ValueError, match="no query has two documents"):
+        pairs_per_document([0, 1, 2])
+    _, _, _, ts = two
+    exp = experiment.Stage2Experiment(ts, settings=TrainSettings(max_trees=1, early_stopping=1, eval_at=5,
+                                                                 num_threads=1))
+    ds, k = exp.parts["train"], exp.pairs_per_document
+    assert k == 19
+
+    def step(model):
+        s, sizes = model.score(ds), np.diff(ds.offsets)
+        return np.abs(s - np.repeat(np.add.reduceat(s, ds.offsets[:-1]) / sizes, sizes)).mean()
+
+    doc = step(exp.fit(experiment.MODELS["λMART*"], point))
+    pair = experiment.MODELS["Bi-λMART"]
+    assert 0.5 < step(exp.fit(pair, point)) / doc < 2
+    assert step(exp.fit_lightgbm(pair, point)) / doc > 5

@@ -272,7 +272,12 @@ def test_bilambdamart_results(run_dir):
     assert len(stage2) == 6 and (stage2.trees >= 1).all() and stage2.vali_ndcg.between(0.1, 1).all()
     assert set(stage2.norm) == {"on", "-"} and set(stage2.hessian) == {"diagonal", "-"}
     spent = pd.read_csv(run_dir / "tables" / nb / "tuning_summary.csv")
-    assert (spent.trials == 1).all() and (spent.failed_replaced == 0).all() and len(spent) == 8
+    assert (spent.trials == 1).all() and len(spent) == 8
+    assert (spent.replaced == spent.replaced_best_at_tree_1 + spent.replaced_lightgbm).all()
+    # The pair models searched in document units: LightGBM got the rate over n - 1 = 19.
+    pair = stage2[stage2.model.str.startswith("Bi-")]
+    assert (pair.searched != "=").all() and (stage2[~stage2.model.str.startswith("Bi-")].searched == "=").all()
+    assert (pair.learning_rate < 0.2 / 19 + 1e-12).all()
     per_query = pd.read_parquet(run_dir / "tables" / nb / "per_query_test.parquet")
     assert set(per_query.variant) == {"main", "control"} and per_query.qid.nunique() == 50
     uptakes = pd.read_csv(run_dir / "tables" / nb / "pairwise_uptake.csv")
