@@ -216,12 +216,18 @@ display(table6)
 table7
 
 # %% [markdown]
-# ## What the training spent
-# Trials per network (`trials`, all completed: a network does not fail as a tree can), the
-# kept step (`best_iteration`) and validation NDCG; then every network's validation curve.
+# ## What the training spent, and whether it converged
+# Trials per network (`trials`, all usable: a network does not fail as a tree can), the
+# kept step (`best_step`) and validation NDCG, and how the kept fit ended: `stop_reason`
+# "patience" (validation NDCG had not risen for `patience` steps: converged, by the
+# paper's criterion), "step cap" (stopped at `max_steps`, maybe still rising) or
+# "diverged"; `trials_converged` counts the study's trials that stopped by patience. The
+# ledger decides a comparison only when every model in it had as many usable trials as the
+# others and every network converged ("not decided: budget" otherwise); then every
+# network's validation curve, its kept step marked.
 
 # %%
-spent = bivariate.tuning_summary(fitted)
+spent = neural.network_summary(fitted)
 report.table(spent, "neural_tuning_summary", caption=f"Trials per network; {tuned}")
 report.table(bivariate.tuning_frame(fitted), "neural_tuning_trials")
 display(spent)

@@ -19,6 +19,7 @@ from ltrlib.neural.competitors import (
     PAPER_POINTS,
     fit_neural_models,
     network_curves,
+    network_summary,
     neural_model_list,
     paper_marks,
     ranker_means,
@@ -29,10 +30,10 @@ from ltrlib.neural.competitors import (
 from ltrlib.neural.lists import pad_lists
 from ltrlib.neural.losses import LOSSES
 from ltrlib.neural.models import build_model
-from ltrlib.neural.ranker import PAPER_BUDGET, NeuralBudget, NeuralRanker
+from ltrlib.neural.ranker import CONVERGED, PAPER_BUDGET, STOP_REASONS, NeuralBudget, NeuralRanker
 
 __all__ = [
-    "NEURAL_MODELS", "PAPER_POINTS", "network_curves", "fit_neural_models", "neural_model_list", "paper_marks",
+    "NEURAL_MODELS", "PAPER_POINTS", "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks",
     "ranker_means", "table6", "table7", "tree_rows", "pad_lists", "LOSSES", "build_model", "NeuralBudget",
-    "NeuralRanker", "PAPER_BUDGET",
+    "NeuralRanker", "PAPER_BUDGET", "CONVERGED", "STOP_REASONS",
 ]

@@ -33,10 +33,10 @@ import pandas as pd
 from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment, model_list
 from ltrlib.metrics.significance import compare
 from ltrlib.neural.models import Architecture
-from ltrlib.neural.ranker import NeuralBudget, NeuralRanker
+from ltrlib.neural.ranker import CONVERGED, NeuralBudget, NeuralRanker
 
 __all__ = ["ATTENTION", "HIDDEN_LAYERS", "NEURAL_MODELS", "PAPER_POINTS", "NeuralSpec", "architecture",
-           "network_curves", "fit_neural_models", "neural_model_list", "paper_marks", "ranker_means", "table6",
+           "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks", "ranker_means", "table6",
            "table7", "tree_rows"]
 
 #: Notebook 06's tree models by the loss they train with, as `ranker_means` groups them.
@@ -160,6 +160,8 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
             value = max(ranker.curve) if ranker.curve else -math.inf
             trial.set_user_attr("best_iteration", ranker.best_step)
             trial.set_user_attr("diverged", ranker.diverged)
+            trial.set_user_attr("stop_reason", ranker.stop_reason)
+            trial.set_user_attr("trees", ranker.steps)  # the trial's cost, in steps
             if value > best["value"]:
                 best.update(value=value, number=trial.number, model=ranker)
             return value
@@ -178,6 +180,25 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
         fitted[name] = FittedModel(name, model, dict(result.best_params), model.best_step,
                                    float(result.best_value), result.trials)
     return fitted
+
+
+def network_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
+    """`ltrlib.bivariate.tuning_summary` for networks, with how each kept fit ended:
+    ``steps`` trained, ``best_step`` (the weights kept), ``stop_reason``
+    (`ltrlib.neural.ranker.STOP_REASONS`), ``converged`` (stopped by patience) and
+    ``trials_converged``, how many of the study's trials stopped by patience. The
+    ledger's budget gate reads ``usable`` and ``converged``."""
+    from ltrlib.bivariate.experiment import tuning_summary
+
+    out = tuning_summary(fitted)
+    out["steps"] = [f.model.steps for f in fitted.values()]
+    out["best_step"] = [f.model.best_step for f in fitted.values()]
+    out["stop_reason"] = [f.model.stop_reason for f in fitted.values()]
+    out["converged"] = [f.model.converged for f in fitted.values()]
+    out["trials_converged"] = [int((f.tuning.get("stop_reason", pd.Series(dtype=object)) == CONVERGED).sum())
+                               for f in fitted.values()]
+    # A network's best step is never "tree 1": the kept-at-tree-1 count is a tree's notion.
+    return out.drop(columns=["kept_best_at_tree_1"]).assign(usable=out.trials)
 
 
 def table6(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
@@ -237,8 +258,7 @@ def network_curves(fitted: Mapping[str, FittedModel], split: str = "stage 2", cu
         curve = np.asarray(f.model.curve, dtype=np.float64)
         if curve.size == 0:
             continue
-        every = f.model.budget.eval_every
-        step = np.minimum(np.arange(1, curve.size + 1) * every, f.model.steps)
+        step = np.asarray(f.model.curve_steps, dtype=np.int64)
         parts.append(pd.DataFrame({"split": split, "model": name, "tree": step, "metric": f"ndcg@{cutoff}",
                                    "value": curve, "best": step == f.best_iteration}))
     return pd.concat(parts, ignore_index=True) if parts else \

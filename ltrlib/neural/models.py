@@ -17,15 +17,20 @@ as TF-Ranking (DNN, GSF, ATTN-DIN) and SetRank's own code implement them:
                 Training shuffles each list before grouping, as TF-Ranking does; scoring
                 groups the list in its canonical order (`ltrlib.neural.lists`), so scores
                 do not depend on the order of the rows.
-``attn_din``    ATTN-DIN (Pasumarthi et al., ICTIR 2020): the documents are projected to
-                heads x size, pass ``attention_layers`` blocks of multi-head self-attention
-                (residual, layer norm, dropout) over the list, and each document's own
+``attn_din``    ATTN-DIN (Pasumarthi et al., ICTIR 2020), as TF-Ranking's
+                ``DocumentInteractionAttention`` builds it: the documents are projected to
+                ``size`` (dense, ReLU), pass ``attention_layers`` blocks of multi-head
+                self-attention over the list with ``heads`` heads of ``size`` each
+                (queries, keys and values heads x size wide, the output projected back to
+                ``size``; residual, layer norm, dropout), and each document's own
                 (normalised) features joined with its attention output go through the
                 DNN above to a score.
-``setrank``     SetRank (Pang et al., SIGIR 2020, its MSAB variant): the documents are
-                projected to ``size``, pass ``attention_layers`` multi-head self-attention
-                blocks (H = LN(X + MHA(X)), LN(H + rFF(H))), and a row-wise linear layer
-                scores them: no feed-forward scorer on top.
+``setrank``     SetRank (Pang et al., SIGIR 2020, its MSAB variant), as its authors' code
+                builds it: the documents are projected to ``size`` (dense, ReLU, dropout),
+                pass ``attention_layers`` multi-head self-attention blocks (H = LN(X +
+                MHA(X)), LN(H + rFF(H)) with rFF a ReLU layer of 4 x size and a linear
+                one back to size), and a row-wise linear layer scores them: no
+                feed-forward scorer on top.
 ==============  =============================================================================
 
 ``dnn``, ``attn_din`` and ``setrank`` are permutation-equivariant by construction; ``gsf``
@@ -48,8 +53,9 @@ __all__ = ["ARCHITECTURES", "Architecture", "build_model", "gsf_groups"]
 class Architecture:
     """What a model is built from: ``kind`` (one of `ARCHITECTURES`), ``hidden`` (DNN layer
     sizes), ``dropout``; GSF's ``group_size`` and ``difference``; the attention models'
-    ``attention_layers``, ``heads`` and ``size`` (ATTN-DIN: per head, as TF-Ranking's
-    head size; SetRank: the model width, split over the heads) and ``attention_dropout``."""
+    ``attention_layers``, ``heads`` and ``size`` (ATTN-DIN: TF-Ranking's head size, the
+    width of the projected documents and of each head; SetRank: the model width, split
+    over the heads) and ``attention_dropout``."""
 
     kind: str
     hidden: tuple[int, ...] = (512, 256, 128, 64)
@@ -152,34 +158,44 @@ class GSF(nnx.Module):
         return (total / jnp.maximum(count, 1.0)).reshape(batch, size)
 
 
-class _AttentionBlock(nnx.Module):
-    """Multi-head self-attention over the real documents, residual and layer norm; with
-    ``feed_forward`` also SetRank's row-wise feed-forward, residual and layer norm."""
+#: SetRank's row-wise feed-forward layer is this many times its width (its authors' code).
+SETRANK_FF = 4
 
-    def __init__(self, width: int, heads: int, qkv: int, dropout: float, feed_forward: bool, rngs: nnx.Rngs):
-        self.attention = nnx.MultiHeadAttention(heads, width, qkv_features=qkv, out_features=width,
+
+class _AttentionBlock(nnx.Module):
+    """Multi-head self-attention over the real documents (``heads`` heads of
+    ``head_size``, the output projected back to ``width``), residual and layer norm;
+    with ``feed_forward`` > 0 also SetRank's row-wise feed-forward (``width`` ->
+    ``feed_forward`` -> ``width``, ReLU between), residual and layer norm."""
+
+    def __init__(self, width: int, heads: int, head_size: int, dropout: float, feed_forward: int,
+                 rngs: nnx.Rngs):
+        self.attention = nnx.MultiHeadAttention(heads, width, qkv_features=heads * head_size, out_features=width,
                                                 dropout_rate=dropout, decode=False, rngs=rngs)
         self.norm = nnx.LayerNorm(width, rngs=rngs)
         self.dropout = nnx.Dropout(dropout, rngs=rngs)
-        self.ff = nnx.Linear(width, width, rngs=rngs) if feed_forward else None
-        self.ff_norm = nnx.LayerNorm(width, rngs=rngs) if feed_forward else None
+        if feed_forward:
+            self.ff = nnx.Linear(width, feed_forward, rngs=rngs)
+            self.ff_out = nnx.Linear(feed_forward, width, rngs=rngs)
+            self.ff_norm = nnx.LayerNorm(width, rngs=rngs)
+        else:
+            self.ff = self.ff_out = self.ff_norm = None
 
     def __call__(self, h, mask):
         pair_mask = nnx.make_attention_mask(mask, mask)
         h = self.norm(h + self.dropout(self.attention(h, mask=pair_mask)))
         if self.ff is not None:
-            h = self.ff_norm(h + self.dropout(nnx.relu(self.ff(h))))
+            h = self.ff_norm(h + self.dropout(self.ff_out(nnx.relu(self.ff(h)))))
         return h
 
 
 class AttnDIN(nnx.Module):
     def __init__(self, n_features: int, arch: Architecture, rngs: nnx.Rngs):
-        width = arch.heads * arch.size
         self.input_norm = nnx.BatchNorm(n_features, rngs=rngs)
-        self.project = nnx.Linear(n_features, width, rngs=rngs)
-        self.blocks = nnx.List([_AttentionBlock(width, arch.heads, width, arch.attention_dropout, False, rngs)
+        self.project = nnx.Linear(n_features, arch.size, rngs=rngs)
+        self.blocks = nnx.List([_AttentionBlock(arch.size, arch.heads, arch.size, arch.attention_dropout, 0, rngs)
                                 for _ in range(arch.attention_layers)])
-        self.tower = _Tower(n_features + width, arch.hidden, 1, arch.dropout, rngs)
+        self.tower = _Tower(n_features + arch.size, arch.hidden, 1, arch.dropout, rngs)
 
     def __call__(self, x, mask):
         x = self.input_norm(x, mask=mask[..., None])
@@ -193,12 +209,15 @@ class SetRank(nnx.Module):
     def __init__(self, n_features: int, arch: Architecture, rngs: nnx.Rngs):
         self.input_norm = nnx.BatchNorm(n_features, rngs=rngs)
         self.project = nnx.Linear(n_features, arch.size, rngs=rngs)
-        self.blocks = nnx.List([_AttentionBlock(arch.size, arch.heads, arch.size, arch.attention_dropout, True, rngs)
+        self.project_dropout = nnx.Dropout(arch.attention_dropout, rngs=rngs)
+        head_size = arch.size // arch.heads
+        self.blocks = nnx.List([_AttentionBlock(arch.size, arch.heads, head_size, arch.attention_dropout,
+                                                SETRANK_FF * arch.size, rngs)
                                 for _ in range(arch.attention_layers)])
         self.out = nnx.Linear(arch.size, 1, rngs=rngs)
 
     def __call__(self, x, mask):
-        h = self.project(self.input_norm(x, mask=mask[..., None]))
+        h = self.project_dropout(nnx.relu(self.project(self.input_norm(x, mask=mask[..., None]))))
         for block in self.blocks:
             h = block(h, mask)
         return self.out(h)[..., 0]

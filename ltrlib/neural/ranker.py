@@ -33,7 +33,13 @@ from ltrlib.neural.lists import PaddedLists, pad_lists
 from ltrlib.neural.losses import LOSSES, list_loss
 from ltrlib.neural.models import Architecture, build_model
 
-__all__ = ["NeuralBudget", "NeuralRanker", "PAPER_BUDGET"]
+__all__ = ["CONVERGED", "NeuralBudget", "NeuralRanker", "PAPER_BUDGET", "STOP_REASONS"]
+
+#: Why training ended: patience ran out after the best evaluation (``"patience"``: the fit
+#: converged, by the paper's own criterion), the step cap came first (``"step cap"``: the
+#: curve may still have been rising), or the loss overflowed (``"diverged"``).
+STOP_REASONS = ("patience", "step cap", "diverged")
+CONVERGED = "patience"
 
 
 @dataclass(frozen=True)
@@ -77,9 +83,11 @@ class NeuralRanker:
     budget: NeuralBudget = PAPER_BUDGET
     model: nnx.Module | None = field(default=None, repr=False)
     curve: list[float] = field(default_factory=list, repr=False)  # validation NDCG per evaluation
+    curve_steps: list[int] = field(default_factory=list, repr=False)  # the step of each evaluation
     best_step: int = 0
     steps: int = 0
     diverged: bool = False
+    stop_reason: str = ""  # one of STOP_REASONS once fitted
     seconds_per_step: float = math.nan  # training steps alone: not the first (compiling), not the evaluations
 
     def __post_init__(self):
@@ -88,6 +96,11 @@ class NeuralRanker:
         if not (isinstance(self.learning_rate, (int, float)) and math.isfinite(self.learning_rate)
                 and self.learning_rate > 0):
             raise ValueError(f"learning_rate must be a positive number, got {self.learning_rate!r}")
+
+    @property
+    def converged(self) -> bool:
+        """Whether training stopped by patience, not at the step cap or by divergence."""
+        return self.stop_reason == CONVERGED
 
     @property
     def best_iteration(self) -> int:
@@ -131,7 +144,8 @@ class NeuralRanker:
 
         rng = np.random.default_rng(b.seed)
         order, at = rng.permutation(lists.n_queries), 0
-        best, best_state, self.curve, self.diverged = -math.inf, None, [], False
+        best, best_state, self.curve, self.curve_steps, self.diverged = -math.inf, None, [], [], False
+        self.stop_reason = "step cap"
         self.model = model
         step, started, evaluating = 0, 0.0, 0.0
         model.train()  # dropout on, batch statistics, GSF's shuffles; scoring switches to eval
@@ -149,10 +163,12 @@ class NeuralRanker:
                 continue
             if not np.isfinite(float(value)):
                 self.diverged = True  # the loss overflowed: keep the best weights so far
+                self.stop_reason = "diverged"
                 break
             evaluation = time.perf_counter()
             score = float(self._vali_ndcg(vali, vali_lists, vali_ideal))
             self.curve.append(score)
+            self.curve_steps.append(step)
             if score > best:
                 best, self.best_step = score, step
                 best_state = jax.tree.map(jnp.copy, nnx.state(model))
@@ -160,6 +176,7 @@ class NeuralRanker:
                 monitor(step, score)
             evaluating += time.perf_counter() - evaluation
             if step - self.best_step >= b.patience:
+                self.stop_reason = CONVERGED
                 break
             model.train()
         if step > 1:

@@ -18,19 +18,32 @@ def test_softmax_loss_is_minus_the_label_weighted_log_softmax():
     assert by_hand == pytest.approx(3.2228, abs=1e-4)
 
 
-def test_lambdarank_loss_weights_each_pair_by_its_delta_dcg_over_the_full_list_ideal_dcg():
+def _weighted_pairs_by_hand():
     # Scores rank the documents 3rd, 1st... : doc0 rank 2, doc1 rank 3, doc2 rank 1.
     discount = [1 / math.log2(3), 1 / math.log2(4), 1.0]
     gain = [3.0, 0.0, 1.0]  # 2^y - 1
     pairs = [(0, 1), (0, 2), (2, 1)]  # (better, worse)
-    by_hand = sum(abs(gain[i] - gain[j]) * abs(discount[i] - discount[j])
-                  * math.log1p(math.exp(-(float(SCORES[0, i]) - float(SCORES[0, j])))) for i, j in pairs)
-    ideal = 4.5  # the full first-stage list's ideal DCG@k, larger than this list's
-    assert float(lambdarank_loss(SCORES, LABELS, MASK, jnp.array([ideal]))[0]) == pytest.approx(by_hand / ideal,
-                                                                                               rel=1e-6)
+    return sum(abs(gain[i] - gain[j]) * abs(discount[i] - discount[j])
+               * math.log1p(math.exp(-(float(SCORES[0, i]) - float(SCORES[0, j])))) for i, j in pairs)
+
+
+def test_lambdarank_loss_is_normalised_as_tf_ranking_does():
+    """Per list by the ideal DCG of its own labels (all documents, the padded slot out),
+    times TF-Ranking's list-size scaling L, averaged over the L x L pair slots: / L."""
+    ideal = 3.0 + 1.0 / math.log2(3)  # labels 2 and 1 of the list, at ranks 1 and 2
+    by_hand = _weighted_pairs_by_hand() / ideal / 4  # L = 4 slots, the padded one included
+    assert float(lambdarank_loss(SCORES, LABELS, MASK)[0]) == pytest.approx(by_hand, rel=1e-6)
+    assert by_hand == pytest.approx(0.07959, abs=1e-5)
     # A query with no relevant document has no weighted pair and an ideal DCG of 0: loss 0.
-    none = lambdarank_loss(SCORES, jnp.zeros_like(LABELS), MASK, jnp.array([0.0]))
-    assert float(none[0]) == 0.0
+    assert float(lambdarank_loss(SCORES, jnp.zeros_like(LABELS), MASK)[0]) == 0.0
+
+
+def test_lambdarank_full_list_variant_divides_by_the_full_lists_ideal_dcg():
+    ideal = 4.5  # the full first-stage list's ideal DCG@k, larger than this list's
+    loss = list_loss("lambdarank_full_list")
+    assert float(loss(SCORES, LABELS, MASK, jnp.array([ideal]))[0]) == pytest.approx(
+        _weighted_pairs_by_hand() / ideal, rel=1e-6)
+    assert float(loss(SCORES, jnp.zeros_like(LABELS), MASK, jnp.array([0.0]))[0]) == 0.0
 
 
 def test_list_loss_names_the_choices():

@@ -63,3 +63,47 @@ def test_architecture_refuses_what_it_cannot_build():
         Architecture("gsf", group_size=20, difference=True)
     with pytest.raises(ValueError, match="must split evenly over its 3 heads"):
         Architecture("setrank", heads=3, size=64)
+
+
+def _kernel_shapes(module) -> dict[str, tuple[int, ...]]:
+    from flax import nnx
+
+    return {".".join(map(str, path)): tuple(value.shape)
+            for path, value in nnx.to_flat_state(nnx.state(module, nnx.Param)) if path[-1] == "kernel"}
+
+
+def test_setrank_is_built_as_its_authors_code_builds_it():
+    """Input projection to size d with ReLU and dropout; per block, attention at d split over
+    the heads, then a 4d -> d feed-forward: the kernels' shapes, by hand."""
+    d, heads, n = 8, 2, 6
+    model = build_model(Architecture("setrank", hidden=(), attention_layers=2, heads=heads, size=d,
+                                     attention_dropout=0.5), n, seed=0)
+    shapes = _kernel_shapes(model)
+    assert shapes["project.kernel"] == (n, d)
+    for b in (0, 1):
+        assert shapes[f"blocks.{b}.attention.query.kernel"] == (d, heads, d // heads)
+        assert shapes[f"blocks.{b}.attention.out.kernel"] == (heads, d // heads, d)
+        assert shapes[f"blocks.{b}.ff.kernel"] == (d, 4 * d) and shapes[f"blocks.{b}.ff_out.kernel"] == (4 * d, d)
+    assert shapes["out.kernel"] == (d, 1)
+    assert model.project_dropout.rate == 0.5
+    # ReLU after the projection: with the projection's bias pushed far negative, every
+    # document's projected features are 0 and the scores equal (a linear projection would not be).
+    model.eval()
+    model.project.bias[...] = model.project.bias[...] - 1e3
+    x = jnp.asarray(np.random.default_rng(0).normal(size=(1, 5, n)), jnp.float32)
+    scores = np.asarray(model(x, jnp.ones((1, 5), bool)))
+    assert np.ptp(scores) < 1e-5
+
+
+def test_attn_din_attention_widths_are_tf_rankings():
+    """TF-Ranking's DocumentInteractionAttention: documents projected to the head size, each
+    of the heads head-size wide, the output back to the head size; the DNN scores the
+    features joined with it."""
+    size, heads, n = 8, 3, 6
+    model = build_model(Architecture("attn_din", hidden=(16,), attention_layers=1, heads=heads, size=size), n,
+                        seed=0)
+    shapes = _kernel_shapes(model)
+    assert shapes["project.kernel"] == (n, size)
+    assert shapes["blocks.0.attention.query.kernel"] == (size, heads, size)
+    assert shapes["blocks.0.attention.out.kernel"] == (heads, size, size)
+    assert shapes["tower.dense.0.kernel"] == (n + size, 16)

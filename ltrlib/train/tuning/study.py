@@ -481,7 +481,9 @@ def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> T
                      "pruned_at": None if done_ok else t.user_attrs.get("pruned_at", t.last_step),
                      # Trees grown (all folds of a cross-validated trial): the trial's cost.
                      "trees": t.user_attrs.get("trees", None if done_ok else t.user_attrs.get("pruned_at")),
-                     "seconds": (t.duration.total_seconds() if t.duration else math.nan)})
+                     "seconds": (t.duration.total_seconds() if t.duration else math.nan),
+                     # A network's trial: why its training ended (`ltrlib.neural.STOP_REASONS`).
+                     **({"stop_reason": t.user_attrs["stop_reason"]} if "stop_reason" in t.user_attrs else {})})
     trials = pd.DataFrame(rows)
     trials["best_so_far"] = trials["value"].cummax().ffill()
     return TuningResult(study_name=study_name, n_trials=len(used), n_new=n_new,
