@@ -34,7 +34,8 @@ from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table
 from ltrlib.metrics import parse_marked
 from ltrlib.report import table_to_markdown
 
-__all__ = ["across_seeds", "bilambdamart_claims", "published_numbers", "read_tables"]
+__all__ = ["BUDGET", "COMPARED", "across_seeds", "bilambdamart_claims", "budget_gate", "published_numbers", "read_tables",
+           "spent_budgets"]
 
 #: This paper's key in the ledger (`ltrlib.fidelity.ledger.PAPERS`).
 SOURCE = "bilambdamart"
@@ -440,6 +441,73 @@ def _control(t: Tables) -> list[Finding]:
     return [Finding(SCOPE, None if f.holds is None else not f.holds, f.evidence)]
 
 
+#: The stage-2 models and networks each claim compares, for the budget gate (`budget_gate`).
+#: Stage 1 is outside it: it is the fixed first stage every stage-2 model re-ranks, tuned
+#: by its own protocol (``stage1_trials``), not a competitor searched beside them.
+_TREES = ("λMART", "λMART*", "Bi-λMART")
+COMPARED: dict[str, tuple[str, ...]] = {
+    "two_stage_beats_one_stage": ("λMART",), "lambdamart_star_beats_stage1": ("λMART*",),
+    "two_stage_higher_every_cutoff": ("λMART",), "bi_beats_stage1": ("Bi-λMART",),
+    "bi_softmax_above_softmax_every_cutoff": ("Bi-GBT_Softmax", "GBT_Softmax"),
+    "bi_beats_univariate": _TREES, "differences_help": ("Bi-λMART", "Bi-λMART w/o d"),
+    "without_d_close_to_star": ("Bi-λMART", "Bi-λMART w/o d", "λMART*"),
+    "softmax_below_lambdarank": ("GBT_Softmax", "λMART"),
+    "bi_softmax_beats_softmax": ("Bi-GBT_Softmax", "GBT_Softmax"),
+    "bi_softmax_above_bi_lambdamart": ("Bi-GBT_Softmax", "Bi-λMART"),
+    "control_no_pairwise_gain": ("control λMART*", "control Bi-λMART"),
+    "trees_beat_networks": (*_TREES, *NEURAL_LAMBDARANK),
+    "attention_best_networks": (*NEURAL_LAMBDARANK, *NEURAL_SOFTMAX),
+    "multivariate_beats_dnn": NEURAL_LAMBDARANK,
+    "softmax_helps_networks": (*NEURAL_LAMBDARANK, *NEURAL_SOFTMAX),
+    "gbt_softmax_beats_networks": ("GBT_Softmax", *NEURAL_SOFTMAX),
+    "bi_softmax_beats_best_network": ("Bi-GBT_Softmax", *NEURAL_SOFTMAX),
+    "differences_matter_more_to_trees": ("GSF(2)", "GSF(2) with d", "Bi-λMART w/o d", "Bi-λMART"),
+}
+#: What each model's tuning spent, by notebook: `ltrlib.bivariate.tuning_summary` and
+#: `ltrlib.neural.network_summary`.
+SPENT = ((NOTEBOOK, "tuning_summary"), (NEURAL_NOTEBOOK, "neural_tuning_summary"))
+BUDGET = "not decided: budget"
+
+
+def spent_budgets(run_dir: str | Path) -> pd.DataFrame:
+    """Per model of the run: ``usable`` trials and, for a network, whether its kept fit
+    ``converged`` (stopped by patience); from the tuning summaries of `SPENT`. A run made
+    before trials were replaced counts all its trials usable; a network without a stop
+    reason has ``converged`` False (not recorded, so not shown)."""
+    parts = []
+    for notebook, table in SPENT:
+        df = read_table(run_dir, notebook, table, [])
+        if df is None:
+            continue
+        usable = df["usable"] if "usable" in df else df["trials"]
+        converged = df["converged"].astype(bool) if "converged" in df else pd.Series(notebook == NOTEBOOK,
+                                                                                       index=df.index)
+        stop = df["stop_reason"] if "stop_reason" in df else pd.Series("", index=df.index)
+        parts.append(pd.DataFrame({"model": df.model, "usable": usable.astype(int), "converged": converged,
+                                   "network": notebook == NEURAL_NOTEBOOK, "stop_reason": stop.fillna("")}))
+    return pd.concat(parts, ignore_index=True) if parts else \
+        pd.DataFrame(columns=["model", "usable", "converged", "network", "stop_reason"])
+
+
+def budget_gate(models: tuple[str, ...], spent: pd.DataFrame) -> str | None:
+    """Why a comparison of ``models`` decides nothing, or None when it may: every model it
+    compares had the same number of usable trials and every network among them converged
+    (issue of fair budgets; the standard is the ledger's: models compared with each other
+    get equal usable budgets and converged fits, or the verdict says "not decided").
+    Models absent from ``spent`` (a table the run lacks) are left to the claim itself."""
+    rows = spent[spent.model.isin(models)].drop_duplicates("model").set_index("model")
+    if rows.empty:
+        return None
+    reasons = []
+    if rows.usable.nunique() > 1:
+        reasons.append("unequal usable trials (" + ", ".join(f"{m} {n}" for m, n in rows.usable.items()) + ")")
+    unconverged = rows[rows.network & ~rows.converged]
+    if not unconverged.empty:
+        reasons.append("not converged (" + ", ".join(
+            f"{m}: {r.stop_reason or 'stop reason not recorded'}" for m, r in unconverged.iterrows()) + ")")
+    return f"{BUDGET}: " + "; ".join(reasons) if reasons else None
+
+
 def _untuned_trials(run_dir: Path) -> int | None:
     """The trials a model that notebook 06 recorded in ``metrics.json`` when they are
     fewer than `MIN_COMPARISON_TRIALS` (the run is then no comparison); otherwise None."""
@@ -471,30 +539,25 @@ def bilambdamart_claims(run_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
     ours["by_cutoff"] = _by_cutoff(run_dir)
     claims, effects = claim_frames(SOURCE, (*CLAIMS, CONTROL, *NEURAL_CLAIMS), ours)
     trials = _untuned_trials(run_dir)
-    budget = _network_budget(run_dir)
+    decided = claims.ours != VERDICTS[None]
     if trials is not None:
-        decided = claims.ours != VERDICTS[None]
         claims.loc[decided, "evidence"] = [f"n_trials = {trials} < {MIN_COMPARISON_TRIALS}: not a comparison ({e})"
                                            for e in claims.evidence[decided]]
         claims.loc[decided, "ours"] = NOT_DECIDED
-        effects = effects.iloc[0:0]
-    elif budget:
-        neural = claims.claim.isin([c.name for c in NEURAL_CLAIMS])
-        claims.loc[neural, "evidence"] = claims.evidence[neural] + f" [{budget}]"
+        return claims, effects.iloc[0:0], missing
+    # The budget gate: a comparison of models with unequal usable trials or an unconverged
+    # network decides nothing; its effects are not measured effects of the models either.
+    spent = spent_budgets(run_dir)
+    gated = []
+    for i in claims.index[decided]:
+        why = budget_gate(COMPARED.get(claims.at[i, "claim"], ()), spent)
+        if why:
+            claims.at[i, "evidence"] = f"{why} [{claims.at[i, 'evidence']}]"
+            claims.at[i, "ours"] = NOT_DECIDED
+            gated.append(claims.at[i, "claim"])
+    if gated and not effects.empty:
+        effects = effects[~effects.claim.isin(gated)]
     return claims, effects, missing
-
-
-def _network_budget(run_dir: Path) -> str:
-    """What the networks of this run were given (their verdicts carry it): trials and steps,
-    from the neural notebook's ``metrics.json`` entry; empty when it did not run."""
-    path = run_dir / "metrics.json"
-    if not path.exists():
-        return ""
-    spent = json.loads(path.read_text(encoding="utf-8")).get(NEURAL_NOTEBOOK, {})
-    if "neural_trials" not in spent:
-        return ""
-    return (f"networks: {spent['neural_trials']} trial(s) each, at most {spent['max_steps']} steps "
-            f"(paper: a full search, 150,000 steps)")
 
 
 def published_numbers(run_dir: str | Path, declaration: Declaration | None) -> pd.DataFrame | None:

@@ -25,7 +25,10 @@ NETWORKS = {"DNN": 0.670, "GSF(2)": 0.672, "GSF(20)": 0.673, "ATTN-DIN": 0.678, 
 
 
 def bilambdamart_run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0.6610ᵃ", networks=NETWORKS,
-                     network_trials=1):
+                     network_trials=1, spent=None):
+    """A run's tables; ``spent``: ``{model: usable trials}`` for notebook 06's tuning
+    summary and ``{network: (usable trials, stop reason)}`` for the neural one's (the
+    budget gate's inputs), or None for a run without them."""
     base = tmp_path / "tables" / "06_bilambdamart"
     base.mkdir(parents=True)
     _table(base / "table2_lambdarank.csv", [
@@ -41,6 +44,10 @@ def bilambdamart_run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0
                                              ["b. λMART*", "0.6", "0.6600ᵃ"],
                                              ["c. Bi-λMART", "0.6", control_bi]])
     metrics = {"06_bilambdamart": {"n_trials": trials}}
+    if spent is not None:
+        trees = {m: n for m, n in spent.items() if not isinstance(n, tuple)}
+        pd.DataFrame({"model": list(trees), "trials": list(trees.values()),
+                      "usable": list(trees.values())}).to_csv(base / "tuning_summary.csv", index=False)
     if networks:
         neural = tmp_path / "tables" / "06_neural_competitors"
         neural.mkdir(parents=True)
@@ -54,6 +61,12 @@ def bilambdamart_run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0
         _table(neural / "table4_gsf.csv", [["a. GSF(2)", "0.6", "0.6720"], ["b. GSF(2) with d", "0.6", "0.6730"],
                                            ["c. Bi-λMART w/o d", "0.6", "0.6990ᵃᵇ"], ["d. Bi-λMART", "0.6", bi]])
         metrics["06_neural_competitors"] = {"neural_trials": network_trials, "max_steps": 1000}
+        nets = {m: v for m, v in (spent or {}).items() if isinstance(v, tuple)}
+        if nets:
+            pd.DataFrame({"model": list(nets), "trials": [n for n, _ in nets.values()],
+                          "usable": [n for n, _ in nets.values()], "stop_reason": [r for _, r in nets.values()],
+                          "converged": [r == "patience" for _, r in nets.values()]}).to_csv(
+                neural / "neural_tuning_summary.csv", index=False)
     (tmp_path / "metrics.json").write_text(json.dumps(metrics))
     return tmp_path
 

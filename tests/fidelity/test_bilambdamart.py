@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib.fidelity.bilambdamart import SEED_COMPARISONS, across_seeds, bilambdamart_claims, read_tables
+from ltrlib.fidelity.bilambdamart import (ALL_CLAIMS, BUDGET, COMPARED, SEED_COMPARISONS, across_seeds, bilambdamart_claims,
+                                         read_tables)
 from ltrlib.fidelity.claims import EFFECT_COLUMNS, UNSTABLE_BELOW
 from ltrlib.metrics import parse_marked
 
@@ -120,9 +121,50 @@ def test_the_neural_claims_fail_where_the_networks_do_what_the_paper_says_they_d
     assert verdict["softmax_helps_networks"] == "does not hold"  # DNN_Softmax 0.671 < DNN 0.700
     assert verdict["bi_softmax_beats_best_network"] == "holds"  # 0.7120† against 0.6995
     assert verdict["gbt_softmax_beats_networks"] == "does not hold"
-    # Every neural verdict says what the networks were given.
-    evidence = claims.set_index("claim").evidence
-    assert "networks: 1 trial(s) each, at most 1000 steps" in evidence["softmax_helps_networks"]
+
+
+def _spent(tables, trees: int, networks: int, stop: str = "patience", **changes) -> dict:
+    spent = {m: trees for m in ("λMART", "λMART*", "Bi-λMART", "Bi-λMART w/o d", "GBT_Softmax", "Bi-GBT_Softmax",
+                                "control λMART*", "control Bi-λMART")}
+    spent.update({m: (networks, stop) for m in tables.NETWORKS})
+    return {**spent, **changes}
+
+
+def test_the_budget_gate_decides_only_equal_usable_trials_and_converged_networks(tmp_path, tables):
+    """A comparison decides only when every model in it had the same usable trials and every
+    network converged; otherwise "not decided: budget", with the counts or stop reasons.
+    Claims on other models are not touched."""
+    def run(name, spent):
+        claims, effects, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path / name, spent=spent))
+        return claims.set_index("claim"), effects
+
+    fair, _ = run("fair", _spent(tables, 16, 16))
+    assert fair.loc["bi_beats_univariate", "ours"] == "holds"
+    assert fair.loc["trees_beat_networks", "ours"] == "holds"
+    assert not fair.evidence.str.contains(BUDGET).any()
+    # The batch: networks at 1 trial against trees at 10, and stopped at the step cap.
+    batch, effects = run("batch", _spent(tables, 10, 1, "step cap"))
+    neural = batch.loc[["trees_beat_networks", "attention_best_networks", "softmax_helps_networks"]]
+    assert (neural.ours == "not decided").all() and neural.evidence.str.startswith(BUDGET).all()
+    assert "unequal usable trials (λMART 10, λMART* 10, Bi-λMART 10, DNN 1" in neural.evidence["trees_beat_networks"]
+    assert "not converged (DNN: step cap" in batch.evidence["multivariate_beats_dnn"]
+    assert batch.loc["bi_beats_univariate", "ours"] == "holds"  # trees alone: equal
+    assert not set(effects.claim) & {"trees_beat_networks", "gbt_softmax_beats_networks"}
+    # Equal trials, one network not converged: that network's comparisons only.
+    one, _ = run("one", _spent(tables, 16, 16, **{"SetRank": (16, "step cap")}))
+    assert one.loc["multivariate_beats_dnn", "ours"] == "not decided"
+    assert one.loc["multivariate_beats_dnn", "evidence"].startswith(f"{BUDGET}: not converged (SetRank: step cap)")
+    assert one.loc["gbt_softmax_beats_networks", "ours"] != "not decided"  # softmax networks all converged
+    # Trees: a pair model with fewer usable trials than λMART*.
+    trees, _ = run("trees", _spent(tables, 16, 16, **{"Bi-λMART": 14}))
+    assert trees.loc["bi_beats_univariate", "ours"] == "not decided"
+    assert "Bi-λMART 14" in trees.loc["bi_beats_univariate", "evidence"]
+    assert trees.loc["bi_softmax_beats_softmax", "ours"] == "holds"
+
+
+def test_every_claim_names_the_models_it_compares():
+    """The gate can only guard a claim that says which models it compares."""
+    assert {c.name for c in ALL_CLAIMS} == set(COMPARED)
 
 
 def test_a_run_without_the_neural_notebook_misses_nothing_and_decides_no_neural_claim(tmp_path, tables):
