@@ -58,6 +58,21 @@ def test_early_stopping_keeps_the_best_evaluation():
     assert kept == pytest.approx(max(ranker.curve), abs=1e-6)
 
 
+def test_every_fit_records_its_curve_and_why_it_stopped():
+    """The step of each evaluation, the kept step, and the stop reason: the step cap when
+    patience never ran out, patience when it did (the fit converged)."""
+    train, vali = _data(40, 3), _data(20, 4)
+    arch = Architecture("dnn", hidden=(16,), dropout=0.0)
+    capped = _fit(arch, "lambdarank", train, vali, steps=150)  # patience = steps: never runs out
+    assert capped.curve_steps == [50, 100, 150] and capped.stop_reason == "step cap" and not capped.converged
+    ranker = NeuralRanker(arch, loss="lambdarank", learning_rate=0.1, order_by=4,
+                          budget=NeuralBudget(max_steps=5000, patience=100, eval_every=50, batch_size=8))
+    ranker.fit(train, vali, train_ideal=ideal_dcg(train.y, train.offsets, 5),
+               vali_ideal=ideal_dcg(vali.y, vali.offsets, 5))
+    assert ranker.stop_reason == "patience" and ranker.converged
+    assert ranker.steps == ranker.best_step + 100 < 5000 and ranker.curve_steps[-1] == ranker.steps
+
+
 def test_bad_input_is_refused_by_name():
     train = _data(10, 5)
     with pytest.raises(ValueError, match="unknown loss 'listnet'"):
