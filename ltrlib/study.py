@@ -73,10 +73,14 @@ def study_design(profile: str, study: str, seeds: Sequence[int] | None = None,
     if profile not in design_of.PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose from {', '.join(design_of.PROFILES)}")
     p = design_of.PROFILES[profile]
-    return {"study": validate_name(study, "study id"), "profile": profile, "dataset": dataset,
-            "scale": p["scale"], "seeds": [int(s) for s in (p["seeds"] if seeds is None else seeds)],
-            "parameters": dict(p["parameters"]), "endpoint": design_of.ENDPOINT,
-            "rule": design_of.DECISION_RULE}
+    design = {"study": validate_name(study, "study id"), "profile": profile, "dataset": dataset,
+              "scale": p["scale"], "seeds": [int(s) for s in (p["seeds"] if seeds is None else seeds)],
+              "parameters": dict(p["parameters"]), "endpoint": design_of.ENDPOINT,
+              "rule": design_of.DECISION_RULE}
+    if "changes" in p:  # a later study says what it changes and how its seeds were counted
+        design["changes"] = p["changes"]
+        design["sizing"] = design_of.followup_sizing()[1]
+    return design
 
 
 def _check_design(study_dir: Path, design: dict) -> None:
@@ -196,8 +200,8 @@ def write_summary(study_dir: Path, command: str) -> design_of.Summary:
 
         spent = pd.concat(spent)
         # The first study's seeds counted trials that peaked at tree 1 (kept as
-        # `stopped_at_tree_1`); since the search's document units they are replaced.
-        counts = [c for c in ("trials", "completed", "pruned", "replaced", "replaced_best_at_tree_1",
+        # `stopped_at_tree_1`); since the search's document units degenerate trials are replaced.
+        counts = [c for c in ("trials", "completed", "pruned", "usable", "replaced", "replaced_degenerate",
                               "replaced_lightgbm", "stopped_at_tree_1", "failed_replaced") if c in spent]
         trials = spent.groupby("model", sort=False)[counts].sum()
         text += "\n## Tuning spent, summed over seeds\n\n" + table_to_markdown(trials, index=True) + "\n"
@@ -273,7 +277,9 @@ def summary_markdown(summary: design_of.Summary, *, design: dict, command: str, 
         "(each seed draws new data, folds, query sample and Optuna sampler).",
         f"- Notebook 06 parameters: {params}.",
         f"- Endpoint: test {design_of.ENDPOINT} (full-list IDCG), gain of each model over its baseline.",
-        f"- Rule: {design_of.DECISION_RULE}", "",
+        f"- Rule: {design_of.DECISION_RULE}",
+        *([f"- Changes from the first study: {design['changes']}", f"- Seeds: {design['sizing']}"]
+          if "changes" in design else []), "",
         f"Regenerate: `{command}` (finished seeds are read back, not rerun).", "",
         "## Across seeds", "",
         table_to_markdown(summary.seeds.round(4)), "",

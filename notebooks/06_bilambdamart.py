@@ -131,7 +131,7 @@ settings_frame(stage1_folds=stage1_folds, trials=trials, stage1_trials=stage1_tr
 from ltrlib import plots
 from ltrlib import bivariate
 from ltrlib.bivariate import build_two_stage, table1, tune_stage1
-from ltrlib.bivariate import study_verdict
+from ltrlib.bivariate import study_verdicts
 from ltrlib.data import load_dataset
 from ltrlib.data import ORACLE, ORACLE_UNIVARIATE, oracle_scores
 from ltrlib.report import Reporter
@@ -204,10 +204,12 @@ table2
 # **Over seeds.** This table is one draw of data, folds, query sample and tuning, and on the
 # twin Bi-λMART's difference to λMART* has changed sign from seed to seed. The central
 # claim is decided by the pre-registered multi-seed study (docs/bilambdamart.md, "Bi-LambdaMART,
-# decided"; `ltrlib study bilambdamart`), committed under `reports/bilambdamart-confirmatory/`:
+# decided"; `ltrlib study bilambdamart`), committed under `reports/bilambdamart-confirmatory/`,
+# and by its follow-up on fresh seeds after the degenerate-trial fix
+# (`reports/bilambdamart-followup/`):
 
 # %%
-print(study_verdict())
+print(study_verdicts())
 
 # %% [markdown]
 # ## Headroom (synthetic data only)
@@ -322,9 +324,11 @@ table8
 # ## What the tuning spent
 # Every model must get the same number of usable trials: `trials`, of which `completed`
 # and `pruned`. `replaced` counts trials run again at another point, which do not count:
-# `replaced_best_at_tree_1`, whose validation NDCG peaked at the first tree (one tree
-# measured, not a model), and `replaced_lightgbm`, points LightGBM could not train; `why`
-# says so in words. Every model searches in document units, so a pair model's rate takes
+# `replaced_degenerate`, trials that measured one tree or stage 1, not a model (validation
+# NDCG peaked at the first tree, or the kept model ranks every validation list as stage 1
+# does), and `replaced_lightgbm`, points LightGBM could not train; `why` says so in words;
+# `kept_degenerate` counts degenerate trials kept once a study's replacements ran out,
+# which `usable` leaves out. Every model searches in document units, so a pair model's rate takes
 # the step a document model's does (`ltrlib.bivariate.space`; Table 8 gives LightGBM's values
 # and, for pair models, the point searched).
 

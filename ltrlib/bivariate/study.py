@@ -41,9 +41,11 @@ import pandas as pd
 
 from ltrlib import config
 
-__all__ = ["COMPARISONS", "CONFIRMATORY_STUDY", "DECISION_RULE", "ENDPOINT", "PROFILES", "SHOWN_GAIN_PCT",
-           "Summary", "VARIANTS", "VERDICT_FILE", "across_seed_tests", "decide", "pooled_by_seed", "read_verdict",
-           "seed_gains", "study_verdict", "summarise"]
+__all__ = ["COMPARISONS", "CONFIRMATORY_STUDY", "DECISION_RULE", "ENDPOINT", "FOLLOWUP_STUDY", "PROFILES",
+           "SHOWN_GAIN_PCT", "Summary", "VARIANTS", "VERDICT_FILE", "across_seed_tests", "decide", "followup_sizing",
+           "pooled_by_seed", "read_verdict", "seed_gains", "seeds_for_power", "study_verdict", "study_verdicts",
+           "summarise",
+           "t_test_power"]
 
 #: The metric of every endpoint (as notebook 06's per-query results name it).
 ENDPOINT = "ndcg@5"
@@ -67,16 +69,35 @@ DECISION_RULE = (
     f"Bi-GBT_Softmax still beats GBT_Softmax (mean gain > 0, across-seed p < {ALPHA}). Otherwise inconclusive, "
     "with the interval. Decided only on every seed of the design; with fewer, the summary is interim.")
 
+#: The follow-up study's folder (`FOLLOWUP`), committed as the first one is.
+FOLLOWUP_STUDY = config.PROJ_ROOT / "reports" / "bilambdamart-followup"
+#: The power the follow-up study is sized for, on the primary endpoint, at `ALPHA`.
+FOLLOWUP_POWER = 0.8
+#: Its seeds: fresh (the first study ran 0-9), as many as `followup_sizing` derives from
+#: the first study's spread (tests/bivariate/test_study.py checks the two agree).
+FOLLOWUP_SEEDS = tuple(range(100, 116))
+#: What the follow-up changes, in its design: the fix of the first study's degenerate trials.
+FOLLOWUP_CHANGES = (
+    "Every stage-2 model searches the same space in document units (ltrlib.bivariate.space: a pair model's "
+    "learning rate over n - 1, its minimum data times n - 1, its minimum hessian times 2/(n - 1)), and a trial "
+    "whose validation NDCG peaked at its first tree is replaced, so every model gets the same number of usable "
+    "trials. Same data protocol, endpoints and rule as the first study; fresh seeds.")
+
+_CONFIRMATORY_PARAMETERS = {
+    "folds": 5, "stage1_max_trees": 200, "stage1_trials": 0, "stage2_features": 20,
+    "train_queries": 1000, "n_trials": 16, "max_trees": 2000, "early_stopping": 30,
+    "norm": "tuned", "truncation": "tuned", "hessian": "tuned", "control": True,
+    "control_models": "λMART*,Bi-λMART,GBT_Softmax,Bi-GBT_Softmax"}
+
 #: Notebook 06's parameters per study profile, with the scale. ``confirmatory`` is the
-#: pre-registered budget (docs/bilambdamart.md, "Bi-LambdaMART, decided"); ``tiny`` exercises the
-#: machinery in the tests. The same for every model by construction: notebook 06 gives
-#: every stage-2 model ``n_trials`` trials over one search space.
+#: pre-registered budget (docs/bilambdamart.md, "Bi-LambdaMART, decided"); ``followup`` the
+#: same after the degenerate-trial fix, on fresh seeds ("The follow-up study"); ``tiny``
+#: exercises the machinery in the tests. The same for every model by construction:
+#: notebook 06 gives every stage-2 model ``n_trials`` usable trials over one search space.
 PROFILES: dict[str, dict] = {
-    "confirmatory": {"scale": "small", "seeds": tuple(range(10)), "parameters": {
-        "folds": 5, "stage1_max_trees": 200, "stage1_trials": 0, "stage2_features": 20,
-        "train_queries": 1000, "n_trials": 16, "max_trees": 2000, "early_stopping": 30,
-        "norm": "tuned", "truncation": "tuned", "hessian": "tuned", "control": True,
-        "control_models": "λMART*,Bi-λMART,GBT_Softmax,Bi-GBT_Softmax"}},
+    "confirmatory": {"scale": "small", "seeds": tuple(range(10)), "parameters": _CONFIRMATORY_PARAMETERS},
+    "followup": {"scale": "small", "seeds": FOLLOWUP_SEEDS, "parameters": _CONFIRMATORY_PARAMETERS,
+                 "changes": FOLLOWUP_CHANGES},
     "tiny": {"scale": "tiny", "seeds": (0, 1), "parameters": {
         "folds": 2, "stage1_max_trees": 20, "stage1_trials": 1, "train_queries": 60, "n_trials": 1,
         "max_trees": 20, "norm": "tuned", "truncation": "tuned", "hessian": "tuned", "control": True,
@@ -181,7 +202,8 @@ def across_seed_tests(gains: pd.DataFrame, uptakes: pd.DataFrame | None = None) 
             u = uptakes[uptakes.model == model]
             if not u.empty:
                 add(f"uptake/{model} - λMART*", u.uptake_minus_reference, "correlation")
-    return pd.DataFrame(rows)
+    # The columns even with no seed yet, so a study's summary can be written before its first.
+    return pd.DataFrame(rows, columns=["endpoint", "unit", "seeds", "mean", "sd", "ci_low", "ci_high", "p"])
 
 
 @dataclass
@@ -240,6 +262,60 @@ def summarise(per_seed: dict[int, tuple[pd.DataFrame, pd.DataFrame | None]], pla
     return Summary(gains, seeds, pooled, kind, words, planned)
 
 
+def t_test_power(effect_size: float, n: int, alpha: float = ALPHA) -> float:
+    """The power of a two-sided one-sample t-test at ``alpha`` over ``n`` seeds when the
+    true mean is ``effect_size`` standard deviations from 0 (the noncentral t)."""
+    from scipy import stats
+
+    if n < 2:
+        return math.nan
+    df, noncentrality = n - 1, effect_size * math.sqrt(n)
+    critical = stats.t.ppf(1 - alpha / 2, df)
+    return float(stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality))
+
+
+def seeds_for_power(mean: float, sd: float, power: float = FOLLOWUP_POWER, alpha: float = ALPHA,
+                    most: int = 1000) -> int:
+    """The fewest seeds giving `t_test_power` at least ``power`` for a true mean ``mean``
+    with seed-to-seed spread ``sd``."""
+    if not (sd > 0 and mean != 0):
+        raise ValueError(f"seeds_for_power needs sd > 0 and a nonzero mean, got mean {mean}, sd {sd}")
+    for n in range(2, most + 1):
+        if t_test_power(abs(mean) / sd, n, alpha) >= power:
+            return n
+    raise ValueError(f"more than {most} seeds would be needed for power {power}")
+
+
+def followup_sizing(first_study: str | Path = CONFIRMATORY_STUDY) -> tuple[int, str]:
+    """How many seeds the follow-up needs, from the first study's across-seed table
+    (``study.csv``): the seeds for `FOLLOWUP_POWER` at `ALPHA` on the primary endpoint if
+    its observed mean and spread are the true ones, and in words what that leaves for the
+    difference in differences (its own observed effect)."""
+    table = pd.read_csv(Path(first_study) / "study.csv")
+    by = table[table.table == "across_seeds"].set_index("endpoint")
+    main, did = by.loc["bi_lambdamart/main"], by.loc["bi_lambdamart/did"]
+    n = seeds_for_power(float(main["mean"]), float(main["sd"]))
+    did_power = t_test_power(float(did["mean"]) / float(did["sd"]), n)
+    did_needs = seeds_for_power(float(did["mean"]), float(did["sd"]))
+    words = (f"{n} seeds: the fewest giving the primary endpoint's across-seed t-test power >= "
+             f"{FOLLOWUP_POWER:.0%} at alpha = {ALPHA} (two-sided) if the first study's mean gain "
+             f"({main['mean']:+.2f} %) and seed-to-seed sd ({main['sd']:.2f} %) are the true ones "
+             f"(power {t_test_power(float(main['mean']) / float(main['sd']), n):.2f}). The difference in "
+             f"differences ({did['mean']:+.2f} points, sd {did['sd']:.2f}) then has power {did_power:.2f}; "
+             f"{did_needs} seeds would give it {FOLLOWUP_POWER:.0%}. The rule needs both, so this study can end "
+             "inconclusive even if the effect is real.")
+    return n, words
+
+
+def study_verdicts() -> str:
+    """Both studies' verdicts (`study_verdict`), as the README, notebook 06 and ``fidelity.md``
+    give them: the first study, whose pair models lost a third of their trials to
+    degenerate points, and the follow-up that fixed them."""
+    return (f"First study (seeds 0-9, pair models searched in LightGBM's units, a third of their trials "
+            f"degenerate): {study_verdict(CONFIRMATORY_STUDY)} Follow-up study (fresh seeds, every model searched "
+            f"in document units, degenerate trials replaced): {study_verdict(FOLLOWUP_STUDY)}")
+
+
 def read_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> dict | None:
     """A study's ``verdict.json`` (``verdict``, ``words``, ``seeds_done``, ``planned``), or
     None when it has not been written."""
@@ -262,8 +338,8 @@ def study_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> str:
     (`protocol_words`), or that it has not run."""
     found = read_verdict(study_dir)
     if found is None:
-        return ("The pre-registered multi-seed study (`ltrlib study bilambdamart`) has not recorded a seed yet; "
-                "until it has, no verdict on the central claim is given.")
+        return (f"The pre-registered multi-seed study `{Path(study_dir).name}` (`ltrlib study bilambdamart`) has "
+                "not recorded a seed yet; until it has, it gives no verdict on the central claim.")
     design = Path(study_dir) / "design.json"
     protocol = ""
     if design.exists():

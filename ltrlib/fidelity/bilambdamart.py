@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.experiment import MIN_COMPARISON_TRIALS
-from ltrlib.bivariate.study import study_verdict
+from ltrlib.bivariate.study import study_verdicts
 from ltrlib.fidelity.claims import NOT_DECIDED, VERDICTS, Claim, Comparison, Finding, Section, claim_frames
 from ltrlib.fidelity.datasets import Declaration, declared
 from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table
@@ -587,7 +587,7 @@ def section(run_dir: str | Path, provenance: dict) -> Section:
     claims, effects, missing = bilambdamart_claims(run_dir)
     declaration = declared(provenance)
     published = published_numbers(run_dir, declaration)
-    lines = [f"**The central claim over seeds.** {study_verdict()}", ""]
+    lines = [f"**The central claim over seeds.** {study_verdicts()}", ""]
     if published is None:
         lines += ["**Numbers.** The paper prints WEB10K's, WEB30K's and Yahoo!'s; this run is declared none of "
                   "them (`ltrlib run --paper-dataset`), so its absolute values are not comparable and only the "

@@ -197,8 +197,8 @@ def network_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
     out["converged"] = [f.model.converged for f in fitted.values()]
     out["trials_converged"] = [int((f.tuning.get("stop_reason", pd.Series(dtype=object)) == CONVERGED).sum())
                                for f in fitted.values()]
-    # A network's best step is never "tree 1": the kept-at-tree-1 count is a tree's notion.
-    return out.drop(columns=["kept_best_at_tree_1"]).assign(usable=out.trials)
+    # Degenerate trials are a tree's notion (a network's curve starts from its random weights).
+    return out.drop(columns=["kept_degenerate"]).assign(usable=out.trials)
 
 
 def table6(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:

@@ -29,8 +29,8 @@ def test_makefile_target_runs_the_protocol_the_notebook_header_states():
 
 def test_readme_quotes_the_committed_study_verdict():
     """The README, notebook 06 (which prints it) and fidelity.md (which embeds it) give the
-    central claim in the same words: the committed study's `study_verdict`."""
-    from ltrlib.bivariate.study import study_verdict
+    central claim in the same words: both committed studies' `study_verdicts`."""
+    from ltrlib.bivariate.study import study_verdicts
 
     readme = (config.PROJ_ROOT / "README.md").read_text(encoding="utf-8")
-    assert study_verdict() in " ".join(readme.split()), "README's Bi-LambdaMART verdict is not the study's"
+    assert study_verdicts() in " ".join(readme.split()), "README's Bi-LambdaMART verdict is not the studies'"

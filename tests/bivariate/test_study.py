@@ -95,3 +95,34 @@ def test_one_seed_gives_no_interval():
     interim = study.summarise(_seeds([1.0], [0.0], [2.0]), planned=10)
     assert interim.verdict == "interim" and "no interval from one seed" in interim.words
     assert "nan" not in interim.words
+
+
+def test_the_t_tests_power_is_what_simulation_gives():
+    """The noncentral-t power against 4,000 simulated studies of 16 seeds at effect 0.9."""
+    from scipy import stats
+
+    from ltrlib.bivariate.study import seeds_for_power, t_test_power
+
+    rng = np.random.default_rng(0)
+    draws = rng.normal(0.9, 1.0, size=(4000, 16))
+    simulated = float(np.mean(stats.ttest_1samp(draws, 0.0, axis=1).pvalue < 0.01))
+    assert t_test_power(0.9, 16) == pytest.approx(simulated, abs=0.03)
+    n = seeds_for_power(0.9, 1.0)
+    assert t_test_power(0.9, n) >= 0.8 > t_test_power(0.9, n - 1)
+    with pytest.raises(ValueError, match="sd > 0"):
+        seeds_for_power(0.5, 0.0)
+
+
+def test_the_follow_up_has_the_seeds_its_sizing_derives_from_the_first_study():
+    """Sized from the committed first study's spread for 80 % power on the primary endpoint;
+    fresh seeds (none of the first study's); the design says what it changes and why it
+    has that many seeds."""
+    from ltrlib.bivariate.study import CONFIRMATORY_STUDY, FOLLOWUP_SEEDS, PROFILES, followup_sizing
+    from ltrlib.study import study_design
+
+    n, words = followup_sizing(CONFIRMATORY_STUDY)
+    assert n == len(FOLLOWUP_SEEDS) and not set(FOLLOWUP_SEEDS) & set(PROFILES["confirmatory"]["seeds"])
+    assert PROFILES["followup"]["parameters"] == PROFILES["confirmatory"]["parameters"]
+    design = study_design("followup", "bilambdamart-followup")
+    assert design["sizing"] == words and "document units" in design["changes"]
+    assert "changes" not in study_design("confirmatory", "bilambdamart-confirmatory")

@@ -1,5 +1,7 @@
 """Two-stage data: top-k cut, full-list ideal DCG, the stage-2 evaluation, the cache."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -221,17 +223,34 @@ def test_a_trial_that_peaks_at_its_first_tree_is_replaced(two, monkeypatch):
     exp = experiment.Stage2Experiment(ts, train_queries=40, settings=TrainSettings(
         max_trees=6, early_stopping=3, eval_at=5, num_threads=1))
     real_fit = exp.fit
+    monkeypatch.setattr(exp, "_stage1_vali", math.nan, raising=False)  # no tie with stage 1 by the tiny twin's chance
     monkeypatch.setattr(exp, "fit", _never_degenerate(real_fit, degenerate={2}))
     fitted = experiment.fit_models(exp, ["λMART*"], n_trials=2)
     summary = experiment.tuning_summary(fitted).iloc[0]
-    assert (summary.trials, summary.usable, summary.replaced, summary.replaced_best_at_tree_1) == (2, 2, 1, 1)
+    assert (summary.trials, summary.usable, summary.replaced, summary.replaced_degenerate) == (2, 2, 1, 1)
     assert summary.why == f"1 {experiment.DEGENERATE}"
     assert fitted["λMART*"].failures[0].startswith("best at tree 1: validation NDCG@5 did not rise in the 3 trees")
     # Every trial degenerate: two replaced (n_trials), then two kept, neither usable.
     monkeypatch.setattr(exp, "fit", _never_degenerate(real_fit, degenerate=set(range(1, 10))))
     fitted = experiment.fit_models(exp, ["λMART*"], n_trials=2, study_prefix="all")
     summary = experiment.tuning_summary(fitted).iloc[0]
-    assert (summary.trials, summary.usable, summary.kept_best_at_tree_1, summary.replaced) == (2, 0, 2, 2)
+    assert (summary.trials, summary.usable, summary.kept_degenerate, summary.replaced) == (2, 0, 2, 2)
+
+
+def test_a_trial_that_ranks_as_stage_1_is_degenerate():
+    """The second way a trial measures nothing: its kept model ties stage 1's validation
+    NDCG (it ranks every list as stage 1 does); a tree-1 peak is the first way."""
+    from types import SimpleNamespace
+
+    from ltrlib.bivariate.experiment import DEGENERATE, STAGE1_TIE, _degenerate
+    from ltrlib.train import TrainSettings
+
+    exp = SimpleNamespace(settings=TrainSettings(max_trees=2000, early_stopping=30, eval_at=5), cutoff=5,
+                          stage1_vali_ndcg=0.7266356952868929)
+    at = SimpleNamespace(best_iteration=2)
+    assert _degenerate(exp, at, 0.7266356952868929).startswith(f"{STAGE1_TIE}: validation NDCG@5 0.7266, stage 1's")
+    assert _degenerate(exp, at, 0.7267) is None
+    assert _degenerate(exp, SimpleNamespace(best_iteration=1), 0.74).startswith(DEGENERATE)
 
 
 def test_a_zero_minimum_hessian_trains(two):

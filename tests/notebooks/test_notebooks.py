@@ -273,7 +273,7 @@ def test_bilambdamart_results(run_dir):
     assert set(stage2.norm) == {"on", "-"} and set(stage2.hessian) == {"diagonal", "-"}
     spent = pd.read_csv(run_dir / "tables" / nb / "tuning_summary.csv")
     assert (spent.trials == 1).all() and len(spent) == 8
-    assert (spent.replaced == spent.replaced_best_at_tree_1 + spent.replaced_lightgbm).all()
+    assert (spent.replaced == spent.replaced_degenerate + spent.replaced_lightgbm).all()
     # The pair models searched in document units: LightGBM got the rate over n - 1 = 19.
     pair = stage2[stage2.model.str.startswith("Bi-")]
     assert (pair.searched != "=").all() and (stage2[~stage2.model.str.startswith("Bi-")].searched == "=").all()

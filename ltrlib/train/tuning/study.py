@@ -76,6 +76,11 @@ class TrialFailed(Exception):
 
 
 FAILURE_ATTR = "failure"
+#: User attributes an objective may set that the ``trials`` table reports as columns: a
+#: network's ``stop_reason`` (`ltrlib.neural.STOP_REASONS`) and a stage-2 tree's
+#: ``degenerate`` reason (`ltrlib.bivariate.experiment`), for a trial kept once the study's
+#: replacements ran out.
+TRIAL_RECORDS = ("stop_reason", "degenerate")
 
 
 def _replaced(study) -> list:
@@ -482,8 +487,8 @@ def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> T
                      # Trees grown (all folds of a cross-validated trial): the trial's cost.
                      "trees": t.user_attrs.get("trees", None if done_ok else t.user_attrs.get("pruned_at")),
                      "seconds": (t.duration.total_seconds() if t.duration else math.nan),
-                     # A network's trial: why its training ended (`ltrlib.neural.STOP_REASONS`).
-                     **({"stop_reason": t.user_attrs["stop_reason"]} if "stop_reason" in t.user_attrs else {})})
+                     # What an objective recorded of its trial beyond its value (`TRIAL_RECORDS`).
+                     **{k: t.user_attrs[k] for k in TRIAL_RECORDS if k in t.user_attrs}})
     trials = pd.DataFrame(rows)
     trials["best_so_far"] = trials["value"].cummax().ffill()
     return TuningResult(study_name=study_name, n_trials=len(used), n_new=n_new,
