@@ -472,14 +472,15 @@ BUDGET = "not decided: budget"
 def spent_budgets(run_dir: str | Path) -> pd.DataFrame:
     """Per model of the run: ``usable`` trials and, for a network, whether its kept fit
     ``converged`` (stopped by patience); from the tuning summaries of `SPENT`. A run made
-    before trials were replaced counts all its trials usable; a network without a stop
-    reason has ``converged`` False (not recorded, so not shown)."""
+    before degenerate trials were replaced (the first study's seeds) counts as usable its
+    trials less those that peaked at tree 1 (``stopped_at_tree_1``); a network without a
+    stop reason has ``converged`` False (not recorded, so not shown)."""
     parts = []
     for notebook, table in SPENT:
         df = read_table(run_dir, notebook, table, [])
         if df is None:
             continue
-        usable = df["usable"] if "usable" in df else df["trials"]
+        usable = df["usable"] if "usable" in df else df["trials"] - df.get("stopped_at_tree_1", 0)
         converged = df["converged"].astype(bool) if "converged" in df else pd.Series(notebook == NOTEBOOK,
                                                                                        index=df.index)
         stop = df["stop_reason"] if "stop_reason" in df else pd.Series("", index=df.index)

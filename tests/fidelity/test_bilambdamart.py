@@ -162,6 +162,20 @@ def test_the_budget_gate_decides_only_equal_usable_trials_and_converged_networks
     assert trees.loc["bi_softmax_beats_softmax", "ours"] == "holds"
 
 
+def test_a_run_before_the_replacement_of_degenerate_trials_counts_them_unusable(tmp_path, tables):
+    """The first study's seeds recorded trials that peaked at tree 1 (`stopped_at_tree_1`)
+    among their 16: the gate counts them out."""
+    run = tables.bilambdamart_run(tmp_path, spent=_spent(tables, 16, 16))
+    path = run / "tables" / "06_bilambdamart" / "tuning_summary.csv"
+    old = pd.read_csv(path).drop(columns="usable").assign(stopped_at_tree_1=0)
+    old.loc[old.model == "Bi-λMART", "stopped_at_tree_1"] = 5
+    old.to_csv(path, index=False)
+    claims = bilambdamart_claims(run)[0].set_index("claim")
+    assert claims.loc["bi_beats_univariate", "ours"] == "not decided"
+    assert "Bi-λMART 11" in claims.loc["bi_beats_univariate", "evidence"]
+    assert claims.loc["bi_softmax_beats_softmax", "ours"] == "holds"
+
+
 def test_every_claim_names_the_models_it_compares():
     """The gate can only guard a claim that says which models it compares."""
     assert {c.name for c in ALL_CLAIMS} == set(COMPARED)
