@@ -308,10 +308,15 @@ def _add_study_parser(subparsers) -> None:
         "reports/<study>-seed<N>/, then reports/<study>/study.md and study.csv with the per-seed gains, "
         "the across-seed and pooled tests and the verdict by the pre-registered rule. Finished seeds are "
         "recorded under reports/<study>/seeds/ and never rerun; an interrupted seed runs again.")
-    study.add_argument("name", choices=["bilambdamart"], help="the study")
-    study.add_argument("--profile", default="confirmatory",
-                       help="the design: confirmatory (pre-registered) or tiny (the tests'); default confirmatory")
-    study.add_argument("--study", default=None, help="study id under reports/ (default bilambdamart-<profile>)")
+    study.add_argument("name", choices=["bilambdamart", "neural"], help="the study")
+    study.add_argument("--profile", default=None,
+                       help="bilambdamart: confirmatory (default), followup or tiny (the tests'); neural: the "
+                       "networks' budget, cpu (default), gpu or tiny")
+    study.add_argument("--from", dest="source", default="bilambdamart-followup",
+                       help="neural: the recorded Bi-LambdaMART study whose trees the networks are paired with "
+                       "(default bilambdamart-followup)")
+    study.add_argument("--study", default=None,
+                       help="study id under reports/ (default bilambdamart-<profile>; neural: <from>-neural)")
     study.add_argument("--seeds", default=None, help="seeds, e.g. 0-9 or 0,2,5 (default: the profile's)")
     study.add_argument("--summarise-only", action="store_true",
                        help="run nothing; rewrite study.md and study.csv from the recorded seeds")
@@ -323,10 +328,16 @@ def _add_study_parser(subparsers) -> None:
 
 
 def _study(args: argparse.Namespace) -> int:
-    from ltrlib.study import parse_seeds, run_bilambdamart_study
+    from ltrlib.study import parse_seeds, run_bilambdamart_study, run_neural_study
 
-    summary = run_bilambdamart_study(args.profile, study=args.study,
-                                     seeds=None if args.seeds is None else parse_seeds(args.seeds),
+    seeds = None if args.seeds is None else parse_seeds(args.seeds)
+    if args.name == "neural":
+        if args.checkpoint:
+            raise SystemExit("--checkpoint: a neural seed's trials are not checkpointed; an interrupted seed reruns")
+        run_neural_study(args.profile or "cpu", source=args.source, study=args.study, seeds=seeds,
+                         summarise_only=args.summarise_only, progress=not args.no_progress)
+        return 0
+    summary = run_bilambdamart_study(args.profile or "confirmatory", study=args.study, seeds=seeds,
                                      summarise_only=args.summarise_only, save_progress=args.checkpoint,
                                      progress=not args.no_progress)
     return 0 if summary is not None else 1

@@ -35,8 +35,8 @@ from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.bivariate import study as design_of
 from ltrlib.report import table_to_markdown, validate_name
 
-__all__ = ["checkpoint", "parse_seeds", "record_seed", "run_bilambdamart_study", "study_design", "summary_markdown",
-           "write_summary"]
+__all__ = ["NEURAL_PROFILES", "checkpoint", "neural_design", "parse_seeds", "record_seed", "run_bilambdamart_study",
+           "run_neural_study", "study_design", "summary_markdown", "write_neural_summary", "write_summary"]
 
 NOTEBOOK = "06_bilambdamart"
 #: Files of a finished run kept for the study (under ``tables/06_bilambdamart/``).
@@ -105,20 +105,30 @@ def record_seed(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float) 
     """Copy what the study keeps of a finished run (`KEPT_TABLES`, its run.json and
     notebook 06's metrics) into the study, atomically: a temporary folder renamed into
     place. ValueError when the run has not completed notebook 06."""
+    tables = run_dir / "tables" / NOTEBOOK
+    return _record(run_dir, study_dir, seed, wall_seconds, NOTEBOOK,
+                   {tables / name: name for name in KEPT_TABLES})
+
+
+def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, notebook: str,
+            files: dict[Path, str]) -> Path:
+    """A seed's record: ``files`` (source -> path in the record; absent ones skipped), the
+    run's run.json and a ``seed.json`` with ``notebook``'s metrics and wall times, written
+    to a temporary folder renamed into place, so a seed is recorded whole or not at all."""
     manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    entry = manifest.get("notebooks", {}).get(NOTEBOOK, {})
+    entry = manifest.get("notebooks", {}).get(notebook, {})
     if entry.get("status") != "completed":
-        raise ValueError(f"{run_dir}: notebook {NOTEBOOK} has not completed")
+        raise ValueError(f"{run_dir}: notebook {notebook} has not completed")
     target = _seed_dir(study_dir, seed)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".seed{seed}."))
     try:
-        tables = run_dir / "tables" / NOTEBOOK
-        for name in KEPT_TABLES:
-            if (tables / name).exists():
-                shutil.copy2(tables / name, tmp / name)
+        for source, name in files.items():
+            if source.exists():
+                (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, tmp / name)
         shutil.copy2(run_dir / "run.json", tmp / "run.json")
-        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8")).get(NOTEBOOK, {})
+        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8")).get(notebook, {})
         record = {"seed": seed, "run": run_dir.name, "wall_seconds": round(wall_seconds, 1),
                   "notebook_seconds": entry.get("seconds"), "fit_seconds": entry.get("fit_seconds"),
                   "metrics": metrics}
@@ -168,6 +178,17 @@ def _restore(study_dir: Path, run_dir: Path, seed: int) -> bool:
         _journal_copy(kept, run_dir / JOURNAL)
         return True
     return False
+
+
+def _to_run(design: dict, recorded: dict[int, Path], summarise_only: bool, doing: str, log):
+    """The design's seeds not yet recorded, in order, each announced (``doing``); a recorded
+    seed is said to be read back. None when ``summarise_only``."""
+    for seed in ([] if summarise_only else design["seeds"]):
+        if seed in recorded:
+            log(f"seed {seed}: recorded, not rerun")
+            continue
+        log(f"seed {seed}: {doing} ({len(recorded)} of {len(design['seeds'])} recorded)")
+        yield seed
 
 
 def _recorded(study_dir: Path) -> dict[int, Path]:
@@ -241,11 +262,7 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
         log(f"checkpointed the journals of seeds {checkpoint(study_dir, reports) or 'none'} in progress")
         summarise_only = True
     recorded = _recorded(study_dir)
-    for seed in ([] if summarise_only else design["seeds"]):
-        if seed in recorded:
-            log(f"seed {seed}: recorded, not rerun")
-            continue
-        log(f"seed {seed}: running notebook 06 ({len(recorded)} of {len(design['seeds'])} recorded)")
+    for seed in _to_run(design, recorded, summarise_only, "running notebook 06", log):
         if _restore(study_dir, reports / f"{study}-seed{seed}", seed):
             log(f"seed {seed}: resuming the finished trials of its checkpointed journal")
         start = time.monotonic()
@@ -289,3 +306,149 @@ def summary_markdown(summary: design_of.Summary, *, design: dict, command: str, 
         table_to_markdown(gains.round(4)) if not gains.empty else "(no seed yet)", "",
     ]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The neural competitors across seeds, at trial parity with the trees of a Bi-LambdaMART study.
+
+NEURAL_NOTEBOOK = "06_neural_competitors"
+#: What a neural seed keeps, by notebook, in a run's layout (``tables/<notebook>/<file>``), so
+#: the record reads as a run (`ltrlib.fidelity.bilambdamart.neural_across_seeds`): the
+#: networks' tables, and the trees' per-query results and tuning summary it was paired with.
+NEURAL_KEPT = {NEURAL_NOTEBOOK: ("per_query_neural.parquet", "neural_tuning_summary.csv", "neural_tuning_trials.csv",
+                                 "table3_neural_lambdarank.csv", "table4_gsf.csv", "table5_neural_softmax.csv",
+                                 "table6_neural_hyperparameters.csv", "table7_attention.csv", "ranker_means.csv"),
+               NOTEBOOK: ("per_query_test.parquet", "tuning_summary.csv", "table2_lambdarank.csv", "table5_softmax.csv")}
+#: Notebook 06's parameters the neural notebook declares too ("notebook 06's"): taken from the
+#: source study's design, so the networks re-rank the very lists its trees did.
+NEURAL_SHARED = ("folds", "stage1_max_trees", "stage1_trials", "stage2_features", "train_queries", "max_trees",
+                 "early_stopping")
+#: The networks' training budget per profile. Trials are the source study's ``n_trials``
+#: (parity with its trees); the first is the paper's Tables 6-7 point. ``gpu``: the issue's
+#: convergence budget (patience 2,000 steps, 64 epochs of 1,000 queries; at most 20,000),
+#: widths as tuned. ``cpu``: sized for about an hour a seed on 2 cores, with what it leaves
+#: out stated (docs/bilambdamart.md, "The neural competitors across seeds"). ``tiny``: the tests'.
+NEURAL_PROFILES: dict[str, dict] = {
+    "gpu": {"max_steps": 20_000, "patience": 2_000, "eval_every": 250, "max_width": 0},
+    "cpu": {"max_steps": 5_000, "patience": 1_000, "eval_every": 100, "max_width": 128},
+    "tiny": {"max_steps": 40, "patience": 20, "eval_every": 10, "max_width": 16},
+}
+
+
+def neural_design(profile: str, source: str, study: str, seeds: Sequence[int] | None = None,
+                  reports_dir: str | os.PathLike | None = None) -> dict:
+    """The neural study's design: the source Bi-LambdaMART study's data, scale, stage-2
+    parameters and seeds (those given must be among its design's), its ``n_trials`` for
+    every network, the profile's training budget, and the rule."""
+    from ltrlib.fidelity.bilambdamart import NEURAL_SEEDS_RULE
+
+    if profile not in NEURAL_PROFILES:
+        raise ValueError(f"unknown neural profile {profile!r}; choose from {', '.join(NEURAL_PROFILES)}")
+    reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
+    path = reports / source / "design.json"
+    if not path.exists():
+        raise ValueError(f"--from {source!r}: {path} does not exist (run or fetch that study first)")
+    src = json.loads(path.read_text(encoding="utf-8"))
+    chosen = [int(s) for s in (src["seeds"] if seeds is None else seeds)]
+    foreign = [s for s in chosen if s not in src["seeds"]]
+    if foreign:
+        raise ValueError(f"--seeds {foreign}: not seeds of {source!r} (its seeds: {src['seeds']})")
+    parameters = {k: v for k, v in src["parameters"].items() if k in NEURAL_SHARED}
+    parameters.update(NEURAL_PROFILES[profile], neural_trials=int(src["parameters"]["n_trials"]))
+    return {"study": validate_name(study, "study id"), "profile": f"neural-{profile}", "source": source,
+            "dataset": src["dataset"], "scale": src["scale"], "seeds": chosen, "parameters": parameters,
+            "rule": NEURAL_SEEDS_RULE}
+
+
+def _trees_of(source_dir: Path, seed: int, run_dir: Path) -> None:
+    """Put the source study's recorded trees of ``seed`` where the neural notebook reads
+    notebook 06's results (its per-query results for the tables, its tuning summary for the
+    budget gate). ValueError when the source has not recorded the seed."""
+    record = _seed_dir(source_dir, seed)
+    if not (record / "seed.json").exists():
+        raise ValueError(f"{source_dir.name} has not recorded seed {seed}: its trees are not there to pair with")
+    target = run_dir / "tables" / NOTEBOOK
+    target.mkdir(parents=True, exist_ok=True)
+    for name in NEURAL_KEPT[NOTEBOOK]:
+        if (record / name).exists():
+            shutil.copy2(record / name, target / name)
+
+
+def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
+    """``study.md`` and ``study.csv`` of a neural study from its recorded seeds: the claims'
+    verdicts at each seed and across seeds (`neural_across_seeds`), the networks' budget
+    and convergence, each seed's wall time and device. Returns the across-seed table."""
+    from ltrlib.fidelity.bilambdamart import neural_across_seeds
+
+    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    recorded = {s: d for s, d in _recorded(study_dir).items() if s in design["seeds"]}
+    per_seed, across = neural_across_seeds(recorded, planned=len(design["seeds"]))
+    spent, walls = [], []
+    for seed, d in recorded.items():
+        meta = json.loads((d / "seed.json").read_text(encoding="utf-8"))
+        walls.append({"seed": seed, "wall_minutes": round(meta["wall_seconds"] / 60, 1),
+                      "device": meta["metrics"].get("device", "")})
+        summary = d / "tables" / NEURAL_NOTEBOOK / "neural_tuning_summary.csv"
+        if summary.exists():
+            spent.append(pd.read_csv(summary).assign(seed=seed))
+    params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
+    grid = (per_seed.pivot_table(index="claim", columns="seed", values="ours", aggfunc="first")
+            .reindex(across.claim) if not per_seed.empty else pd.DataFrame())
+    lines = [f"# Study {design['study']}: the Bi-LambdaMART paper's neural claims across seeds", "",
+             f"- Trees: `{design['source']}`'s recorded seeds {design['seeds']} (scale `{design['scale']}`), "
+             "paired query by query with the networks trained here on the same lists.",
+             f"- Networks: notebook 06_neural_competitors with {params} (profile `{design['profile']}`).",
+             f"- Rule: {design['rule']}", "",
+             f"Regenerate: `{command}` (finished seeds are read back, not rerun).", "",
+             "## Across seeds", "", table_to_markdown(across.drop(columns="statement")), "",
+             "## Per seed", "", table_to_markdown(grid, index=True) if not grid.empty else "(no seed yet)", ""]
+    if spent:
+        budget = pd.concat(spent)[["seed", "model", "usable", "stop_reason", "best_step", "steps", "trials_converged"]]
+        lines += ["## The networks' budget and convergence", "", table_to_markdown(budget), ""]
+    if walls:
+        lines += ["## Wall time per seed", "", table_to_markdown(pd.DataFrame(walls)), ""]
+    atomic_write_text(study_dir / "study.md", "\n".join(lines))
+    table = pd.concat([across.assign(table="across_seeds"), per_seed.assign(table="per_seed")], ignore_index=True)
+    atomic_write_text(study_dir / "study.csv", table.to_csv(index=False))
+    return across
+
+
+def run_neural_study(profile: str, *, source: str, study: str | None = None, seeds: Sequence[int] | None = None,
+                     reports_dir: str | os.PathLike | None = None, summarise_only: bool = False,
+                     progress: bool = True, log=print) -> pd.DataFrame:
+    """Train the paper's networks at every seed of a recorded Bi-LambdaMART study, at trial
+    parity with its trees, and decide the neural claims across seeds; returns the
+    across-seed table.
+
+    Each seed not yet recorded gets the source study's trees of that seed (`_trees_of`)
+    and runs notebook 06_neural_competitors into ``<study>-seed<N>`` with the design's
+    parameters (`neural_design`); it is recorded as a run (`NEURAL_KEPT`), and the summary
+    is rewritten after every seed (`write_neural_summary`). JAX trains on a GPU when the
+    installed JAX has one, with no change here; each seed's record says which device.
+    """
+    from ltrlib.runner import run_all
+
+    study = study or f"{source}-neural"
+    reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
+    design = neural_design(profile, source, study, seeds, reports)
+    study_dir = reports / study
+    _check_design(study_dir, design)
+    seeds_arg = ",".join(str(s) for s in design["seeds"])
+    command = (f"{config.cli_command()} study neural --from {source} --profile {profile} --study {study} "
+               f"--seeds {seeds_arg}")
+    recorded = _recorded(study_dir)
+    for seed in _to_run(design, recorded, summarise_only, "training the networks", log):
+        run_dir = reports / f"{study}-seed{seed}"
+        _trees_of(reports / source, seed, run_dir)
+        start = time.monotonic()
+        run_all(dataset=design["dataset"], scale=design["scale"], seed=seed, run_id=run_dir.name,
+                only=NEURAL_NOTEBOOK, parameters=design["parameters"], reports_dir=reports, progress=progress)
+        wall = time.monotonic() - start
+        files = {run_dir / "tables" / nb / name: f"tables/{nb}/{name}"
+                 for nb, names in NEURAL_KEPT.items() for name in names}
+        recorded[seed] = _record(run_dir, study_dir, seed, wall, NEURAL_NOTEBOOK, files)
+        across = write_neural_summary(study_dir, command)
+        log(f"seed {seed}: recorded in {math.ceil(wall)} s")
+    across = write_neural_summary(study_dir, command)
+    log(table_to_markdown(across[["claim", "seeds", "verdict"]]))
+    return across

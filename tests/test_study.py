@@ -55,6 +55,21 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     with pytest.raises(ValueError, match=r"another design \(differs in \['seeds'\]"):
         study.run_bilambdamart_study("tiny", study="s", seeds=(0, 1, 2), reports_dir=tmp_path)
 
+    # The networks at seed 0, paired with the trees the study recorded, at their trial count.
+    assert cli.main(["study", "neural", "--from", "s", "--profile", "tiny", "--seeds", "0", "--no-progress"]) == 0
+    neural = tmp_path / "s-neural"
+    design = json.loads((neural / "design.json").read_text())
+    assert design["source"] == "s" and design["parameters"]["neural_trials"] == 1 and design["seeds"] == [0]
+    record = neural / "seeds" / "seed0" / "tables"
+    assert (record / "06_bilambdamart" / "tuning_summary.csv").exists()
+    spent = pd.read_csv(record / "06_neural_competitors" / "neural_tuning_summary.csv")
+    assert len(spent) == 11 and set(spent.stop_reason) <= {"patience", "step cap", "diverged"}
+    assert json.loads((neural / "seeds" / "seed0" / "seed.json").read_text())["metrics"]["device"] == "cpu"
+    across = pd.read_csv(neural / "study.csv")
+    assert set(across[across.table == "across_seeds"].verdict) == {"not decided: 1 seeds, fewer than 5"}
+    with pytest.raises(ValueError, match=r"not seeds of 's'"):
+        study.neural_design("tiny", "s", "x", seeds=(7,), reports_dir=tmp_path)
+
 
 def test_seed_lists_parse_or_are_refused_by_token():
     assert study.parse_seeds("0-3,7") == (0, 1, 2, 3, 7)

@@ -34,8 +34,8 @@ from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table
 from ltrlib.metrics import parse_marked
 from ltrlib.report import table_to_markdown
 
-__all__ = ["BUDGET", "COMPARED", "across_seeds", "bilambdamart_claims", "budget_gate", "published_numbers", "read_tables",
-           "spent_budgets"]
+__all__ = ["BUDGET", "COMPARED", "NEURAL_SEEDS_RULE", "across_seeds", "bilambdamart_claims", "budget_gate",
+           "neural_across_seeds", "published_numbers", "read_tables", "spent_budgets"]
 
 #: This paper's key in the ledger (`ltrlib.fidelity.ledger.PAPERS`).
 SOURCE = "bilambdamart"
@@ -471,7 +471,8 @@ BUDGET = "not decided: budget"
 
 def spent_budgets(run_dir: str | Path) -> pd.DataFrame:
     """Per model of the run: ``usable`` trials and, for a network, whether its kept fit
-    ``converged`` (stopped by patience); from the tuning summaries of `SPENT`. A run made
+    ``converged`` (stopped by patience), its ``stop_reason`` and the run's width cap
+    ``max_width`` (0: none); from the tuning summaries of `SPENT`. A run made
     before degenerate trials were replaced (the first study's seeds) counts as usable its
     trials less those that peaked at tree 1 (``stopped_at_tree_1``); a network without a
     stop reason has ``converged`` False (not recorded, so not shown)."""
@@ -484,10 +485,12 @@ def spent_budgets(run_dir: str | Path) -> pd.DataFrame:
         converged = df["converged"].astype(bool) if "converged" in df else pd.Series(notebook == NOTEBOOK,
                                                                                        index=df.index)
         stop = df["stop_reason"] if "stop_reason" in df else pd.Series("", index=df.index)
+        width = df["max_width"] if "max_width" in df else pd.Series(0, index=df.index)
         parts.append(pd.DataFrame({"model": df.model, "usable": usable.astype(int), "converged": converged,
-                                   "network": notebook == NEURAL_NOTEBOOK, "stop_reason": stop.fillna("")}))
+                                   "network": notebook == NEURAL_NOTEBOOK, "stop_reason": stop.fillna(""),
+                                   "max_width": width.fillna(0).astype(int)}))
     return pd.concat(parts, ignore_index=True) if parts else \
-        pd.DataFrame(columns=["model", "usable", "converged", "network", "stop_reason"])
+        pd.DataFrame(columns=["model", "usable", "converged", "network", "stop_reason", "max_width"])
 
 
 def budget_gate(models: tuple[str, ...], spent: pd.DataFrame) -> str | None:
@@ -558,6 +561,10 @@ def bilambdamart_claims(run_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
             gated.append(claims.at[i, "claim"])
     if gated and not effects.empty:
         effects = effects[~effects.claim.isin(gated)]
+    cap = int(spent.max_width.max()) if not spent.empty else 0
+    if cap:  # a departure from the paper's widths, stated beside every neural verdict
+        neural = claims.claim.isin([c.name for c in NEURAL_CLAIMS])
+        claims.loc[neural, "evidence"] = claims.evidence[neural] + f" [networks' widths capped at {cap}]"
     return claims, effects, missing
 
 
@@ -669,3 +676,54 @@ def across_seeds(run_dirs, metric: str = "ndcg@5") -> tuple[pd.DataFrame, pd.Dat
                         "sd_difference_pct": d.std(ddof=1) if len(d) > 1 else float("nan"),
                         "p_across_seeds": p})
     return per_run, pd.DataFrame(summary)
+
+
+#: The rule that decides the neural claims across the neural study's seeds
+#: (`ltrlib.study.run_neural_study`), ours, fixed before its first seed.
+NEURAL_MIN_SEEDS = 5
+NEURAL_SEEDS_RULE = (
+    f"Ours, fixed before the neural study's first seed: over the design's seeds (at least {NEURAL_MIN_SEEDS}), a "
+    "neural claim holds on the twin when it holds at every seed, does not hold when it fails at every seed, is "
+    "seed-dependent when the seeds split, and is not decided when a seed did not decide it (its budget gate: "
+    "unequal usable trials or an unconverged network) or lacked its tables. Each seed's verdict is the "
+    "one-seed ledger's (the paper's comparison and test). Unanimity is demanding on purpose: a claim that is a "
+    f"fair coin at each seed comes out holding at all {NEURAL_MIN_SEEDS} seeds with probability 1/32.")
+#: The verdicts of the rule (`neural_across_seeds`).
+SEED_DEPENDENT = "seed-dependent"
+
+
+def neural_across_seeds(seed_dirs: dict[int, Path], planned: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The neural claims (`NEURAL_CLAIMS`) at each recorded seed of the neural study, each
+    seed's record read as a run (its neural tables and the trees' tuning summary, for the
+    budget gate), and their verdicts across seeds by `NEURAL_SEEDS_RULE`.
+
+    Returns ``(per_seed, across)``: ``per_seed`` (``seed, claim, ours, evidence``) and
+    ``across`` (``claim, statement, seeds, holds, does not hold, not decided, not available,
+    verdict``); the verdict is "interim" while fewer than ``planned`` seeds are recorded."""
+    names = [c.name for c in NEURAL_CLAIMS]
+    rows = []
+    for seed, d in sorted(seed_dirs.items()):
+        claims, _, _ = bilambdamart_claims(d)
+        for r in claims[claims.claim.isin(names)].itertuples():
+            rows.append({"seed": seed, "claim": r.claim, "ours": r.ours, "evidence": r.evidence})
+    per_seed = pd.DataFrame(rows, columns=["seed", "claim", "ours", "evidence"])
+    counted = ("holds", "does not hold", NOT_DECIDED, VERDICTS[None])
+    out = []
+    for claim in NEURAL_CLAIMS:
+        got = per_seed[per_seed.claim == claim.name].ours
+        counts = {v: int((got == v).sum()) for v in counted}
+        if len(got) < planned:
+            verdict = f"interim ({len(got)} of {planned} seeds)"
+        elif len(got) < NEURAL_MIN_SEEDS:
+            verdict = f"{NOT_DECIDED}: {len(got)} seeds, fewer than {NEURAL_MIN_SEEDS}"
+        elif counts[NOT_DECIDED] or counts[VERDICTS[None]]:
+            verdict = NOT_DECIDED
+        elif counts["holds"] == len(got):
+            verdict = "holds"
+        elif counts["does not hold"] == len(got):
+            verdict = "does not hold"
+        else:
+            verdict = SEED_DEPENDENT
+        out.append({"claim": claim.name, "statement": claim.statement, "seeds": len(got), **counts,
+                    "verdict": verdict})
+    return per_seed, pd.DataFrame(out)

@@ -149,6 +149,12 @@ def test_the_budget_gate_decides_only_equal_usable_trials_and_converged_networks
     assert "unequal usable trials (λMART 10, λMART* 10, Bi-λMART 10, DNN 1" in neural.evidence["trees_beat_networks"]
     assert "not converged (DNN: step cap" in batch.evidence["multivariate_beats_dnn"]
     assert batch.loc["bi_beats_univariate", "ours"] == "holds"  # trees alone: equal
+    assert "networks' widths capped" not in batch.evidence["trees_beat_networks"]
+    summary = tmp_path / "batch" / "tables" / "06_neural_competitors" / "neural_tuning_summary.csv"
+    pd.read_csv(summary).assign(max_width=256).to_csv(summary, index=False)
+    capped = bilambdamart_claims(tmp_path / "batch")[0].set_index("claim").evidence
+    assert capped["trees_beat_networks"].endswith("[networks' widths capped at 256]")
+    assert "capped" not in capped["bi_beats_univariate"]
     assert not set(effects.claim) & {"trees_beat_networks", "gbt_softmax_beats_networks"}
     # Equal trials, one network not converged: that network's comparisons only.
     one, _ = run("one", _spent(tables, 16, 16, **{"SetRank": (16, "step cap")}))
@@ -265,3 +271,32 @@ def test_cli_prints_the_seed_comparison(tables, tmp_path, capsys):
     assert "Bi-GBT_Softmax vs GBT_Softmax" in out and "p_across_seeds" in out
     assert cli.main(["bilambdamart-seeds", runs[0], str(tmp_path / "none")]) == 1
     assert "no run" in capsys.readouterr().err
+
+
+def test_the_neural_claims_across_seeds_follow_the_rule(tmp_path, tables):
+    """Unanimity over at least five seeds: every seed holds -> holds; one seed where a
+    network beats the trees -> seed-dependent; a seed whose networks did not converge -> not
+    decided; fewer seeds than planned -> interim."""
+    from ltrlib.fidelity.bilambdamart import NEURAL_MIN_SEEDS, SEED_DEPENDENT, neural_across_seeds
+
+    def seeds(n, *, dnn_wins=(), capped=()):
+        out = {}
+        for s in range(n):
+            networks = dict(tables.NETWORKS, DNN=0.700) if s in dnn_wins else tables.NETWORKS
+            spent = _spent(tables, 16, 16, "step cap" if s in capped else "patience")
+            out[s] = tables.bilambdamart_run(tmp_path / f"{n}-{dnn_wins}-{capped}" / str(s), networks=networks,
+                                            spent=spent)
+        return out
+
+    def verdicts(dirs, planned):
+        return neural_across_seeds(dirs, planned)[1].set_index("claim").verdict
+
+    assert NEURAL_MIN_SEEDS == 5
+    fair = verdicts(seeds(5), 5)
+    assert fair["trees_beat_networks"] == "holds" and fair["multivariate_beats_dnn"] == "holds"
+    split = verdicts(seeds(5, dnn_wins=(2,)), 5)
+    assert split["trees_beat_networks"] == SEED_DEPENDENT and split["gbt_softmax_beats_networks"] == "holds"
+    assert verdicts(seeds(5, capped=(4,)), 5)["trees_beat_networks"] == "not decided"
+    three = seeds(3)
+    assert verdicts(three, 5)["trees_beat_networks"] == "interim (3 of 5 seeds)"
+    assert verdicts(three, 3)["trees_beat_networks"].startswith("not decided: 3 seeds")
