@@ -225,6 +225,23 @@ class Reporter(RunFolder):
             df.to_parquet(tmp, index=False)
         return path
 
+    @property
+    def runs_dir(self) -> Path:
+        return self.run_dir / "runs" / self.notebook
+
+    def run_file(self, model: str, data, scores) -> Path:
+        """Save one model's ranking of ``data`` (a `ltrlib.data.Dataset`, one score per row)
+        as a TREC run file ``runs/<notebook>/<model>.run`` and the data's labels as
+        ``runs/<notebook>/qrels`` beside it (`ltrlib.trec`: document ids, ties); return the
+        run's path. The model's name is the run's tag; in the file name, characters other
+        than letters, digits, ``.``, ``-`` and ``_`` become ``_``."""
+        from ltrlib import trec
+
+        stem = "".join(c if c.isalnum() or c in ".-_" else "_" for c in str(model)).strip("._") or "model"
+        path = trec.write_run(self.runs_dir / f"{stem}.run", data.query_ids, data.offsets, scores, model)
+        trec.write_qrels(self.runs_dir / "qrels", data.query_ids, data.offsets, data.y)
+        return path
+
     def figure(self, fig, name: str, dpi: int = 120, close: bool = False,
                caption: str | None = None) -> None:
         """Save the matplotlib figure ``fig`` as ``<name>.png`` (and ``caption``, shown under

@@ -301,3 +301,15 @@ def test_index_follows_every_write_and_renders_tables_and_captions(tmp_path):
 def test_index_of_missing_run_dir_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         write_index(tmp_path / "nope")
+
+
+def test_run_file_writes_a_trec_run_and_its_qrels(rep):
+    from ltrlib import trec
+    from ltrlib.data import Dataset
+
+    data = Dataset(np.zeros((5, 1), np.float32), np.array([2, 0, 1, 0, 1]), np.array([7, 9]), np.array([0, 3, 5]))
+    path = rep.run_file("Bi-λMART w/o d", data, np.array([0.1, 0.3, 0.2, 1.0, 2.0]))
+    assert path == rep.run_dir / "runs" / rep.notebook / "Bi-λMART_w_o_d.run"
+    run = trec.read_run(path)
+    assert run.docno.tolist() == ["7-1", "7-2", "7-0", "9-1", "9-0"] and set(run.tag) == {"Bi-λMART_w/o_d"}
+    assert trec.read_qrels(path.parent / "qrels").rel.tolist() == [2, 0, 1, 0, 1]

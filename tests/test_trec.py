@@ -1,0 +1,98 @@
+"""TREC run files and qrels read back by ranx and ir_measures, who must score every query as
+our metrics do (where scores are distinct: the module docstring says how ties differ)."""
+
+import gzip
+
+import numpy as np
+import pytest
+
+from ltrlib import trec
+from ltrlib.metrics import average_precision, ndcg, reciprocal_rank
+
+# Gain 2^label - 1, ours and ranx's ndcg_burges; trec_eval's default gain is the label itself.
+GAINS = {rel: 2**rel - 1 for rel in range(5)}
+
+
+def _data(seed=0, queries=30):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 40, queries)
+    sizes[3] = 1  # a one-document query
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    qids = rng.permutation(1000)[:queries]
+    y = rng.integers(0, 5, offsets[-1])
+    y[offsets[5]:offsets[6]] = 0  # a query without a relevant document
+    return qids, offsets, y, rng.normal(size=offsets[-1])
+
+
+def test_the_files_hold_our_order_and_read_back_exactly(tmp_path):
+    qids, offsets, y, s = _data()
+    s[offsets[0] + 1] = s[offsets[0]]  # a tie in the first query
+    run = trec.read_run(trec.write_run(tmp_path / "m.run", qids, offsets, s, "Bi-λMART w/o d"))
+    assert list(run.columns) == list(trec.RUN_COLUMNS) and len(run) == offsets[-1]
+    assert set(run.tag) == {"Bi-λMART_w/o_d"} and set(run.Q0) == {"Q0"}
+    first = run[run.qid == str(qids[0])]
+    assert first["rank"].tolist() == list(range(1, offsets[1] + 1))
+    assert (np.diff(first.score.to_numpy()) <= 0).all()
+    # The tie keeps row order (row 0 before row 1), as our metrics rank it.
+    tied = first[first.score == s[offsets[0]]].docno.tolist()
+    assert tied == sorted(tied) and tied[0].endswith("-00")
+    # Scores survive the text exactly.
+    back = dict(zip(run.docno, run.score))
+    ids = trec.docnos(qids, offsets)
+    assert all(back[d] == v for d, v in zip(ids, s))
+    qrels = trec.read_qrels(trec.write_qrels(tmp_path / "qrels", qids, offsets, y))
+    assert qrels.rel.tolist() == y.tolist() and qrels.docno.tolist() == ids.tolist()
+    # Compressed when the name says so.
+    gz = trec.write_run(tmp_path / "m.run.gz", qids, offsets, s, "m")
+    assert gzip.open(gz).read(2) and trec.read_run(gz).score.tolist() == trec.read_run(tmp_path / "m.run").score.tolist()
+
+
+def _ours(y, s, offsets, qids):
+    return {"ndcg@10": dict(zip(map(str, qids), ndcg(y, s, offsets, 10))),
+            "map": dict(zip(map(str, qids), average_precision(y, s, offsets))),
+            "mrr": dict(zip(map(str, qids), reciprocal_rank(y, s, offsets)))}
+
+
+def test_ranx_scores_every_query_as_we_do(tmp_path):
+    ranx = pytest.importorskip("ranx")
+    qids, offsets, y, s = _data(1)
+    qrels = ranx.Qrels.from_file(str(trec.write_qrels(tmp_path / "qrels", qids, offsets, y)), kind="trec")
+    run = ranx.Run.from_file(str(trec.write_run(tmp_path / "m.run", qids, offsets, s, "m")), kind="trec")
+    ours = _ours(y, s, offsets, qids)
+    theirs = {m: ranx.evaluate(qrels, run, name, return_mean=False)
+              for m, name in (("ndcg@10", "ndcg_burges@10"), ("map", "map"), ("mrr", "mrr"))}
+    # ranx leaves out queries without a relevant document (ours score them 0 by convention).
+    judged = [str(q) for q, a, b in zip(qids, offsets[:-1], offsets[1:]) if y[a:b].max() > 0]
+    for metric in ours:
+        by_query = dict(zip(qrels.keys(), theirs[metric]))
+        agree = [q for q in judged if abs(by_query[q] - ours[metric][q]) < 1e-9]
+        assert len(agree) == len(judged), (metric, sorted(set(judged) - set(agree)))
+
+
+def test_ir_measures_scores_every_query_as_we_do(tmp_path):
+    ir_measures = pytest.importorskip("ir_measures")
+    qids, offsets, y, s = _data(2)
+    qrels = list(ir_measures.read_trec_qrels(str(trec.write_qrels(tmp_path / "qrels", qids, offsets, y))))
+    run = list(ir_measures.read_trec_run(str(trec.write_run(tmp_path / "m.run", qids, offsets, s, "m"))))
+    measures = {"ndcg@10": ir_measures.nDCG(gains=GAINS) @ 10, "map": ir_measures.AP, "mrr": ir_measures.RR}
+    ours = _ours(y, s, offsets, qids)
+    judged = {str(q) for q, a, b in zip(qids, offsets[:-1], offsets[1:]) if y[a:b].max() > 0}
+    for metric, measure in measures.items():
+        theirs = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+        assert set(theirs) >= judged
+        assert all(abs(theirs[q] - ours[metric][q]) < 1e-9 for q in judged), metric
+
+
+def test_bad_input_is_refused_by_name(tmp_path):
+    qids, offsets, y, s = _data()
+    s[4] = np.nan
+    with pytest.raises(ValueError, match="score of row 4 is nan"):
+        trec.write_run(tmp_path / "m.run", qids, offsets, s, "m")
+    with pytest.raises(ValueError, match="3 scores for"):
+        trec.write_run(tmp_path / "m.run", qids, offsets, s[:3], "m")
+    with pytest.raises(ValueError, match="tag must not be empty"):
+        trec.write_run(tmp_path / "m.run", qids, offsets, np.zeros_like(s), "  ")
+    assert not (tmp_path / "m.run").exists()  # nothing half-written
+    (tmp_path / "bad.run").write_text("1 Q0 d 1\n")
+    with pytest.raises(ValueError, match=r"bad.run: not a TREC file of 6 columns \(line 1 has fewer\)"):
+        trec.read_run(tmp_path / "bad.run")
