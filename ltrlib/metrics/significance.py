@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["PairedTTest", "compare", "compare_tidy", "mark_significance", "paired_ttest", "parse_marked",
-           "significance_table"]
+__all__ = ["CORRECTIONS", "PairedTTest", "compare", "compare_tidy", "corrected", "mark_significance", "paired_ttest",
+           "parse_marked", "significance_table"]
 
 _SUPERSCRIPT = dict(zip(
     "abcdefghijklmnoprstuvwxyz0123456789+-",
@@ -137,9 +137,29 @@ def _check_frame(per_query: pd.DataFrame, baselines) -> dict[str, str]:
     return letters
 
 
+#: Multiple-comparison corrections `compare` applies (``correction=``), by statsmodels'
+#: name (`statsmodels.stats.multitest.multipletests`): Holm's step-down (family-wise error).
+CORRECTIONS = ("holm",)
+
+
+def corrected(p, method: str = "holm") -> np.ndarray:
+    """``p`` adjusted for multiple comparisons over the family of its finite values
+    (statsmodels' `multipletests`, e.g. Holm's step-down); NaN stays NaN (no test)."""
+    from statsmodels.stats.multitest import multipletests
+
+    if method not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {CORRECTIONS} or None, got {method!r}")
+    p = np.asarray(p, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    tested = np.isfinite(p)
+    if tested.any():
+        out[tested] = multipletests(p[tested], method=method)[1]
+    return out
+
+
 def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str] | str, *,
             alpha: float = 0.05, alternative: str = "two-sided", too_few: str = "nan",
-            raw: bool = False) -> pd.DataFrame:
+            raw: bool = False, correction: str | None = None) -> pd.DataFrame:
     """Paired t-test of every model (column) against every baseline (not itself).
 
     ``baselines``: baseline column names, or a mapping ``{baseline: letter}`` (a plain
@@ -152,7 +172,12 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
     is ``p < alpha``. With fewer than 2 such queries no test is possible: ``t`` and ``p``
     are NaN and ``significant`` is False, or with ``too_few="raise"`` `paired_ttest`
     raises. ``raw``: scipy's numbers as they are (see `paired_ttest`); NaN queries are kept.
+    ``correction`` (one of `CORRECTIONS`): the p-values also adjusted over the call's
+    comparisons as one family (`corrected`), in ``p_corrected`` and ``significant_corrected``
+    (``p_corrected < alpha``) beside the uncorrected ones.
     """
+    if correction is not None and correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {CORRECTIONS} or None, got {correction!r}")
     letters = _check_frame(per_query, baselines)
     _check_alpha(alpha)
     _check_alternative(alternative)
@@ -181,8 +206,12 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
                 "mean_diff": res.mean_diff, "t": res.t, "p": res.p,
                 "significant": bool(res.p < alpha),
             })
-    return pd.DataFrame(rows, columns=["model", "baseline", "marker", "n", "mean_model",
-                                       "mean_baseline", "mean_diff", "t", "p", "significant"])
+    out = pd.DataFrame(rows, columns=["model", "baseline", "marker", "n", "mean_model",
+                                      "mean_baseline", "mean_diff", "t", "p", "significant"])
+    if correction is not None:
+        out["p_corrected"] = corrected(out.p.to_numpy(), correction)
+        out["significant_corrected"] = out.p_corrected < alpha
+    return out
 
 
 def compare_tidy(per_query: pd.DataFrame, baselines: str | Sequence[str], *,

@@ -154,3 +154,21 @@ def test_rounding_noise_counts_as_identical():
     noisy = (a + 0.1) - 0.1  # same values computed another way
     assert not np.array_equal(a, noisy)
     assert paired_ttest(noisy, a).p == 1.0
+
+
+def test_holm_correction_by_hand_and_beside_the_uncorrected_marks():
+    """Holm over p = 0.01, 0.04, 0.03 (and an untested NaN): sorted, times 3, 2, 1, then
+    the running maximum: 0.03, 0.06, 0.06; NaN stays NaN."""
+    from ltrlib.metrics.significance import corrected
+
+    np.testing.assert_allclose(corrected([0.01, 0.04, 0.03, np.nan]), [0.03, 0.06, 0.06, np.nan])
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=60)
+    per_query = pd.DataFrame({"base": base, "a": base + 0.3 + rng.normal(0, 1, 60),
+                              "b": base + 0.25 + rng.normal(0, 1, 60), "c": base + rng.normal(0, 1, 60)})
+    table = compare(per_query, ["base"], alpha=0.05, correction="holm")
+    np.testing.assert_allclose(table.p_corrected, corrected(table.p))
+    assert (table.p_corrected >= table.p).all() and (table.significant_corrected <= table.significant).all()
+    assert "p_corrected" not in compare(per_query, ["base"]).columns  # the paper's marks stay as they were
+    with pytest.raises(ValueError, match="correction must be one of"):
+        compare(per_query, ["base"], correction="bonferonni")
