@@ -13,7 +13,7 @@ DATASET ?= synthetic
 RUN_ID ?=
 ARGS ?=
 
-.PHONY: help install reproduce bilambdamart-paper test test-fast bench bench-batch calibrate lab clean-cache clean-reports
+.PHONY: help install reproduce bilambdamart-paper test test-fast bench bench-batch calibrate lab dashboard clean-cache clean-reports
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -90,6 +90,9 @@ calibrate: $(STAMP) ## Print the synthetic twin's data statistics against Istell
 
 lab: $(STAMP) ## Open JupyterLab at the project root; the notebooks default to SCALE, SEED, DATASET, RUN_ID
 	$(PY) -m ltrlib lab --dataset $(DATASET) --scale $(SCALE) --seed $(SEED) $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
+
+dashboard: $(STAMP) ## Open optuna-dashboard on run RUN_ID's tuning studies (default: the batch's run of SCALE and SEED)
+	$(PY) -m ltrlib dashboard $(or $(RUN_ID),$(DATASET)-$(SCALE)-seed$(SEED)) $(ARGS)
 
 clean-cache: ## Remove the parsed-data cache (data/cache/)
 	rm -rf data/cache

@@ -343,6 +343,28 @@ def _study(args: argparse.Namespace) -> int:
     return 0 if summary is not None else 1
 
 
+def _add_dashboard_parser(subparsers) -> None:
+    dash = subparsers.add_parser(
+        "dashboard", help="a run's Optuna studies in optuna-dashboard",
+        description="Serve the Optuna studies of run RUN_ID (every journal of reports/RUN_ID/, copied into "
+        "one view, each study named <journal>/<study>), one of its journals live (--journal), or a shared "
+        "study database (--storage), in optuna-dashboard. Ctrl-C stops it.")
+    dash.add_argument("run_id", nargs="?", default=None, help="the run under reports/ (not with --storage)")
+    dash.add_argument("--journal", default=None, help="serve this journal of the run live, e.g. 06_bilambdamart")
+    dash.add_argument("--storage", default=None, help="a study database URL instead of a run")
+    dash.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    dash.add_argument("--port", type=int, default=8080)
+    dash.set_defaults(handler=_dashboard)
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    from ltrlib.dashboard import serve
+
+    print(f"optuna-dashboard on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
+    serve(args.run_id, journal=args.journal, storage_url=args.storage, host=args.host, port=args.port)
+    return 0
+
+
 def _add_calibrate_parser(subparsers) -> None:
     cal = subparsers.add_parser(
         "calibrate", help="the synthetic twin's data statistics against Istella-S's, or the search that set them",
@@ -450,6 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_seeds_parser(subparsers)
     _add_study_parser(subparsers)
     _add_calibrate_parser(subparsers)
+    _add_dashboard_parser(subparsers)
     _add_formats_parser(subparsers)
     return parser
 
