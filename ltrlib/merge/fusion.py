@@ -1,0 +1,110 @@
+"""Standard rank fusion beside the paper's merges (beyond the paper), on ranx.
+
+The non-IID paper merges two local rankers by a linear combination whose weight each client
+tunes on its D_merge (`ltrlib.merge.linear`): weighted-sum fusion. The fusion methods a
+reviewer would name first are its baselines here, each from ranx (`ranx.fuse`), on the
+local models' test rankings:
+
+==============  ==========================================================================
+``CombSUM``     the sum of the models' scores, each min-max normalised per query
+``CombMNZ``     CombSUM times the number of models that retrieved the document (every model
+                ranks every document here, so it orders as CombSUM does)
+``RRF``         reciprocal rank fusion, Σ 1/(k + rank), ranx's default k = 60
+``M12wsum``,    ranx's weighted sum of min-max normalised scores, its weights tuned by
+``M21wsum``     `ranx.optimize_fusion` on client 1's (M12) or client 2's (M21) D_merge by
+                NDCG@10: the paper's protocol with ranx's optimiser and normalisation
+==============  ==========================================================================
+
+Scores go to ranx as runs keyed by `ltrlib.trec.docnos` and come back as one float64 per row
+of the data, so the fused models are scored by our metrics like every other model. ranx
+breaks score ties unstably; fused scores with ties are rare (RRF ties only where both ranks
+tie).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ltrlib.merge.analysis import merged_model_name, per_query_frame, score_models
+from ltrlib.trec import docnos
+
+__all__ = ["FUSIONS", "fuse_scores", "fusion_experiment", "tuned_wsum"]
+
+#: Name -> (ranx method, ranx normalisation) of the untuned fusions.
+FUSIONS = {"CombSUM": ("sum", "min-max"), "CombMNZ": ("mnz", "min-max"), "RRF": ("rrf", "rank")}
+#: The metric ``optimize_fusion`` tunes the weighted sum by on D_merge, the paper's choice of α.
+TUNE_METRIC = "ndcg@10"
+
+
+def _runs(data, scores: Sequence[np.ndarray], names: Sequence[str]):
+    """ranx Runs of the score arrays, documents keyed by `docnos`."""
+    from ranx import Run
+
+    # ranx wants object (str) columns, not numpy's fixed-width strings.
+    ids = docnos(data.query_ids, data.offsets).astype(object)
+    qids = np.repeat(np.asarray(data.query_ids).astype(str), np.diff(data.offsets)).astype(object)
+    runs = []
+    for s, name in zip(scores, names):
+        s = np.asarray(s, dtype=np.float64)
+        if s.shape != (data.n_docs,):
+            raise ValueError(f"fusion: model {name!r} has {s.size} scores for {data.n_docs} documents")
+        frame = pd.DataFrame({"q_id": qids, "doc_id": ids, "score": s}).astype({"q_id": object, "doc_id": object})
+        runs.append(Run.from_df(frame, q_id_col="q_id", doc_id_col="doc_id", score_col="score", name=name))
+    return runs, ids, qids
+
+
+def _back(fused, ids, qids) -> np.ndarray:
+    """A fused ranx Run as one score per row, in the data's order."""
+    out = np.empty(ids.size)
+    as_dict = fused.to_dict()
+    for i, (q, d) in enumerate(zip(qids, ids)):
+        out[i] = as_dict[q][d]
+    return out
+
+
+def fuse_scores(data, scores: Mapping[str, np.ndarray], method: str, norm: str, params=None) -> np.ndarray:
+    """The models' scores on ``data`` fused by ranx (``method``, ``norm``, ``params`` as
+    `ranx.fuse` takes them), one float64 per row of ``data``."""
+    from ranx import fuse
+
+    runs, ids, qids = _runs(data, list(scores.values()), list(scores))
+    return _back(fuse(runs=runs, norm=norm, method=method, params=params), ids, qids)
+
+
+def tuned_wsum(merge_data, merge_scores: Mapping[str, np.ndarray]) -> dict:
+    """ranx's weighted-sum parameters tuned on ``merge_data`` (a client's D_merge) by
+    `TUNE_METRIC` (`ranx.optimize_fusion`, min-max normalisation, its default weight grid)."""
+    from ranx import Qrels, optimize_fusion
+
+    runs, ids, qids = _runs(merge_data, list(merge_scores.values()), list(merge_scores))
+    judged = pd.DataFrame({"q_id": qids, "doc_id": ids, "score": np.asarray(merge_data.y, np.int64)})
+    qrels = Qrels.from_df(judged.astype({"q_id": object, "doc_id": object}), q_id_col="q_id",
+                          doc_id_col="doc_id", score_col="score")
+    return optimize_fusion(qrels=qrels, runs=runs, norm="min-max", method="wsum",
+                           metric=TUNE_METRIC.replace("ndcg", "ndcg_burges"), show_progress=False)
+
+
+def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[str, np.ndarray] | None = None,
+                      metrics: Sequence[str] = ("ndcg@10", "map", "mrr@10")) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The fusion baselines (`FUSIONS`, and the weighted sum tuned on each client's D_merge)
+    of the two local ``models`` on ``split``'s full test set, as `linear_experiment` runs
+    the paper's merges. ``test_scores``: the local models' test scores when the caller holds
+    them (`LinearExperiment.test_scores`).
+
+    Returns ``(per_query, weights)``: tidy ``split, model, qid, metric, value`` on the test
+    set, and each tuned weighted sum's weights (``split, model, weights``)."""
+    names = list(models)
+    test = split.full.test
+    base = {n: (test_scores or score_models(models, test))[n] for n in names}
+    fused = {name: fuse_scores(test, base, method, norm) for name, (method, norm) in FUSIONS.items()}
+    weights = []
+    for i, client in enumerate(split.clients):
+        params = tuned_wsum(client.merge, score_models(models, client.merge))
+        name = merged_model_name(i, len(split.clients), "wsum")
+        fused[name] = fuse_scores(test, base, "wsum", "min-max", params)
+        weights.append({"split": split.name, "model": name, "weights": tuple(map(float, params["weights"]))})
+    per_query = per_query_frame(test, fused, metrics).assign(split=split.name)
+    return per_query[["split", "model", "qid", "metric", "value"]], pd.DataFrame(weights)
