@@ -112,8 +112,13 @@ def test_merges_reload_the_stored_models(run_dir):
     m03 = _metrics(run_dir, "03_client_models")
     m04 = _metrics(run_dir, "04_linear_merge")
     m05 = _metrics(run_dir, "05_stacking")
-    _assert_outputs(run_dir, "04_linear_merge", ("alpha_choices", "table4_linear", "category_deltas"),
+    _assert_outputs(run_dir, "04_linear_merge", ("alpha_choices", "table4_linear", "category_deltas",
+                                                 "fusion_baselines", "fusion_weights"),
                     ("alpha_sweep", "category_deltas_vs_M1"))
+    # The fusion baselines stand beside the paper's merges, which they leave as they were.
+    fusion = pd.read_csv(run_dir / "tables" / "04_linear_merge" / "fusion_baselines.csv")
+    assert list(fusion.iloc[:, 0]) == ["M1 (a)", "M2 (b)", "M12α", "M21α", "CombSUM", "CombMNZ", "RRF", "M12wsum",
+                                       "M21wsum"]
     _assert_outputs(run_dir, "05_stacking",
                     ("stacking_params", "table5_stacking", "figure3_importance", "comparison"),
                     ("figure3_importance",))
