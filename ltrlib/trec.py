@@ -39,8 +39,23 @@ import pandas as pd
 
 from ltrlib.atomic import atomic_path
 
-__all__ = ["RUN_COLUMNS", "QRELS_COLUMNS", "docnos", "read_qrels", "read_run", "run_order", "write_qrels",
-           "write_run"]
+__all__ = ["RUN_COLUMNS", "QRELS_COLUMNS", "docnos", "import_ranx", "read_qrels", "read_run", "run_order",
+           "write_qrels", "write_run"]
+
+
+def import_ranx():
+    """``import ranx``, keeping numba's threading layer as it was. ranx sets numba's layer to
+    ``workqueue`` when imported; that layer aborts the process when two threads launch
+    parallel kernels at once, as FOLTR's Dask threads do with our NDCG kernel (a pytest
+    worker died of it). Every import of ranx in ltrlib and its tests goes through here."""
+    import numba
+
+    layer = numba.config.THREADING_LAYER
+    try:
+        import ranx
+    finally:
+        numba.config.THREADING_LAYER = layer
+    return ranx
 
 RUN_COLUMNS = ("qid", "Q0", "docno", "rank", "score", "tag")
 QRELS_COLUMNS = ("qid", "iteration", "docno", "rel")

@@ -13,6 +13,15 @@ from ltrlib.metrics import average_precision, ndcg, reciprocal_rank
 GAINS = {rel: 2**rel - 1 for rel in range(5)}
 
 
+def _ranx():
+    """ranx through `ltrlib.trec.import_ranx` (pytest.importorskip would import it plainly,
+    and its numba threading layer would abort this worker's threaded tests)."""
+    try:
+        return trec.import_ranx()
+    except ImportError:
+        pytest.skip("ranx is not installed")
+
+
 def _data(seed=0, queries=30):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 40, queries)
@@ -54,7 +63,7 @@ def _ours(y, s, offsets, qids):
 
 
 def test_ranx_scores_every_query_as_we_do(tmp_path):
-    ranx = pytest.importorskip("ranx")
+    ranx = _ranx()
     qids, offsets, y, s = _data(1)
     qrels = ranx.Qrels.from_file(str(trec.write_qrels(tmp_path / "qrels", qids, offsets, y)), kind="trec")
     run = ranx.Run.from_file(str(trec.write_run(tmp_path / "m.run", qids, offsets, s, "m")), kind="trec")
@@ -96,3 +105,13 @@ def test_bad_input_is_refused_by_name(tmp_path):
     (tmp_path / "bad.run").write_text("1 Q0 d 1\n")
     with pytest.raises(ValueError, match=r"bad.run: not a TREC file of 6 columns \(line 1 has fewer\)"):
         trec.read_run(tmp_path / "bad.run")
+
+
+def test_importing_ranx_leaves_numbas_threading_layer_alone(monkeypatch):
+    """ranx sets numba's layer to workqueue, which is not thread-safe: two threads launching
+    our parallel NDCG kernel at once then abort the process (FOLTR's Dask threads did)."""
+    import numba
+
+    monkeypatch.setattr(numba.config, "THREADING_LAYER", "default")
+    _ranx()
+    assert numba.config.THREADING_LAYER == "default"

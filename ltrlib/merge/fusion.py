@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.merge.analysis import merged_model_name, per_query_frame, score_models
-from ltrlib.trec import docnos
+from ltrlib.trec import docnos, import_ranx
 
 __all__ = ["FUSIONS", "fuse_scores", "fusion_experiment", "tuned_wsum"]
 
@@ -68,8 +68,7 @@ def _back(fused, ids, qids) -> np.ndarray:
 def fuse_scores(data, scores: Mapping[str, np.ndarray], method: str, norm: str, params=None) -> np.ndarray:
     """The models' scores on ``data`` fused by ranx (``method``, ``norm``, ``params`` as
     `ranx.fuse` takes them), one float64 per row of ``data``."""
-    from ranx import fuse
-
+    fuse = import_ranx().fuse
     runs, ids, qids = _runs(data, list(scores.values()), list(scores))
     return _back(fuse(runs=runs, norm=norm, method=method, params=params), ids, qids)
 
@@ -77,8 +76,8 @@ def fuse_scores(data, scores: Mapping[str, np.ndarray], method: str, norm: str, 
 def tuned_wsum(merge_data, merge_scores: Mapping[str, np.ndarray]) -> dict:
     """ranx's weighted-sum parameters tuned on ``merge_data`` (a client's D_merge) by
     `TUNE_METRIC` (`ranx.optimize_fusion`, min-max normalisation, its default weight grid)."""
-    from ranx import Qrels, optimize_fusion
-
+    ranx = import_ranx()
+    Qrels, optimize_fusion = ranx.Qrels, ranx.optimize_fusion
     runs, ids, qids = _runs(merge_data, list(merge_scores.values()), list(merge_scores))
     judged = pd.DataFrame({"q_id": qids, "doc_id": ids, "score": np.asarray(merge_data.y, np.int64)})
     qrels = Qrels.from_df(judged.astype({"q_id": object, "doc_id": object}), q_id_col="q_id",
