@@ -68,6 +68,8 @@ def docnos(query_ids, offsets) -> np.ndarray:
     sizes = np.diff(offsets)
     if np.asarray(query_ids).shape != sizes.shape:
         raise ValueError(f"docnos: {np.asarray(query_ids).size} query ids for {sizes.size} queries")
+    if offsets[-1] == 0:  # no document (an empty D_merge of a small collection)
+        return np.empty(0, dtype=str)
     width = len(str(max(int(sizes.max(initial=1)) - 1, 0)))
     rows = np.arange(offsets[-1]) - np.repeat(offsets[:-1], sizes)
     qids = np.repeat(np.asarray(query_ids).astype(str), sizes)

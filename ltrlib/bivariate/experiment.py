@@ -47,8 +47,8 @@ Every model searches the same space in document units (`ltrlib.bivariate.space`)
 model's point is converted for its pair rows, so a learning rate takes the same step for
 every model. A trial that is not usable fails and is replaced, so every model gets the same
 number of usable trials: a point LightGBM cannot train (its split check, `_fit_or_fail`),
-and a trial whose validation NDCG peaked at its first tree (`_refuse_degenerate`).
-`tuning_summary` counts both.
+and a degenerate trial, whose validation NDCG peaked at its first tree or whose model ranks as
+stage 1 does (`_refuse_degenerate`). `tuning_summary` counts both.
 """
 
 from __future__ import annotations

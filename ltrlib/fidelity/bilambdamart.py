@@ -687,7 +687,8 @@ NEURAL_SEEDS_RULE = (
     "seed-dependent when the seeds split, and is not decided when a seed did not decide it (its budget gate: "
     "unequal usable trials or an unconverged network) or lacked its tables. Each seed's verdict is the "
     "one-seed ledger's (the paper's comparison and test). Unanimity is demanding on purpose: a claim that is a "
-    f"fair coin at each seed comes out holding at all {NEURAL_MIN_SEEDS} seeds with probability 1/32.")
+    f"fair coin at each seed comes out holding at all {NEURAL_MIN_SEEDS} seeds with probability "
+    f"1/{2 ** NEURAL_MIN_SEEDS}.")
 #: The verdicts of the rule (`neural_across_seeds`).
 SEED_DEPENDENT = "seed-dependent"
 

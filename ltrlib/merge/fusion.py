@@ -101,9 +101,14 @@ def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[
     fused = {name: fuse_scores(test, base, method, norm) for name, (method, norm) in FUSIONS.items()}
     weights = []
     for i, client in enumerate(split.clients):
-        params = tuned_wsum(client.merge, score_models(models, client.merge))
+        merge = client.merge
+        judged = merge.n_queries > 0 and np.asarray(merge.y).max(initial=0) > 0
+        # A D_merge with no relevant document (or none at all, on a small collection) tunes
+        # nothing: equal weights, as the linear merge's ties go to α = 0.5.
+        params = tuned_wsum(merge, score_models(models, merge)) if judged else {"weights": (0.5,) * len(names)}
         name = merged_model_name(i, len(split.clients), "wsum")
         fused[name] = fuse_scores(test, base, "wsum", "min-max", params)
-        weights.append({"split": split.name, "model": name, "weights": tuple(map(float, params["weights"]))})
+        weights.append({"split": split.name, "model": name, "weights": tuple(map(float, params["weights"])),
+                        "merge_queries": int(merge.n_queries)})
     per_query = per_query_frame(test, fused, metrics).assign(split=split.name)
     return per_query[["split", "model", "qid", "metric", "value"]], pd.DataFrame(weights)

@@ -57,3 +57,18 @@ def test_the_tuned_weighted_sum_leans_on_the_model_that_ranks():
     assert all(w[0] > w[1] for w in weights.weights)
     means = per_query[per_query.metric == "ndcg@10"].groupby("model").value.mean()
     assert means["M12wsum"] > means["RRF"]
+
+
+def test_an_empty_d_merge_gives_equal_weights():
+    """A small collection can leave a client's D_merge without queries: its weighted sum is
+    not tuned, and its weights are equal (the linear merge's ties go to α = 0.5)."""
+    from ltrlib.merge.fusion import fusion_experiment
+
+    test = _data(0)
+    empty = Dataset(np.zeros((0, 3), np.float32), np.zeros(0, np.int32), np.zeros(0, np.int64), np.array([0]))
+    models = {"M1": SimpleNamespace(score=lambda ds: ds.X[:, 0].astype(float)),
+              "M2": SimpleNamespace(score=lambda ds: ds.X[:, 1].astype(float))}
+    split = SimpleNamespace(name="S", full=SimpleNamespace(test=test),
+                            clients=[SimpleNamespace(merge=empty), SimpleNamespace(merge=_data(1))])
+    _, weights = fusion_experiment(split, models)
+    assert weights.weights[0] == (0.5, 0.5) and weights.merge_queries.tolist() == [0, 25]
