@@ -53,6 +53,7 @@ stage 1 does (`_refuse_degenerate`). `tuning_summary` counts both.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
@@ -254,16 +255,14 @@ class Stage2Experiment:
         documents, whose hessians are exact already."""
         return self.hessian if spec.bivariate else "diagonal"
 
-    @property
+    @functools.cached_property
     def stage1_vali_ndcg(self) -> float:
         """Validation NDCG@cutoff (full-list IDCG) of stage 1's own ranking of the lists,
         its score being the last of the base columns: what a stage-2 model that learnt
         nothing beyond stage 1's order scores (`_degenerate`)."""
-        if not hasattr(self, "_stage1_vali"):
-            ds = self.parts["vali"]
-            self._stage1_vali = float(ndcg(ds.y, ds.X[:, self.n_diff - 1].astype(np.float64), ds.offsets,
-                                           self.cutoff, ideal_dcg=self.ideal_at("vali", self.cutoff)).mean())
-        return self._stage1_vali
+        ds = self.parts["vali"]
+        return float(ndcg(ds.y, ds.X[:, self.n_diff - 1].astype(np.float64), ds.offsets, self.cutoff,
+                          ideal_dcg=self.ideal_at("vali", self.cutoff)).mean())
 
     def vali_score(self, model: Scorer) -> float:
         """Validation NDCG@cutoff with the full-list IDCG: the tuning objective."""

@@ -223,7 +223,7 @@ def test_a_trial_that_peaks_at_its_first_tree_is_replaced(two, monkeypatch):
     exp = experiment.Stage2Experiment(ts, train_queries=40, settings=TrainSettings(
         max_trees=6, early_stopping=3, eval_at=5, num_threads=1))
     real_fit = exp.fit
-    monkeypatch.setattr(exp, "_stage1_vali", math.nan, raising=False)  # no tie with stage 1 by the tiny twin's chance
+    monkeypatch.setattr(exp, "stage1_vali_ndcg", math.nan, raising=False)  # no tie with stage 1 by the tiny twin's chance
     monkeypatch.setattr(exp, "fit", _never_degenerate(real_fit, degenerate={2}))
     fitted = experiment.fit_models(exp, ["λMART*"], n_trials=2)
     summary = experiment.tuning_summary(fitted).iloc[0]
