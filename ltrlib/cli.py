@@ -98,17 +98,19 @@ def _add_run_parser(subparsers) -> None:
 def _add_fidelity_parser(subparsers) -> None:
     fid = subparsers.add_parser(
         "fidelity",
-        help="rebuild the fidelity ledger (fidelity.md, .csv) of finished runs; over several seeds, each claim's count",
+        help="rebuild the fidelity ledger (fidelity.md, .csv) of finished runs; over several seeds, each check's "
+        "verdict across them",
         description="Decide every claim of each paper whose notebooks the run executed (the non-IID paper: "
         "00-05, Bi-LambdaMART: 06, FOLTR: 07, XGBoost's tutorial: 08) on its tables and on the paper's "
         "printed numbers; write fidelity.md, fidelity_claims.csv and, with notebooks 03-05, fidelity.csv "
         "(the non-IID paper's numbers beside ours) into each RUN. Given several runs that differ in their "
-        "seed only, also print every check's verdict per seed, how many seeds it holds in, and its Effect "
-        "Ratio's mean with a 95%% interval over the seeds.",
+        "seed only, also print every check's verdict per seed and its verdict across the seeds by the rule "
+        "of ltrlib.fidelity.across (docs/fidelity.md), with each comparison's effect and Effect Ratio and their "
+        "95%% intervals in --csv.",
     )
     fid.add_argument("runs", nargs="+", metavar="RUN", help="run ids under reports/, or run directories")
     fid.add_argument("--csv", default=None, metavar="PATH",
-                     help="with several runs: also write the per-seed summary to this CSV file")
+                     help="with several runs: also write the across-seed table to this CSV file")
     fid.set_defaults(handler=_fidelity)
 
 
@@ -125,16 +127,14 @@ def _fidelity(args: argparse.Namespace) -> int:
         write_index(run_dir)
         print(path)
     if len(dirs) > 1:
-        per_run, summary = across_runs(dirs)
-        verdicts = per_run.pivot_table(index=["source", "claim", "scope"], columns="seed", values="ours",
-                                       aggfunc="first", sort=False)
-        table = summary.set_index(["source", "claim", "scope"]).join(verdicts.rename(columns=lambda s: f"seed {s}"))
+        _, table = across_runs(dirs)
         with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_rows", 500,
                                "display.max_colwidth", 40):
-            print(table.round(2).reset_index().to_string(index=False))
+            print(table[["source", "claim", "scope", "rule", "per_seed", "verdict", "p_holm"]].round(4)
+                  .to_string(index=False))
         if args.csv:
             with atomic_path(args.csv) as tmp:
-                table.reset_index().to_csv(tmp, index=False)
+                table.to_csv(tmp, index=False)
         _print_bilambdamart_view(dirs)
     return 0
 

@@ -53,7 +53,7 @@ defaults = session()
 dataset: str = defaults.dataset  # synthetic, lightgbm-rank, or a LETOR path or name under data_dir
 data_dir: str = defaults.data_dir  # folder of user collections; empty means data/raw
 scale: str = defaults.scale  # synthetic size: tiny, small or paper
-seed: int = defaults.seed  # first seed; runs use seed, seed+1, and so on
+seed: int = defaults.seed  # seed the runs' seeds are drawn from (ltrlib.foltr.run_seeds): no other seed's runs share them
 run_id: str = defaults.run_id  # reports/run_id/ receives the tables and figures
 interactive: bool = defaults.interactive  # widgets when True; plain figures in batch runs
 category_feature: str = ""  # real data: feature with the document category for Type 1; empty means none
@@ -80,11 +80,11 @@ scheduler: str = ""  # Dask scheduler address such as tcp://host:8786; empty mea
 
 # %%
 from ltrlib.config import parse_list
-from ltrlib.foltr import online_table_caption, rounds_and_seeds
+from ltrlib.foltr import online_table_caption, rounds_and_seeds, run_seeds
 
 by_scale = rounds_and_seeds(profile, scale)
 T = n_rounds or by_scale[0]
-seeds = list(range(seed, seed + (n_seeds or by_scale[1])))
+seeds = run_seeds(seed, n_seeds or by_scale[1])
 every = eval_every or max(1, T // 10)
 ranker_list = parse_list(rankers, name="rankers")
 click_list = parse_list(clicks, name="clicks")

@@ -4,12 +4,14 @@ Modules: `claims` (one `Claim` type with its source's place, sentence, test and 
 findings and their comparisons, the Effect Ratio and ΔRI), `sources` (the
 tables each notebook writes that the ledger reads), `datasets` (the papers' datasets, as a
 run declares them), one module per paper (`noniid`,
-`bilambdamart`, `foltr`, `xgboost_tutorial`), and `ledger` (``fidelity.md``,
+`bilambdamart`, `foltr`, `xgboost_tutorial`), `ledger` (``fidelity.md``,
 ``fidelity_claims.csv``, ``fidelity_effects.csv`` and ``fidelity.csv`` of a run; ``ltrlib fidelity
-RUN_DIR``). ``tests/fidelity/test_guard.py`` holds every claim to holding, failing and being
+RUN_DIR``), and `across` (every check decided across seeds by a rule written before the
+runs). ``tests/fidelity/test_guard.py`` holds every claim to holding, failing and being
 unavailable on small tables.
 """
 
+from ltrlib.fidelity.across import across_runs, decide_across
 from ltrlib.fidelity.bilambdamart import across_seeds
 from ltrlib.fidelity.claims import (
     CLAIM_COLUMNS,
@@ -30,7 +32,6 @@ from ltrlib.fidelity.ledger import (
     FIDELITY_MD,
     FIDELITY_PUBLISHED_CSV,
     PAPERS,
-    across_runs,
     fidelity_report,
     summary_table,
     write_fidelity,
@@ -40,6 +41,6 @@ from ltrlib.fidelity.xgboost_tutorial import tutorial_claims
 __all__ = [
     "across_seeds", "CLAIM_COLUMNS", "EFFECT_COLUMNS", "VERDICTS", "Claim", "Comparison", "Effect", "Finding",
     "decide", "delta_ri", "effect_ratio", "FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_EFFECTS_CSV",
-    "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV", "PAPERS", "across_runs", "fidelity_report", "summary_table",
+    "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV", "PAPERS", "across_runs", "decide_across", "fidelity_report", "summary_table",
     "write_fidelity", "tutorial_claims",
 ]

@@ -245,35 +245,35 @@ CLAIMS = (
            "on NDCG@5, significantly", lambda t: _beats(t, "table2", "λMART", ("λMART (stage 1)",)),
            "§6.1, Table 2",
            "a two-stage ranking pipeline exploiting only λMART models ... always achieve a higher NDCG@k than a "
-           "single-stage pipeline ... the improvement ... is statistically significant ... most of the times"),
+           "single-stage pipeline ... the improvement ... is statistically significant ... most of the times", across="effect"),
     _claim("lambdamart_star_beats_stage1", "Table 2: λMART* beats the single-stage λMART, significantly",
            lambda t: _beats(t, "table2", "λMART*", ("λMART (stage 1)",)), "§6.1, Table 2",
            "it outperforms the single-stage λMART model on all datasets with statistically significant "
-           "improvements for all tested NDCG cutoffs"),
+           "improvements for all tested NDCG cutoffs", across="effect"),
     _claim("two_stage_higher_every_cutoff", "Table 2: λMART as a second stage scores above the single-stage λMART "
            "at every NDCG cutoff (1, 3, 5, 10, 20)", _above_at_every_cutoff("table2", "λMART", "λMART (stage 1)"),
            "§6.1, Table 2", "a two-stage ranking pipeline exploiting only λMART models ... always achieve a higher "
            "NDCG@k than a single-stage pipeline", test="the order of NDCG@k in the table at each cutoff (the "
-           "paper's comparison)", threshold=NO_THRESHOLD_CUTOFFS),
+           "paper's comparison)", threshold=NO_THRESHOLD_CUTOFFS, across="effect"),
     _claim("bi_softmax_above_softmax_every_cutoff", "Table 5: Bi-GBT_Softmax scores above GBT_Softmax at every "
            "NDCG cutoff", _above_at_every_cutoff("table5", "Bi-GBT_Softmax", "GBT_Softmax"), "§6.2, Table 5",
            "BI-GBT_SOFTMAX achieves better results than GBT_SOFTMAX for all tested NDCG cutoffs",
            test="the order of NDCG@k in the table at each cutoff (the paper's comparison; our tables mark "
-                "significance at NDCG@5 only)", threshold=NO_THRESHOLD_CUTOFFS),
+                "significance at NDCG@5 only)", threshold=NO_THRESHOLD_CUTOFFS, across="effect"),
     _claim("bi_beats_stage1", "Table 2: Bi-λMART beats the single-stage λMART on NDCG@5, significantly "
            "(paper: +3.2 % to +12.2 %)", lambda t: _beats(t, "table2", "Bi-λMART", ("λMART (stage 1)",)),
-           "§6.1, Table 2", "Bi-λMART achieves a NDCG@5 from 3.2% to 12.2% higher than λMART in the first stage"),
+           "§6.1, Table 2", "Bi-λMART achieves a NDCG@5 from 3.2% to 12.2% higher than λMART in the first stage", across="effect"),
     _claim("bi_beats_univariate", "Table 2 (the central claim): Bi-λMART beats λMART and λMART* on "
            "NDCG@5, significantly at p < 0.01 (paper: +0.7% to +1.1% over λMART*)",
            lambda t: _beats(t, "table2", "Bi-λMART", ("λMART", "λMART*")), "§6.1, Table 2",
            "When considering NDCG@5 ... Bi-λMART always outperform the competitors with statistically significant "
            "improvements ... from 0.5% to 1.2% higher than λMART in the second stage, and from 0.7% to 1.1% "
-           "higher than our variant λMART*"),
+           "higher than our variant λMART*", across="effect"),
     _claim("differences_help", "Table 4: Bi-λMART with the feature-wise differences beats it without them "
            "(paper: +0.67% NDCG@5; no test printed)",
            lambda t: _beats(t, "table4", "Bi-λMART", ("Bi-λMART w/o d",), significant=False), "§6.1, Table 4",
            "it achieves much better results in terms of NDCG@k than its counterpart that does not employ the "
-           "feature-wise difference features (+0.67% in terms of NDCG@5)", test=DIRECTION, threshold=NO_THRESHOLD),
+           "feature-wise difference features (+0.67% in terms of NDCG@5)", test=DIRECTION, threshold=NO_THRESHOLD, across="effect"),
     _claim("without_d_close_to_star", "Table 4 vs Table 2: without the differences, Bi-λMART is closer to λMART* "
            "than Bi-λMART is", _without_d_close_to_star, "§6.1, Tables 2 and 4",
            "without these features, the performance of Bi-λMART are very close to those of λMART*",
@@ -283,16 +283,16 @@ CLAIMS = (
            lambda t: _across(t, ("table2", "λMART"), ("table5", "GBT_Softmax"), lambda a, b, _: a > b),
            "§6.2, Tables 2 and 5",
            "GBT achieves a lower performance when optimizing SOFTMAX than when optimizing the λRANK loss, i.e., "
-           "-0.27% in terms of NDCG@5 w.r.t. λMART", test=DIRECTION, threshold=NO_THRESHOLD),
+           "-0.27% in terms of NDCG@5 w.r.t. λMART", test=DIRECTION, threshold=NO_THRESHOLD, across="effect"),
     _claim("bi_softmax_beats_softmax", "Table 5: Bi-GBT_Softmax beats GBT_Softmax, significantly",
            lambda t: _beats(t, "table5", "Bi-GBT_Softmax", ("GBT_Softmax",)), "§6.2, Table 5",
            "it improves over GBT_SOFTMAX by 1.3% of NDCG@5 and all the improvements reported are statistically "
-           "significant"),
+           "significant", across="effect"),
     _claim("bi_softmax_above_bi_lambdamart", "Table 5 vs Table 2: Bi-GBT_Softmax scores above Bi-λMART",
            lambda t: _across(t, ("table5", "Bi-GBT_Softmax"), ("table2", "Bi-λMART"), lambda a, b, _: a > b),
            "§6.2, Tables 2 and 5",
            "BI-GBT_SOFTMAX achieves a slightly better performance than Bi-λMART", test=DIRECTION,
-           threshold=NO_THRESHOLD),
+           threshold=NO_THRESHOLD, across="effect"),
 )
 
 
@@ -394,7 +394,7 @@ NEURAL_CLAIMS = (
     _claim("trees_beat_networks", "Tables 2-3: every stage-2 tree model with λRank (λMART, λMART*, Bi-λMART) "
            "beats every network trained with λRank on NDCG@5 (\"by a large margin\")", _trees_beat_networks,
            "§1 and §6.1, Tables 2-3", "Bi-λMART outperforms all state-of-the-art neural-network-based models by "
-           "a large margin", test=DIRECTION, threshold="none: a direction (\"a large margin\" has no number)"),
+           "a large margin", test=DIRECTION, threshold="none: a direction (\"a large margin\" has no number)", across="effect"),
     _claim("attention_best_networks", "Tables 3 and 5: ATTN-DIN and SetRank are the two best networks on NDCG@5, "
            "with either loss", _attention_on_top, "§6.1 and §6.2, Tables 3 and 5",
            "SETRANK and ATTN-DIN achieve the best results on all datasets among the neural network models for all "
@@ -403,20 +403,20 @@ NEURAL_CLAIMS = (
            "beats the univariate DNN on NDCG@5 (the paper: on WEB30K and Yahoo!, not on WEB10K)",
            _multivariate_beats_dnn, "§6.1, Table 3",
            "NNs learning multivariate scoring functions are more effective than DNN, which is the only univariate "
-           "one, on WEB30K and YAHOO!", test=DIRECTION, threshold=NO_THRESHOLD, on_paper=_multivariate_on_paper),
+           "one, on WEB30K and YAHOO!", test=DIRECTION, threshold=NO_THRESHOLD, on_paper=_multivariate_on_paper, across="effect"),
     _claim("softmax_helps_networks", "Tables 3 and 5: every network does better with the softmax loss than "
            "with λRank (paper: up to +1.27% NDCG@5)", _softmax_helps_networks, "§6.2, Tables 3 and 5",
            "all neural network models achieve a better performance using the SOFTMAX loss than using the λRANK "
            "loss (Table 3), with improvements up to 1.27% in terms of NDCG@5", test=DIRECTION,
-           threshold=NO_THRESHOLD),
+           threshold=NO_THRESHOLD, across="effect"),
     _claim("gbt_softmax_beats_networks", "Table 5: GBT_Softmax beats every network trained with softmax, "
            "significantly (†)", lambda t: _tree_softmax_beats_networks(t, "GBT_Softmax"), "§6.2, Table 5",
            "The GBT model optimizing the SOFTMAX loss ... outperforms all neural network models by a large margin "
-           "with statistically significant improvements"),
+           "with statistically significant improvements", across="effect"),
     _claim("bi_softmax_beats_best_network", "Table 5: Bi-GBT_Softmax beats the best network, significantly "
            "(paper: +6.0% NDCG@5 over SetRank)", lambda t: _tree_softmax_beats_networks(t, "Bi-GBT_Softmax"),
            "§6.2, Table 5", "BI-GBT_SOFTMAX outperforms all neural network models based on SOFTMAX by a large "
-           "margin. In particular, it improves over the best-performing neural network, i.e., SETRANK, by 6.0%"),
+           "margin. In particular, it improves over the best-performing neural network, i.e., SETRANK, by 6.0%", across="effect"),
     _claim("differences_matter_more_to_trees", "Table 4: the feature-wise differences add more to Bi-λMART than "
            "to GSF(2) (paper: +0.67% against +0.29% NDCG@5)", _differences_matter_more_to_trees, "§6.1, Table 4",
            "GSF(2) slightly benefits from the feature-wise difference features ... (+0.29% ...). [Bi-λMART] "
@@ -428,7 +428,7 @@ CONTROL = Claim("control_no_pairwise_gain", "Control (ours only): on the same da
                 "pairwise mechanism, Bi-λMART does not significantly beat λMART*",
                 lambda t: _control(t), on_paper=lambda: [Finding(SCOPE, None, "n/a (ours only)")],
                 place="ours: notebook 06's control", quote="(none: our control of the twin's pairwise mechanism)",
-                test=MARKED, threshold=LEVEL, kind="control")
+                test=MARKED, threshold=LEVEL, kind="control", across="no gain")
 
 
 #: Every claim of this source, whatever its kind (`ltrlib.fidelity.ledger.Paper.claims`).

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["CLAIM_COLUMNS", "EFFECT_COLUMNS", "KINDS", "MIN_PAIRS", "NOT_DECIDED", "UNSTABLE_BELOW", "VERDICTS",
+__all__ = ["ACROSS_RULES", "CLAIM_COLUMNS", "EFFECT_COLUMNS", "KINDS", "MIN_PAIRS", "NOT_DECIDED", "UNSTABLE_BELOW", "VERDICTS",
            "Claim", "Comparison", "Effect", "Finding", "Section", "claim_frames", "decide", "delta_ri", "effect_ratio",
            "effect_rows", "fmt", "verdict"]
 
@@ -52,6 +52,12 @@ NOT_DECIDED = "not decided"
 #: three things that are not (reported in sections of their own).
 KINDS = {"claim": "the source's claims", "note": "notes on the source's own numbers",
          "exact": "exact checks of our code against the source", "control": "our controls"}
+
+#: How a claim is decided across seeds (`Claim.across`; `ltrlib.fidelity.across`, whose
+#: `RULE` states each in full): ``effect``, every comparison's per-seed improvement is above 0
+#: (the claim's comparisons point its way); ``no difference`` / ``no gain``, no comparison's
+#: per-seed difference differs from 0 / is above 0; ``verdicts``, the per-seed verdicts agree.
+ACROSS_RULES = ("effect", "no difference", "no gain", "verdicts")
 
 #: The fewest paired units (runs, seeds, datasets) a test across them may decide on (ours).
 #: With 2 pairs a paired t-test has one degree of freedom (critical t 12.7 at 0.05): "no
@@ -182,7 +188,9 @@ class Claim:
     ``quote`` (the source's sentence, shortened with "..." only), ``test`` (the comparison
     and test, and whose choice each is) and ``threshold`` (the level or margin and where it
     comes from: the source's, or "ours" with the reason; "none: a direction" where the
-    claim is one). ``kind``: one of `KINDS`."""
+    claim is one). ``kind``: one of `KINDS`. ``across``: how it is decided across seeds, one
+    of `ACROSS_RULES` (an ``effect`` claim's comparisons each name A vs B where it says A is
+    better)."""
 
     name: str
     statement: str
@@ -194,10 +202,13 @@ class Claim:
     test: str = ""
     threshold: str = ""
     kind: str = "claim"
+    across: str = "verdicts"
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.name!r}: kind {self.kind!r} is not one of {list(KINDS)}")
+        if self.across not in ACROSS_RULES:
+            raise ValueError(f"claim {self.name!r}: across {self.across!r} is not one of {list(ACROSS_RULES)}")
         lacking = [f for f in ("place", "quote", "test", "threshold") if not getattr(self, f).strip()]
         if lacking:
             raise ValueError(f"claim {self.name!r} does not say its {', '.join(lacking)}: every check names "

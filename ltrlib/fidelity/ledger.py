@@ -17,10 +17,8 @@ the notebooks; ``ltrlib fidelity RUN_DIR`` rebuilds them):
 * ``fidelity.csv``: the non-IID paper's printed numbers beside ours (`ltrlib.fidelity.noniid`);
 * ``fidelity.md``: provenance, the head table, then the sections.
 
-`across_runs` follows every check over runs that differ in their seed only (``ltrlib
-fidelity RUN RUN ...``): its verdict per seed and how many seeds it holds in, and every
-comparison's Effect Ratio with a 95 % interval over the seeds. A claim decided on one seed is
-not decided.
+Across seeds, `ltrlib.fidelity.across` decides every check by a rule written before the
+runs (``ltrlib fidelity RUN RUN ...`` and ``ltrlib study ledger``).
 """
 
 from __future__ import annotations
@@ -39,11 +37,10 @@ from ltrlib import provenance as run_provenance
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.fidelity import bilambdamart, foltr, noniid, xgboost_tutorial
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, KINDS, NOT_DECIDED, UNSTABLE_BELOW, Section, effect_rows
-from ltrlib.fidelity.sources import one_setup_at_several_seeds
 from ltrlib.report import RUN_MANIFEST, table_to_markdown
 
 __all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_EFFECTS_CSV", "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV",
-           "ONE_SEED", "PAPERS", "Ledger", "Paper", "across_runs", "effect_ratio_intervals", "executed_papers",
+           "ONE_SEED", "PAPERS", "Ledger", "Paper", "executed_papers",
            "fidelity_report", "summary_table", "write_fidelity"]
 
 FIDELITY_MD = "fidelity.md"
@@ -288,61 +285,3 @@ def write_fidelity(run_dir: str | os.PathLike) -> Path:
         with atomic_path(run_dir / FIDELITY_PUBLISHED_CSV) as tmp:
             ledger.published.to_csv(tmp, index=False)
     return atomic_write_text(run_dir / FIDELITY_MD, _markdown(ledger))
-
-
-def across_runs(run_dirs) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every check over runs that differ in their seed only (`one_setup_at_several_seeds`).
-
-    Returns ``(per_run, summary)``. ``per_run``: every run's claim rows (`CLAIM_COLUMNS`)
-    with its ``seed``. ``summary``, one row per check (``source, claim, kind, scope``):
-    ``seeds``, how many it ``holds`` in, ``does not hold`` in, is ``not decided`` and ``not
-    available`` in, and ``comparisons``: its comparisons' Effect Ratios over the seeds, each
-    as its mean with a 95 % t-interval (`effect_ratio_intervals`).
-    """
-    dirs = [Path(d) for d in run_dirs]
-    seeds = one_setup_at_several_seeds(dirs)
-    reports = [fidelity_report(d) for d in dirs]
-    per_run = pd.concat([r.claims.assign(seed=seed) for seed, r in zip(seeds, reports)], ignore_index=True)
-    effects = pd.concat([r.effects.assign(seed=seed) for seed, r in zip(seeds, reports)], ignore_index=True)
-    intervals = effect_ratio_intervals(effects)
-    said = {key: "; ".join(f"{r.comparison}{f' ({r.dataset})' if r.dataset else ''}: {_interval(r)}"
-                           for r in g.itertuples())
-            for key, g in intervals.groupby(["source", "claim", "scope"], sort=False)}
-    rows = []
-    for (source, claim, kind, scope), g in per_run.groupby(["source", "claim", "kind", "scope"], sort=False):
-        rows.append({"source": source, "claim": claim, "kind": kind, "scope": scope, "seeds": len(g),
-                     **{v: int((g.ours == v).sum()) for v in ("holds", "does not hold", NOT_DECIDED,
-                                                              "not available")},
-                     "comparisons": said.get((source, claim, scope), "")})
-    return per_run, pd.DataFrame(rows)
-
-
-def _interval(r) -> str:
-    if math.isnan(r.effect_ratio_mean):
-        return "no stable ratio"
-    if math.isnan(r.effect_ratio_low):
-        return f"ER {r.effect_ratio_mean:.2f} ({r.seeds_with_ratio} seed)"
-    return f"ER {r.effect_ratio_mean:.2f} [{r.effect_ratio_low:.2f}, {r.effect_ratio_high:.2f}]"
-
-
-def effect_ratio_intervals(effects: pd.DataFrame) -> pd.DataFrame:
-    """Per comparison (``source, claim, scope, comparison, dataset``) of a multi-seed effect
-    table (`EFFECT_COLUMNS` and ``seed``): the Effect Ratio's mean over the seeds that have a
-    stable one and its 95 % t-interval (NaN with fewer than two)."""
-    from scipy import stats
-
-    rows = []
-    keys = ["source", "claim", "scope", "comparison", "dataset"]
-    # A CSV read back turns the empty dataset of a single-dataset paper into NaN: one key.
-    effects = effects.assign(dataset=effects.dataset.fillna(""))
-    for key, g in effects.groupby(keys, sort=False, dropna=False):
-        er = g.effect_ratio.astype(float).dropna().to_numpy()
-        low = high = math.nan
-        if len(er) >= 2:
-            half = stats.t.ppf(0.975, len(er) - 1) * er.std(ddof=1) / math.sqrt(len(er))
-            low, high = er.mean() - half, er.mean() + half
-        rows.append({**dict(zip(keys, key)), "seeds_with_ratio": len(er),
-                     "effect_ratio_mean": er.mean() if len(er) else math.nan,
-                     "effect_ratio_low": low, "effect_ratio_high": high})
-    return pd.DataFrame(rows, columns=[*keys, "seeds_with_ratio", "effect_ratio_mean", "effect_ratio_low",
-                                       "effect_ratio_high"])

@@ -30,6 +30,7 @@ from ltrlib.fidelity.claims import (
     MIN_PAIRS,
     Claim,
     Comparison,
+    Effect,
     Finding,
     Section,
     decide,
@@ -341,10 +342,12 @@ def _no_tie_similar(n: _Numbers) -> list[Finding]:
             continue
         diff, p, units = n.paired[cfg]
         said = f"DS: M2' − M1 {diff:+.4f} over {units} queries, paired t-test p = {fmt(p, 4)}"
+        # The difference, so that the claim can be decided across seeds (`Claim.across`).
+        compared = (Comparison("M2' vs M1", Effect(diff, a)),) if _ok(a, diff) else ()
         if math.isnan(p) or units < MIN_PAIRS:
-            out.append(Finding.undecided(scope, f"{said}: too few queries to test"))
+            out.append(Finding.undecided(scope, f"{said}: too few queries to test", compared))
         else:
-            out.append(Finding(scope, bool(p >= ALPHA), said))
+            out.append(Finding(scope, bool(p >= ALPHA), said, compared))
     return out
 
 
@@ -491,14 +494,14 @@ CLAIMS: tuple[Claim, ...] = (
            "M_1 performs well on the test set with the same category distribution and worse on the one with "
            "DS_2's category distribution and vice versa M_2 ... both M_1 and M'_2 demonstrate strong performance "
            "on their respective test sets, but experience a slight decline ... on test sets drawn from other "
-           "category distributions"),
+           "category distributions", across="effect"),
     _claim("t1_m2_near_full",
            "Table 1: M2 is nearly as good as M_full where M1 loses (DS2 and DS): M2's shortfall to M_full is "
            "smaller than M1's", _t1_m2_near_full, "§5.2, Table 1",
            "M_1 experiences some loss in performance, especially on the test sets of DS and DS_2 ... while M_2 "
            "is nearly as good as M_full",
            threshold="none: a direction (ours: the paper gives no margin for \"nearly as good\", so it is read "
-                     "against the loss it sets it beside, M1's)"),
+                     "against the loss it sets it beside, M1's)", across="effect"),
     _claim("t1_m1_loses_off_category",
            "Table 1: against M_full, M1 loses more on DS2 and DS than on DS1", _t1_m1_loses_off_category,
            "§5.2, Table 1", "M_1 experiences some loss in performance, especially on the test sets of DS and DS_2"),
@@ -509,12 +512,12 @@ CLAIMS: tuple[Claim, ...] = (
            "performance is not significantly different",
            test="two-sided paired t-test of M'2 against M1 over DS's test queries (ours: the paper names no test)",
            threshold=f"p ≥ {ALPHA} (ours: the conventional level), with at least {MIN_PAIRS} queries",
-           on_paper=lambda: [], stated="§5.2 (the paper prints no test; its gaps are 0.018 and 0.028)"),
+           on_paper=lambda: [], stated="§5.2 (the paper prints no test; its gaps are 0.018 and 0.028)", across="no difference"),
     _claim("exclusive_m1_weak",
            "Table 3, exclusive partitioning of category 11: M1 scores below the M1 without tie-breaking on DS'2 "
            "and DS", _exclusive_m1_weak, "§5.2, Table 3",
            "The results for the exclusive partitioning approach show a similar pattern. However, M_1 appears to "
-           "underperform on both DS'_2 and DS, likely due to the lower number of queries it was trained on"),
+           "underperform on both DS'_2 and DS, likely due to the lower number of queries it was trained on", across="effect"),
     _claim("exclusive14_worst",
            "Table 3: exclusive partitioning of category 14 gives the worst M1 on the test sets of other "
            "distributions (DS'2 and DS), why it was discarded", _exclusive14_worst, "§5.2, Table 3",
@@ -530,17 +533,17 @@ CLAIMS: tuple[Claim, ...] = (
            "Table 4: on Split1, M12α beats both M1 and M2 on nDCG@10 despite the gap between them",
            _beats_both("Table 4", "Split1", ("M12α",)), "§5.2, Table 4",
            "M_α achieves superior performance compared to all baseline models in terms of the nDCG@10 metric. "
-           "Notably, this is accomplished despite the significant performance gap between M_1 and M_2"),
+           "Notably, this is accomplished despite the significant performance gap between M_1 and M_2", across="effect"),
     _claim("split1_m21_loses_to_m2",
            "Table 4: on Split1, M21α loses to M2 (D_merge of client 2 is biased towards category 11)",
            _split1_m21_loses, "§5.2, Table 4",
            "Moving on to Client_2, the optimal α value is 0.46. Interestingly, the combined model underperforms "
-           "compared to M_2 in this scenario"),
+           "compared to M_2 in this scenario", across="effect"),
     _claim("alpha_client2_weights_m1_more",
            "Client 2's α (the weight of M2) is below client 1's in every split: its D_merge pulls it towards M1",
            _alpha_pattern, "§5.2, the text after Table 4",
            "the optimal α value is 0.46 ... the optimization process assigns more importance to M_1 (Split1; "
-           "client 1's α 0.79, 0.47, 0.57 and client 2's 0.46, 0.15, 0.14 in Splits 1-3)"),
+           "client 1's α 0.79, 0.47, 0.57 and client 2's 0.46, 0.15, 0.14 in Splits 1-3)", across="effect"),
     _claim("locals_comparable_split2",
            "The local models are closest on Split2 and furthest apart on Split1 (|M1 − M2| on DS)", _gap_order,
            "§5.2, Tables 4 and 5",
@@ -551,20 +554,20 @@ CLAIMS: tuple[Claim, ...] = (
            "+19.64 %, M12α)", _gain_over_m1("Table 4", ("M12α", "M21α")), "Abstract and §1, Table 4",
            "by relying on a linear combination of the local models, we can improve IR models effectiveness by up "
            "to +17.92% in NDCG@10 metric (moving from 0.619 to 0.730), and by up to +19.64% in MAP metric",
-           test=MARKS_TEST, threshold=MARKS_LEVEL),
+           test=MARKS_TEST, threshold=MARKS_LEVEL, across="effect"),
     _claim("stacking_gain_over_m1",
            "At Split1, both stacked models beat M1 significantly on nDCG@10 and MAP (paper: up to +16.79 % and "
            "+17.39 %)", _gain_over_m1("Table 5", ("M12S", "M21S")), "Abstract and §1, Table 5",
            "When using a model stacking approach, the effectiveness of the IR systems is increased by up to "
            "+16.79% in NDCG@10 metric (moving from 0.619 to 0.723), and by up to +17.39% in MAP metric",
-           test=MARKS_TEST, threshold=MARKS_LEVEL),
+           test=MARKS_TEST, threshold=MARKS_LEVEL, across="effect"),
     _claim("stacking_beats_when_comparable",
            "Table 5: stacking beats both local models when they are comparable (Split2, both clients), in every "
            "metric", _beats_both("Table 5", "Split2", ("M12S", "M21S"), metrics=_T45_METRICS),
            "§5.2, Table 5",
            "In a scenario where both M_1 and M_2 exhibit similar performances on the test set, this method "
            "improves the result of all the baseline models in every metric. The same results are found on "
-           "Client_2"),
+           "Client_2", across="effect"),
     _claim("stacking_not_when_one_weak",
            "Table 5: stacking does not beat both when one local model is much weaker (Split1, neither client)",
            _beats_both("Table 5", "Split1", ("M12S", "M21S"), beats=False), "§5.2, Table 5",
@@ -573,7 +576,7 @@ CLAIMS: tuple[Claim, ...] = (
     _claim("stacking_split3",
            "Table 5, Split3: M12S beats M2 but not M1; M21S beats even M1", _stack_split3, "§5.2, Table 5",
            "while beating M_2, M_S underperforms with respect to M_1 ... However, on Client_2, the new model "
-           "outperforms even M_1"),
+           "outperforms even M_1", across="effect"),
 )
 
 def _paper_marks() -> _Numbers:

@@ -24,6 +24,7 @@ from ltrlib.foltr.simulate import (
     online_table_caption,
     remedy_table,
     rounds_and_seeds,
+    run_seeds,
     run_jobs,
     summarise_offline,
     table2_layout,
@@ -34,5 +35,5 @@ __all__ = [
     "SDBN", "PBM", "click_model", "simulate_clicks", "Federation", "run_federated", "N_INTENTS",
     "online_training_queries", "prepare_data", "read_intent_collection", "RankerSpec", "make_ranker", "Job", "grid",
     "run_jobs", "online_table", "summarise_offline", "gap_metrics", "noniid_gaps", "online_table_caption",
-    "remedy_table", "rounds_and_seeds", "table2_layout", "table3_layout",
+    "remedy_table", "rounds_and_seeds", "run_seeds", "table2_layout", "table3_layout",
 ]

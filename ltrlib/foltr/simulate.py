@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib import timing
+from ltrlib.config import stream_seeds
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
 from ltrlib.metrics.keys import flatten_metrics
@@ -125,6 +126,13 @@ def rounds_and_seeds(profile: str, scale: str) -> tuple[int, int]:
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected '' (by scale) or 'paper'")
     return PROFILES[profile] or ROUNDS_AND_SEEDS.get(scale, ROUNDS_AND_SEEDS["small"])
+
+
+def run_seeds(seed: int, n: int) -> list[int]:
+    """The seeds of notebook 07's ``n`` runs per curve, drawn from the batch's ``seed``
+    (`ltrlib.config.stream_seeds`): no two batch seeds share a run, so runs of a multi-seed
+    study are independent (``seed, seed + 1, ...`` made batch seeds s and s + 1 share one)."""
+    return stream_seeds(seed, "foltr runs", n)
 
 
 def online_table_caption(n_rounds: int, n_seeds: int) -> str:

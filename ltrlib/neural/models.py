@@ -46,6 +46,8 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from ltrlib.config import stream_seeds
+
 __all__ = ["ARCHITECTURES", "Architecture", "build_model", "gsf_groups"]
 
 
@@ -228,5 +230,7 @@ ARCHITECTURES = {"dnn": DNN, "gsf": GSF, "attn_din": AttnDIN, "setrank": SetRank
 
 def build_model(arch: Architecture, n_features: int, seed: int) -> nnx.Module:
     """A freshly initialised model of ``arch`` for ``n_features`` inputs, from ``seed``
-    (its weights, its dropout masks and GSF's shuffles)."""
-    return ARCHITECTURES[arch.kind](n_features, arch, nnx.Rngs(params=seed, dropout=seed + 1, shuffle=seed + 2))
+    (its weights, its dropout masks and GSF's shuffles), three streams that no other seed's
+    network shares (`ltrlib.config.stream_seeds`)."""
+    params, dropout, shuffle = stream_seeds(seed, "neural network", 3)
+    return ARCHITECTURES[arch.kind](n_features, arch, nnx.Rngs(params=params, dropout=dropout, shuffle=shuffle))

@@ -8,7 +8,7 @@ import pytest
 
 from ltrlib import fidelity as F
 from ltrlib.fidelity.claims import EFFECT_COLUMNS, MIN_PAIRS
-from ltrlib.fidelity.ledger import effect_ratio_intervals
+from ltrlib.fidelity.across import ACROSS_COLUMNS, effect_ratio_intervals
 
 
 def _run_dir(tables, tmp_path, seed=4):
@@ -95,7 +95,7 @@ def test_a_missing_table_is_named_in_its_section(tables, tmp_path):
     assert "foltr" not in set(pd.read_csv(run / "fidelity_effects.csv").source)
 
 
-def test_across_seeds_each_check_counts_its_seeds_with_an_interval_per_comparison(tables, tmp_path, capsys):
+def test_across_seeds_each_check_has_its_verdicts_per_seed_and_an_interval_per_comparison(tables, tmp_path, capsys):
     from scipy import stats
 
     from ltrlib import cli
@@ -103,10 +103,11 @@ def test_across_seeds_each_check_counts_its_seeds_with_an_interval_per_compariso
     runs = [_run_dir(tables, tmp_path / f"s{seed}", seed) for seed in (4, 5, 6)]
     per_run, summary = F.across_runs(runs)
     assert sorted(per_run.seed.unique()) == [4, 5, 6]
-    assert list(summary.columns) == ["source", "claim", "kind", "scope", "seeds", "holds", "does not hold",
-                                     "not decided", "not available", "comparisons"]
+    assert list(summary.columns) == [*ACROSS_COLUMNS, "effect_ratios"]
     row = summary.set_index(["claim", "scope"]).loc[("type1_hurts", "type1 linear online")]
-    assert (row.seeds, row.holds, row.kind) == (3, 3, "claim")
+    assert (row.seeds, row.holds, row.kind, row.rule, row.per_seed) == (3, 3, "claim", "effect", "✓ ✓ ✓")
+    # Three seeds are fewer than the rule needs: nothing is decided across them.
+    assert row.verdict == "not decided" and "needs 5" in row.evidence
     assert summary.set_index("claim").loc["control_no_pairwise_gain", "kind"] == "control"
     # Each comparison's ratio over the seeds, with its 95 % t-interval: never pooled over clicks.
     effects = pd.concat([F.fidelity_report(r).effects.assign(seed=s) for s, r in zip((4, 5, 6), runs)])
@@ -122,16 +123,16 @@ def test_across_seeds_each_check_counts_its_seeds_with_an_interval_per_compariso
         assert got.seeds_with_ratio == 3 and got.effect_ratio_mean == pytest.approx(er.mean())
         assert got.effect_ratio_low == pytest.approx(er.mean() - half)
         assert got.effect_ratio_high == pytest.approx(er.mean() + half) and got.effect_ratio_high > got.effect_ratio_low
-        assert f"{label}: ER {er.mean():.2f} [{er.mean() - half:.2f}, {er.mean() + half:.2f}]" in row.comparisons
+        assert f"{label}: ER {er.mean():.2f} [{er.mean() - half:.2f}, {er.mean() + half:.2f}]" in row.effect_ratios
     # An unstable comparison has no ratio to average; one without comparisons says nothing.
-    central = summary.set_index("claim").loc["bi_beats_univariate", "comparisons"]
+    central = summary.set_index("claim").loc["bi_beats_univariate", "effect_ratios"]
     assert "Bi-λMART vs λMART (WEB30K): no stable ratio" in central
-    assert summary.set_index("claim").loc["without_d_close_to_star", "comparisons"] == ""
+    assert summary.set_index("claim").loc["without_d_close_to_star", "effect_ratios"] == ""
     # The command: each run's ledger, then the checks with their verdict per seed.
     out_csv = tmp_path / "seeds.csv"
     assert cli.main(["fidelity", *map(str, runs), "--csv", str(out_csv)]) == 0
     out = capsys.readouterr().out
-    assert "seed 4" in out and "type1_hurts" in out and all((r / "fidelity.md").exists() for r in runs)
+    assert "✓ ✓ ✓" in out and "type1_hurts" in out and all((r / "fidelity.md").exists() for r in runs)
     assert "notebook 06 across seeds" in out and "Bi-λMART vs λMART*" in out  # its notebook-06 view
     assert len(pd.read_csv(out_csv)) == len(summary)
     # Runs of another setup, or of one seed twice, are refused, naming them.

@@ -405,5 +405,6 @@ def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys):
     assert (both.seeds == 2).all() and (verdicts == 2).all()
     exact = summary[(summary.claim == "type2_R1_online_constant")].set_index("scope")
     assert exact.loc["type2_R1 non-IID runs", "holds"] == 2
+    assert summary.verdict[summary.seeds == 2].isin(["not decided", "not available"]).all()  # two seeds decide nothing
     assert cli.main(["fidelity", str(run_dir), str(other)]) == 0
-    assert f"seed {tiny_seed + 1}" in capsys.readouterr().out
+    assert "type2_R1_online_constant" in capsys.readouterr().out
