@@ -303,43 +303,67 @@ def _seeds(args: argparse.Namespace) -> int:
 
 def _add_study_parser(subparsers) -> None:
     study = subparsers.add_parser(
-        "study", help="a pre-registered multi-seed study of a notebook, resumable",
-        description="bilambdamart: notebook 06 at every seed of the profile's design, each into "
-        "reports/<study>-seed<N>/, then reports/<study>/study.md and study.csv with the per-seed gains, "
-        "the across-seed and pooled tests and the verdict by the pre-registered rule. Finished seeds are "
-        "recorded under reports/<study>/seeds/ and never rerun; an interrupted seed runs again.")
-    study.add_argument("name", choices=["bilambdamart", "neural"], help="the study")
+        "study", help="a pre-registered multi-seed study, resumable, its seeds run on a Dask cluster",
+        description="ledger: the batch at every seed (default 0-4), every check of the fidelity ledger decided "
+        "across the seeds by the rule of ltrlib.fidelity.across. bilambdamart: notebook 06 at every seed of the "
+        "profile's design, the pre-registered endpoint decided across them. neural: the Bi-LambdaMART paper's "
+        "networks at trial parity with a recorded bilambdamart study's trees. Each seed runs into "
+        "reports/<study>-seed<N>/ as a task on a Dask cluster (a LocalCluster of one worker per --threads cores, "
+        "or --scheduler's); what the study keeps of it is recorded under reports/<study>/seeds/ and never rerun; "
+        "an interrupted seed runs again, resuming its finished notebooks. reports/<study>/study.md and study.csv "
+        "are rewritten after every seed.")
+    study.add_argument("name", choices=["ledger", "bilambdamart", "neural"], help="the study")
     study.add_argument("--profile", default=None,
                        help="bilambdamart: confirmatory (default), followup or tiny (the tests'); neural: the "
                        "networks' budget, cpu (default), gpu or tiny")
+    study.add_argument("--scale", default="small", help="ledger: the batch's scale (default small)")
+    study.add_argument("--notebooks", default="",
+                       help="ledger: the notebooks each seed runs, e.g. 07,08 (default all)")
     study.add_argument("--from", dest="source", default="bilambdamart-followup",
                        help="neural: the recorded Bi-LambdaMART study whose trees the networks are paired with "
                        "(default bilambdamart-followup)")
     study.add_argument("--study", default=None,
-                       help="study id under reports/ (default bilambdamart-<profile>; neural: <from>-neural)")
-    study.add_argument("--seeds", default=None, help="seeds, e.g. 0-9 or 0,2,5 (default: the profile's)")
+                       help="study id under reports/ (default ledger-<scale>, bilambdamart-<profile>, "
+                       "<from>-neural)")
+    study.add_argument("--seeds", default=None, help="seeds, e.g. 0-9 or 0,2,5 (default: the design's)")
+    study.add_argument("--scheduler", default="", metavar="ADDRESS",
+                       help="run the seeds on this Dask cluster (tcp://host:8786) instead of a LocalCluster; "
+                       "its workers must see this project folder")
+    study.add_argument("--threads", type=int, default=None, metavar="N",
+                       help="threads per seed (default 2): a LocalCluster gets one worker per N cores")
+    study.add_argument("--workers", type=int, default=0, metavar="N",
+                       help="LocalCluster workers, that is seeds at once (default: the cores // --threads)")
     study.add_argument("--summarise-only", action="store_true",
                        help="run nothing; rewrite study.md and study.csv from the recorded seeds")
     study.add_argument("--checkpoint", action="store_true",
-                       help="run nothing; copy the Optuna journals of the seeds in progress into "
+                       help="bilambdamart: run nothing; copy the Optuna journals of the seeds in progress into "
                        "reports/<study>/progress/ (commit them to resume their trials elsewhere)")
     study.add_argument("--no-progress", action="store_true", help="no progress bar")
     study.set_defaults(handler=_study)
 
 
 def _study(args: argparse.Namespace) -> int:
-    from ltrlib.study import parse_seeds, run_bilambdamart_study, run_neural_study
+    from ltrlib.study import THREADS_PER_SEED, parse_seeds, run_bilambdamart_study, run_ledger_study, run_neural_study
 
     seeds = None if args.seeds is None else parse_seeds(args.seeds)
+    threads = THREADS_PER_SEED if args.threads is None else args.threads
+    if threads < 1 or args.workers < 0:
+        raise SystemExit(f"--threads {threads} / --workers {args.workers}: give a positive number of threads and "
+                         "zero or more workers")
+    where = dict(scheduler=args.scheduler, threads=threads, workers=args.workers, progress=not args.no_progress)
+    if args.checkpoint and args.name != "bilambdamart":
+        raise SystemExit(f"--checkpoint: only a bilambdamart study checkpoints its trials; an interrupted "
+                         f"{args.name} seed resumes its finished notebooks")
+    if args.name == "ledger":
+        run_ledger_study(args.scale, study=args.study, seeds=seeds, notebooks=args.notebooks,
+                         summarise_only=args.summarise_only, **where)
+        return 0
     if args.name == "neural":
-        if args.checkpoint:
-            raise SystemExit("--checkpoint: a neural seed's trials are not checkpointed; an interrupted seed reruns")
         run_neural_study(args.profile or "cpu", source=args.source, study=args.study, seeds=seeds,
-                         summarise_only=args.summarise_only, progress=not args.no_progress)
+                         summarise_only=args.summarise_only, **where)
         return 0
     summary = run_bilambdamart_study(args.profile or "confirmatory", study=args.study, seeds=seeds,
-                                     summarise_only=args.summarise_only, save_progress=args.checkpoint,
-                                     progress=not args.no_progress)
+                                     summarise_only=args.summarise_only, save_progress=args.checkpoint, **where)
     return 0 if summary is not None else 1
 
 

@@ -1,4 +1,18 @@
-"""Multi-seed studies: notebook 06 at every seed of a pre-registered design, resumable.
+"""Multi-seed studies: a notebook, or the whole batch, at every seed of a pre-registered
+design, resumable, each seed a task on a Dask cluster.
+
+Three studies share this machinery (`_run_study`): ``ltrlib study ledger`` (the batch at
+every seed, every check of the ledger decided across them by `ltrlib.fidelity.across`),
+``ltrlib study bilambdamart`` (notebook 06, the pre-registered Bi-LambdaMART endpoint) and
+``ltrlib study neural`` (the networks at trial parity with a Bi-LambdaMART study's trees).
+
+Dispatch (`dispatch`). Every seed not yet recorded is a task on ``dask.distributed``: by
+default a `LocalCluster` of one worker process per `THREADS_PER_SEED` cores (on 2 cores,
+one seed at a time), each worker's kernels limited to that many threads, so LightGBM,
+XGBoost and JAX do not oversubscribe the cores; ``--scheduler ADDRESS`` sends the seeds to
+an existing cluster whose workers see the same project folder (docs/studies.md). A seed's
+results do not depend on where it ran: a test checks that two seeds run on two workers
+write the tables a sequential run writes, byte for byte.
 
 ``ltrlib study bilambdamart --profile confirmatory`` runs notebook 06 once per seed of the
 profile's design (`ltrlib.bivariate.study.PROFILES`), each into its own run
@@ -25,6 +39,7 @@ import os
 import shutil
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -35,8 +50,9 @@ from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.bivariate import study as design_of
 from ltrlib.report import table_to_markdown, validate_name
 
-__all__ = ["NEURAL_PROFILES", "checkpoint", "neural_design", "parse_seeds", "record_seed", "run_bilambdamart_study",
-           "run_neural_study", "study_design", "summary_markdown", "write_neural_summary", "write_summary"]
+__all__ = ["NEURAL_PROFILES", "THREADS_PER_SEED", "checkpoint", "dispatch", "ledger_design", "neural_design",
+           "parse_seeds", "record_seed", "run_bilambdamart_study", "run_ledger_study", "run_neural_study",
+           "study_design", "summary_markdown", "write_ledger_summary", "write_neural_summary", "write_summary"]
 
 NOTEBOOK = "06_bilambdamart"
 #: Files of a finished run kept for the study (under ``tables/06_bilambdamart/``).
@@ -101,24 +117,27 @@ def _seed_dir(study_dir: Path, seed: int) -> Path:
     return study_dir / "seeds" / f"seed{seed}"
 
 
-def record_seed(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float) -> Path:
+def record_seed(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, worker: str = "") -> Path:
     """Copy what the study keeps of a finished run (`KEPT_TABLES`, its run.json and
     notebook 06's metrics) into the study, atomically: a temporary folder renamed into
     place. ValueError when the run has not completed notebook 06."""
     tables = run_dir / "tables" / NOTEBOOK
-    return _record(run_dir, study_dir, seed, wall_seconds, NOTEBOOK,
-                   {tables / name: name for name in KEPT_TABLES})
+    return _record(run_dir, study_dir, seed, wall_seconds, (NOTEBOOK,),
+                   {tables / name: name for name in KEPT_TABLES}, worker)
 
 
-def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, notebook: str,
-            files: dict[Path, str]) -> Path:
+def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, notebooks: Sequence[str],
+            files: dict[Path, str], worker: str = "") -> Path:
     """A seed's record: ``files`` (source -> path in the record; absent ones skipped), the
-    run's run.json and a ``seed.json`` with ``notebook``'s metrics and wall times, written
-    to a temporary folder renamed into place, so a seed is recorded whole or not at all."""
+    run's run.json and a ``seed.json`` with the metrics of ``notebooks`` (of the one
+    notebook, when one), the wall time and the Dask worker it ran on, written to a temporary
+    folder renamed into place, so a seed is recorded whole or not at all. ValueError when
+    one of ``notebooks`` has not completed."""
     manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    entry = manifest.get("notebooks", {}).get(notebook, {})
-    if entry.get("status") != "completed":
-        raise ValueError(f"{run_dir}: notebook {notebook} has not completed")
+    for notebook in notebooks:
+        if manifest.get("notebooks", {}).get(notebook, {}).get("status") != "completed":
+            raise ValueError(f"{run_dir}: notebook {notebook} has not completed")
+    entries = [manifest["notebooks"][nb] for nb in notebooks]
     target = _seed_dir(study_dir, seed)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".seed{seed}."))
@@ -128,10 +147,14 @@ def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, note
                 (tmp / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, tmp / name)
         shutil.copy2(run_dir / "run.json", tmp / "run.json")
-        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8")).get(notebook, {})
+        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+        metrics = metrics.get(notebooks[0], {}) if len(notebooks) == 1 else {nb: metrics.get(nb, {}) for nb in notebooks}
+        seconds = [e.get("seconds") for e in entries]
+        fits = [e.get("fit_seconds") for e in entries]
         record = {"seed": seed, "run": run_dir.name, "wall_seconds": round(wall_seconds, 1),
-                  "notebook_seconds": entry.get("seconds"), "fit_seconds": entry.get("fit_seconds"),
-                  "metrics": metrics}
+                  "notebook_seconds": seconds[0] if len(notebooks) == 1 else dict(zip(notebooks, seconds)),
+                  "fit_seconds": fits[0] if len(notebooks) == 1 else dict(zip(notebooks, fits)),
+                  "worker": worker, "metrics": metrics}
         (tmp / "seed.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         if target.exists():
             shutil.rmtree(target)
@@ -139,6 +162,101 @@ def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, note
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+# ---------------------------------------------------------------------------------------------
+# Seeds as tasks on a Dask cluster.
+
+#: Cores one seed's batch keeps busy: notebook 07 runs its FOLTR runs in 2 processes, and
+#: LightGBM and XGBoost train with 2 threads. A `LocalCluster` gets one worker per this
+#: many cores (`dispatch`).
+THREADS_PER_SEED = 2
+
+
+def _thread_env(threads: int) -> dict[str, str]:
+    """What limits a worker's kernels to ``threads`` threads (OpenMP for LightGBM and XGBoost,
+    the BLAS libraries, numba)."""
+    return {name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                            "NUMBA_NUM_THREADS")}
+
+
+def _worker_address() -> str:
+    from dask.distributed import get_worker
+
+    try:
+        return get_worker().address
+    except ValueError:  # not in a worker
+        return ""
+
+
+def _seed_task(run_seed, design: dict, seed: int, reports: str) -> dict:
+    """One seed in a Dask worker: ``run_seed(design, seed, reports)`` runs it and returns the
+    run folder, its notebooks and the files the study keeps; the seed is then recorded
+    (`_record`). Returns its wall time and worker."""
+    start = time.monotonic()
+    reports = Path(reports)
+    run_dir, notebooks, files = run_seed(design, seed, reports)
+    wall = time.monotonic() - start
+    worker = _worker_address()
+    _record(run_dir, reports / design["study"], seed, wall, notebooks, files, worker)
+    return {"seed": seed, "wall": wall, "worker": worker}
+
+
+def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_done, scheduler: str = "",
+             threads: int = THREADS_PER_SEED, workers: int = 0, log=print) -> None:
+    """Run and record ``seeds``, each a task on ``dask.distributed``: on the cluster at
+    ``scheduler`` (its workers must see ``reports``), else on a `LocalCluster` of
+    ``workers`` processes (default: the cores // ``threads``, at most one per seed; one
+    worker is a thread of this process), each with ``threads`` threads (`_thread_env`). ``on_done(seed, result)`` runs here as each
+    seed finishes, in the order they finish. A failed seed is reported and the others go
+    on; RuntimeError at the end names the failed ones (rerunning the study retries them)."""
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    if not seeds:
+        return
+    previous = None
+    if scheduler:
+        cluster, client = None, Client(scheduler)
+    else:
+        workers = min(workers or max(1, (os.cpu_count() or 1) // max(1, threads)), len(seeds))
+        if workers > 1:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   env=_thread_env(threads), silence_logs=40)
+        else:
+            # One seed at a time: a worker thread in this process, whose kernels inherit the
+            # thread limits from this process's environment (set for the duration).
+            previous = {k: os.environ.get(k) for k in _thread_env(threads)}
+            os.environ.update(_thread_env(threads))
+            cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                                   silence_logs=40)
+        client = Client(cluster)
+    failed = []
+    try:
+        log(f"seeds {list(seeds)} on {len(client.scheduler_info()['workers'])} Dask worker(s) at "
+            f"{client.scheduler.address}")
+        futures = {client.submit(_seed_task, run_seed, design, seed, str(reports), key=f"seed-{seed}", pure=False):
+                   seed for seed in seeds}
+        for future in as_completed(futures):
+            seed = futures[future]
+            try:
+                result = future.result()
+            except Exception as exc:  # one seed's failure must not lose the others'
+                log(f"seed {seed}: failed ({type(exc).__name__}: {exc})")
+                failed.append(seed)
+                continue
+            on_done(seed, result)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        for name, value in (previous or {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    if failed:
+        raise RuntimeError(f"seeds {sorted(failed)} failed (above); run the study again to retry them: the "
+                           "recorded seeds are kept")
 
 
 JOURNAL = "06_bilambdamart.journal"
@@ -237,20 +355,30 @@ def write_summary(study_dir: Path, command: str) -> design_of.Summary:
     return summary
 
 
-def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Sequence[int] | None = None,
-                           reports_dir: str | os.PathLike | None = None, summarise_only: bool = False,
-                           save_progress: bool = False, progress: bool = True, log=print) -> design_of.Summary:
-    """Run (or resume) the study and write its summary; returns it.
-
-    Each seed not yet recorded runs notebook 06 into ``<study>-seed<N>`` with the design's
-    parameters (`ltrlib.runner.run_all`, which resumes an interrupted run), is recorded
-    (`record_seed`), and the summary is rewritten after every seed, so an interruption
-    leaves a summary of the seeds done. ``summarise_only``: run nothing, rewrite the
-    summary from the recorded seeds. ``save_progress``: run nothing, `checkpoint` the seeds
-    in progress.
-    """
+def _bilambdamart_seed(design: dict, seed: int, reports: Path, progress: bool = False):
+    """Notebook 06 at ``seed`` into ``<study>-seed<N>`` with the design's parameters
+    (`ltrlib.runner.run_all` resumes an interrupted run); what `record_seed` keeps."""
     from ltrlib.runner import run_all  # papermill; keep the statistics importable without it
 
+    run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
+                      run_id=f"{design['study']}-seed{seed}", only=NOTEBOOK, parameters=design["parameters"],
+                      reports_dir=reports, progress=progress)
+    tables = run_dir / "tables" / NOTEBOOK
+    return run_dir, (NOTEBOOK,), {tables / name: name for name in KEPT_TABLES}
+
+
+def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Sequence[int] | None = None,
+                           reports_dir: str | os.PathLike | None = None, summarise_only: bool = False,
+                           save_progress: bool = False, progress: bool = True, scheduler: str = "",
+                           threads: int = THREADS_PER_SEED, workers: int = 0, log=print) -> design_of.Summary:
+    """Run (or resume) the study and write its summary; returns it.
+
+    Each seed not yet recorded runs notebook 06 (`_bilambdamart_seed`) as a task of
+    `dispatch`, is recorded, and the summary is rewritten after every seed, so an
+    interruption leaves a summary of the seeds done. ``summarise_only``: run nothing,
+    rewrite the summary from the recorded seeds. ``save_progress``: run nothing,
+    `checkpoint` the seeds in progress.
+    """
     study = study or f"bilambdamart-{profile}"
     design = study_design(profile, study, seeds)
     reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
@@ -261,19 +389,18 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
     if save_progress:
         log(f"checkpointed the journals of seeds {checkpoint(study_dir, reports) or 'none'} in progress")
         summarise_only = True
-    recorded = _recorded(study_dir)
-    for seed in _to_run(design, recorded, summarise_only, "running notebook 06", log):
+    to_run = list(_to_run(design, _recorded(study_dir), summarise_only, "to run notebook 06", log))
+    for seed in to_run:
         if _restore(study_dir, reports / f"{study}-seed{seed}", seed):
             log(f"seed {seed}: resuming the finished trials of its checkpointed journal")
-        start = time.monotonic()
-        run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
-                          run_id=f"{study}-seed{seed}", only=NOTEBOOK, parameters=design["parameters"],
-                          reports_dir=reports, progress=progress)
-        wall = time.monotonic() - start
-        recorded[seed] = record_seed(run_dir, study_dir, seed, wall)
+
+    def done(seed: int, result: dict) -> None:
         (study_dir / "progress" / f"seed{seed}.journal").unlink(missing_ok=True)
         summary = write_summary(study_dir, command)
-        log(f"seed {seed}: recorded in {math.ceil(wall)} s; {summary.words}")
+        log(f"seed {seed}: recorded in {math.ceil(result['wall'])} s; {summary.words}")
+
+    dispatch(to_run, partial(_bilambdamart_seed, progress=progress), design, reports, on_done=done,
+             scheduler=scheduler, threads=threads, workers=workers, log=log)
     summary = write_summary(study_dir, command)
     log(summary.words)
     return summary
@@ -413,21 +540,33 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     return across
 
 
+def _neural_seed(design: dict, seed: int, reports: Path, progress: bool = False):
+    """The networks at ``seed``, paired with the source study's trees of that seed
+    (`_trees_of`), into ``<study>-seed<N>``; what `NEURAL_KEPT` keeps, in a run's layout."""
+    from ltrlib.runner import run_all
+
+    run_dir = reports / f"{design['study']}-seed{seed}"
+    _trees_of(reports / design["source"], seed, run_dir)
+    run_all(dataset=design["dataset"], scale=design["scale"], seed=seed, run_id=run_dir.name,
+            only=NEURAL_NOTEBOOK, parameters=design["parameters"], reports_dir=reports, progress=progress)
+    files = {run_dir / "tables" / nb / name: f"tables/{nb}/{name}" for nb, names in NEURAL_KEPT.items()
+             for name in names}
+    return run_dir, (NEURAL_NOTEBOOK,), files
+
+
 def run_neural_study(profile: str, *, source: str, study: str | None = None, seeds: Sequence[int] | None = None,
                      reports_dir: str | os.PathLike | None = None, summarise_only: bool = False,
-                     progress: bool = True, log=print) -> pd.DataFrame:
+                     progress: bool = True, scheduler: str = "", threads: int = THREADS_PER_SEED,
+                     workers: int = 0, log=print) -> pd.DataFrame:
     """Train the paper's networks at every seed of a recorded Bi-LambdaMART study, at trial
     parity with its trees, and decide the neural claims across seeds; returns the
     across-seed table.
 
-    Each seed not yet recorded gets the source study's trees of that seed (`_trees_of`)
-    and runs notebook 06_neural_competitors into ``<study>-seed<N>`` with the design's
-    parameters (`neural_design`); it is recorded as a run (`NEURAL_KEPT`), and the summary
-    is rewritten after every seed (`write_neural_summary`). JAX trains on a GPU when the
-    installed JAX has one, with no change here; each seed's record says which device.
+    Each seed not yet recorded is a task of `dispatch` (`_neural_seed`, with the design's
+    parameters, `neural_design`); the summary is rewritten after every seed
+    (`write_neural_summary`). JAX trains on a GPU when the installed JAX has one, with no
+    change here; each seed's record says which device.
     """
-    from ltrlib.runner import run_all
-
     study = study or f"{source}-neural"
     reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
     design = neural_design(profile, source, study, seeds, reports)
@@ -436,19 +575,164 @@ def run_neural_study(profile: str, *, source: str, study: str | None = None, see
     seeds_arg = ",".join(str(s) for s in design["seeds"])
     command = (f"{config.cli_command()} study neural --from {source} --profile {profile} --study {study} "
                f"--seeds {seeds_arg}")
-    recorded = _recorded(study_dir)
-    for seed in _to_run(design, recorded, summarise_only, "training the networks", log):
-        run_dir = reports / f"{study}-seed{seed}"
-        _trees_of(reports / source, seed, run_dir)
-        start = time.monotonic()
-        run_all(dataset=design["dataset"], scale=design["scale"], seed=seed, run_id=run_dir.name,
-                only=NEURAL_NOTEBOOK, parameters=design["parameters"], reports_dir=reports, progress=progress)
-        wall = time.monotonic() - start
-        files = {run_dir / "tables" / nb / name: f"tables/{nb}/{name}"
-                 for nb, names in NEURAL_KEPT.items() for name in names}
-        recorded[seed] = _record(run_dir, study_dir, seed, wall, NEURAL_NOTEBOOK, files)
-        across = write_neural_summary(study_dir, command)
-        log(f"seed {seed}: recorded in {math.ceil(wall)} s")
+    to_run = list(_to_run(design, _recorded(study_dir), summarise_only, "to train the networks", log))
+
+    def done(seed: int, result: dict) -> None:
+        write_neural_summary(study_dir, command)
+        log(f"seed {seed}: recorded in {math.ceil(result['wall'])} s")
+
+    dispatch(to_run, partial(_neural_seed, progress=progress), design, reports, on_done=done, scheduler=scheduler,
+             threads=threads, workers=workers, log=log)
     across = write_neural_summary(study_dir, command)
     log(table_to_markdown(across[["claim", "seeds", "verdict"]]))
     return across
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole ledger across seeds.
+
+#: What a ledger seed keeps besides its tables (``tables/**``, CSV, Parquet and JSON): the
+#: run's files the ledger reads, and the ledger it wrote at that seed. Not the executed
+#: notebooks, figures, models or Optuna journals.
+LEDGER_KEPT = ("metrics.json", "provenance.json", "fidelity_claims.csv", "fidelity_effects.csv")
+LEDGER_SEEDS = (0, 1, 2, 3, 4)
+
+
+def ledger_design(study: str, scale: str = "small", seeds: Sequence[int] | None = None, dataset: str = "synthetic",
+                  notebooks: str = "") -> dict:
+    """The ledger study's design: the batch (``notebooks``, default all) at ``scale`` on
+    every seed, and the rule across seeds (`ltrlib.fidelity.across.RULE`), JSON-able."""
+    from ltrlib.fidelity.across import ALPHA, MIN_SEEDS, POWER, RULE
+
+    config.get_scale(scale)  # an unknown scale is refused here, naming the known ones
+    chosen = [int(s) for s in (LEDGER_SEEDS if seeds is None else seeds)]
+    return {"study": validate_name(study, "study id"), "profile": "ledger", "dataset": dataset, "scale": scale,
+            "seeds": chosen, "notebooks": notebooks or "all", "rule": RULE, "min_seeds": MIN_SEEDS,
+            "alpha": ALPHA, "power": POWER}
+
+
+def _ledger_seed(design: dict, seed: int, reports: Path, progress: bool = False):
+    """The batch at ``seed`` into ``<study>-seed<N>`` (resumed per notebook by the runner);
+    what the study keeps, in a run's layout, so the ledger can be rebuilt from the record."""
+    from ltrlib.runner import run_all
+
+    only = None if design["notebooks"] == "all" else design["notebooks"]
+    run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
+                      run_id=f"{design['study']}-seed{seed}", only=only, reports_dir=reports, progress=progress)
+    manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    files = {f: f.relative_to(run_dir).as_posix() for f in sorted((run_dir / "tables").rglob("*"))
+             if f.is_file() and f.suffix in (".csv", ".parquet", ".json")}
+    files.update({run_dir / name: name for name in LEDGER_KEPT})
+    return run_dir, tuple(manifest["notebooks"]), files
+
+
+def _ledger_tables(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, dict]]:
+    """The ledger of every recorded seed, rebuilt from its tables with today's claims, and
+    decided across them: ``(per_seed, across, seed records)``."""
+    from ltrlib.fidelity.across import decide_across, with_effect_ratios
+    from ltrlib.fidelity.ledger import fidelity_report
+
+    recorded = {s: d for s, d in sorted(_recorded(study_dir).items()) if s in design["seeds"]}
+    reports = {s: fidelity_report(d) for s, d in recorded.items()}
+    if not reports:
+        return pd.DataFrame(), pd.DataFrame(), {}
+    per_seed = pd.concat([r.claims.assign(seed=s) for s, r in reports.items()], ignore_index=True)
+    effects = pd.concat([r.effects.assign(seed=s) for s, r in reports.items()], ignore_index=True)
+    meta = {s: json.loads((d / "seed.json").read_text(encoding="utf-8")) for s, d in recorded.items()}
+    return per_seed, with_effect_ratios(decide_across(per_seed, effects), effects), meta
+
+
+def _ledger_head(across: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
+    """Per paper, its counted checks by their verdict across seeds, beside the first seed's."""
+    from ltrlib.fidelity.across import SEED_DEPENDENT
+    from ltrlib.fidelity.claims import NOT_DECIDED
+    from ltrlib.fidelity.ledger import PAPERS
+
+    rows = []
+    for source, g in across[(across.kind == "claim") & ~across.beyond.astype(bool)].groupby("source", sort=False):
+        mine = first[(first.source == source) & (first.kind == "claim") & ~first.beyond.astype(bool)]
+        rows.append({"paper": PAPERS[source].title, "checks": len(g),
+                     **{v: int((g.verdict == v).sum()) for v in ("holds", "does not hold", SEED_DEPENDENT,
+                                                                  NOT_DECIDED, "not available")},
+                     "first seed (holds / does not hold)": f"{int((mine.ours == 'holds').sum())} / "
+                                                           f"{int((mine.ours == 'does not hold').sum())}"})
+    return pd.DataFrame(rows)
+
+
+def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
+    """``study.md`` and ``study.csv`` of a ledger study from its recorded seeds: per paper a
+    head table of the verdicts across seeds, every check with its verdict per seed, its
+    verdict across seeds by the rule, the effect with its interval and the Effect Ratio's,
+    the checks whose verdict differs from the first seed's, and each seed's wall time.
+    Returns the across-seed table."""
+    from ltrlib.fidelity.across import RULE
+
+    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    per_seed, across, meta = _ledger_tables(study_dir, design)
+    lines = [f"# Study {design['study']}: every claim of the ledger across seeds", "",
+             f"- Data: the {design['dataset']} data at scale `{design['scale']}`; seeds {design['seeds']}, each a "
+             f"run of notebooks `{design['notebooks']}` (each seed draws its own twin, folds, samplers, networks "
+             "and FOLTR runs).",
+             f"- Rule (written before the first seed; `ltrlib.fidelity.across`, docs/fidelity.md), at least "
+             f"{design['min_seeds']} seeds, level {design['alpha']}:",
+             *[f"  - `{k}`: {v}." for k, v in design["rule"].items()], "",
+             f"Regenerate: `{command}` (finished seeds are read back, not rerun; the ledger is rebuilt from "
+             "their tables with the claims as they are now).", ""]
+    if design["rule"] != RULE:
+        lines += ["**The rule in `ltrlib.fidelity.across` has changed since this design was fixed**: the "
+                  "verdicts below are decided by today's rule.", ""]
+    if across.empty:
+        atomic_write_text(study_dir / "study.md", "\n".join(lines + ["(no seed recorded yet)", ""]))
+        return across
+    done = sorted(meta)
+    first = per_seed[per_seed.seed == done[0]]
+    lines += [f"## Across {len(done)} of {len(design['seeds'])} seeds", "",
+              "The papers' claims in the scopes they ran; notes, exact checks, controls and scopes beyond the "
+              "papers are in each paper's last table.", "", table_to_markdown(_ledger_head(across, first)), ""]
+    shown = ["claim", "scope", "rule", "per_seed", "verdict", "p_holm", "evidence", "effect_ratios"]
+    from ltrlib.fidelity.ledger import PAPERS
+
+    for source, g in across.groupby("source", sort=False):
+        counted = (g.kind == "claim") & ~g.beyond.astype(bool)
+        lines += [f"## {PAPERS[source].title}", "", table_to_markdown(g[counted][shown].round(4)), ""]
+        if (~counted).any():
+            lines += ["Outside the tally:", "", table_to_markdown(g[~counted][shown].round(4)), ""]
+    seed0 = first.set_index(["source", "claim", "scope"]).ours
+    keyed = across.set_index(["source", "claim", "scope"])
+    changed = keyed[(keyed.kind == "claim") & (keyed.verdict != seed0.reindex(keyed.index))]
+    lines += [f"## Checks whose verdict across seeds differs from seed {done[0]}'s", "",
+              table_to_markdown(changed.assign(**{f"seed {done[0]}": seed0.reindex(changed.index)})
+                                .reset_index()[["source", "claim", "scope", f"seed {done[0]}", "verdict"]])
+              if not changed.empty else "(none)", "",
+              "## Wall time per seed", "",
+              table_to_markdown(pd.DataFrame([{"seed": s, "wall_minutes": round(m["wall_seconds"] / 60, 1),
+                                               "worker": m.get("worker", "")} for s, m in meta.items()])), ""]
+    atomic_write_text(study_dir / "study.md", "\n".join(lines))
+    atomic_write_text(study_dir / "study.csv", across.to_csv(index=False))
+    return across
+
+
+def run_ledger_study(scale: str = "small", *, study: str | None = None, seeds: Sequence[int] | None = None,
+                     dataset: str = "synthetic", notebooks: str = "", reports_dir: str | os.PathLike | None = None,
+                     summarise_only: bool = False, progress: bool = True, scheduler: str = "",
+                     threads: int = THREADS_PER_SEED, workers: int = 0, log=print) -> pd.DataFrame:
+    """Run (or resume) the batch at every seed of the design (`ledger_design`), each a task
+    of `dispatch` (`_ledger_seed`), and decide every check of the ledger across the seeds
+    (`write_ledger_summary`, rewritten after every seed); returns the across-seed table."""
+    study = study or f"ledger-{scale}"
+    reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
+    design = ledger_design(study, scale, seeds, dataset, notebooks)
+    study_dir = reports / study
+    _check_design(study_dir, design)
+    command = (f"{config.cli_command()} study ledger --scale {scale} --study {study} --seeds "
+               f"{','.join(str(s) for s in design['seeds'])}"
+               + (f" --notebooks {design['notebooks']}" if design["notebooks"] != "all" else ""))
+    to_run = list(_to_run(design, _recorded(study_dir), summarise_only, "to run the batch", log))
+
+    def done(seed: int, result: dict) -> None:
+        write_ledger_summary(study_dir, command)
+        log(f"seed {seed}: recorded in {math.ceil(result['wall'])} s")
+
+    dispatch(to_run, partial(_ledger_seed, progress=progress), design, reports, on_done=done, scheduler=scheduler,
+             threads=threads, workers=workers, log=log)
+    return write_ledger_summary(study_dir, command)

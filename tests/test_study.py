@@ -20,12 +20,13 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     def interrupted_at_seed_1(**kwargs):
         calls.append(kwargs["seed"])
         if kwargs["seed"] == 1:
-            raise KeyboardInterrupt
+            raise RuntimeError("interrupted")
         return real_run_all(**kwargs)
 
+    # One Dask worker, a thread of this process (the 2-core default): the patch reaches it.
     monkeypatch.setattr(runner, "run_all", interrupted_at_seed_1)
-    with pytest.raises(KeyboardInterrupt):
-        study.run_bilambdamart_study("tiny", study="s", reports_dir=tmp_path, progress=False)
+    with pytest.raises(RuntimeError, match=r"seeds \[1\] failed"):
+        study.run_bilambdamart_study("tiny", study="s", reports_dir=tmp_path, progress=False, workers=1)
     study_dir = tmp_path / "s"
     assert calls == [0, 1]
     assert sorted(p.name for p in (study_dir / "seeds").iterdir()) == ["seed0"]  # no half-written seed1
@@ -41,7 +42,8 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     from ltrlib import config
 
     monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
-    assert cli.main(["study", "bilambdamart", "--profile", "tiny", "--study", "s", "--no-progress"]) == 0
+    assert cli.main(["study", "bilambdamart", "--profile", "tiny", "--study", "s", "--no-progress", "--workers",
+                     "1"]) == 0
     out = capsys.readouterr().out
     assert calls == [0, 1, 1] and "seed 0: recorded, not rerun" in out
     text = (study_dir / "study.md").read_text()
@@ -56,7 +58,8 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
         study.run_bilambdamart_study("tiny", study="s", seeds=(0, 1, 2), reports_dir=tmp_path)
 
     # The networks at seed 0, paired with the trees the study recorded, at their trial count.
-    assert cli.main(["study", "neural", "--from", "s", "--profile", "tiny", "--seeds", "0", "--no-progress"]) == 0
+    assert cli.main(["study", "neural", "--from", "s", "--profile", "tiny", "--seeds", "0", "--no-progress",
+                     "--workers", "1"]) == 0
     neural = tmp_path / "s-neural"
     design = json.loads((neural / "design.json").read_text())
     assert design["source"] == "s" and design["parameters"]["neural_trials"] == 1 and design["seeds"] == [0]
@@ -96,3 +99,27 @@ def test_checkpoint_keeps_the_finished_trials_of_a_seed_in_progress(tmp_path):
     (tmp_path / "s" / "seeds" / "seed1").mkdir(parents=True)
     (tmp_path / "s" / "seeds" / "seed1" / "seed.json").write_text("{}")
     assert study.checkpoint(tmp_path / "s", tmp_path) == [] and not kept.exists()  # recorded: dropped
+
+
+def test_ledger_seeds_on_two_dask_workers_write_what_a_sequential_run_writes(tmp_path, monkeypatch):
+    """Two tiny seeds of the ledger study (notebook 02 only), each a task on a LocalCluster of
+    two worker processes, then the same two runs one after the other in this process: the
+    tables are byte-identical, and the summary decides nothing on two seeds."""
+    from ltrlib import runner
+
+    monkeypatch.setenv("LTRLIB_CACHE_DIR", str(tmp_path / "cache"))
+    across = study.run_ledger_study("tiny", study="L", seeds=(0, 1), notebooks="02", reports_dir=tmp_path,
+                                    progress=False, workers=2, threads=1, log=lambda _: None)
+    records = tmp_path / "L" / "seeds"
+    workers = {json.loads((records / f"seed{s}" / "seed.json").read_text())["worker"] for s in (0, 1)}
+    assert len(workers) == 2 and "" not in workers  # each seed on its own worker
+    for seed in (0, 1):
+        sequential = runner.run_all(scale="tiny", seed=seed, run_id=f"seq{seed}", only="02",
+                                    reports_dir=tmp_path / "seq", progress=False)
+        ours = sorted(p.relative_to(records / f"seed{seed}") for p in (records / f"seed{seed}" / "tables").rglob("*.csv"))
+        assert ours and ours == sorted(p.relative_to(sequential) for p in (sequential / "tables").rglob("*.csv"))
+        for name in ours:
+            assert (records / f"seed{seed}" / name).read_bytes() == (sequential / name).read_bytes(), name
+    assert not across.empty and set(across.verdict) <= {"not decided", "not available"}
+    text = (tmp_path / "L" / "study.md").read_text()
+    assert "Across 2 of 2 seeds" in text and "`effect`: each comparison's per-seed improvement" in text
