@@ -341,7 +341,7 @@ def write_summary(study_dir: Path, command: str) -> design_of.Summary:
         # The first study's seeds counted trials that peaked at tree 1 (kept as
         # `stopped_at_tree_1`); since the search's document units degenerate trials are replaced.
         counts = [c for c in ("trials", "completed", "pruned", "usable", "replaced", "replaced_degenerate",
-                              "replaced_lightgbm", "stopped_at_tree_1", "failed_replaced") if c in spent]
+                              "replaced_lightgbm", "replaced_above_kept", "stopped_at_tree_1", "failed_replaced") if c in spent]
         trials = spent.groupby("model", sort=False)[counts].sum()
         text += "\n## Tuning spent, summed over seeds\n\n" + table_to_markdown(trials, index=True) + "\n"
     atomic_write_text(study_dir / "study.md", text)

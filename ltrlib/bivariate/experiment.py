@@ -287,6 +287,8 @@ class FittedModel:
     tuning: pd.DataFrame
     failed: int = 0  # trials replaced by others (`_fit_or_fail`, `_refuse_degenerate`)
     failures: list[str] = field(default_factory=list)  # why, in words, one per replaced trial
+    # Each replaced trial's validation NDCG, where it was measured (a degenerate trial), else NaN.
+    replaced_values: list[float] = field(default_factory=list)
     # The tuned parameters as LightGBM got them (`Stage2Experiment.lightgbm_point`):
     # ``params`` are in the search's document units.
     lightgbm_params: dict = field(default_factory=dict)
@@ -358,7 +360,7 @@ def _refuse_degenerate(exp: Stage2Experiment, model, value: float, point: Mappin
     comparison's gate to see."""
     from optuna.trial import TrialState
 
-    from ltrlib.train.tuning.study import FAILURE_ATTR, TrialFailed
+    from ltrlib.train.tuning.study import FAILURE_ATTR, REPLACED_VALUE_ATTR, TrialFailed
 
     why = _degenerate(exp, model, value)
     if why is None:
@@ -371,6 +373,8 @@ def _refuse_degenerate(exp: Stage2Experiment, model, value: float, point: Mappin
         trial.set_user_attr("degenerate", why)
         return
     trial.set_user_attr(FAILURE_ATTR, why)
+    # Kept so `tuning_summary` can say whether replacing it cost the model a better trial.
+    trial.set_user_attr(REPLACED_VALUE_ATTR, float(value))
     raise TrialFailed(why)
 
 
@@ -500,6 +504,7 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
     params = {**result.best_params, **exp.settings_of(spec, result.best_params)}
     return FittedModel(name, model, params, _best_iteration(model),
                        float(result.best_value), result.trials, failed=result.failed, failures=result.failures,
+                       replaced_values=result.replaced_values,
                        lightgbm_params=exp.lightgbm_point(spec, result.best_params))
 
 
@@ -642,7 +647,10 @@ def tuning_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
     (`_degenerate`: `DEGENERATE` or `STAGE1_TIE`) and ``replaced_lightgbm`` (LightGBM could
     not train the point, `_fit_or_fail`); ``why``, the reasons in words with their counts;
     and the best trial's tree count. Fair tuning means equal ``usable`` trials for every
-    model."""
+    model. Whether replacing degenerate trials tilted the search: ``replaced_best``, the
+    best validation NDCG among them, and ``replaced_above_kept``, how many scored above the
+    model's kept best (then the model gave up a higher validation value, and its test
+    NDCG may be lower than the search alone would have made it)."""
     rows = []
     for name, f in fitted.items():
         t = f.tuning
@@ -650,10 +658,13 @@ def tuning_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
         reasons = pd.Series([why.split(":", 1)[0] for why in f.failures], dtype=object)
         counts = reasons.value_counts(sort=False)
         degenerate = int(counts.get(DEGENERATE, 0) + counts.get(STAGE1_TIE, 0))
+        measured = [v for v in f.replaced_values if not math.isnan(v)]
         rows.append({"model": name, "trials": len(t), "usable": len(t) - kept,
                      "completed": int((t.state == "complete").sum()), "pruned": int((t.state == "pruned").sum()),
                      "kept_degenerate": kept, "replaced": int(f.failed), "replaced_degenerate": degenerate,
                      "replaced_lightgbm": int(f.failed) - degenerate,
+                     "replaced_best": max(measured) if measured else math.nan,
+                     "replaced_above_kept": sum(v > f.vali_ndcg for v in measured),
                      "best_iteration": f.best_iteration, "vali_ndcg": f.vali_ndcg,
                      "why": "; ".join(f"{n} {reason}" for reason, n in counts.items())})
     return pd.DataFrame(rows)

@@ -230,6 +230,10 @@ def test_a_trial_that_peaks_at_its_first_tree_is_replaced(two, monkeypatch):
     assert (summary.trials, summary.usable, summary.replaced, summary.replaced_degenerate) == (2, 2, 1, 1)
     assert summary.why == f"1 {experiment.DEGENERATE}"
     assert fitted["λMART*"].failures[0].startswith("best at tree 1: validation NDCG@5 did not rise in the 3 trees")
+    # The replaced trial's validation value is kept, and set against the kept best.
+    (gave_up,) = fitted["λMART*"].replaced_values
+    assert 0 <= gave_up <= 1 and summary.replaced_best == gave_up
+    assert summary.replaced_above_kept == int(gave_up > fitted["λMART*"].vali_ndcg)
     # Every trial degenerate: two replaced (n_trials), then two kept, neither usable.
     monkeypatch.setattr(exp, "fit", _never_degenerate(real_fit, degenerate=set(range(1, 10))))
     fitted = experiment.fit_models(exp, ["λMART*"], n_trials=2, study_prefix="all")

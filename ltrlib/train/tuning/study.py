@@ -76,6 +76,9 @@ class TrialFailed(Exception):
 
 
 FAILURE_ATTR = "failure"
+#: The validation value of a trial an objective replaced after measuring it (a degenerate
+#: stage-2 tree, `ltrlib.bivariate.experiment`): what the study gave up by replacing it.
+REPLACED_VALUE_ATTR = "replaced_value"
 #: User attributes an objective may set that the ``trials`` table reports as columns: a
 #: network's ``stop_reason`` (`ltrlib.neural.STOP_REASONS`) and a stage-2 tree's
 #: ``degenerate`` reason (`ltrlib.bivariate.experiment`), for a trial kept once the study's
@@ -231,6 +234,8 @@ class TuningResult:
     ranker: Ranker | None = field(default=None, repr=False)
     failed: int = 0
     failures: list[str] = field(default_factory=list)  # why each replaced trial failed, in words
+    # Each replaced trial's value where its objective measured one (`REPLACED_VALUE_ATTR`), else NaN.
+    replaced_values: list[float] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """JSON-able record for a model sidecar."""
@@ -495,4 +500,5 @@ def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> T
                         best_trial=best.number, best_value=float(best.value),
                         best_params={k: best.params[k] for k in tuned},
                         best_iteration=int(best.user_attrs.get("best_iteration", 0)),
-                        trials=trials, failed=len(replaced), failures=[t.user_attrs[FAILURE_ATTR] for t in replaced])
+                        trials=trials, failed=len(replaced), failures=[t.user_attrs[FAILURE_ATTR] for t in replaced],
+                        replaced_values=[float(t.user_attrs.get(REPLACED_VALUE_ATTR, math.nan)) for t in replaced])
