@@ -268,6 +268,38 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_runs_parser(subparsers) -> None:
+    runs = subparsers.add_parser(
+        "runs", help="list a run's TREC run files and qrels, with the commands that score them",
+        description="List RUN's TREC run files (runs/<notebook>/<model>.run: every model's test ranking, "
+        "qid Q0 docno rank score tag) and the qrels beside them, then print a trec_eval and a ranx command "
+        "on the first (docs/ecosystem.md).")
+    runs.add_argument("run", metavar="RUN", help="a run id under reports/, or a run directory")
+    runs.set_defaults(handler=_runs)
+
+
+def _runs(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ltrlib.trec import list_runs
+
+    run_dir = _run_dir(args.run)
+    table = list_runs(run_dir)
+    if table.empty:
+        print(f"{run_dir}: no run files (notebooks 03-09 write them under runs/)")
+        return 0
+    with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_colwidth", 50):
+        print(table.to_string(index=False))
+    first = table.iloc[0]
+    folder = run_dir / "runs" / first.notebook
+    qrels = folder / first.qrels.split(", ")[0]
+    print(f"\n{len(table)} runs, {table.kilobytes.sum() / 1024:.1f} MB. Score one:\n"
+          f"  trec_eval -m ndcg_cut.10 -m map -m recip_rank {qrels} {folder / first.run}\n"
+          f"  python -c \"from ranx import Qrels, Run, evaluate; print(evaluate(Qrels.from_file('{qrels}', "
+          f"kind='trec'), Run.from_file('{folder / first.run}', kind='trec'), ['ndcg@10', 'map', 'mrr']))\"")
+    return 0
+
+
 def _run_dir(run: str):
     """A run directory given as a path or as a run id under reports/; ValueError naming the
     runs there otherwise."""
@@ -493,6 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tune_worker_parser(subparsers)
     _add_lab_parser(subparsers)
     _add_index_parser(subparsers)
+    _add_runs_parser(subparsers)
     _add_seeds_parser(subparsers)
     _add_study_parser(subparsers)
     _add_calibrate_parser(subparsers)

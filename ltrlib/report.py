@@ -151,12 +151,13 @@ def read_metrics(run_dir: str | os.PathLike) -> dict[str, dict[str, Any]]:
 
 
 def clear_notebook_outputs(run_dir: str | os.PathLike, notebook: str) -> None:
-    """Remove one notebook's tables, figures and metrics from a run (before it is rerun)."""
+    """Remove one notebook's tables, figures, run files and metrics from a run (before it is
+    rerun)."""
     import shutil
 
     run_dir = Path(run_dir)
     validate_name(notebook, "notebook name")
-    for sub in ("tables", "figures"):
+    for sub in ("tables", "figures", "runs"):
         shutil.rmtree(run_dir / sub / notebook, ignore_errors=True)
     data = read_metrics(run_dir)
     if notebook in data:
@@ -190,6 +191,7 @@ class Reporter(RunFolder):
         # The notebook name is checked first: binding the run folder writes to it.
         self.notebook = validate_name(notebook, "notebook name")
         super().__init__(run_id, root, data)
+        self._qrels: dict[str, tuple] = {}  # qrels name -> the data it was written for (`run_file`)
 
     def __repr__(self) -> str:
         return f"Reporter(run_id={self.run_id!r}, notebook={self.notebook!r}, root={str(self.root)!r})"
@@ -229,18 +231,33 @@ class Reporter(RunFolder):
     def runs_dir(self) -> Path:
         return self.run_dir / "runs" / self.notebook
 
-    def run_file(self, model: str, data, scores) -> Path:
+    def run_file(self, model: str, data, scores, qrels: str = "qrels") -> Path:
         """Save one model's ranking of ``data`` (a `ltrlib.data.Dataset`, one score per row)
         as a TREC run file ``runs/<notebook>/<model>.run`` and the data's labels as
-        ``runs/<notebook>/qrels`` beside it (`ltrlib.trec`: document ids, ties); return the
+        ``runs/<notebook>/<qrels>`` beside it (`ltrlib.trec`: document ids, ties); return the
         run's path. The model's name is the run's tag; in the file name, characters other
-        than letters, digits, ``.``, ``-`` and ``_`` become ``_``."""
+        than letters, digits, ``.``, ``-`` and ``_`` become ``_``. Runs on other data get
+        another ``qrels`` name: one qrels file stands for one dataset, and writing another
+        dataset's labels under the same name is refused (its earlier runs would no longer
+        match it)."""
         from ltrlib import trec
 
         stem = "".join(c if c.isalnum() or c in ".-_" else "_" for c in str(model)).strip("._") or "model"
+        key = (tuple(str(q) for q in data.query_ids), int(data.offsets[-1]))
+        seen = self._qrels.setdefault(validate_name(qrels, "qrels name"), key)
+        if seen != key:
+            raise ValueError(f"run_file({model!r}): {self.runs_dir / qrels} holds the labels of other data "
+                             f"({len(seen[0])} queries, {seen[1]} documents; these: {len(key[0])}, {key[1]}); "
+                             "give runs on other data their own qrels name")
         path = trec.write_run(self.runs_dir / f"{stem}.run", data.query_ids, data.offsets, scores, model)
-        trec.write_qrels(self.runs_dir / "qrels", data.query_ids, data.offsets, data.y)
+        trec.write_qrels(self.runs_dir / qrels, data.query_ids, data.offsets, data.y)
         return path
+
+    def run_files(self, scorers, data, prefix: str = "", qrels: str = "qrels") -> dict[str, Path]:
+        """Every scorer's ranking of ``data`` (each a `ltrlib.data.Scorer`: ``score(data)``)
+        as a run file (`run_file`), named ``<prefix><name>``; returns name -> path."""
+        return {name: self.run_file(f"{prefix}{name}", data, scorer.score(data), qrels)
+                for name, scorer in scorers.items()}
 
     def figure(self, fig, name: str, dpi: int = 120, close: bool = False,
                caption: str | None = None) -> None:

@@ -39,8 +39,8 @@ import pandas as pd
 
 from ltrlib.atomic import atomic_path
 
-__all__ = ["RUN_COLUMNS", "QRELS_COLUMNS", "docnos", "import_ranx", "read_qrels", "read_run", "run_order",
-           "write_qrels", "write_run"]
+__all__ = ["RUN_COLUMNS", "QRELS_COLUMNS", "docnos", "import_ranx", "list_runs", "read_qrels", "read_run",
+           "run_order", "write_qrels", "write_run"]
 
 
 def import_ranx():
@@ -164,3 +164,20 @@ def _read(path: Path, columns, dtypes) -> pd.DataFrame:
         return frame.astype(dtypes)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
+
+
+def list_runs(run_dir: str | os.PathLike) -> pd.DataFrame:
+    """The run files of a run folder (``runs/<notebook>/*.run``, ``.run.gz``), one row each:
+    ``notebook, run, tag, queries, documents, kilobytes, qrels`` (the qrels file beside it that
+    its notebook wrote: ``qrels`` unless the run's name says another, see
+    `ltrlib.report.Reporter.run_file`). Empty when the run wrote none."""
+    rows = []
+    for path in sorted(Path(run_dir).glob("runs/*/*.run*")):
+        if not path.name.endswith((".run", ".run.gz")):
+            continue
+        run = read_run(path)
+        qrels = sorted(p.name for p in path.parent.glob("qrels*"))
+        rows.append({"notebook": path.parent.name, "run": path.name, "tag": run.tag.iloc[0] if len(run) else "",
+                     "queries": run.qid.nunique(), "documents": len(run),
+                     "kilobytes": round(path.stat().st_size / 1024, 1), "qrels": ", ".join(qrels)})
+    return pd.DataFrame(rows, columns=["notebook", "run", "tag", "queries", "documents", "kilobytes", "qrels"])

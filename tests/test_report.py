@@ -313,3 +313,26 @@ def test_run_file_writes_a_trec_run_and_its_qrels(rep):
     run = trec.read_run(path)
     assert run.docno.tolist() == ["7-1", "7-2", "7-0", "9-1", "9-0"] and set(run.tag) == {"Bi-λMART_w/o_d"}
     assert trec.read_qrels(path.parent / "qrels").rel.tolist() == [2, 0, 1, 0, 1]
+
+
+def test_run_files_score_every_scorer_and_one_qrels_stands_for_one_dataset(rep):
+    from ltrlib.data import Dataset
+    from ltrlib.report import clear_notebook_outputs
+
+    data = Dataset(np.zeros((5, 1), np.float32), np.array([2, 0, 1, 0, 1]), np.array([7, 9]), np.array([0, 3, 5]))
+
+    class Constant:
+        def __init__(self, v):
+            self.v = v
+
+        def score(self, ds):
+            return np.arange(ds.offsets[-1], dtype=float) * self.v
+
+    paths = rep.run_files({"up": Constant(1.0), "down": Constant(-1.0)}, data, prefix="Split1.")
+    assert sorted(p.name for p in paths.values()) == ["Split1.down.run", "Split1.up.run"]
+    other = Dataset(np.zeros((2, 1), np.float32), np.array([1, 0]), np.array([3]), np.array([0, 2]))
+    with pytest.raises(ValueError, match="holds the labels of other data"):
+        rep.run_file("M1", other, np.array([0.5, 0.1]))
+    assert rep.run_file("M1", other, np.array([0.5, 0.1]), qrels="qrels.DS1").parent == rep.runs_dir
+    clear_notebook_outputs(rep.run_dir, rep.notebook)  # a rerun starts without them
+    assert not rep.runs_dir.exists()

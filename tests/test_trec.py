@@ -115,3 +115,24 @@ def test_importing_ranx_leaves_numbas_threading_layer_alone(monkeypatch):
     monkeypatch.setattr(numba.config, "THREADING_LAYER", "default")
     _ranx()
     assert numba.config.THREADING_LAYER == "default"
+
+
+def test_the_runs_command_lists_a_runs_files_and_how_to_score_them(tmp_path, capsys):
+    from ltrlib import cli
+    from ltrlib.data import Dataset
+    from ltrlib.report import Reporter
+
+    qids, offsets, y, s = _data(queries=8)
+    data = Dataset(np.zeros((y.size, 1), np.float32), y, qids, offsets)
+    rep = Reporter("r", "04_linear_merge", root=tmp_path)
+    rep.run_file("M12α", data, s)
+    rep.run_file("M1", data, -s)
+    listing = trec.list_runs(rep.run_dir)
+    assert listing.run.tolist() == ["M1.run", "M12α.run"] and (listing.queries == 8).all()
+    assert (listing.documents == y.size).all() and set(listing.qrels) == {"qrels"}
+    assert cli.main(["runs", str(rep.run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "M12α.run" in out and "trec_eval -m ndcg_cut.10" in out and "Run.from_file(" in out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["runs", str(empty)]) == 0 and "no run files" in capsys.readouterr().out
