@@ -49,9 +49,10 @@ FIDELITY_CLAIMS_CSV = "fidelity_claims.csv"
 FIDELITY_PUBLISHED_CSV = "fidelity_published.csv"
 FIDELITY_EFFECTS_CSV = "fidelity_effects.csv"
 #: What every section says of its verdicts: a run is one seed.
-ONE_SEED = ("One run is one seed: these verdicts are this seed's and decide nothing on their own. Verdicts across "
-            "seeds come from `ltrlib fidelity RUN RUN ...` over runs of several seeds and from the pre-registered "
-            "studies under `reports/` (docs/fidelity.md).")
+ONE_SEED = ("One run is one seed: these verdicts are this seed's and decide nothing on their own. Every check is "
+            "decided across seeds by a rule written before the runs (docs/fidelity.md, \"The rule across seeds\"): "
+            "`ltrlib study ledger --seeds 0-4` runs the batch at five seeds and decides them (its summary, "
+            "`reports/ledger-<scale>/study.md`), as `ltrlib fidelity RUN RUN ...` does over runs of several seeds.")
 
 
 @dataclass(frozen=True)
