@@ -235,9 +235,10 @@ class RunBar:
                         disable=not enabled, mininterval=self.interval, smoothing=0, dynamic_ncols=tty,
                         bar_format=self._format(None))
         self.done = 0.0
-        self.current: str | None = None
-        self.status_dir: Path | None = None
-        self.started = time.monotonic()
+        # The notebooks running now (several when the runner runs the batch as a graph,
+        # `ltrlib.runner.run_all`'s ``jobs``): name -> (when it started, its status folder).
+        self.running: dict[str, tuple[float, Path | None]] = {}
+        self._lock = threading.Lock()  # the runner's threads start and finish notebooks
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._follow, daemon=True) if enabled else None
 
@@ -254,22 +255,24 @@ class RunBar:
 
     def start(self, name: str, status_dir: Path | None = None) -> None:
         """``name`` runs now; its kernel reports into ``status_dir``."""
-        self.current, self.status_dir, self.started = name, status_dir, time.monotonic()
+        with self._lock:
+            self.running[name] = (time.monotonic(), status_dir)
         self._draw()
 
     def finish(self, name: str) -> None:
         """``name`` is done (or was already): its whole weight counts."""
-        self.done += self.expected.get(name, 0.0)
-        if name == self.current:
-            self.current = self.status_dir = None
+        with self._lock:
+            self.done += self.expected.get(name, 0.0)
+            self.running.pop(name, None)
         self._draw()
 
     def position(self) -> float:
-        """Expected seconds done: finished notebooks, and the clock of the running one."""
-        moving = 0.0
-        if self.current is not None:
-            moving = min(time.monotonic() - self.started, 0.95 * self.expected.get(self.current, 1.0))
-        return min(self.done + moving, self.total)
+        """Expected seconds done: finished notebooks, and the clock of each running one."""
+        now = time.monotonic()
+        with self._lock:
+            moving = sum(min(now - started, 0.95 * self.expected.get(name, 1.0))
+                         for name, (started, _) in self.running.items())
+            return min(self.done + moving, self.total)
 
     def remaining(self) -> float | None:
         """The seconds the bar says are left (its ETA): the expected seconds left, times the
@@ -293,15 +296,16 @@ class RunBar:
             self._draw()
 
     def _draw(self) -> None:
-        postfix = ""
-        if self.current is not None:
-            postfix = self.current
-            bars = read_status(self.status_dir) if self.status_dir is not None else []
-            if bars:
-                postfix += ": " + " · ".join(
-                    f"{b['desc']} {b['n']}" + (f"/{b['total']}" if b.get("total") else "") for b in bars)
         if self.bar.disable:
             return
+        with self._lock:
+            running = list(self.running.items())
+        parts = []
+        for name, (_, status_dir) in running:
+            bars = read_status(status_dir) if status_dir is not None else []
+            parts.append(name + (": " + " · ".join(f"{b['desc']} {b['n']}" + (f"/{b['total']}" if b.get("total")
+                                                                              else "") for b in bars) if bars else ""))
+        postfix = " | ".join(parts)
         self.bar.n = round(self.position(), 1)
         self.bar.bar_format = self._format(self.remaining())
         self.bar.set_postfix_str(postfix, refresh=False)
