@@ -275,6 +275,9 @@ def _add_runs_parser(subparsers) -> None:
         "qid Q0 docno rank score tag) and the qrels beside them, then print a trec_eval and a ranx command "
         "on the first (docs/ecosystem.md).")
     runs.add_argument("run", metavar="RUN", help="a run id under reports/, or a run directory")
+    runs.add_argument("--check", action="store_true",
+                      help="score every run with ranx and with ltrlib.metrics, query by query, and count where they "
+                      "agree, differ at tied scores (documented) and differ otherwise")
     runs.set_defaults(handler=_runs)
 
 
@@ -290,13 +293,22 @@ def _runs(args: argparse.Namespace) -> int:
         return 0
     with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_colwidth", 50):
         print(table.to_string(index=False))
+        if args.check:
+            from ltrlib.trec import agreement_counts
+
+            counts = agreement_counts(run_dir)
+            print("\nranx against ltrlib.metrics, queries with a relevant document:")
+            print(counts.to_string(index=False))
+            print(counts.groupby("metric")[["compared", "agree", "differ_tied", "differ_untied"]].sum().to_string())
     first = table.iloc[0]
     folder = run_dir / "runs" / first.notebook
-    qrels = folder / first.qrels.split(", ")[0]
-    print(f"\n{len(table)} runs, {table.kilobytes.sum() / 1024:.1f} MB. Score one:\n"
-          f"  trec_eval -m ndcg_cut.10 -m map -m recip_rank {qrels} {folder / first.run}\n"
-          f"  python -c \"from ranx import Qrels, Run, evaluate; print(evaluate(Qrels.from_file('{qrels}', "
-          f"kind='trec'), Run.from_file('{folder / first.run}', kind='trec'), ['ndcg@10', 'map', 'mrr']))\"")
+    qrels, run = folder / (first.qrels.split(", ")[0] or "qrels"), folder / first.run
+    # Our NDCG gains 2^label - 1 (as LightGBM and the papers): ranx's ndcg_burges, not its
+    # ndcg nor trec_eval's ndcg_cut, which gain the label itself (docs/ecosystem.md).
+    print(f"\n{len(table)} runs, {table.kilobytes.sum() / 1024:.1f} MB (gzip). Score one:\n"
+          f"  trec_eval -m map -m recip_rank {qrels} <(gunzip -c {run})\n"
+          f"  python -c \"from ranx import evaluate; from ltrlib.trec import ranx_qrels, ranx_run; "
+          f"print(evaluate(ranx_qrels('{qrels}'), ranx_run('{run}'), ['ndcg_burges@10', 'map', 'mrr']))\"")
     return 0
 
 

@@ -192,6 +192,7 @@ class Reporter(RunFolder):
         self.notebook = validate_name(notebook, "notebook name")
         super().__init__(run_id, root, data)
         self._qrels: dict[str, tuple] = {}  # qrels name -> the data it was written for (`run_file`)
+        self._stems: dict[str, str] = {}  # run file name -> the model written there (`run_file`)
 
     def __repr__(self) -> str:
         return f"Reporter(run_id={self.run_id!r}, notebook={self.notebook!r}, root={str(self.root)!r})"
@@ -231,26 +232,45 @@ class Reporter(RunFolder):
     def runs_dir(self) -> Path:
         return self.run_dir / "runs" / self.notebook
 
-    def run_file(self, model: str, data, scores, qrels: str = "qrels") -> Path:
+    def run_file(self, model: str, data, scores, qrels: str = "qrels", docnos=None) -> Path:
         """Save one model's ranking of ``data`` (a `ltrlib.data.Dataset`, one score per row)
-        as a TREC run file ``runs/<notebook>/<model>.run`` and the data's labels as
-        ``runs/<notebook>/<qrels>`` beside it (`ltrlib.trec`: document ids, ties); return the
-        run's path. The model's name is the run's tag; in the file name, characters other
-        than letters, digits, ``.``, ``-`` and ``_`` become ``_``. Runs on other data get
-        another ``qrels`` name: one qrels file stands for one dataset, and writing another
-        dataset's labels under the same name is refused (its earlier runs would no longer
-        match it)."""
+        as a gzip-compressed TREC run file ``runs/<notebook>/<model>.run.gz`` and the data's
+        labels as ``runs/<notebook>/<qrels>`` beside it (`ltrlib.trec`: document ids, ties);
+        return the run's path. Compressed because a run lists every test document: plain,
+        notebook 04's runs at ``small`` would outweigh the run folder. The model's name is
+        the run's tag; in the file name, characters other than letters, digits, ``.``, ``-``
+        and ``_`` become ``_``, and two models whose names become one file name are refused.
+        One ``qrels`` name stands for one dataset, labels included: runs judged on other data
+        (or other labels of the same queries) get another name.
+
+        ``docnos``: for a run of part of ``data``'s documents (a re-ranker's top-k lists,
+        `ltrlib.trec.lists_of`), one id per score in row order, each naming a document of
+        ``data``; the qrels still hold every document of ``data``."""
+        import hashlib
+
+        import numpy as np
+
         from ltrlib import trec
 
-        stem = "".join(c if c.isalnum() or c in ".-_" else "_" for c in str(model)).strip("._") or "model"
-        key = (tuple(str(q) for q in data.query_ids), int(data.offsets[-1]))
-        seen = self._qrels.setdefault(validate_name(qrels, "qrels name"), key)
-        if seen != key:
-            raise ValueError(f"run_file({model!r}): {self.runs_dir / qrels} holds the labels of other data "
-                             f"({len(seen[0])} queries, {seen[1]} documents; these: {len(key[0])}, {key[1]}); "
-                             "give runs on other data their own qrels name")
-        path = trec.write_run(self.runs_dir / f"{stem}.run", data.query_ids, data.offsets, scores, model)
+        # Only dots are stripped (no hidden file): stripping the "_" a replaced character left
+        # made "λMART*" write "λMART", over λMART's own run.
+        stem = "".join(c if c.isalnum() or c in ".-_" else "_" for c in str(model)).strip(".") or "model"
+        if self._stems.setdefault(stem, model) != model:
+            raise ValueError(f"run_file({model!r}): its file name {stem}.run.gz is already "
+                             f"{self._stems[stem]!r}'s; give the models names that differ in letters or digits")
+        key = (tuple(str(q) for q in data.query_ids), int(data.offsets[-1]),
+               hashlib.sha1(np.ascontiguousarray(data.y).tobytes()).hexdigest())
+        if self._qrels.setdefault(validate_name(qrels, "qrels name"), key) != key:
+            raise ValueError(f"run_file({model!r}): {self.runs_dir / qrels} holds the labels of other data; "
+                             "give runs judged on other data or other labels their own qrels name")
+        if docnos is not None and np.size(docnos) != np.size(scores):
+            raise ValueError(f"run_file({model!r}): docnos holds {np.size(docnos)} ids for {np.size(scores)} scores; "
+                             "give one per score, in row order")
+        offsets = data.offsets if docnos is None else trec.lists_of(data.query_ids, data.offsets, docnos)
+        path = trec.write_run(self.runs_dir / f"{stem}.run.gz", data.query_ids, offsets, scores, model,
+                              docnos=docnos)
         trec.write_qrels(self.runs_dir / qrels, data.query_ids, data.offsets, data.y)
+        trec.index_run(self.runs_dir, path.name, qrels)
         return path
 
     def run_files(self, scorers, data, prefix: str = "", qrels: str = "qrels") -> dict[str, Path]:

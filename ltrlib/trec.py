@@ -15,6 +15,13 @@ document is named by its query and its row within the query in the data as read:
 stable for a dataset (the same file, the same scale and seed of the twin) and its lexical
 order is the rows' order.
 
+**Runs of part of the judged documents** (a re-ranker's top-k lists, notebook 06) name
+their documents explicitly: ``write_run(..., docnos=...)``, one id per scored row, the id
+the *full* data give that document (its row within the full query: ``17-042`` may be the
+first document of query 17's top-k list). The qrels then hold every document of the full queries, so
+trec_eval and ranx normalise by the full lists' ideal DCG, as our full-list NDCG does, and
+the documents the run leaves out count as not retrieved.
+
 **Ties.** Our metrics rank a query's documents by descending score, tied scores in row
 order (a stable sort, LightGBM's convention, `ltrlib.metrics.ranking`). The ``rank`` column
 states that order. trec_eval ignores the rank column and re-sorts by score, breaking ties by
@@ -39,8 +46,8 @@ import pandas as pd
 
 from ltrlib.atomic import atomic_path
 
-__all__ = ["RUN_COLUMNS", "QRELS_COLUMNS", "docnos", "import_ranx", "list_runs", "read_qrels", "read_run",
-           "run_order", "write_qrels", "write_run"]
+__all__ = ["RANX_NAMES", "RUN_COLUMNS", "QRELS_COLUMNS", "RUN_INDEX", "agreement", "agreement_counts", "docnos", "index_run", "import_ranx", "list_runs", "lists_of", "ranx_qrels",
+           "ranx_run", "read_qrels", "read_run", "run_order", "write_qrels", "write_run"]
 
 
 def import_ranx():
@@ -76,6 +83,9 @@ def docnos(query_ids, offsets) -> np.ndarray:
     return np.char.add(np.char.add(qids, "-"), np.char.zfill(rows.astype(str), width))
 
 
+_row_docnos = docnos  # `write_run`'s argument of that name shadows the function there
+
+
 def run_order(scores, offsets) -> np.ndarray:
     """The rows in ranked order: query by query, descending score, ties in row order (our
     metrics' order, `ltrlib.metrics.ranking`)."""
@@ -104,19 +114,53 @@ def _tag(tag: str) -> str:
     return tag
 
 
-def write_run(path: str | os.PathLike, query_ids, offsets, scores, tag: str) -> Path:
+def write_run(path: str | os.PathLike, query_ids, offsets, scores, tag: str, docnos=None) -> Path:
     """Write one model's ranking of a dataset's queries (``query_ids``, ``offsets``, one score
     per document) as a TREC run file, atomically; ``tag`` names the model (whitespace becomes
-    ``_``). Returns the path."""
+    ``_``). ``docnos``: the documents' ids, one per row of ``scores`` in row order, where
+    they are not the rows' own (module docstring: runs of part of the judged documents);
+    None names each row by its place in ``offsets`` (`docnos`). Returns the path."""
     order = run_order(scores, offsets)
     offsets = np.asarray(offsets, dtype=np.int64)
     sizes = np.diff(offsets)
+    if docnos is None:
+        ids = _row_docnos(query_ids, offsets)
+    else:
+        ids = np.asarray(docnos).astype(str)
+        if ids.shape != (offsets[-1],):
+            raise ValueError(f"write_run: docnos holds {ids.size} ids for {offsets[-1]} scored documents; "
+                             "give one per row of scores, in row order")
+        # trec_eval and ranx key a query's documents by id: a repeated one would drop a row.
+        repeated = pd.Index(ids).duplicated()
+        if repeated.any():
+            raise ValueError(f"write_run: docnos repeats {ids[np.flatnonzero(repeated)[0]]!r}; "
+                             "each scored document needs its own id")
     qid = np.repeat(np.asarray(query_ids).astype(str), sizes)[order]
     rank = np.arange(order.size) - np.repeat(offsets[:-1], sizes) + 1
-    frame = pd.DataFrame({"qid": qid, "Q0": "Q0", "docno": docnos(query_ids, offsets)[order], "rank": rank,
+    frame = pd.DataFrame({"qid": qid, "Q0": "Q0", "docno": ids[order], "rank": rank,
                           "score": np.char.mod("%.17g", np.asarray(scores, dtype=np.float64)[order]),
                           "tag": _tag(tag)})
     return _write(Path(path), frame)
+
+
+def lists_of(query_ids, offsets, docnos) -> np.ndarray:
+    """The offsets of a run of part of a dataset's documents (``query_ids``, ``offsets``),
+    named by ``docnos`` (ids as `docnos` gives them, query by query in the dataset's query
+    order): one list per query of the dataset, empty where none of its documents is scored.
+    ValueError naming ``docnos`` when an id names no document of the dataset or the ids
+    leave their queries' order."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    ids = np.asarray(docnos).astype(str)
+    judged = _row_docnos(query_ids, offsets)
+    rows = pd.Index(judged).get_indexer(ids)
+    if (rows < 0).any():
+        raise ValueError(f"docnos {ids[rows < 0][0]!r} names no document of the judged data "
+                         f"(its ids look like {judged[0]!r}: ltrlib.trec.docnos)")
+    query = np.searchsorted(offsets, rows, side="right") - 1
+    if (np.diff(query) < 0).any():
+        raise ValueError(f"docnos must come query by query in the judged data's query order; id "
+                         f"{ids[int(np.flatnonzero(np.diff(query) < 0)[0]) + 1]!r} does not")
+    return np.concatenate([[0], np.cumsum(np.bincount(query, minlength=offsets.size - 1))])
 
 
 def write_qrels(path: str | os.PathLike, query_ids, offsets, labels) -> Path:
@@ -144,6 +188,24 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
                                            "score": np.float64, "tag": str})
 
 
+def ranx_run(path: str | os.PathLike):
+    """A run file, plain or gzip-compressed, as a ``ranx.Run`` named by its tag (ranx's own
+    ``Run.from_file`` reads plain files only; the Reporter writes ``.run.gz``)."""
+    ranx = import_ranx()
+    run = read_run(path)
+    ids = {"qid": object, "docno": object}  # ranx asks for object columns, not pandas' strings
+    out = ranx.Run.from_df(run.astype(ids), q_id_col="qid", doc_id_col="docno", score_col="score")
+    out.name = run.tag.iloc[0] if len(run) else Path(path).name
+    return out
+
+
+def ranx_qrels(path: str | os.PathLike):
+    """A qrels file, plain or gzip-compressed, as a ``ranx.Qrels``."""
+    ranx = import_ranx()
+    qrels = read_qrels(path).astype({"qid": object, "docno": object})
+    return ranx.Qrels.from_df(qrels, q_id_col="qid", doc_id_col="docno", score_col="rel")
+
+
 def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
     """A qrels file as a frame of `QRELS_COLUMNS`."""
     return _read(Path(path), QRELS_COLUMNS, {"qid": str, "iteration": str, "docno": str, "rel": np.int64})
@@ -166,18 +228,96 @@ def _read(path: Path, columns, dtypes) -> pd.DataFrame:
         raise ValueError(f"{path}: {err}") from None
 
 
+#: A notebook's run files and the qrels that judge each (`index_run`), beside them.
+RUN_INDEX = "runs.csv"
+
+
+def index_run(folder: str | os.PathLike, run: str, qrels: str) -> None:
+    """Record in ``folder``'s `RUN_INDEX` that the qrels file ``qrels`` judges the run file
+    ``run`` (a run judged by several, as FOLTR's Type 1 by each intent's, lists each)."""
+    path = Path(folder) / RUN_INDEX
+    index = pd.read_csv(path, dtype=str) if path.exists() else pd.DataFrame(columns=["run", "qrels"], dtype=str)
+    if not ((index.run == run) & (index.qrels == qrels)).any():
+        index = pd.concat([index, pd.DataFrame({"run": [run], "qrels": [qrels]})], ignore_index=True)
+        with atomic_path(path) as tmp:
+            index.to_csv(tmp, index=False)
+
+
 def list_runs(run_dir: str | os.PathLike) -> pd.DataFrame:
-    """The run files of a run folder (``runs/<notebook>/*.run``, ``.run.gz``), one row each:
-    ``notebook, run, tag, queries, documents, kilobytes, qrels`` (the qrels file beside it that
-    its notebook wrote: ``qrels`` unless the run's name says another, see
-    `ltrlib.report.Reporter.run_file`). Empty when the run wrote none."""
+    """The run files of a run folder (``runs/<notebook>/*.run.gz``), one row each:
+    ``notebook, run, tag, queries, documents, kilobytes, qrels`` (the qrels files that judge
+    it, from the notebook's `RUN_INDEX`). Empty when the run wrote none."""
     rows = []
     for path in sorted(Path(run_dir).glob("runs/*/*.run*")):
         if not path.name.endswith((".run", ".run.gz")):
             continue
+        index = path.parent / RUN_INDEX
+        judged = pd.read_csv(index, dtype=str) if index.exists() else pd.DataFrame(columns=["run", "qrels"])
         run = read_run(path)
-        qrels = sorted(p.name for p in path.parent.glob("qrels*"))
         rows.append({"notebook": path.parent.name, "run": path.name, "tag": run.tag.iloc[0] if len(run) else "",
                      "queries": run.qid.nunique(), "documents": len(run),
-                     "kilobytes": round(path.stat().st_size / 1024, 1), "qrels": ", ".join(qrels)})
+                     "kilobytes": round(path.stat().st_size / 1024, 1),
+                     "qrels": ", ".join(judged.qrels[judged.run == path.name])})
     return pd.DataFrame(rows, columns=["notebook", "run", "tag", "queries", "documents", "kilobytes", "qrels"])
+
+
+#: ranx's names of our metrics (`agreement`): our NDCG gains 2^label - 1, ranx's ndcg_burges.
+RANX_NAMES = {"ndcg": "ndcg_burges@{k}", "map": "map", "mrr": "mrr"}
+
+
+def agreement(run_path: str | os.PathLike, qrels_path: str | os.PathLike, k: int = 10) -> pd.DataFrame:
+    """A run file scored query by query by `ltrlib.metrics` and by ranx: ``qid, metric,
+    ours, ranx, tied, agree`` for each query with a relevant document (for the others the
+    conventions differ: ranx scores 0, ours 1, `ltrlib.metrics.ranking`). Ours ranks by the file's ``rank`` column, ranx by
+    the scores, so they may part only where a query has ``tied`` scores. NDCG@k divides by
+    the ideal DCG of every judged document of the query (a re-ranker's run lists its top-k
+    only); AP and RR are compared where the run holds every relevant document (else NaN)."""
+    from ltrlib.metrics import average_precision, ideal_dcg, ndcg, reciprocal_rank
+
+    ranx = import_ranx()
+    run, qrels = read_run(run_path), read_qrels(qrels_path)
+    names = {m: name.format(k=k) for m, name in RANX_NAMES.items()}
+    theirs = ranx.evaluate(ranx_qrels(qrels_path), ranx_run(run_path), list(names.values()), return_mean=False)
+    judged_ids = list(ranx_qrels(qrels_path).keys())
+    by_query = {m: dict(zip(judged_ids, np.atleast_1d(theirs[name]))) for m, name in names.items()}
+    labels = qrels.groupby("qid", sort=False)
+    rows = []
+    for qid, docs in run.sort_values(["qid", "rank"], kind="stable").groupby("qid", sort=False):
+        if qid not in by_query["ndcg"] or qid not in labels.groups:
+            continue
+        judged = labels.get_group(qid)
+        if judged.rel.max() <= 0:  # no relevant document: ranx scores 0, ours 1 by convention
+            continue
+        rel = dict(zip(judged.docno, judged.rel))
+        y = np.array([rel.get(d, 0) for d in docs.docno], dtype=np.float64)
+        order = -np.arange(len(y), dtype=np.float64)  # the file's order, no ties
+        offsets = np.array([0, len(y)])
+        full = judged.rel.to_numpy(np.float64)
+        whole = set(judged.docno[judged.rel > 0]) <= set(docs.docno)
+        ours = {"ndcg": ndcg(y, order, offsets, k, ideal_dcg=ideal_dcg(full, np.array([0, full.size]), k))[0],
+                "map": average_precision(y, order, offsets)[0] if whole else np.nan,
+                "mrr": reciprocal_rank(y, order, offsets)[0] if whole else np.nan}
+        tied = bool(docs.score.duplicated().any())
+        for m, value in ours.items():
+            rows.append({"qid": qid, "metric": names[m], "ours": value, "ranx": by_query[m][qid], "tied": tied,
+                         "agree": bool(abs(value - by_query[m][qid]) < 1e-9) if not np.isnan(value) else None})
+    return pd.DataFrame(rows, columns=["qid", "metric", "ours", "ranx", "tied", "agree"])
+
+
+def agreement_counts(run_dir: str | os.PathLike, k: int = 10) -> pd.DataFrame:
+    """`agreement` of every run file of a run folder against each qrels that judges it
+    (`list_runs`), counted: ``notebook, run, qrels, metric, compared, agree, differ_tied,
+    differ_untied``. ``differ_untied``
+    would be a disagreement our documented conventions do not explain."""
+    rows = []
+    for r in list_runs(run_dir).itertuples():
+        folder = Path(run_dir) / "runs" / r.notebook
+        for qrels in r.qrels.split(", ") if r.qrels else []:
+            a = agreement(folder / r.run, folder / qrels, k).dropna(subset=["agree"])
+            for metric, g in a.groupby("metric", sort=False):
+                rows.append({"notebook": r.notebook, "run": r.run, "qrels": qrels, "metric": metric, "compared": len(g),
+                             "agree": int(g.agree.sum()),
+                             "differ_tied": int((~g.agree.astype(bool) & g.tied).sum()),
+                             "differ_untied": int((~g.agree.astype(bool) & ~g.tied).sum())})
+    return pd.DataFrame(rows, columns=["notebook", "run", "qrels", "metric", "compared", "agree", "differ_tied",
+                                       "differ_untied"])

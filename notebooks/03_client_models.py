@@ -43,7 +43,8 @@
 # studies in `optuna.journal` (a rerun resumes or reuses them), tables `client_models`
 # (Tables 1/3), `client_models_numeric`, `hyperparameters` (Table 6), `tuning_trials`;
 # figures `validation_curves`, `tuning_history`; NDCG@10 per split, model and test set in
-# `metrics.json`.
+# `metrics.json`; TREC run files in `runs/03_client_models/`: `<split>.M1.run.gz`,
+# `<split>.M2.run.gz` and `M_full.run.gz` (each model's ranking of DS's test set) beside `qrels`.
 
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
@@ -148,6 +149,16 @@ table
 numeric = metrics.significance_table(per_query, None, by="split", columns="test_set")
 report.table(numeric.reset_index(), "client_models_numeric")
 numeric
+
+# %% [markdown]
+# ## Run files
+# Each split's M1 and M2 and M_full ranking DS's test queries, as TREC run files beside DS's
+# labels (`qrels`), for trec_eval or ranx (`ltrlib runs RUN` lists them; ties as in
+# `ltrlib.trec`). M_full is one model for every split, so it is written once.
+
+# %%
+runs = report.run_files(*clients.run_scorers(models))
+list(runs)
 
 # %% [markdown]
 # ## Tables 1 and 3 in the paper's layout

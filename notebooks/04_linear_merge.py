@@ -16,7 +16,9 @@
 # **Outputs** under `reports/<run_id>/`: tables `alpha_choices`, `table4_linear` (with
 # `table4_linear_numeric`: means and p-values), `fusion_baselines` and `fusion_weights`
 # (beyond the paper), `category_deltas`; figures `alpha_sweep`, `alpha_explorer_batch`, `category_deltas_vs_M1`,
-# `category_deltas_vs_M2`; chosen α and mean NDCG@10 per model in `metrics.json`.
+# `category_deltas_vs_M2`; chosen α and mean NDCG@10 per model in `metrics.json`; TREC run
+# files in `runs/04_linear_merge/`, `<split>.M12α.run.gz` and `<split>.M21α.run.gz` (each
+# merge's ranking of the full test set) beside `qrels`.
 
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
@@ -114,6 +116,19 @@ report.table(merge.flatten_columns(fusion_table), "fusion_baselines", index=True
 report.table(pd.concat([w for _, w in fusions.values()], ignore_index=True), "fusion_weights",
              caption="The weighted sums' weights (M1, M2), tuned by ranx on each client's D_merge by NDCG@10")
 fusion_table
+
+# %% [markdown]
+# ## Run files
+# The two linear merges ranking the full test set, per split, as TREC run files beside the
+# test set's labels (`qrels`), for trec_eval or ranx. M1 and M2 are notebook 03's runs. The
+# fusions are not written: each is ranx's `fuse` of those two runs (the weighted sums with
+# the weights of `fusion_weights`), so ranx rebuilds them exactly, and written they would
+# add a fifth of the run folder at `small` (docs/ecosystem.md).
+
+# %%
+runs = {name: report.run_files({m: experiments[name].scorers[m] for m in ("M12α", "M21α")},
+                                nsplits[name].full.test, prefix=f"{name}.") for name in split_names}
+{name: list(r) for name, r in runs.items()}
 
 # %% [markdown]
 # ## NDCG@10 against α

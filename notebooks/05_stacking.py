@@ -34,7 +34,8 @@
 # **Outputs** under `reports/<run_id>/`: tables `table5_stacking`, `table5_stacking_numeric`,
 # `stacking_params`, `comparison`, `selection_choices`, `category_deltas`; figures
 # `figure3_importance`, `category_deltas_vs_M2`; Optuna studies `<split>.M12S`/`.M21S` in
-# `optuna.journal`.
+# `optuna.journal`; TREC run files in `runs/05_stacking/`, `<split>.<model>.run.gz` for M12S,
+# M21S, M12sel and M21sel (each model's ranking of the full test set) beside `qrels`.
 
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
@@ -172,6 +173,19 @@ comparison = merge.marked_table(all_per_query, models=["M1", "M2", "M12α", "M21
 report.table(merge.flatten_columns(comparison), "comparison", index=True,
              caption="Linear merge, stacking and per-query selection against M1 (a) and M2 (b)")
 comparison
+
+# %% [markdown]
+# ## Run files
+# The stacked models and the selectors ranking the full test set, per split, as
+# TREC run files beside the test set's labels (`qrels`), for trec_eval or ranx (M1, M2 and
+# the α-merges are notebook 04's).
+
+# %%
+# The oracle is an upper bound that reads the test labels, not a model to score elsewhere.
+runs = {name: report.run_files({m: f for m, f in {**stacked[name].scorers, **selected[name].scorers}.items()
+                                if m != "oracle"}, nsplits[name].full.test, prefix=f"{name}.")
+        for name in split_names}
+{name: list(r) for name, r in runs.items()}
 
 # %% [markdown]
 # ## Where each method helps and hurts, by query category (against M2)

@@ -75,7 +75,10 @@
 # `tuning_trials`, `tuning_summary`, `ablation_listwise`; `per_query_test.parquet` (test
 # NDCG@k of every model and query, main run and control, for tests pooled across seeds);
 # figures `validation_curves`, `tuning_history`; test NDCG@5 per model in `metrics.json`;
-# Optuna studies in `06_bilambdamart.journal` (a rerun resumes them).
+# Optuna studies in `06_bilambdamart.journal` (a rerun resumes them); under
+# `runs/06_bilambdamart/`, every stage-2 model's test ranking as a TREC run file
+# (`<model>.run.gz`, stage 1's ranking of the same lists as `stage1.run.gz`, the control's
+# as `control.<model>.run.gz`) with the full test set's labels as `qrels` (`qrels.control`).
 
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
@@ -364,6 +367,22 @@ report.figure(fig, "validation_curves")
 history = bivariate.tuning_frame(fitted)
 report.table(history, "tuning_trials")
 report.figure(plots.tuning_history(history), "tuning_history")
+
+# %% [markdown]
+# ## TREC run files
+# Every model's ranking of the test lists, for trec_eval, ranx and the like: stage 2 ranks
+# only the top `top_k`, but the qrels hold the whole test set and each document is named by
+# its row in the full query, so those tools divide by the full list's ideal DCG as the
+# tables above do (`ltrlib.trec`). The control's runs are judged by its own labels.
+
+# %%
+runs = bivariate.stage2_runs(exp, fitted, scores=test_scores)
+run_paths = {n: report.run_file(n, runs.judged, s, docnos=runs.docnos) for n, s in runs.scores.items()}
+if "06.control" in tuned_groups:
+    runs = bivariate.stage2_runs(control_exp, tuned_groups["06.control"])
+    run_paths |= {f"control.{n}": report.run_file(f"control.{n}", runs.judged, s, qrels="qrels.control",
+                                                  docnos=runs.docnos) for n, s in runs.scores.items()}
+print(f"{len(run_paths)} run files in {report.runs_dir}:", ", ".join(p.name for p in run_paths.values()))
 
 # %%
 # Per query and model, for tests pooled across seeds (`ltrlib study bilambdamart`).

@@ -46,7 +46,9 @@
 # `table5_neural_softmax`, `table6_neural_hyperparameters`, `table7_attention`,
 # `neural_tuning_summary`, `neural_tuning_trials`, `ranker_means`; `per_query_neural.parquet`;
 # the figures `ranker_means` and `neural_validation_curves`; test NDCG@5 per model in `metrics.json`; Optuna studies in
-# `06_neural_competitors.journal` (a rerun resumes them).
+# `06_neural_competitors.journal` (a rerun resumes them); under `runs/06_neural_competitors/`,
+# every network's test ranking as a TREC run file (`<model>.run.gz`) with the full test set's
+# labels as `qrels`, as notebook 06 writes its trees'.
 
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
@@ -244,6 +246,17 @@ fig = plots.validation_curves(curves)
 fig.axes[0].set_xlabel("training step")
 fig.axes[0].set_ylabel(f"validation NDCG@{cutoff} (full-list IDCG)")
 report.figure(fig, "neural_validation_curves")
+
+# %% [markdown]
+# ## TREC run files
+# Every network's ranking of the test lists, as notebook 06 writes its trees': the qrels
+# hold the whole test set and each document is named by its row in the full query, so
+# trec_eval and ranx divide by the full list's ideal DCG as the tables do (`ltrlib.trec`).
+
+# %%
+runs = bivariate.stage2_runs(exp, fitted, stage1=False)
+run_paths = {n: report.run_file(n, runs.judged, s, docnos=runs.docnos) for n, s in runs.scores.items()}
+print(f"{len(run_paths)} run files in {report.runs_dir}:", ", ".join(p.name for p in run_paths.values()))
 
 # %%
 report.frame(per_query, "per_query_neural")

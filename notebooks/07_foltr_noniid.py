@@ -37,7 +37,9 @@
 # paper's layout), `remedies` (with p-values against FedAvg); figures `offline_<setting>`
 # (offline NDCG@10 against rounds,
 # mean and 95% band over seeds), `online_gaps`, `remedies_<setting>`; headline gaps in
-# `metrics.json`.
+# `metrics.json`; TREC run files under `runs/07_foltr_noniid/`: Table 2's perfect-click runs
+# (Type 1, no remedy) of the first run seed, `type1.<data>.<ranker>.perfect.none.run.gz`, on the
+# training queries they are evaluated on, with one qrels per intent (`qrels.intent0`, ...).
 #
 # Conventions: offline NDCG@10 skips test queries without relevant documents; online
 # NDCG@10 counts them as 0 (as the reference does). Features are min-max scaled per query.
@@ -153,7 +155,11 @@ for remedy_setting in remedy_list:
             jobs += foltr.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,
                                remedies=[("sharing", 0.0)], share_fraction=share_fraction,
                                warmup_interactions=warm, **common)
-offline, online = foltr.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler)
+# The final rankers of Table 2's perfect-click column (first run seed) come back for the run
+# files; the others stay in the workers: the default grid is 142 runs a seed, and each Type
+# 1 run ranks every training query (about 5 MB compressed at `small`).
+kept = [job for job in foltr.table2_jobs(jobs, seeds[0]) if job.click == "perfect"]
+offline, online, final_rankers = foltr.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler, keep_rankers=kept)
 report.table(offline, "runs_offline")
 report.table(online, "runs_online")
 online.groupby(["setting", "data"]).agg(runs=("seed", "size"), interactions=("interactions", "sum"),
@@ -191,6 +197,17 @@ gaps = foltr.noniid_gaps(online)
 report.table(gaps.round(4), "noniid_gaps", caption="non-IID minus IID, online and final offline")
 report.figure(plots.foltr_online_gaps(gaps), "online_gaps", close=not interactive)
 gaps.round(3)
+
+# %% [markdown]
+# ## Run files of Table 2
+# The final rankers of Table 2's perfect-click runs (first run seed) as TREC run files,
+# ranking what their offline NDCG@10 ranks: the training queries, judged under each intent (`qrels.intent<k>`,
+# one per intent; the offline NDCG is the mean over intents of the mean over queries with
+# a relevant document).
+
+# %%
+for run in foltr.final_run_files(data, final_rankers):
+    report.run_file(run.name, run.data, run.scores, qrels=run.qrels)
 
 # %% [markdown]
 # ## Remedies

@@ -24,7 +24,8 @@
 # `backend_comparison_numeric` (means, differences, p-values, seconds, trees),
 # `backend_timing`, `pair_method_runs`, `pair_method_summary`, `pair_count_sweep`, `pair_method_equal_budget`,
 # `pair_method_trend`, `graded_objectives`, `reproducibility`, `distributed_training`, `seed_claims`; figures
-# `backend_comparison`, `pair_method_sizes`; headline numbers in `metrics.json`.
+# `backend_comparison`, `pair_method_sizes`; headline numbers in `metrics.json`; TREC run
+# files of the backend comparison's models on the test set under `runs/08_xgboost_backends/`.
 #
 # Scale: the comparison trains on `train_queries` training queries (1000 by default, 0 =
 # all); the pair-method study on each size of `pair_train_queries`. The larger setting is
@@ -89,6 +90,7 @@ report.table(table, "backend_comparison", index=True,
              caption=f"Test means on {data.train.n_queries} training queries; a: paired t-test p < 0.05 against LightGBM")
 report.table(numeric, "backend_comparison_numeric")
 report.table(runs.timing, "backend_timing")
+report.run_files(runs.rankers, data.test)  # runs/08_xgboost_backends/<model>.run.gz, qrels
 table
 
 # %%

@@ -18,7 +18,9 @@
 #
 # **Outputs** under `reports/<run_id>/`: tables `click_curves` (tidy), `click_curves_wide`,
 # `propensities`, `propensity_errors`, `click_rates`; figures `click_bias_curves`,
-# `propensities`; headline numbers in `metrics.json`.
+# `propensities`; headline numbers in `metrics.json`; TREC run files under
+# `runs/09_click_bias/`: the test rankings of the logging ranker, the ceiling and every model
+# trained on the largest log at the smallest and the largest η.
 #
 # Sizes by scale (0 or empty parameters): tiny 200 and 600 sessions, small 600, 2000 and
 # 6000, paper 3000, 30000 and 300000 with the paper's tree limits, one parameter away
@@ -77,6 +79,16 @@ report.table(wide, "click_curves_wide",
              caption=f"Test NDCG@10; logging ranker trained on {result.logging_queries} labelled queries")
 report.figure(plots.click_bias_curves(result.curves), "click_bias_curves")
 wide
+
+# %% [markdown]
+# ## Run files
+# The test rankings behind the curves' ends, at the largest log, the smallest and the largest
+# η (every point would multiply the files by the sizes and the η's), the logging ranker's and
+# the ceiling's.
+
+# %%
+for name, scores in result.test_scores.items():
+    report.run_file(name, splits.test, scores)
 
 # %% [markdown]
 # ## How biased the logs are

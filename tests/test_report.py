@@ -309,7 +309,7 @@ def test_run_file_writes_a_trec_run_and_its_qrels(rep):
 
     data = Dataset(np.zeros((5, 1), np.float32), np.array([2, 0, 1, 0, 1]), np.array([7, 9]), np.array([0, 3, 5]))
     path = rep.run_file("Bi-λMART w/o d", data, np.array([0.1, 0.3, 0.2, 1.0, 2.0]))
-    assert path == rep.run_dir / "runs" / rep.notebook / "Bi-λMART_w_o_d.run"
+    assert path == rep.run_dir / "runs" / rep.notebook / "Bi-λMART_w_o_d.run.gz"
     run = trec.read_run(path)
     assert run.docno.tolist() == ["7-1", "7-2", "7-0", "9-1", "9-0"] and set(run.tag) == {"Bi-λMART_w/o_d"}
     assert trec.read_qrels(path.parent / "qrels").rel.tolist() == [2, 0, 1, 0, 1]
@@ -329,10 +329,13 @@ def test_run_files_score_every_scorer_and_one_qrels_stands_for_one_dataset(rep):
             return np.arange(ds.offsets[-1], dtype=float) * self.v
 
     paths = rep.run_files({"up": Constant(1.0), "down": Constant(-1.0)}, data, prefix="Split1.")
-    assert sorted(p.name for p in paths.values()) == ["Split1.down.run", "Split1.up.run"]
+    assert sorted(p.name for p in paths.values()) == ["Split1.down.run.gz", "Split1.up.run.gz"]
     other = Dataset(np.zeros((2, 1), np.float32), np.array([1, 0]), np.array([3]), np.array([0, 2]))
     with pytest.raises(ValueError, match="holds the labels of other data"):
         rep.run_file("M1", other, np.array([0.5, 0.1]))
+    rep.run_file("M12 α", data, np.arange(5.0))
+    with pytest.raises(ValueError, match=r"is already 'M12 α''s"):  # one file name, two models
+        rep.run_file("M12/α", data, np.arange(5.0))
     assert rep.run_file("M1", other, np.array([0.5, 0.1]), qrels="qrels.DS1").parent == rep.runs_dir
     clear_notebook_outputs(rep.run_dir, rep.notebook)  # a rerun starts without them
     assert not rep.runs_dir.exists()

@@ -92,6 +92,32 @@ def test_ir_measures_scores_every_query_as_we_do(tmp_path):
         assert all(abs(theirs[q] - ours[metric][q]) < 1e-9 for q in judged), metric
 
 
+def test_explicit_docnos_name_a_subsets_documents_as_the_full_qrels_do(tmp_path):
+    """A re-ranker's run lists part of each query (notebook 06's top-k lists) under the ids the
+    full data give its documents; against the full qrels ranx then divides by the full
+    list's ideal DCG, as our NDCG with ``ideal_dcg`` does."""
+    ranx = _ranx()
+    from ltrlib.metrics import ideal_dcg
+
+    qids, offsets, y, s = _data(3)
+    keep = (np.arange(offsets[-1]) - np.repeat(offsets[:-1], np.diff(offsets))) % 3 == 0  # each query's row 0
+    sub = np.concatenate([[0], np.cumsum(np.add.reduceat(keep.astype(np.int64), offsets[:-1]))])
+    ids = trec.docnos(qids, offsets)[keep]
+    path = trec.write_run(tmp_path / "top.run", qids, sub, s[keep], "top", docnos=ids)
+    assert sorted(trec.read_run(path).docno) == sorted(ids)
+    qrels = ranx.Qrels.from_file(str(trec.write_qrels(tmp_path / "qrels", qids, offsets, y)), kind="trec")
+    theirs = dict(zip(qrels.keys(), ranx.evaluate(qrels, ranx.Run.from_file(str(path), kind="trec"),
+                                                  "ndcg_burges@10", return_mean=False)))
+    ours = ndcg(y[keep], s[keep], sub, 10, ideal_dcg=ideal_dcg(y, offsets, 10))
+    judged = [(str(q), v) for q, v, a, b in zip(qids, ours, offsets[:-1], offsets[1:]) if y[a:b].max() > 0]
+    assert all(abs(theirs[q] - v) < 1e-9 for q, v in judged) and any(v < 1 for _, v in judged)
+    with pytest.raises(ValueError, match="docnos holds 3 ids for .* scored documents"):
+        trec.write_run(tmp_path / "bad.run", qids, sub, s[keep], "top", docnos=ids[:3])
+    with pytest.raises(ValueError, match="docnos repeats"):
+        trec.write_run(tmp_path / "bad.run", qids, sub, s[keep], "top", docnos=np.r_[ids[:1], ids[:-1]])
+    assert not (tmp_path / "bad.run").exists()
+
+
 def test_bad_input_is_refused_by_name(tmp_path):
     qids, offsets, y, s = _data()
     s[4] = np.nan
@@ -128,11 +154,29 @@ def test_the_runs_command_lists_a_runs_files_and_how_to_score_them(tmp_path, cap
     rep.run_file("M12α", data, s)
     rep.run_file("M1", data, -s)
     listing = trec.list_runs(rep.run_dir)
-    assert listing.run.tolist() == ["M1.run", "M12α.run"] and (listing.queries == 8).all()
+    assert listing.run.tolist() == ["M1.run.gz", "M12α.run.gz"] and (listing.queries == 8).all()
     assert (listing.documents == y.size).all() and set(listing.qrels) == {"qrels"}
     assert cli.main(["runs", str(rep.run_dir)]) == 0
     out = capsys.readouterr().out
-    assert "M12α.run" in out and "trec_eval -m ndcg_cut.10" in out and "Run.from_file(" in out
+    assert "M12α.run.gz" in out and "trec_eval" in out and "ndcg_burges@10" in out
     empty = tmp_path / "empty"
     empty.mkdir()
     assert cli.main(["runs", str(empty)]) == 0 and "no run files" in capsys.readouterr().out
+
+
+def test_agreement_counts_queries_where_ranx_and_ours_part_and_says_when_ties_explain_it(tmp_path):
+    from ltrlib.data import Dataset
+    from ltrlib.report import Reporter
+
+    qids, offsets, y, s = _data(queries=12)
+    data = Dataset(np.zeros((y.size, 1), np.float32), y, qids, offsets)
+    rep = Reporter("r", "08_xgboost_backends", root=tmp_path)
+    rep.run_file("distinct", data, s)
+    rep.run_file("tied", data, np.round(s))  # many ties: ranx's order may differ from ours
+    counts = trec.agreement_counts(rep.run_dir).set_index(["run", "metric"])
+    judged = sum(y[a:b].max() > 0 for a, b in zip(offsets[:-1], offsets[1:]))
+    distinct = counts.loc["distinct.run.gz"]
+    assert (distinct.compared == judged).all() and (distinct.agree == judged).all()
+    tied = counts.loc["tied.run.gz"]
+    assert (tied.differ_untied == 0).all() and (tied.agree + tied.differ_tied == tied.compared).all()
+    assert list(trec.list_runs(rep.run_dir).qrels) == ["qrels", "qrels"]

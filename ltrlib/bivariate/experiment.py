@@ -56,12 +56,12 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import config, trec
 from ltrlib.bivariate.features import expand_listwise, expanded_names, query_level_columns
 from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb
 from ltrlib.bivariate.objective import HESSIANS
@@ -78,8 +78,8 @@ from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_stud
 __all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "OPEN_SETTINGS", "STAGE1_ROW", "Stage2Experiment",
            "TUNED_CHOICE", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
            "bilambdamart_metrics", "model_list", "model_scores", "per_query_frame",
-           "per_query_results", "ndcg_table", "settings_screen", "tuned_table", "tuning_frame",
-           "tuning_label", "tuning_summary"]
+           "per_query_results", "ndcg_table", "settings_screen", "stage2_runs", "Stage2Runs", "tuned_table",
+           "tuning_frame", "tuning_label", "tuning_summary"]
 
 STAGE1_ROW = "λMART (stage 1)"
 #: The settings the paper leaves open (module docstring): name -> its fixed values, the
@@ -561,6 +561,43 @@ def model_scores(exp: Stage2Experiment, models: Mapping[str, Any], part: str = "
     for name, s in (oracles or {}).items():
         scores[name] = np.asarray(s, dtype=np.float64)[exp.two.kept[part]]
     return scores
+
+
+class Stage2Runs(NamedTuple):
+    """What `stage2_runs` returns: the TREC run files of stage-2 lists, ready for
+    `ltrlib.report.Reporter.run_file` (``run_file(name, judged, s, docnos=docnos)``)."""
+
+    judged: Dataset  # the full stage-1 partition: its qrels hold every document
+    docnos: np.ndarray  # each stage-2 row's id in ``judged`` (`ltrlib.trec.docnos`)
+    scores: dict[str, np.ndarray]  # name -> one score per stage-2 row
+
+
+def stage2_runs(exp: Stage2Experiment, models: Mapping[str, Any], part: str = "test", *,
+                scores: Mapping[str, np.ndarray] | None = None, stage1: bool = True) -> Stage2Runs:
+    """Every model's ranking of ``part``'s stage-2 lists, as TREC run files need it.
+
+    Stage 2 re-ranks each query's top k but its NDCG divides by the full list's ideal DCG,
+    so the qrels are those of the full partition (``judged``: trec_eval and ranx then
+    compute the same ideal DCG) and each stage-2 row is named by its row within the *full*
+    query (`TwoStage.kept`), not within the top-k list (`ltrlib.trec`, module docstring).
+    ``scores``: name -> scores of the stage-2 rows, ``stage1`` first (stage 1's ranking of
+    the same lists, Table 2's row a) when ``stage1``, then every model of ``models`` in its
+    order; pass `model_scores`' output to reuse it (its oracle rows are left out).
+    """
+    two = exp.two
+    if two.stage1 is None:
+        raise ValueError("stage2_runs: the experiment has no stage-1 partitions (a copy sent to a worker "
+                         "process drops them); call it on the notebook's own experiment")
+    judged, ds = getattr(two.stage1, part), exp.parts[part]
+    rows = np.flatnonzero(two.kept[part])
+    if rows.size != ds.n_docs or not np.array_equal(judged.query_ids, ds.query_ids):
+        raise ValueError(f"stage2_runs: part {part!r}'s stage-2 lists are not all of stage 1's top-k lists "
+                         f"({ds.n_docs} of {rows.size} rows; a training sample, train_queries?)")
+    if scores is None:
+        scores = model_scores(exp, models, part, stage1)
+    named = {"stage1": np.asarray(scores[STAGE1_ROW], dtype=np.float64)} if stage1 else {}
+    named.update({name: np.asarray(scores[name], dtype=np.float64) for name in models})
+    return Stage2Runs(judged, trec.docnos(judged.query_ids, judged.offsets)[rows], named)
 
 
 def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],

@@ -9,7 +9,8 @@
    with the displayed positions in its Dataset (its position-bias model); all trained on
    the clicks with a fixed tree count (no labelled validation data in a click setting).
 4. Test NDCG@10 on the true labels, against the logging ranker and a λMART trained on the
-   true labels of all training queries (the ceiling).
+   true labels of all training queries (the ceiling). The test scores of the logging ranker,
+   the ceiling and every model of the largest log come back too, for TREC run files.
 
 XGBoost's propensity estimates (t+ per position, relative to position 1) are read from the
 unbiased models of the largest log and set beside the true PBM ratio 1/rank^eta.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,7 @@ from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train import Ranker, TrainSettings, train_ranker, xgboost_propensities
 
 __all__ = ["CLICK_MODELS", "ClickBiasResult", "LOGGING_SETTINGS", "click_bias_experiment",
-           "curve_table", "click_bias_metrics", "logging_ranker", "propensity_errors"]
+           "curve_table", "click_bias_metrics", "logging_ranker", "model_run_name", "propensity_errors"]
 
 # name -> (backend, params, uses positions)
 CLICK_MODELS: dict[str, tuple[str, dict, bool]] = {
@@ -64,16 +65,29 @@ def logging_ranker(splits: Splits, fraction: float = 0.01, *, min_queries: int =
 class ClickBiasResult:
     """``curves``: ``model, eta, sessions, metric, value, seconds``, metric ``ndcg@10`` on
     the test set (eta and sessions NaN for the logging ranker and the ceiling); ``propensities``: ``eta, rank, estimated, t_minus,
-    true``; ``click_rates``: ``eta, rank, ctr`` of the largest logs; ``logging_queries``."""
+    true``; ``click_rates``: ``eta, rank, ctr`` of the largest logs; ``logging_queries``;
+    ``test_scores``: run name (`model_run_name`) -> test scores (one per test row) of the logging
+    ranker, the ceiling and each model trained on the largest log at the smallest and the
+    largest eta (no bias and the strongest, the curves' ends), the rankings whose NDCG@10
+    ``curves`` holds there (`ltrlib.report.Reporter.run_file`). The other logs' and etas'
+    models are left out: every one would be 17 run files at the default grid, a quarter
+    of the run folder at ``small`` (docs/ecosystem.md)."""
 
     curves: pd.DataFrame
     propensities: pd.DataFrame
     click_rates: pd.DataFrame
     logging_queries: int
+    test_scores: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-def _ndcg10(ranker: Ranker, test) -> float:
-    return float(evaluate(test, ranker.score(test), metrics="ndcg@10")["ndcg@10"])
+def model_run_name(model: str, eta: float | None = None, sessions: int | None = None) -> str:
+    """A model's name in `ClickBiasResult.test_scores`: the curves' ``model``, and for a
+    model trained on clicks its eta and log size (``XGB unbiased eta=0.5 sessions=6000``)."""
+    return model if eta is None else f"{model} eta={float(eta):g} sessions={int(sessions)}"
+
+
+def _ndcg10(scores: np.ndarray, test) -> float:
+    return float(evaluate(test, scores, metrics="ndcg@10")["ndcg@10"])
 
 
 def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0, 1.5, 2.0),
@@ -102,14 +116,17 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
     seed = settings.seed
     logger, n_log = logging_ranker(splits, logging_fraction, settings=settings.replace(
         max_trees=LOGGING_SETTINGS.max_trees, early_stopping=LOGGING_SETTINGS.early_stopping))
+    on_test = logger.score(test)
+    test_scores = {model_run_name("logging ranker"): on_test}
     rows.append({"model": "logging ranker", "eta": np.nan, "sessions": np.nan,
-                 "metric": "ndcg@10", "value": _ndcg10(logger, test), "seconds": np.nan})
+                 "metric": "ndcg@10", "value": _ndcg10(on_test, test), "seconds": np.nan})
     start = time.perf_counter()
     ceiling = train_ranker(splits.train, splits.vali, {"learning_rate": 0.1}, settings.replace(
         max_trees=ceiling_trees, early_stopping=max(10, ceiling_trees // 10)))
+    on_test = ceiling.score(test)
+    test_scores[model_run_name("true labels (ceiling)")] = on_test
     rows.append({"model": "true labels (ceiling)", "eta": np.nan, "sessions": np.nan,
-                 "metric": "ndcg@10", "value": _ndcg10(ceiling, test),
-                 "seconds": time.perf_counter() - start})
+                 "metric": "ndcg@10", "value": _ndcg10(on_test, test), "seconds": time.perf_counter() - start})
     scores = logger.score(splits.train)
     props, rates = [], []
     models_bar = bar(total=len(etas) * len(sessions) * len(models), desc="models on clicks", unit="model",
@@ -128,8 +145,11 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
                 t0 = time.perf_counter()
                 r = train_ranker(log.data, None, p, settings.replace(backend=backend),
                                  position=log.position if with_pos else None)
+                on_test = r.score(test)
                 rows.append({"model": name, "eta": float(eta), "sessions": n, "metric": "ndcg@10",
-                             "value": _ndcg10(r, test), "seconds": time.perf_counter() - t0})
+                             "value": _ndcg10(on_test, test), "seconds": time.perf_counter() - t0})
+                if n == sessions[-1] and float(eta) in (min(map(float, etas)), max(map(float, etas))):
+                    test_scores[model_run_name(name, eta, n)] = on_test
                 models_bar.update(1)
                 if n == sessions[-1] and backend == "xgboost" and p.get("lambdarank_unbiased"):
                     t_plus, t_minus = xgboost_propensities(r)
@@ -140,7 +160,7 @@ def click_bias_experiment(splits: Splits, etas: Sequence[float] = (0.0, 0.5, 1.0
     models_bar.close()
     return ClickBiasResult(pd.DataFrame(rows), pd.concat(props, ignore_index=True) if props else
                            pd.DataFrame(columns=["eta", "model", "rank", "estimated", "t_minus", "true"]),
-                           pd.concat(rates, ignore_index=True), n_log)
+                           pd.concat(rates, ignore_index=True), n_log, test_scores)
 
 
 def curve_table(curves: pd.DataFrame) -> pd.DataFrame:

@@ -25,7 +25,7 @@ from ltrlib.train.settings import TrainSettings
 from ltrlib.train.tuning import TuningResult, fit_side_by_side, fit_tuned
 
 __all__ = ["ClientModels", "MODEL_NAMES", "TEST_SETS", "client_metrics", "client_results",
-           "fit_client_models"]
+           "fit_client_models", "run_scorers"]
 
 MODEL_NAMES = ("M1", "M2", "M_full")
 # Table columns. The paper's §5.2 trains the second client on DS2' (DS2 without the queries
@@ -173,6 +173,33 @@ def client_results(models: ClientModels, metrics=("ndcg@10",)) -> pd.DataFrame:
         df.insert(0, "split", s)
         parts.append(df)
     return pd.concat(parts, ignore_index=True)
+
+
+def run_scorers(models: ClientModels, test_set: str = "DS") -> tuple[dict[str, Ranker], Dataset]:
+    """The models whose rankings of ``test_set`` notebook 03 writes as run files, and that
+    test set: ``(scorers, data)`` for `ltrlib.report.Reporter.run_files`. ``scorers`` holds
+    every split's M1 and M2 as ``<split>.<model>`` (``Split1.M1``) and M_full once, as
+    ``M_full``: it is one model, trained once on DS (`fit_client_models`), and each split
+    would write the same file again.
+
+    One qrels file stands for one test set, so every split's ``test_set`` must be the same
+    data (DS is: the splits share one collection); raises ValueError naming the first split
+    whose ``test_set`` differs, or an unknown ``test_set``."""
+    if test_set not in TEST_SETS:
+        raise ValueError(f"run_scorers: test_set must be one of {TEST_SETS}, got {test_set!r}")
+    if not models.tests:
+        raise ValueError("run_scorers: models hold no split")
+    first, *others = models.tests
+    data = models.tests[first][test_set]
+    for s in others:
+        other = models.tests[s][test_set]
+        if not (other is data or (np.array_equal(other.query_ids, data.query_ids)
+                                  and np.array_equal(other.offsets, data.offsets)
+                                  and np.array_equal(other.y, data.y) and np.array_equal(other.X, data.X))):
+            raise ValueError(f"run_scorers: {s}'s {test_set} differs from {first}'s; their runs need "
+                             "one qrels file each")
+    scorers = {f"{s}.{m}": models.rankers[(s, m)] for s in models.tests for m in ("M1", "M2")}
+    return {**scorers, "M_full": models.rankers[(first, "M_full")]}, data
 
 
 def client_metrics(models: ClientModels, per_query: pd.DataFrame,

@@ -182,22 +182,25 @@ SOURCES = {
 }
 
 
-def _marks(row, alpha: float = 0.05) -> str:
+def _marks(row, alpha: float = 0.05, holm: bool = False) -> str:
+    """A numeric table row's superscripts: ``a``/``b`` where its p against M1/M2 is below
+    ``alpha``; with ``holm``, its Holm-corrected p (`ltrlib.merge.means_table`)."""
     out = ""
     for base, letter in (("M1", "a"), ("M2", "b")):
-        p = row.get(f"p_vs_{base}")
+        p = row.get(f"p_vs_{base}_holm" if holm else f"p_vs_{base}")
         if p is not None and not (isinstance(p, float) and math.isnan(p)) and p < alpha:
             out += letter
     return out
 
 
-def read_run_numbers(run_dir: str | os.PathLike) -> tuple[pd.DataFrame, list[str]]:
+def read_run_numbers(run_dir: str | os.PathLike, holm: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """A run's numbers in `paper_numbers`' layout, and the sources that were missing.
 
     Tables 1 and 3 come from notebook 03's ``*_numeric`` tables (split labelled by its
     strategy and category, so a run on other categories does not pass for the paper's),
     Tables 4 and 5 from notebooks 04 and 05's ``*_numeric`` tables (means over the full
-    test set; marks from their p-values), α from ``alpha_choices``."""
+    test set; marks from their p-values, Holm-corrected with ``holm``: no marks where a run
+    predates the corrected columns), α from ``alpha_choices``."""
     run_dir = Path(run_dir)
     rows, missing = [], []
     for table in ("Table 1", "Table 3"):
@@ -213,7 +216,7 @@ def read_run_numbers(run_dir: str | os.PathLike) -> tuple[pd.DataFrame, list[str
             continue
         for r in df.to_dict("records"):
             # The paper marks the merged models only; M1 and M2 are the baselines a and b.
-            marks = "" if r["model"] in ("M1", "M2") else _marks(r)
+            marks = "" if r["model"] in ("M1", "M2") else _marks(r, holm=holm)
             rows.append((table, r["split"], r["model"], "DS", r["metric"], float(r["value"]),
                          marks, r["split"]))
     alphas = read_table(run_dir, *SOURCES["alpha"], missing)
@@ -723,10 +726,33 @@ def section(run_dir: str | os.PathLike, provenance: dict[str, Any]) -> Section:
         for col in ("paper", "ours", "diff"):
             g[col] = g[col].map(lambda v: "" if pd.isna(v) else f"{v:.4f}")
         lines += [f"#### {table}", "", table_to_markdown(g[cols])]
-    lines += ["### Assumptions", "", ASSUMPTIONS]
     claims, effects = check_claims(ours, paper, importance, paired)
+    lines += _under_holm(run_dir, claims, paper, importance, paired)
+    lines += ["### Assumptions", "", ASSUMPTIONS]
     return Section(SOURCE, claims, effects, missing=missing, lines=lines,
                    numbers=numbers)
+
+
+#: What `_under_holm` says the correction is (ours: the paper corrects nothing).
+HOLM = ("Tables 4 and 5 mark each merged model against M1 and M2 in every split and metric, uncorrected, as the "
+        "paper does. Holm's step-down over each table's marked comparisons (its family; ours, "
+        "`ltrlib.merge.means_table`'s `p_vs_*_holm`) asks whether the claims that read the marks still hold.")
+
+
+def _under_holm(run_dir: Path, claims: pd.DataFrame, paper, importance, paired) -> list[str]:
+    """The claims read again with Tables 4 and 5 marked by Holm-corrected p-values: those
+    whose verdict changes, or a line saying none does."""
+    holm, _ = read_run_numbers(run_dir, holm=True)
+    if holm.empty or not (holm.table.isin(["Table 4", "Table 5"])).any():
+        return []
+    again, _ = check_claims(holm, paper, importance, paired)
+    keys = ["claim", "scope"]
+    both = claims[keys + ["ours"]].merge(again[keys + ["ours"]].rename(columns={"ours": "under Holm"}), on=keys)
+    changed = both[both.ours != both["under Holm"]]
+    lines = ["### Under Holm's correction", "", HOLM, ""]
+    if changed.empty:
+        return lines + ["No verdict changes under the correction.", ""]
+    return lines + [table_to_markdown(changed), ""]
 
 
 def _data_lines(run_dir: Path, provenance: dict[str, Any]) -> list[str]:

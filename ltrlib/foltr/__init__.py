@@ -7,7 +7,8 @@
 - ``views`` / ``partition``: client views and the non-IID Types 1-4 with IID baselines, data sharing;
 - ``intents``: the intent-change collection (judged intents for Type 1);
 - ``federated``: Algorithm 1 (FedAvg by interactions), FedProx, FedPer, offline/online metrics;
-- ``simulate``: settings x seeds grids in parallel (joblib, or Dask given a scheduler) as frames.
+- ``simulate``: settings x seeds grids in parallel (joblib, or Dask given a scheduler) as frames,
+  and the final rankers of some runs as TREC run files (``final_run_files``).
 """
 
 from ltrlib.foltr.clicks import PBM, SDBN, click_model, simulate_clicks
@@ -17,6 +18,8 @@ from ltrlib.foltr.partition import N_INTENTS, online_training_queries, prepare_d
 from ltrlib.foltr.rankers import RankerSpec, make_ranker
 from ltrlib.foltr.simulate import (
     Job,
+    RunFile,
+    final_run_files,
     gap_metrics,
     grid,
     noniid_gaps,
@@ -27,6 +30,7 @@ from ltrlib.foltr.simulate import (
     run_seeds,
     run_jobs,
     summarise_offline,
+    table2_jobs,
     table2_layout,
     table3_layout,
 )
@@ -35,5 +39,6 @@ __all__ = [
     "SDBN", "PBM", "click_model", "simulate_clicks", "Federation", "run_federated", "N_INTENTS",
     "online_training_queries", "prepare_data", "read_intent_collection", "RankerSpec", "make_ranker", "Job", "grid",
     "run_jobs", "online_table", "summarise_offline", "gap_metrics", "noniid_gaps", "online_table_caption",
-    "remedy_table", "rounds_and_seeds", "run_seeds", "table2_layout", "table3_layout",
+    "remedy_table", "rounds_and_seeds", "run_seeds", "table2_layout", "table3_layout", "table2_jobs",
+    "RunFile", "final_run_files",
 ]

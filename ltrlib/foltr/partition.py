@@ -142,9 +142,33 @@ def prepare_data(train, test, normalise: bool = True, n_levels: int | None = Non
 
 
 def _fed(data: FoltrData, clients, models, name, X_test=None, y_test=None, offsets_test=None,
-         **meta) -> Federation:
+         evaluated_on: str = "test", **meta) -> Federation:
+    # ``evaluated_on`` names the part of ``data`` whose queries the offline NDCG ranks
+    # (`evaluation_sets`): the test part, or, under Type 1, the training part.
     test = (data.test.X, data.test.y, data.test.offsets) if X_test is None else (X_test, y_test, offsets_test)
-    return Federation(data.train.X, tuple(clients), tuple(models), *test, name=name, meta=meta)
+    return Federation(data.train.X, tuple(clients), tuple(models), *test, name=name,
+                      meta=dict(meta, evaluated_on=evaluated_on))
+
+
+def evaluation_sets(data: FoltrData, fed: Federation) -> list[Dataset]:
+    """The data ``fed``'s offline NDCG@10 is measured on, one `Dataset` per row of its test
+    labels: ``data.test``, or under Type 1 (``type1``, ``type4`` mixed with it) the training
+    queries once per intent, labelled as under that intent (the offline NDCG averages over
+    them; `ltrlib.foltr.federated`). The features are ``fed.X_test`` itself, so a ranker's
+    ``score`` on them gives the scores the run was evaluated with."""
+    part = fed.meta.get("evaluated_on", "test")
+    if part not in ("train", "test"):
+        raise ValueError(f"evaluation_sets: federation {fed.name!r} has evaluated_on={part!r}, "
+                         "expected 'train' or 'test'")
+    base = getattr(data, part)
+    if fed.X_test.shape != base.X.shape or not np.array_equal(fed.offsets_test, base.offsets):
+        raise ValueError(f"evaluation_sets: federation {fed.name!r} is evaluated on {fed.X_test.shape[0]} rows "
+                         f"in {len(fed.offsets_test) - 1} queries, not on data.{part} {base.name!r} "
+                         f"({base.n_docs} rows, {base.n_queries} queries): it was built from other data")
+    if fed.y_test.ndim == 1:
+        return [replace(base, X=fed.X_test, y=fed.y_test)]
+    return [replace(base, X=fed.X_test, y=labels, name=f"{base.name}-intent{k}")
+            for k, labels in enumerate(fed.y_test)]
 
 
 def _whole(data, n_clients, B, model_choices=(0,)):
@@ -209,7 +233,7 @@ def type1(data: FoltrData, noniid: bool = True, n_clients: int = N_INTENTS, B: i
     # The paper's protocol: offline NDCG on the training queries under each intent,
     # averaged (Federation takes 2-D test labels), for judged and synthesised intents
     # alike; the union labels of held-out queries would favour the IID baseline.
-    judged = dict(X_test=data.train.X, y_test=per_intent, offsets_test=data.train.offsets)
+    judged = dict(X_test=data.train.X, y_test=per_intent, offsets_test=data.train.offsets, evaluated_on="train")
     if not noniid:
         return _fed(data, _whole(data, n_clients, B), models, "type1_iid", type="type1", noniid=False,
                     click=click, **judged)
@@ -298,7 +322,7 @@ def type4(data: FoltrData, noniid: bool = True, quantities=TYPE4_QUANTITIES, cli
     # The base's evaluation data too: Type 1 on judged intents evaluates under every intent.
     return _fed(data, clients, base.click_models, f"type4{'_' + mix if mix else ''}_{'noniid' if noniid else 'iid'}",
                 X_test=base.X_test, y_test=base.y_test, offsets_test=base.offsets_test,
-                type="type4", mix=mix, noniid=noniid, click=click)
+                evaluated_on=base.meta["evaluated_on"], type="type4", mix=mix, noniid=noniid, click=click)
 
 
 def with_data_sharing(fed: Federation, data: FoltrData, fraction: float = 0.1, seed: int = 0,

@@ -8,7 +8,9 @@ installed, on that Dask cluster, with a tqdm progress bar. Results:
 - ``offline``: one row per evaluation (``round, metric, value`` of the offline NDCG@10 and
   ``setting, data, ranker, click, remedy, seed``; ``data`` is ``IID`` or ``non-IID``);
 - ``online``: one row per run with the cumulative discounted online NDCG (gamma 0.9995),
-  the mean online NDCG, the interactions performed and the wall time.
+  the mean online NDCG, the interactions performed and the wall time;
+- with ``keep_rankers``, the final rankers of those jobs (`FoltrRanker`), which
+  ``final_run_files`` turns into TREC run files of the data their offline NDCG ranks.
 
 The partition seed (Type 1 intent groups and per-query shuffles, the data-sharing subset)
 is the run's seed, so each seed is also a different re-labelling, as in the paper.
@@ -18,14 +20,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from ltrlib import timing
 from ltrlib.config import stream_seeds
+from ltrlib.data.dataset import Dataset
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
+from ltrlib.foltr.rankers import FoltrRanker
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.significance import compare_tidy
 
@@ -84,7 +89,11 @@ def build_federation(data: P.FoltrData, job: Job):
     return fed
 
 
-def run_job(data: P.FoltrData, job: Job) -> tuple[pd.DataFrame, dict]:
+def run_job(data: P.FoltrData, job: Job,
+            keep_ranker: bool = False) -> tuple[pd.DataFrame, dict, FoltrRanker | None]:
+    """One run: its offline rows, its online row, and its final ranker when ``keep_ranker``
+    (else None: a neural ranker's weights are ~100 kB, not worth sending back from every
+    worker when a few are wanted)."""
     t0 = time.perf_counter()
     fed = build_federation(data, job)
     res = run_federated(fed, job.ranker, job.n_rounds, seed=job.seed, lr=job.lr,
@@ -98,7 +107,7 @@ def run_job(data: P.FoltrData, job: Job) -> tuple[pd.DataFrame, dict]:
                final_offline=float(res.offline.value.iloc[-1]),
                interactions=res.interactions, n_clients=len(fed.clients),
                seconds=time.perf_counter() - t0)
-    return off, row
+    return off, row, res.ranker if keep_ranker else None
 
 
 def _tags(job: Job) -> dict:
@@ -145,11 +154,28 @@ def online_table_caption(n_rounds: int, n_seeds: int) -> str:
             f"({comparable})")
 
 
-def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = True):
-    """Run ``jobs``; returns ``(offline, online)`` frames (see module docstring)."""
+def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = True,
+             keep_rankers=None):
+    """Run ``jobs``; returns ``(offline, online)`` frames (see module docstring).
+
+    ``keep_rankers``: some of ``jobs`` (e.g. `table2_jobs`) whose final rankers to bring back
+    from the workers; then returns ``(offline, online, rankers)``, ``rankers`` mapping each
+    of those jobs to its `FoltrRanker`. FedPer jobs have no single final ranker (their
+    offline NDCG averages the clients' personalised models) and are refused."""
     jobs = list(jobs)
     if not jobs:
         raise ValueError("run_jobs: no jobs")
+    keep = None if keep_rankers is None else set(keep_rankers)
+    if keep is not None:
+        missing = keep - set(jobs)
+        if missing:
+            raise ValueError(f"run_jobs: keep_rankers holds {len(missing)} job(s) not among jobs, "
+                             f"e.g. {next(iter(missing))}")
+        fedper = [j for j in keep if j.remedy == "fedper"]
+        if fedper:
+            raise ValueError(f"run_jobs: keep_rankers holds a FedPer job ({fedper[0]}), which has no single "
+                             "final ranker: its offline NDCG averages the clients' personalised models")
+    kept = [keep is not None and j in keep for j in jobs]
     from ltrlib.progress import bar as progress_bar
 
     bar = progress_bar(total=len(jobs), desc="foltr runs", enabled=progress)
@@ -157,25 +183,27 @@ def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", prog
     # One wall-clock span of fitting, whether the runs are here or in worker processes.
     with timing.fitting():
         if scheduler:
-            results = _run_dask(data, jobs, scheduler, bar)
+            results = _run_dask(data, jobs, kept, scheduler, bar)
         elif n_jobs == 1:
-            for j in jobs:
-                results.append(run_job(data, j))
+            for j, k in zip(jobs, kept):
+                results.append(run_job(data, j, k))
                 bar.update()
         else:
             from joblib import Parallel, delayed
 
             par = Parallel(n_jobs=n_jobs, return_as="generator")
-            for r in par(delayed(run_job)(data, j) for j in jobs):
+            for r in par(delayed(run_job)(data, j, k) for j, k in zip(jobs, kept)):
                 results.append(r)
                 bar.update()
     bar.close()
     offline = pd.concat([r[0] for r in results], ignore_index=True)
     online = pd.DataFrame([r[1] for r in results])
-    return offline, online
+    if keep is None:
+        return offline, online
+    return offline, online, {j: r[2] for j, k, r in zip(jobs, kept, results) if k}
 
 
-def _run_dask(data, jobs, scheduler, bar):
+def _run_dask(data, jobs, kept, scheduler, bar):
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -183,7 +211,7 @@ def _run_dask(data, jobs, scheduler, bar):
                           "installed; leave scheduler empty to use joblib") from None
     with Client(scheduler) as client:
         data_f = client.scatter(data, broadcast=True)
-        futures = [client.submit(run_job, data_f, j, pure=False) for j in jobs]
+        futures = [client.submit(run_job, data_f, j, k, pure=False) for j, k in zip(jobs, kept)]
         index = {f.key: i for i, f in enumerate(futures)}
         out = [None] * len(jobs)
         for f in as_completed(futures):
@@ -206,6 +234,72 @@ def grid(settings, seeds, *, noniid=(False, True), rankers=("linear",), clicks=(
                         for seed in seeds:
                             jobs.append(Job(s, nn, rk, ck, rem, mu, seed, **common))
     return jobs
+
+
+def table2_jobs(jobs, seed: int) -> list[Job]:
+    """The jobs behind the paper's Table 2 (`table2_layout`: Type 1 without a remedy, every
+    ranker, click model and data) of one run seed, e.g. the first, for `run_jobs`'
+    ``keep_rankers``."""
+    return [j for j in jobs if j.setting == "type1" and not j.label and j.remedy == "none" and j.seed == seed]
+
+
+class RunFile(NamedTuple):
+    """The arguments of one `ltrlib.report.Reporter.run_file` call: a run's name, the data
+    it ranks (labels included), its scores and the qrels name standing for those labels."""
+
+    name: str
+    data: Dataset
+    scores: np.ndarray
+    qrels: str
+
+
+def job_run_name(job: Job) -> str:
+    """``<setting>.<data>.<ranker>.<click>.<remedy>`` of a job, as its rows in the tables
+    read (``type1.non-IID.linear.perfect.none``)."""
+    t = _tags(job)
+    return ".".join(str(t[k]) for k in ("setting", "data", "ranker", "click", "remedy"))
+
+
+def final_run_files(data: P.FoltrData, rankers) -> list[RunFile]:
+    """Run files of final rankers (``{Job: FoltrRanker}``, from `run_jobs`' ``keep_rankers``)
+    on the data their offline NDCG@10 ranks (`ltrlib.foltr.partition.evaluation_sets`), as
+    `RunFile` records for `Reporter.run_file`, named by `job_run_name`.
+
+    The test set has qrels ``qrels``. Type 1 ranks the training queries under each intent
+    and averages: its runs go with every ``qrels.intent<k>`` (one per intent, on the
+    training queries). The Reporter writes a qrels file with each run, so each run is
+    written once, with an intent's qrels not written yet, and only intents left over (fewer
+    runs than intents) cost a second write of a run: not one write of each run per intent,
+    four times the writing at the training set's length. A qrels name stands for one set of
+    labels: Type 1's synthesised intents differ by run seed, so rankers of two seeds that
+    would put two label sets under one name are refused."""
+    gathered = []  # (run name, seed, scores, [(qrels name, labelled data)])
+    for job, ranker in rankers.items():
+        if not isinstance(ranker, FoltrRanker):
+            raise TypeError(f"final_run_files: the ranker of {job_run_name(job)} is a {type(ranker).__name__}, "
+                            "expected a FoltrRanker (run_jobs' keep_rankers)")
+        sets = P.evaluation_sets(data, build_federation(data, job))
+        named = [("qrels", sets[0])] if len(sets) == 1 else [(f"qrels.intent{k}", s) for k, s in enumerate(sets)]
+        gathered.append((job_run_name(job), job.seed, ranker.score(sets[0]), named))
+    labels: dict[str, tuple[int, np.ndarray]] = {}
+    for name, seed, _, named in gathered:
+        for qrels, ds in named:
+            seed0, y0 = labels.setdefault(qrels, (seed, ds.y))
+            if not np.array_equal(y0, ds.y):
+                raise ValueError(f"final_run_files: {name} would write other labels under {qrels!r} than a "
+                                 f"run of seed {seed0} (its seed: {seed}; Type 1's intents are drawn per run "
+                                 "seed); pass the rankers of one seed")
+    out, written = [], set()
+    for name, _, scores, named in gathered:
+        qrels, ds = next(((q, d) for q, d in named if q not in written), named[0])
+        written.add(qrels)
+        out.append(RunFile(name, ds, scores, qrels))
+    for name, _, scores, named in gathered:
+        for qrels, ds in named:
+            if qrels not in written:
+                written.add(qrels)
+                out.append(RunFile(name, ds, scores, qrels))
+    return out
 
 
 def summarise_offline(offline: pd.DataFrame, z: float = 1.96) -> pd.DataFrame:

@@ -9,16 +9,19 @@ One module per algorithm, each with its optimiser beside it (ranx-style):
   `optimize_stacking` = Optuna tuning by k-fold CV over D_merge's queries,
   `train_stacking`, `feature_importance`) and `stacking_experiment` (Table 5, Figure 3).
 * `ltrlib.merge.fusion`: beyond the paper, the standard fusion methods on ranx (CombSUM,
-  CombMNZ, RRF, and the weighted sum tuned on D_merge), the baselines of the paper's merges.
+  CombMNZ, RRF, and the weighted sum tuned on D_merge), the baselines of the paper's merges;
+  `fusion_models` gives them as Scorers (`FusedModel`).
 * `ltrlib.merge.selection`: beyond the paper, per-query ranker selection by a classifier
   on query-level feature aggregates (`query_aggregates`, `RankerSelector`).
 * `ltrlib.merge.analysis`: per-query results, the Table 4/5 layout with significance
   markers (`marked_table`) and per-category gains and losses (`category_deltas`).
 
-Every merged model (`LinearMerge`, `StackingModel`, `RankerSelector`) is a
+Every merged model (`LinearMerge`, `StackingModel`, `RankerSelector`, `FusedModel`) is a
 `ltrlib.data.Scorer`: fitted with ``models=``, it holds its base models and
 ``merged.score(ds)`` scores them itself; ``merged.score_from_base(ds, base_scores)`` takes
 their scores when a caller holds them already (`score_models` scores any set of Scorers).
+Each experiment's ``scorers`` holds every model of its ``per_query`` as a Scorer, by the
+same name, for the notebooks' run files (`ltrlib.report.Reporter.run_files`).
 """
 
 from ltrlib.merge.analysis import (
@@ -33,13 +36,13 @@ from ltrlib.merge.analysis import (
     query_categories,
     score_models,
 )
-from ltrlib.merge.fusion import FUSIONS, fusion_experiment
+from ltrlib.merge.fusion import FUSIONS, FusedModel, fusion_experiment, fusion_models
 from ltrlib.merge.linear import LinearMerge, alpha_sweep, linear_experiment, linear_merge, sweep_at
 from ltrlib.merge.selection import RankerSelector, selection_experiment
 from ltrlib.merge.stacking import STACKING_SETTINGS, StackingModel, feature_importance, stacking_experiment
 
 __all__ = [
-    "FUSIONS", "fusion_experiment", "TABLE_METRICS", "category_deltas", "collect", "flatten_columns", "merge_metrics", "load_local_models",
+    "FUSIONS", "FusedModel", "fusion_experiment", "fusion_models", "TABLE_METRICS", "category_deltas", "collect", "flatten_columns", "merge_metrics", "load_local_models",
     "means_table", "query_categories", "marked_table", "score_models", "LinearMerge", "alpha_sweep",
     "linear_experiment", "linear_merge", "sweep_at", "RankerSelector", "selection_experiment", "STACKING_SETTINGS",
     "StackingModel", "feature_importance", "stacking_experiment",

@@ -18,7 +18,7 @@ import pandas as pd
 from ltrlib.data.dataset import Scorer
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.ranking import evaluate
-from ltrlib.metrics.significance import compare_tidy, significance_table
+from ltrlib.metrics.significance import compare_tidy, corrected, significance_table
 
 __all__ = [
     "LOCAL_MODELS",
@@ -128,7 +128,11 @@ def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = N
                 models: Sequence[str] | None = None) -> pd.DataFrame:
     """The numbers behind `marked_table`, tidy: ``split, model, metric, value, queries`` and,
     per baseline ``B`` (default M1, M2), ``p_vs_B``: the two-sided paired t-test's p-value
-    against it over the split's test queries (NaN for the baseline itself)."""
+    against it over the split's test queries (NaN for the baseline itself), and
+    ``p_vs_B_holm``: those p-values Holm-corrected over the table's family, every comparison
+    the table marks (each model that is not a baseline, against each baseline, in every
+    split and metric; ours: the paper marks without correction, and the table keeps its
+    marks). A baseline's own row gets no corrected p: the paper marks no baseline."""
     baselines = list(baselines or {"M1": "a", "M2": "b"})
     need = {"split", "model", "qid", "metric", "value"}
     if not need <= set(per_query.columns):
@@ -144,7 +148,16 @@ def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = N
         rows.append({"split": r["split"], "model": r["model"], "metric": r["metric"], "value": r["mean"],
                      "queries": r["count"],
                      **{f"p_vs_{s['baseline']}": s["p"] for s in stats[first:first + len(baselines)]}})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    marked = ~out.model.isin(baselines)
+    p = out.loc[marked, [f"p_vs_{b}" for b in baselines]].to_numpy(dtype=float)
+    holm = corrected(p.ravel()).reshape(p.shape)
+    for i, b in enumerate(baselines):
+        out[f"p_vs_{b}_holm"] = np.nan
+        out.loc[marked, f"p_vs_{b}_holm"] = holm[:, i]
+    return out
 
 
 def query_categories(ds, seed: int = 0) -> pd.DataFrame:

@@ -16,22 +16,26 @@ local models' test rankings:
 ==============  ==========================================================================
 
 Scores go to ranx as runs keyed by `ltrlib.trec.docnos` and come back as one float64 per row
-of the data, so the fused models are scored by our metrics like every other model. ranx
-breaks score ties unstably; fused scores with ties are rare (RRF ties only where both ranks
-tie).
+of the data, so the fused models are scored by our metrics like every other model, and each
+is a `FusedModel`, a `ltrlib.data.Scorer` (`fusion_models`), whose ranking a notebook writes
+as a run file with the same docnos. ranx breaks score ties unstably. RRF ties wherever two
+documents' ranks swap between the models (1/(k+1) + 1/(k+2) both ways round), so its
+queries often hold tied scores, which our metrics order by row (`ltrlib.trec`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ltrlib.merge.analysis import merged_model_name, per_query_frame, score_models
+from ltrlib.data.dataset import Dataset, Scorer
+from ltrlib.merge.analysis import hold_base_models, merged_model_name, per_query_frame, score_models
 from ltrlib.trec import docnos, import_ranx
 
-__all__ = ["FUSIONS", "fuse_scores", "fusion_experiment", "tuned_wsum"]
+__all__ = ["FUSIONS", "FusedModel", "fuse_scores", "fusion_experiment", "fusion_models", "tuned_wsum"]
 
 #: Name -> (ranx method, ranx normalisation) of the untuned fusions.
 FUSIONS = {"CombSUM": ("sum", "min-max"), "CombMNZ": ("mnz", "min-max"), "RRF": ("rrf", "rank")}
@@ -73,6 +77,52 @@ def fuse_scores(data, scores: Mapping[str, np.ndarray], method: str, norm: str, 
     return _back(fuse(runs=runs, norm=norm, method=method, params=params), ids, qids)
 
 
+@dataclass
+class FusedModel:
+    """One fusion of base models by ranx (``method``, ``norm``, ``params`` as `fuse_scores`
+    takes them; ``params`` None for the untuned `FUSIONS`): a `ltrlib.data.Scorer`.
+    ``base_models``: ``{name: Scorer}``, the runs it fuses, in order."""
+
+    method: str
+    norm: str
+    params: dict | None = None
+    base_models: dict[str, Scorer] = field(default_factory=dict, repr=False)
+
+    def score(self, data: Dataset) -> np.ndarray:
+        """Fused scores of ``data``: its base models score it, then ranx fuses their runs."""
+        return self.score_from_base(data, score_models(self.base_models, data))
+
+    def score_from_base(self, data: Dataset, base_scores: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Fused scores of ``data`` from the base models' scores on it (by name, any order),
+        for callers that hold those scores already."""
+        missing = [m for m in self.base_models if m not in base_scores]
+        if missing:
+            raise KeyError(f"scores lack models {missing} (the fusion reads {list(self.base_models)})")
+        return fuse_scores(data, {m: base_scores[m] for m in self.base_models}, self.method, self.norm,
+                           self.params)
+
+
+def fusion_models(models: Mapping[str, Scorer], weights: pd.DataFrame | None = None) -> dict[str, FusedModel]:
+    """The fusion baselines of the local ``models`` as Scorers, by the names of
+    `fusion_experiment`'s tables: the untuned `FUSIONS`, then one weighted sum per row of
+    ``weights`` (its second frame, for one split: ``model, weights``), with the weights tuned
+    there; so a notebook writes the rankings it judged without tuning again."""
+    fused = {name: FusedModel(method, norm, None, hold_base_models(list(models), models))
+             for name, (method, norm) in FUSIONS.items()}
+    if weights is None:
+        return fused
+    if "split" in weights and weights.split.nunique() > 1:
+        raise ValueError(f"fusion_models: weights holds splits {sorted(weights.split.unique())}; "
+                         "pass one split's rows (the models are one split's)")
+    for row in weights.itertuples(index=False):
+        if len(row.weights) != len(models):
+            raise ValueError(f"fusion_models: weights of {row.model!r} are {row.weights}, "
+                             f"for {len(models)} models {list(models)}")
+        fused[row.model] = FusedModel("wsum", "min-max", {"weights": tuple(row.weights)},
+                                      hold_base_models(list(models), models))
+    return fused
+
+
 def tuned_wsum(merge_data, merge_scores: Mapping[str, np.ndarray]) -> dict:
     """ranx's weighted-sum parameters tuned on ``merge_data`` (a client's D_merge) by
     `TUNE_METRIC` (`ranx.optimize_fusion`, min-max normalisation, its default weight grid)."""
@@ -98,7 +148,6 @@ def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[
     names = list(models)
     test = split.full.test
     base = {n: (test_scores or score_models(models, test))[n] for n in names}
-    fused = {name: fuse_scores(test, base, method, norm) for name, (method, norm) in FUSIONS.items()}
     weights = []
     for i, client in enumerate(split.clients):
         merge = client.merge
@@ -106,9 +155,11 @@ def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[
         # A D_merge with no relevant document (or none at all, on a small collection) tunes
         # nothing: equal weights, as the linear merge's ties go to α = 0.5.
         params = tuned_wsum(merge, score_models(models, merge)) if judged else {"weights": (0.5,) * len(names)}
-        name = merged_model_name(i, len(split.clients), "wsum")
-        fused[name] = fuse_scores(test, base, "wsum", "min-max", params)
-        weights.append({"split": split.name, "model": name, "weights": tuple(map(float, params["weights"])),
-                        "merge_queries": int(merge.n_queries)})
+        weights.append({"split": split.name, "model": merged_model_name(i, len(split.clients), "wsum"),
+                        "weights": tuple(map(float, params["weights"])), "merge_queries": int(merge.n_queries)})
+    weights = pd.DataFrame(weights)
+    # The fused models `fusion_models` rebuilds from these weights score the test set here,
+    # so a run file written from them holds the rankings these tables judged.
+    fused = {name: model.score_from_base(test, base) for name, model in fusion_models(models, weights).items()}
     per_query = per_query_frame(test, fused, metrics).assign(split=split.name)
-    return per_query[["split", "model", "qid", "metric", "value"]], pd.DataFrame(weights)
+    return per_query[["split", "model", "qid", "metric", "value"]], weights

@@ -442,7 +442,10 @@ class LinearExperiment:
     ``"D_merge"`` (that client's) and ``"test"`` (the full test set);
     ``per_query``: tidy ``split, model, qid, metric, value`` on the full test set for the
     two local models and each client's merged model (M12α, M21α);
-    ``merges``: ``{merged model name: LinearMerge}``.
+    ``merges``: ``{merged model name: LinearMerge}``; ``test_scores``: every model's scores
+    on the full test set, by its name in ``per_query``; ``scorers``: those models as
+    `ltrlib.data.Scorer`s (the local models, then the merges), what a notebook writes run
+    files from (`ltrlib.report.Reporter.run_files`).
     """
 
     split: str
@@ -451,6 +454,7 @@ class LinearExperiment:
     per_query: pd.DataFrame
     merges: dict[str, LinearMerge]
     test_scores: dict[str, np.ndarray] = field(repr=False)
+    scorers: dict[str, Scorer] = field(default_factory=dict, repr=False)
 
 
 def linear_experiment(split, models: Mapping[str, object], *, step: float = 0.01,
@@ -495,7 +499,7 @@ def linear_experiment(split, models: Mapping[str, object], *, step: float = 0.01
         else pd.DataFrame(columns=["split", "client", "alpha", "test_set", "metric", "value"]))
     return LinearExperiment(split.name, pd.DataFrame(choices), sweep_frame,
                             per_query[["split", "model", "qid", "metric", "value"]], merged,
-                            scores_out)
+                            scores_out, {**hold_base_models(names, models), **merged})
 
 
 def _client_name(client, i: int) -> str:

@@ -41,6 +41,7 @@ from ltrlib.metrics.ranking import ndcg, parse_metric, evaluate
 
 __all__ = [
     "AGGREGATES",
+    "OracleChoice",
     "RankerSelector",
     "fit_selector",
     "oracle_choice",
@@ -217,6 +218,30 @@ class RankerSelector:
         return select_scores(data, ordered, self.choose(data, base_scores))
 
 
+@dataclass
+class OracleChoice:
+    """Per query, the base model that ranks it best by ``metric`` on the data's own labels
+    (`oracle_choice`): an upper bound for any selector, not a method, since it reads the
+    labels it is judged by. A `ltrlib.data.Scorer`, so that its ranking is written and read
+    back like the selectors'. ``base_models``: ``{name: Scorer}`` in choice order."""
+
+    base_models: dict[str, Scorer]
+    metric: str = "ndcg@10"
+
+    def score(self, data: Dataset) -> np.ndarray:
+        """Per-document scores of ``data``: each query ranked by its best base model."""
+        return self.score_from_base(data, score_base_models(self, data))
+
+    def score_from_base(self, data: Dataset, base_scores: Mapping[str, np.ndarray]) -> np.ndarray:
+        """`score` from the base models' scores on ``data`` (by name), for callers that hold
+        those scores already."""
+        missing = [m for m in self.base_models if m not in base_scores]
+        if missing:
+            raise KeyError(f"scores lack models {missing} (the oracle chooses among {list(self.base_models)})")
+        ordered = {m: base_scores[m] for m in self.base_models}
+        return select_scores(data, ordered, oracle_choice(data, ordered, self.metric))
+
+
 def fit_selector(ds, scores: Mapping[str, np.ndarray], *, metric: str = "ndcg@10",
                  include_scores: bool = True, num_boost_round: int = 100,
                  params: Mapping | None = None, min_queries: int = 20,
@@ -263,12 +288,15 @@ def fit_selector(ds, scores: Mapping[str, np.ndarray], *, metric: str = "ndcg@10
 class SelectionExperiment:
     """Per-query selection on one split: ``per_query`` (tidy test results of each client's
     selector, ``M12sel`` / ``M21sel``, and the oracle), ``choices`` (share of test queries
-    routed to each model), ``selectors``."""
+    routed to each model), ``selectors``; ``scorers``: every model of ``per_query`` as a
+    `ltrlib.data.Scorer`, by its name there (the selectors and the `OracleChoice`), what a
+    notebook writes run files from (`ltrlib.report.Reporter.run_files`)."""
 
     split: str
     per_query: pd.DataFrame
     choices: pd.DataFrame
     selectors: dict[str, RankerSelector]
+    scorers: dict[str, Scorer] = field(default_factory=dict, repr=False)
 
 
 def selection_experiment(split, models: Mapping[str, object], *, seed: int = 0,
@@ -298,8 +326,10 @@ def selection_experiment(split, models: Mapping[str, object], *, seed: int = 0,
             rows.append({"split": split.name, "model": name, "chosen": m,
                          "share_of_test_queries": float((choice == j).mean()),
                          "fallback": sel.info["fallback"]})
+    scorers = dict(fitted)
     if oracle:
-        out["oracle"] = select_scores(test, local, oracle_choice(test, local, select_metric))
+        scorers["oracle"] = OracleChoice(hold_base_models(list(models), models), select_metric)
+        out["oracle"] = scorers["oracle"].score_from_base(test, local)
     pq = per_query_frame(test, out, metrics).assign(split=split.name)
     return SelectionExperiment(split.name, pq[["split", "model", "qid", "metric", "value"]],
-                               pd.DataFrame(rows), fitted)
+                               pd.DataFrame(rows), fitted, scorers)

@@ -222,7 +222,10 @@ class StackingExperiment:
 
     ``per_query``: tidy test results (``split, model, qid, metric, value``) for M12S, M21S;
     ``params``: one row per meta-model with its tuned parameters, tree count and CV value
-    (the paper's text after Table 5); ``trials``: the tuning trials; ``meta``: the models.
+    (the paper's text after Table 5); ``trials``: the tuning trials; ``meta``: the models;
+    ``scorers``: every model of ``per_query`` as a `ltrlib.data.Scorer`, by its name there
+    (the meta-models, and a client's uniform `LinearMerge` where its D_merge was empty), what
+    a notebook writes run files from (`ltrlib.report.Reporter.run_files`).
     """
 
     split: str
@@ -230,6 +233,7 @@ class StackingExperiment:
     params: pd.DataFrame
     trials: pd.DataFrame
     meta: dict[str, StackingModel]
+    scorers: dict[str, Scorer] = field(default_factory=dict, repr=False)
 
 
 def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 10,
@@ -257,7 +261,7 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
     test = split.full.test
     test_scores = dict(test_scores) if test_scores is not None else score_models(models, test)
     local = {m: test_scores[m] for m in models}
-    out, rows, trials, meta = {}, [], [], {}
+    out, rows, trials, meta, scorers = {}, [], [], {}, {}
     for i, client in enumerate(split.clients):
         name = merged_model_name(i, len(split.clients), "S")
         merge_scores = score_models(models, client.merge)
@@ -266,9 +270,8 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
             # No D_merge query (a rare category's exclusive split on a small scale): no
             # meta-model can be learnt. The client falls back on what an empty D_merge gives
             # the linear merge, the uniform combination, and the row says so.
-            from ltrlib.merge.linear import linear_merge
-
-            out[name] = linear_merge(local, {m: 1 / len(local) for m in local})
+            scorers[name] = _uniform_merge(models)
+            out[name] = scorers[name].score_from_base(test, local)
             rows.append({"split": split.name, "client": str(getattr(client, "name", f"client{i + 1}")),
                          "model": name, "merge_queries": 0, "cv_folds": 0, "trees": 0,
                          "cv_ndcg@10": np.nan, "trials": 0, "splits_in_model": 0,
@@ -288,7 +291,7 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
                                                       UNTUNED_TREES, np.nan, 0)
         m = train_stacking(client.merge, merge_scores, params=params, n_trees=n_trees,
                            settings=settings, tuning=res, models=models)
-        meta[name] = m
+        meta[name] = scorers[name] = m
         out[name] = m.score_from_base(test, local)
         rows.append({"split": split.name, "client": str(getattr(client, "name", f"client{i + 1}")),
                      "model": name, "merge_queries": nq, "cv_folds": folds if folds >= 2 else 0,
@@ -298,4 +301,14 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
     return StackingExperiment(split.name, pq[["split", "model", "qid", "metric", "value"]],
                               pd.DataFrame(rows),
                               pd.concat(trials, ignore_index=True) if trials else pd.DataFrame(),
-                              meta)
+                              meta, scorers)
+
+
+def _uniform_merge(models: Mapping[str, Scorer]):
+    """The equal-weight `LinearMerge` of ``models``: a client's stand-in for a meta-model when
+    its D_merge is empty (no data to tune or judge on, so no value and no trace)."""
+    from ltrlib.merge.linear import LinearMerge
+
+    names = [str(m) for m in models]
+    return LinearMerge({m: 1 / len(names) for m in names}, float("nan"), "ndcg@10", "none", "uniform",
+                       pd.DataFrame(columns=[*names, "value", "round"]), hold_base_models(names, models))

@@ -2,6 +2,7 @@
 hold and fail, and a run directory with missing tables."""
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -256,3 +257,28 @@ def test_cli_rebuilds_the_report_and_the_index(tmp_path, capsys):
     assert (run / "fidelity_claims.csv").exists() and "fidelity.md" in (run / "index.md").read_text()
     assert cli.main(["fidelity", str(tmp_path / "nope")]) == 1
     assert "no run" in capsys.readouterr().err
+
+
+def test_the_ledger_says_which_claims_change_under_holms_correction(tmp_path):
+    """Split1's merges beat M1 at p = 0.03 uncorrected; corrected over the table they do not:
+    the claim that reads the marks holds, and under Holm it would not."""
+    run = tmp_path / "r"
+    t04 = run / "tables" / "04_linear_merge"
+    t04.mkdir(parents=True)
+    rows = [{"split": "Split1", "model": m, "metric": metric, "value": v, "queries": 50,
+             "p_vs_M1": p1, "p_vs_M2": p2, "p_vs_M1_holm": h1, "p_vs_M2_holm": h2}
+            for metric in ("ndcg@10", "map")
+            for m, v, p1, p2, h1, h2 in (("M1", 0.5, float("nan"), 0.01, float("nan"), float("nan")),
+                                         ("M2", 0.6, 0.01, float("nan"), float("nan"), float("nan")),
+                                         ("M12α", 0.65, 0.03, 0.2, 0.12, 0.6), ("M21α", 0.64, 0.03, 0.3, 0.12, 0.6))]
+    pd.DataFrame(rows).to_csv(t04 / "table4_linear_numeric.csv", index=False)
+    F.write_fidelity(run)
+    claims = pd.read_csv(run / F.FIDELITY_CLAIMS_CSV)
+    assert _claim(claims, "linear_merge_gain_over_m1", "Table 4 Split1 nDCG@10").ours == "holds"
+    text = (run / F.FIDELITY_MD).read_text()
+    holm = text[text.index("### Under Holm's correction"):text.index("### Assumptions")]
+    assert re.search(r"\| linear_merge_gain_over_m1 \| Table 4 Split1 nDCG@10 +\| holds +\| does not hold \|", holm)
+    # The same run with corrected p below 0.05: nothing changes.
+    frame = pd.DataFrame(rows).assign(p_vs_M1_holm=lambda f: f.p_vs_M1_holm.where(f.p_vs_M1_holm.isna(), 0.04))
+    frame.to_csv(t04 / "table4_linear_numeric.csv", index=False)
+    assert "No verdict changes under the correction." in F.write_fidelity(run).read_text()

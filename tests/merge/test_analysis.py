@@ -76,6 +76,14 @@ def test_means_table_gives_means_and_paired_p_values():
     assert t.loc["M12α", "p_vs_M1"] == 1.0  # identical values: no evidence of a difference
     assert t.loc["M12α", "p_vs_M2"] == pytest.approx(t.loc["M1", "p_vs_M2"])
     assert t.loc["M1", "p_vs_M2"] < 0.05
+    # Holm over the table's marked comparisons: M12α against M1 and against M2 (two p).
+    from statsmodels.stats.multitest import multipletests
+
+    family = [t.loc["M12α", "p_vs_M1"], t.loc["M12α", "p_vs_M2"]]
+    assert [t.loc["M12α", "p_vs_M1_holm"], t.loc["M12α", "p_vs_M2_holm"]] == pytest.approx(
+        multipletests(family, method="holm")[1])
+    assert t.loc["M12α", "p_vs_M2_holm"] == pytest.approx(min(1.0, 2 * t.loc["M12α", "p_vs_M2"]))
+    assert np.isnan(t.loc["M1", "p_vs_M2_holm"])  # a baseline is not marked, so not corrected
 
 
 def test_merge_metrics_keys():

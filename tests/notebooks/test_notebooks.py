@@ -408,3 +408,22 @@ def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys):
     assert summary.verdict[summary.seeds == 2].isin(["not decided", "not available"]).all()  # two seeds decide nothing
     assert cli.main(["fidelity", str(run_dir), str(other)]) == 0
     assert "type2_R1_online_constant" in capsys.readouterr().out
+
+
+def test_every_models_test_ranking_is_a_run_file_that_ranx_scores_as_we_do(run_dir):
+    """Notebooks 03-09 write their models' test rankings as TREC runs (gzip) with the qrels
+    that judge them; ranx and ltrlib.metrics agree on every query with a relevant document
+    except where tied scores let ranx order them otherwise (ltrlib.trec)."""
+    from ltrlib import trec
+
+    runs = trec.list_runs(run_dir)
+    assert set(runs.notebook) == {"03_client_models", "04_linear_merge", "05_stacking", "06_bilambdamart",
+                                  "06_neural_competitors", "07_foltr_noniid", "08_xgboost_backends", "09_click_bias"}
+    assert (runs.qrels != "").all() and runs.run.str.endswith(".run.gz").all()
+    counts = trec.agreement_counts(run_dir)
+    assert set(counts.run) == set(runs.run) and counts.compared.sum() > 1000
+    assert counts.differ_untied.sum() == 0, counts[counts.differ_untied > 0]
+    # The re-ranker's runs list its top-k; its qrels judge the whole test query.
+    top_k = runs.set_index(["notebook", "run"]).loc[("06_bilambdamart", "Bi-λMART.run.gz")]
+    qrels = trec.read_qrels(run_dir / "runs" / "06_bilambdamart" / "qrels")
+    assert top_k.documents < len(qrels)
