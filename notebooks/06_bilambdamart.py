@@ -70,7 +70,9 @@
 # advantage do the listwise features already give a univariate model?
 #
 # **Outputs** under `reports/<run_id>/`: tables `table1_stats`, `table2_lambdarank`,
-# `table4_difference`, `table5_softmax`, `table8_hyperparameters`, `ndcg_means`,
+# `table4_difference`, `table5_softmax` (each with its marks' p-values, uncorrected and
+# Holm-corrected, in `table2_pvalues`, `table4_pvalues`, `table5_pvalues`),
+# `table8_hyperparameters`, `ndcg_means`,
 # `headroom_oracle`, `pairwise_uptake` and `control_table2` (synthetic data),
 # `tuning_trials`, `tuning_summary`, `ablation_listwise`; `per_query_test.parquet` (test
 # NDCG@k of every model and query, main run and control, for tests pooled across seeds);
@@ -198,9 +200,14 @@ means
 # d: Bi-λMART. The paper finds d > c ≥ b > a, d significantly.
 
 # %%
-table2 = bivariate.ndcg_table(per_query, [bivariate.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"])
+# The table keeps the paper's uncorrected marks; `table2_pvalues` holds their p-values
+# and Holm's correction over the table's marks beside them (ours: the paper corrects nothing).
+rows2 = [bivariate.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
+table2 = bivariate.ndcg_table(per_query, rows2)
 report.table(table2, "table2_lambdarank", index=True,
              caption=f"Table 2: NDCG@k; superscripts: improvement over that row, paired t-test p < 0.01; {tuned}")
+report.table(bivariate.ndcg_pvalues(per_query, rows2), "table2_pvalues",
+             caption="Table 2's marks: paired t-test p, and Holm-corrected over the table's marks")
 table2
 
 # %% [markdown]
@@ -270,9 +277,13 @@ if "06.control" in tuned_groups:
 # x_j; the paper finds the differences essential (without them Bi-λMART falls to λMART*).
 
 # %%
+# The table keeps the paper's uncorrected marks; `table4_pvalues` holds their p-values
+# and Holm's correction over the table's marks beside them (ours: the paper corrects nothing).
 table4 = bivariate.ndcg_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])
 report.table(table4, "table4_difference", index=True,
              caption=f"Table 4: Bi-λMART without (a) and with (b) difference features; p < 0.01; {tuned}")
+report.table(bivariate.ndcg_pvalues(per_query, ["Bi-λMART w/o d", "Bi-λMART"]), "table4_pvalues",
+             caption="Table 4's marks: paired t-test p, and Holm-corrected over the table's marks")
 table4
 
 # %% [markdown]
@@ -281,9 +292,13 @@ table4
 # Bi-GBT_Softmax on pairs.
 
 # %%
+# The table keeps the paper's uncorrected marks; `table5_pvalues` holds their p-values
+# and Holm's correction over the table's marks beside them (ours: the paper corrects nothing).
 table5 = bivariate.ndcg_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])
 report.table(table5, "table5_softmax", index=True,
              caption=f"Table 5: softmax loss; superscript: improvement over that row, p < 0.01; {tuned}")
+report.table(bivariate.ndcg_pvalues(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"]), "table5_pvalues",
+             caption="Table 5's marks: paired t-test p, and Holm-corrected over the table's marks")
 table5
 
 # %% [markdown]

@@ -23,6 +23,7 @@ from ltrlib.bivariate.experiment import (
     fit_models,
     model_list,
     model_scores,
+    ndcg_pvalues,
     ndcg_table,
     per_query_frame,
     per_query_results,
@@ -41,7 +42,7 @@ from ltrlib.bivariate.uptake import uptake_table
 
 __all__ = [
     "MODELS", "STAGE1_ROW", "Stage2Experiment", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
-    "bilambdamart_metrics", "model_list", "model_scores", "per_query_frame", "per_query_results", "ndcg_table",
+    "bilambdamart_metrics", "model_list", "model_scores", "per_query_frame", "per_query_results", "ndcg_pvalues", "ndcg_table",
     "settings_screen", "stage2_runs", "tuned_table", "tuning_frame", "tuning_label", "tuning_summary", "expand_listwise",
     "query_level_columns", "BivariateRanker", "LBModel", "fit_lb", "DECISION_RULE", "PROFILES",
     "study_verdict", "study_verdicts", "uptake_table", "STAGE1_SETTINGS", "build_two_stage", "table1", "tune_stage1",

@@ -69,6 +69,7 @@ from ltrlib.bivariate.space import SEARCH_UNITS, TUNED, lightgbm_point, pairs_pe
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.metrics import ndcg, significance_table
+from ltrlib.metrics.significance import compare_tidy, corrected
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.backends.base import DataCache
 from ltrlib.train.ranker import train_ranker
@@ -634,6 +635,23 @@ def ndcg_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01,
                                label="{marker}. {model}")
     # The notebook's tables have no name over the metric columns; keep them as they were.
     return table.rename_axis(columns=None)
+
+
+def ndcg_pvalues(per_query: pd.DataFrame, models, *, alpha: float = 0.01) -> pd.DataFrame:
+    """The tests behind `ndcg_table`'s marks, with Holm's correction beside them: one row per
+    cutoff, model and earlier row of the table (``metric, model, baseline, diff, p, marked,
+    p_holm, marked_holm``); ``p`` the two-sided paired t-test's over the test queries,
+    ``marked`` the table's mark (``p < alpha`` and better), ``p_holm`` Holm's step-down over
+    the table's family (every mark it could print: each row against each earlier row at
+    every cutoff; ours, the paper corrects nothing) and ``marked_holm`` the mark under it."""
+    models = list(models)
+    rank = {m: i for i, m in enumerate(models)}
+    tests = compare_tidy(per_query, models, by="metric", models=models)
+    tests = tests[tests.model.map(rank) > tests.baseline.map(rank)].reset_index(drop=True)
+    tests["marked"] = (tests.p < alpha) & (tests["diff"] > 0)
+    tests["p_holm"] = corrected(tests.p.to_numpy())
+    tests["marked_holm"] = (tests.p_holm < alpha) & (tests["diff"] > 0)
+    return tests[["metric", "model", "baseline", "diff", "p", "marked", "p_holm", "marked_holm"]]
 
 
 def tuned_table(fitted: Mapping[str, FittedModel], stage1: Mapping[str, Any] | None = None) -> pd.DataFrame:

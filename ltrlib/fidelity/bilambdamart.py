@@ -28,7 +28,16 @@ import pandas as pd
 
 from ltrlib.bivariate.experiment import MIN_COMPARISON_TRIALS
 from ltrlib.bivariate.study import study_verdicts
-from ltrlib.fidelity.claims import NOT_DECIDED, VERDICTS, Claim, Comparison, Finding, Section, claim_frames
+from ltrlib.fidelity.claims import (
+    NOT_DECIDED,
+    VERDICTS,
+    Claim,
+    Comparison,
+    Finding,
+    Section,
+    claim_frames,
+    under_correction,
+)
 from ltrlib.fidelity.datasets import Declaration, declared
 from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table
 from ltrlib.metrics import parse_marked
@@ -588,6 +597,40 @@ def published_numbers(run_dir: str | Path, declaration: Declaration | None) -> p
     return pd.DataFrame(rows)
 
 
+#: Notebook 06's tables whose marks it also tests with Holm's correction
+#: (`ltrlib.bivariate.ndcg_pvalues`), by the name `read_tables` gives them.
+HOLM_TABLES = {"table2": "table2_pvalues", "table4": "table4_pvalues", "table5": "table5_pvalues"}
+HOLM = ("Tables 2, 4 and 5 mark each row's improvement over each earlier row at every cutoff, uncorrected, as the "
+        "paper does. Holm's step-down over each table's marks (ours; `table2_pvalues` and the others) asks whether "
+        "the claims that read them still hold.")
+
+
+def _holm_tables(run_dir: Path, tables: Tables) -> Tables | None:
+    """``tables`` with the NDCG@5 marks of `HOLM_TABLES` rebuilt from their Holm-corrected
+    tests; None when the run wrote none (a run older than them)."""
+    out, found = dict(tables), False
+    for name, file in HOLM_TABLES.items():
+        tests = read_table(run_dir, NOTEBOOK, file, []) if name in tables else None
+        if tests is None:
+            continue
+        found = True
+        marked = tests[(tests.metric == "ndcg@5") & tests.marked_holm.astype(bool)]
+        out[name] = {model: (value, "".join(_letter(tables, name, b) for b in marked.baseline[marked.model == model]))
+                     for model, (value, _) in tables[name].items()}
+    return out if found else None
+
+
+def _under_holm(run_dir: Path, claims: pd.DataFrame) -> list[str]:
+    """The claims read again with Holm-corrected marks: those whose verdict changes."""
+    ours, _ = read_tables(run_dir)
+    ours["by_cutoff"] = _by_cutoff(run_dir)
+    holm = _holm_tables(run_dir, ours)
+    if holm is None:
+        return []
+    again, _ = claim_frames(SOURCE, (*CLAIMS, CONTROL, *NEURAL_CLAIMS), holm)
+    return ["### Under Holm's correction", "", HOLM, "", *under_correction(claims, again, "Holm")]
+
+
 def section(run_dir: str | Path, provenance: dict) -> Section:
     """The Bi-LambdaMART paper's part of the ledger: its claims on notebook 06's tables, the
     pre-registered study's verdict on the central claim, and on a run declared one of the
@@ -605,6 +648,7 @@ def section(run_dir: str | Path, provenance: dict) -> Section:
                                     for c in ("paper", "ours", "diff")})
         lines += ["**Numbers.** " + declaration.note() + " `diff` = ours − paper (file "
                   "[fidelity_published.csv](fidelity_published.csv)).", "", table_to_markdown(shown), ""]
+    lines += _under_holm(Path(run_dir), claims)
     return Section(SOURCE, claims, effects, missing=missing, lines=lines, intro=INTRO, published=published)
 
 

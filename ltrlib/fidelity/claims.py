@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ACROSS_RULES", "CLAIM_COLUMNS", "EFFECT_COLUMNS", "KINDS", "MIN_PAIRS", "NOT_DECIDED", "UNSTABLE_BELOW", "VERDICTS",
-           "Claim", "Comparison", "Effect", "Finding", "Section", "claim_frames", "decide", "delta_ri", "effect_ratio",
-           "effect_rows", "fmt", "verdict"]
+__all__ = ["ACROSS_RULES", "CLAIM_COLUMNS", "EFFECT_COLUMNS", "KINDS", "MIN_PAIRS", "NOT_DECIDED", "UNSTABLE_BELOW",
+           "VERDICTS", "Claim", "Comparison", "Effect", "Finding", "Section", "claim_frames", "decide", "delta_ri",
+           "effect_ratio", "effect_rows", "fmt", "under_correction", "verdict"]
 
 #: A check's outcome in the reports' words.
 VERDICTS = {True: "holds", False: "does not hold", None: "not available"}
@@ -288,6 +288,21 @@ def claim_frames(source: str, claims: Iterable[Claim], ours: Any, paper: Any = N
     """`decide` as two frames: the claim rows (`CLAIM_COLUMNS`) and the effects (`EFFECT_COLUMNS`)."""
     rows, effects = decide(source, claims, ours, paper)
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS), pd.DataFrame(effects, columns=EFFECT_COLUMNS)
+
+
+def under_correction(claims: pd.DataFrame, again: pd.DataFrame, what: str) -> list[str]:
+    """Markdown lines: the checks of ``claims`` whose verdict on ``again`` (the same claims
+    decided with marks from corrected p-values) differs, or a line saying none does. A check
+    ``claims`` did not decide (not decided, not available) is left as it is."""
+    from ltrlib.report import table_to_markdown
+
+    keys = ["claim", "scope"]
+    decided = claims[claims.ours.isin([VERDICTS[True], VERDICTS[False]])]
+    both = decided[keys + ["ours"]].merge(again[keys + ["ours"]].rename(columns={"ours": f"under {what}"}), on=keys)
+    changed = both[both.ours != both[f"under {what}"]]
+    if changed.empty:
+        return [f"No verdict changes under {what}.", ""]
+    return [table_to_markdown(changed), ""]
 
 
 def effect_rows(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:

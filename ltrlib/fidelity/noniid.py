@@ -35,6 +35,7 @@ from ltrlib.fidelity.claims import (
     Section,
     decide,
     fmt,
+    under_correction,
 )
 from ltrlib.fidelity.datasets import declared
 from ltrlib.fidelity.sources import read_table
@@ -746,13 +747,7 @@ def _under_holm(run_dir: Path, claims: pd.DataFrame, paper, importance, paired) 
     if holm.empty or not (holm.table.isin(["Table 4", "Table 5"])).any():
         return []
     again, _ = check_claims(holm, paper, importance, paired)
-    keys = ["claim", "scope"]
-    both = claims[keys + ["ours"]].merge(again[keys + ["ours"]].rename(columns={"ours": "under Holm"}), on=keys)
-    changed = both[both.ours != both["under Holm"]]
-    lines = ["### Under Holm's correction", "", HOLM, ""]
-    if changed.empty:
-        return lines + ["No verdict changes under the correction.", ""]
-    return lines + [table_to_markdown(changed), ""]
+    return ["### Under Holm's correction", "", HOLM, "", *under_correction(claims, again, "Holm")]
 
 
 def _data_lines(run_dir: Path, provenance: dict[str, Any]) -> list[str]:

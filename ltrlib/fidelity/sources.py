@@ -25,7 +25,7 @@ NOTEBOOK_TABLES: dict[str, tuple[str, ...]] = {
     "04_linear_merge": ("table4_linear_numeric", "alpha_choices"),
     "05_stacking": ("table5_stacking_numeric", "figure3_importance"),
     "06_bilambdamart": ("table2_lambdarank", "table4_difference", "table5_softmax", "control_table2",
-                        "tuning_summary"),
+                        "tuning_summary", "table2_pvalues", "table4_pvalues", "table5_pvalues"),
     "06_neural_competitors": ("table3_neural_lambdarank", "table4_gsf", "table5_neural_softmax",
                               "neural_tuning_summary"),
     "07_foltr_noniid": ("runs_online", "remedies"),

@@ -360,8 +360,11 @@ def remedy_table(online: pd.DataFrame, setting: str) -> pd.DataFrame:
     """Final offline and cumulative online NDCG of every remedy on one setting (mean, std over
     seeds), and each remedy's paired t-test against plain FedAvg on the same non-IID data
     (``p_offline_vs_fedavg``, ``p_online_vs_fedavg``: pairs share the ranker, click model and
-    seed; NaN for FedAvg itself, for IID and with fewer than 2 seeds)."""
+    seed; NaN for FedAvg itself, for IID and with fewer than 2 seeds), and the same p-values
+    Holm-corrected over every test of the table, both measures together (``..._holm``; ours:
+    the paper marks its remedies uncorrected, and the table keeps those p-values)."""
     from ltrlib.metrics import paired_ttest
+    from ltrlib.metrics.significance import corrected
 
     part = online[online.setting == setting]
     g = part.groupby(["ranker", "click", "data", "remedy"], sort=False)
@@ -376,8 +379,10 @@ def remedy_table(online: pd.DataFrame, setting: str) -> pd.DataFrame:
         for measure, out in p_values.items():
             usable = r.data == "non-IID" and r.remedy != "none" and len(common) >= 2
             out.append(paired_ttest(mine.loc[common, measure], fedavg.loc[common, measure]).p if usable else np.nan)
+    both = corrected(np.concatenate([p_values["final_offline"], p_values["cumulative_online"]]))
     return table.assign(p_offline_vs_fedavg=p_values["final_offline"],
-                        p_online_vs_fedavg=p_values["cumulative_online"])
+                        p_online_vs_fedavg=p_values["cumulative_online"],
+                        p_offline_vs_fedavg_holm=both[:len(table)], p_online_vs_fedavg_holm=both[len(table):])
 
 
 def _significantly_above(a: pd.Series, b: pd.Series) -> bool:

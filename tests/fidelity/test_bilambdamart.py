@@ -300,3 +300,26 @@ def test_the_neural_claims_across_seeds_follow_the_rule(tmp_path, tables):
     three = seeds(3)
     assert verdicts(three, 5)["trees_beat_networks"] == "interim (3 of 5 seeds)"
     assert verdicts(three, 3)["trees_beat_networks"].startswith("not decided: 3 seeds")
+
+
+def test_the_ledger_says_which_claims_change_under_holms_correction(tmp_path, tables):
+    """Bi-λMART's marks over λMART and λMART* at NDCG@5 survive uncorrected, not under Holm:
+    the central claim holds as the table marks it and would not under the correction."""
+    from ltrlib.fidelity.bilambdamart import section
+
+    run = tables.bilambdamart_run(tmp_path)
+    folder = run / "tables" / "06_bilambdamart"
+    tests = pd.DataFrame([{"metric": "ndcg@5", "model": "Bi-λMART", "baseline": b, "diff": 0.01, "p": 0.004,
+                           "marked": True, "p_holm": p_holm, "marked_holm": p_holm < 0.01}
+                          for b, p_holm in (("λMART (stage 1)", 0.001), ("λMART", 0.03), ("λMART*", 0.03))])
+    tests.to_csv(folder / "table2_pvalues.csv", index=False)
+    text = "\n".join(section(run, {}).lines)
+    holm = text[text.index("### Under Holm's correction"):]
+    assert "bi_beats_univariate" in holm and "does not hold" in holm
+    assert "bi_beats_stage1" not in holm  # its mark over stage 1 survives the correction
+    # Every mark of Table 2 surviving the correction: no verdict changes.
+    rows = list(read_tables(run)[0]["table2"].items())
+    kept = [{"metric": "ndcg@5", "model": m, "baseline": rows["abcd".index(letter)][0], "diff": 0.01, "p": 0.001,
+             "marked": True, "p_holm": 0.002, "marked_holm": True} for m, (_, marks) in rows for letter in marks]
+    pd.DataFrame(kept).to_csv(folder / "table2_pvalues.csv", index=False)
+    assert "No verdict changes under Holm." in "\n".join(section(run, {}).lines)

@@ -281,4 +281,4 @@ def test_the_ledger_says_which_claims_change_under_holms_correction(tmp_path):
     # The same run with corrected p below 0.05: nothing changes.
     frame = pd.DataFrame(rows).assign(p_vs_M1_holm=lambda f: f.p_vs_M1_holm.where(f.p_vs_M1_holm.isna(), 0.04))
     frame.to_csv(t04 / "table4_linear_numeric.csv", index=False)
-    assert "No verdict changes under the correction." in F.write_fidelity(run).read_text()
+    assert "No verdict changes under Holm." in F.write_fidelity(run).read_text()

@@ -353,6 +353,14 @@ def test_remedy_table_tests_each_remedy_against_fedavg(toy):
     assert 0 <= table.loc[("non-IID", "fedprox(mu=1)"), "p_online_vs_fedavg"] <= 1
     assert np.isnan(table.loc[("non-IID", "none"), "p_offline_vs_fedavg"])
     assert np.isnan(table.loc[("IID", "none"), "p_online_vs_fedavg"])
+    # Holm over the table's four tests (two remedies, two measures), beside the uncorrected p.
+    from statsmodels.stats.multitest import multipletests
+
+    p = table[["p_offline_vs_fedavg", "p_online_vs_fedavg"]].to_numpy().T.ravel()
+    holm = table[["p_offline_vs_fedavg_holm", "p_online_vs_fedavg_holm"]].to_numpy().T.ravel()
+    tested = ~np.isnan(p)
+    assert tested.sum() == 4 and np.isnan(holm[~tested]).all()
+    assert holm[tested] == pytest.approx(multipletests(p[tested], method="holm")[1])
 
 
 def test_tables_2_and_3_in_the_papers_layout():
