@@ -22,7 +22,7 @@ NOTEBOOK_TABLES: dict[str, tuple[str, ...]] = {
     "00_dataset_overview": ("calibration", "calibration_subsets"),
     "03_client_models": ("table1_initial_split_numeric", "table3_alternative_splits_numeric",
                          "table3_locals_compared"),
-    "04_linear_merge": ("table4_linear_numeric", "alpha_choices"),
+    "04_linear_merge": ("table4_linear_numeric", "alpha_choices", "fusion_baselines"),
     "05_stacking": ("table5_stacking_numeric", "figure3_importance"),
     "06_bilambdamart": ("table2_lambdarank", "table4_difference", "table5_softmax", "control_table2",
                         "tuning_summary", "table2_pvalues", "table4_pvalues", "table5_pvalues"),
