@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write_text", "default_file_mode"]
+__all__ = ["atomic_path", "atomic_write_text", "default_file_mode", "exclusive"]
 
 
 def default_file_mode() -> int:
@@ -54,3 +54,24 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return path
+
+
+@contextlib.contextmanager
+def exclusive(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock for a read-modify-write of ``path`` (a run's ``metrics.json``
+    that notebooks run side by side update, `ltrlib.runner.run_all`'s ``jobs``): an ``flock``
+    on ``<path>.lock``, released when the block ends or the process dies. Without flock
+    (Windows) it locks nothing: there the batch runs one notebook at a time."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    lock = Path(path).with_name(Path(path).name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

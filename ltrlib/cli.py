@@ -86,6 +86,9 @@ def _add_run_parser(subparsers) -> None:
         dest="parameters",
         help="extra notebook parameter; VALUE is parsed as JSON when possible (repeatable)",
     )
+    run.add_argument("--jobs", type=int, default=1, metavar="N",
+                     help="notebooks run at once (default 1): above 1 the batch runs as a graph, each notebook "
+                     "once those it reads have completed, with the cores // N threads each (docs/running.md)")
     run.add_argument("--log-output", action="store_true", help="echo the notebooks' output while they run")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.add_argument("--paper-dataset", default="", metavar="NAME",
@@ -567,6 +570,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         log_output=args.log_output,
         paper_dataset=args.paper_dataset,
+        jobs=args.jobs,
     )
     print(run_dir)
     return 0

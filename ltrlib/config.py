@@ -297,3 +297,10 @@ def stream_seeds(seed: int, purpose: str, n: int) -> list[int]:
         raise ValueError(f"stream_seeds: n = {n} seeds asked for; give zero or more")
     root = np.random.SeedSequence([int(seed), zlib.crc32(purpose.encode())])
     return [int(child.generate_state(1)[0]) for child in root.spawn(n)]
+
+
+def thread_env(threads: int) -> dict[str, str]:
+    """The environment that limits a process (a notebook's kernel, a Dask worker) to
+    ``threads`` threads: OpenMP for LightGBM and XGBoost, the BLAS libraries, numba."""
+    return {name: str(int(threads)) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                 "NUMBA_NUM_THREADS")}

@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ltrlib import provenance
-from ltrlib.atomic import atomic_path, atomic_write_text
+from ltrlib.atomic import atomic_path, atomic_write_text, exclusive
 from ltrlib.metrics.keys import flatten_metrics, metric_key_part
 from ltrlib.provenance import RunFolder, validate_name
 
@@ -159,10 +159,11 @@ def clear_notebook_outputs(run_dir: str | os.PathLike, notebook: str) -> None:
     validate_name(notebook, "notebook name")
     for sub in ("tables", "figures", "runs"):
         shutil.rmtree(run_dir / sub / notebook, ignore_errors=True)
-    data = read_metrics(run_dir)
-    if notebook in data:
-        del data[notebook]
-        atomic_write_text(run_dir / METRICS_FILE, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    with exclusive(run_dir / METRICS_FILE):  # notebooks running side by side write it too
+        data = read_metrics(run_dir)
+        if notebook in data:
+            del data[notebook]
+            atomic_write_text(run_dir / METRICS_FILE, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 # --------------------------------------------------------------------------- Reporter
@@ -310,15 +311,17 @@ class Reporter(RunFolder):
         """Merge scalar results into ``metrics.json`` under this notebook's key.
 
         Values must be scalars; NaN and infinities are stored as null. Notebooks of one run
-        execute one after another, so a read-modify-write with an atomic replace is enough
-        (no lock). Returns nothing (no raw dict at the end of a notebook); `read_metrics`
+        may execute side by side (`ltrlib.runner.run_all`'s ``jobs``), so the
+        read-modify-write holds the file's lock (`ltrlib.atomic.exclusive`) and replaces it
+        atomically. Returns nothing (no raw dict at the end of a notebook); `read_metrics`
         reads them back.
         """
         converted = {validate_name(k, "metric name"): _json_scalar(k, v) for k, v in values.items()}
         path = self.run_dir / METRICS_FILE
-        data = read_metrics(self.run_dir)
-        data[self.notebook] = {**data.get(self.notebook, {}), **converted}
-        atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+        with exclusive(path):
+            data = read_metrics(self.run_dir)
+            data[self.notebook] = {**data.get(self.notebook, {}), **converted}
+            atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
         write_index(self.run_dir)
 
 

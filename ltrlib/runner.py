@@ -23,6 +23,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -48,6 +49,7 @@ __all__ = [
     "default_run_id",
     "discover",
     "load_notebook",
+    "notebook_needs",
     "run_all",
     "select_notebooks",
 ]
@@ -323,6 +325,12 @@ def _read_manifest(run_dir: Path) -> dict[str, Any] | None:
         raise ValueError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
 
 
+#: Held while a notebook's thread changes the manifest and writes it: with ``jobs`` several
+#: notebooks run at once, and one serialising the manifest while another changes its entry
+#: would fail or write a torn record.
+_MANIFEST_LOCK = threading.Lock()
+
+
 def _write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
     manifest["updated"] = _now()
     atomic_write_text(run_dir / RUN_MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -362,10 +370,12 @@ def _check_resume(
 # --------------------------------------------------------------------------- execution
 
 
-def _this_interpreter_kernel_manager(socket_dir: str, kernel_log=None):
+def _this_interpreter_kernel_manager(socket_dir: str, kernel_log=None, env: dict[str, str] | None = None):
     """A kernel manager class that always starts ipykernel with ``sys.executable``, its
     sockets in ``socket_dir``, its process's own output (not the notebook's: that comes over
-    the kernel's sockets) into the open file ``kernel_log`` when given.
+    the kernel's sockets) into the open file ``kernel_log`` when given, and ``env`` added to
+    its environment (this notebook's own: its fit log, its progress folder, its threads;
+    notebooks run side by side cannot share the runner's ``os.environ`` for them).
 
     jupyter_client resolves a kernel *name* through kernelspec directories, where a user-level
     "python3" spec can point at another interpreter. Building the spec from ipykernel for the
@@ -405,6 +415,8 @@ def _this_interpreter_kernel_manager(socket_dir: str, kernel_log=None):
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             if kernel_log is not None:
                 kw.update(stdout=kernel_log, stderr=kernel_log)
+            if env:
+                kw["env"] = {**(kw.get("env") or os.environ), **env}
             return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     return ThisInterpreterKernelManager
@@ -453,8 +465,11 @@ def _execute(
     out_dir: Path,
     kernel_name: str | None,
     log_output: bool,
+    env: dict[str, str] | None = None,
 ) -> Path:
     """Execute one notebook; return the executed notebook's path or raise NotebookError.
+    ``env``: added to its kernel's environment (with a user's ``kernel_name``, whose
+    manager is jupyter_client's own, through this process's environment while it runs).
 
     papermill saves after every cell, so it writes to a hidden temporary name that is renamed
     to ``NN_topic.ipynb`` only on success; on failure it becomes ``NN_topic.failed.ipynb``.
@@ -472,8 +487,12 @@ def _execute(
     # kept beside a failed notebook (`KERNEL_LOG`), and removed when the notebook completes.
     kernel_log = (None if log_output or kernel_name is not None
                   else open(out_dir / KERNEL_LOG.format(notebook=notebook), "w"))
+    previous = {}
     if kernel_name is None:
-        engine_kwargs["kernel_manager_class"] = _this_interpreter_kernel_manager(socket_dir.name, kernel_log)
+        engine_kwargs["kernel_manager_class"] = _this_interpreter_kernel_manager(socket_dir.name, kernel_log, env)
+    else:  # one notebook at a time (run_all refuses jobs with a kernel name)
+        previous = {k: os.environ.get(k) for k in env or {}}
+        os.environ.update(env or {})
     try:
         papermill.execute_notebook(
             nb,
@@ -510,6 +529,11 @@ def _execute(
         _keep_partial(partial, failed)
         raise
     finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         socket_dir.cleanup()
         if kernel_log is not None:
             kernel_log.close()
@@ -615,6 +639,7 @@ def run_all(
     progress: bool = True,
     log_output: bool = False,
     paper_dataset: str = "",
+    jobs: int = 1,
 ) -> Path:
     """Execute the numbered notebooks into ``<reports_dir>/<run_id>/`` and return that directory.
 
@@ -645,6 +670,11 @@ def run_all(
         The papers' dataset the data is (`ltrlib.fidelity.datasets`: ``mslr-web10k``, ...),
         checked against its feature count before anything runs; the fidelity ledger then
         sets the papers' printed numbers for it beside the run's. Empty: none.
+    jobs:
+        Notebooks run at once (default 1, one after another). Above 1 the batch runs as a
+        graph (`_run_graph`): a notebook starts once those it reads have completed
+        (`NOTEBOOK_NEEDS`), and each kernel gets the cores // ``jobs`` threads. A notebook's
+        results do not depend on it (a test compares the tables byte for byte).
 
     Raises
     ------
@@ -656,6 +686,11 @@ def run_all(
         A notebook failed; the run manifest and index are still written.
     """
     config.get_scale(scale)  # fail on an unknown scale before starting any kernel
+    if int(jobs) < 1:
+        raise ValueError(f"jobs = {jobs}: give 1 (one notebook at a time) or more")
+    if jobs > 1 and kernel_name is not None:
+        raise ValueError(f"jobs = {jobs} with kernel {kernel_name!r}: notebooks run side by side need the "
+                         "project's own kernel (leave the kernel name out), which gives each its environment")
     user = dict(parameters or {})
     reports_dir = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
     reports_dir = reports_dir.expanduser().resolve()
@@ -702,20 +737,86 @@ def run_all(
             if declared_queries:
                 manifest["paper_dataset_queries"] = declared_queries
             with _kernel_environment(reports_dir), _run_bar(reports_dir, to_run, manifest, progress) as bar:
-                for notebook, params in to_run.items():
-                    try:
-                        _run_one(loaded[notebook], notebook, params, run_dir, manifest, kernel_name,
-                                 log_output, bar)
-                    except KeyboardInterrupt:
-                        finished = [nb for nb in plan if _is_completed(run_dir, manifest, nb)]
-                        raise RunInterrupted(run_id, notebook, finished) from None
-                    bar.finish(notebook)
+                threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else 0
+
+                def run_one(notebook: str) -> None:
+                    _run_one(loaded[notebook], notebook, to_run[notebook], run_dir, manifest, kernel_name,
+                             log_output, bar, threads)
+
+                try:
+                    if jobs > 1:
+                        _run_graph(to_run, run_one, jobs, bar)
+                    for notebook in to_run if jobs == 1 else ():
+                        run_one(notebook)
+                        bar.finish(notebook)
+                except KeyboardInterrupt:
+                    finished = [nb for nb in plan if _is_completed(run_dir, manifest, nb)]
+                    running = [nb for nb in to_run if manifest["notebooks"].get(nb, {}).get("status")
+                               in ("running", "interrupted")]
+                    raise RunInterrupted(run_id, ", ".join(running) or "the run", finished) from None
         finally:
             # Also after a failure or an interrupt: the fidelity report and the index then show
             # what did run.
             _write_fidelity(run_dir)
             write_index(run_dir)
     return run_dir
+
+
+#: What each notebook reads of the others' results, by number (its tables, stored models or
+#: per-query results): a notebook starts after those it needs. 04 and 05 load 03's models,
+#: 06_neural_competitors reads 06's per-query results; the rest read only the data, so with
+#: ``jobs`` they run side by side.
+NOTEBOOK_NEEDS = {"04": ("03",), "05": ("03",), "06_neural_competitors": ("06_bilambdamart",)}
+
+
+def notebook_needs(names: Sequence[str]) -> dict[str, set[str]]:
+    """For each of ``names`` (notebook stems), the others of ``names`` it must wait for
+    (`NOTEBOOK_NEEDS`, matched by stem or by number)."""
+    def number(name: str) -> str:
+        return name.split("_", 1)[0]
+
+    out = {}
+    for name in names:
+        wanted = NOTEBOOK_NEEDS.get(name, NOTEBOOK_NEEDS.get(number(name), ()))
+        out[name] = {other for other in names if other != name
+                     and (other in wanted or (number(other) in wanted and number(other) != number(name)))}
+    return out
+
+
+def _run_graph(to_run: dict[str, dict[str, Any]], run_one, jobs: int, bar: RunBar) -> list[str]:
+    """Run the notebooks of ``to_run`` (name -> parameters) by ``run_one(name)``, up to ``jobs``
+    at once in threads (each only waits on its kernel), each as soon as those it needs
+    (`notebook_needs`) have completed, in the batch's order otherwise. After a failure no
+    notebook starts; those running finish, then the first failure is raised. Returns the
+    notebooks completed."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    needs = notebook_needs(list(to_run))
+    done: list[str] = []
+    running: dict[Any, str] = {}
+    failures: list[BaseException] = []
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ltrlib-notebook") as pool:
+        while True:
+            if not failures:
+                for name in to_run:
+                    if len(running) < jobs and name not in done and name not in running.values() \
+                            and needs[name] <= set(done):
+                        running[pool.submit(run_one, name)] = name
+            if not running:
+                break
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in finished:
+                name = running.pop(future)
+                try:
+                    future.result()
+                except BaseException as exc:  # a notebook's failure, reported once all have stopped
+                    failures.append(exc)
+                else:
+                    done.append(name)
+                    bar.finish(name)
+    if failures:
+        raise failures[0]
+    return done
 
 
 RUN_LOCK = ".run.lock"
@@ -790,9 +891,13 @@ def _start_manifest(manifest: dict[str, Any] | None, run_id: str, run_params: di
     return manifest
 
 
-def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, bar: RunBar) -> None:
+def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, bar: RunBar,
+             threads: int = 0) -> None:
     """Execute one notebook and record its outcome in the manifest; ``bar`` shows what it
-    reports (`ltrlib.progress`) while it runs."""
+    reports (`ltrlib.progress`) while it runs. ``threads``: its kernel's thread budget
+    (`ltrlib.config.thread_env`; 0 leaves the environment's). Safe to call from several
+    threads at once: each notebook's kernel gets its own environment, and the manifest is
+    written under `_MANIFEST_LOCK`."""
     out_dir = run_dir / "notebooks"
     # A rerun replaces the notebook's previous outputs entirely, so stale tables or figures
     # from an earlier version of the notebook cannot pass for results of this run.
@@ -809,41 +914,37 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
         # seconds the rest of the run then took.
         "eta_seconds_at_start": bar.remaining(),
     }
-    manifest["notebooks"][notebook] = entry
-    _write_manifest(run_dir, manifest)
-    # The kernel appends the seconds of each model fit here (ltrlib.timing).
+    with _MANIFEST_LOCK:
+        manifest["notebooks"][notebook] = entry
+        _write_manifest(run_dir, manifest)
+    # The kernel appends the seconds of each model fit here (ltrlib.timing), and its
+    # processes keep their progress bars' state in the status folder (ltrlib.progress).
     fit_log = out_dir / f".{notebook}.fit.log"
     fit_log.unlink(missing_ok=True)
-    previous_log = os.environ.get(timing.ENV_VAR)
-    os.environ[timing.ENV_VAR] = str(fit_log)
-    # The kernel's processes keep their progress bars' state here (ltrlib.progress).
     status_dir = out_dir / f".{notebook}.progress"
     shutil.rmtree(status_dir, ignore_errors=True)
     status_dir.mkdir()
-    os.environ[progress.STATUS_ENV] = str(status_dir)
+    env = {timing.ENV_VAR: str(fit_log), progress.STATUS_ENV: str(status_dir),
+           **(config.thread_env(threads) if threads else {})}
     bar.start(notebook, status_dir)
     start = time.perf_counter()
+    outcome: dict[str, Any] = {}
     try:
-        _execute(nb, notebook, params, out_dir, kernel_name, log_output)
+        _execute(nb, notebook, params, out_dir, kernel_name, log_output, env)
     except NotebookError as exc:
-        entry.update(status="failed", error=str(exc))
+        outcome.update(status="failed", error=str(exc))
         raise
     except BaseException:
-        entry.update(status="interrupted")
+        outcome.update(status="interrupted")
         raise
     else:
-        entry["status"] = "completed"
+        outcome["status"] = "completed"
         _export_html(out_dir / f"{notebook}.ipynb")
     finally:
-        entry["finished"] = _now()
-        entry["seconds"] = round(time.perf_counter() - start, 3)
-        if previous_log is None:
-            os.environ.pop(timing.ENV_VAR, None)
-        else:
-            os.environ[timing.ENV_VAR] = previous_log
-        os.environ.pop(progress.STATUS_ENV, None)
         shutil.rmtree(status_dir, ignore_errors=True)
         fitted = timing.read_log(fit_log, parent=os.getpid())  # the kernel's own lines
-        entry["fit_seconds"] = round(fitted or 0.0, 3)
         fit_log.unlink(missing_ok=True)
-        _write_manifest(run_dir, manifest)
+        with _MANIFEST_LOCK:
+            entry.update(outcome, finished=_now(), seconds=round(time.perf_counter() - start, 3),
+                         fit_seconds=round(fitted or 0.0, 3))
+            _write_manifest(run_dir, manifest)

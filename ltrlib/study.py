@@ -173,13 +173,6 @@ def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, note
 THREADS_PER_SEED = 2
 
 
-def _thread_env(threads: int) -> dict[str, str]:
-    """What limits a worker's kernels to ``threads`` threads (OpenMP for LightGBM and XGBoost,
-    the BLAS libraries, numba)."""
-    return {name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                            "NUMBA_NUM_THREADS")}
-
-
 def _worker_address() -> str:
     from dask.distributed import get_worker
 
@@ -207,8 +200,9 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
     """Run and record ``seeds``, each a task on ``dask.distributed``: on the cluster at
     ``scheduler`` (its workers must see ``reports``), else on a `LocalCluster` of
     ``workers`` processes (default: the cores // ``threads``, at most one per seed; one
-    worker is a thread of this process), each with ``threads`` threads (`_thread_env`). ``on_done(seed, result)`` runs here as each
-    seed finishes, in the order they finish. A failed seed is reported and the others go
+    worker is a thread of this process), each with ``threads`` threads
+    (`ltrlib.config.thread_env`). ``on_done(seed, result)`` runs here as each seed
+    finishes, in the order they finish. A failed seed is reported and the others go
     on; RuntimeError at the end names the failed ones (rerunning the study retries them)."""
     from dask.distributed import Client, LocalCluster, as_completed
 
@@ -221,12 +215,12 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
         workers = min(workers or max(1, (os.cpu_count() or 1) // max(1, threads)), len(seeds))
         if workers > 1:
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   env=_thread_env(threads), silence_logs=40)
+                                   env=config.thread_env(threads), silence_logs=40)
         else:
             # One seed at a time: a worker thread in this process, whose kernels inherit the
             # thread limits from this process's environment (set for the duration).
-            previous = {k: os.environ.get(k) for k in _thread_env(threads)}
-            os.environ.update(_thread_env(threads))
+            previous = {k: os.environ.get(k) for k in config.thread_env(threads)}
+            os.environ.update(config.thread_env(threads))
             cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
                                    silence_logs=40)
         client = Client(cluster)
