@@ -305,11 +305,11 @@ def _runs(args: argparse.Namespace) -> int:
             print(counts.groupby("metric")[["compared", "agree", "differ_tied", "differ_untied"]].sum().to_string())
     first = table.iloc[0]
     folder = run_dir / "runs" / first.notebook
-    qrels, run = folder / (first.qrels.split(", ")[0] or "qrels"), folder / first.run
+    qrels, run = folder / (first.qrels.split(", ")[0] or "qrels.gz"), folder / first.run
     # Our NDCG gains 2^label - 1 (as LightGBM and the papers): ranx's ndcg_burges, not its
     # ndcg nor trec_eval's ndcg_cut, which gain the label itself (docs/ecosystem.md).
     print(f"\n{len(table)} runs, {table.kilobytes.sum() / 1024:.1f} MB (gzip). Score one:\n"
-          f"  trec_eval -m map -m recip_rank {qrels} <(gunzip -c {run})\n"
+          f"  trec_eval -m map -m recip_rank <(gunzip -c {qrels}) <(gunzip -c {run})\n"
           f"  python -c \"from ranx import evaluate; from ltrlib.trec import ranx_qrels, ranx_run; "
           f"print(evaluate(ranx_qrels('{qrels}'), ranx_run('{run}'), ['ndcg_burges@10', 'map', 'mrr']))\"")
     return 0

@@ -236,7 +236,7 @@ class Reporter(RunFolder):
     def run_file(self, model: str, data, scores, qrels: str = "qrels", docnos=None) -> Path:
         """Save one model's ranking of ``data`` (a `ltrlib.data.Dataset`, one score per row)
         as a gzip-compressed TREC run file ``runs/<notebook>/<model>.run.gz`` and the data's
-        labels as ``runs/<notebook>/<qrels>`` beside it (`ltrlib.trec`: document ids, ties);
+        labels as ``runs/<notebook>/<qrels>.gz`` beside it (`ltrlib.trec`: document ids, ties);
         return the run's path. Compressed because a run lists every test document: plain,
         notebook 04's runs at ``small`` would outweigh the run folder. The model's name is
         the run's tag; in the file name, characters other than letters, digits, ``.``, ``-``
@@ -270,8 +270,9 @@ class Reporter(RunFolder):
         offsets = data.offsets if docnos is None else trec.lists_of(data.query_ids, data.offsets, docnos)
         path = trec.write_run(self.runs_dir / f"{stem}.run.gz", data.query_ids, offsets, scores, model,
                               docnos=docnos)
-        trec.write_qrels(self.runs_dir / qrels, data.query_ids, data.offsets, data.y)
-        trec.index_run(self.runs_dir, path.name, qrels)
+        # Compressed too: FOLTR's Type 1 judges every training query under each intent.
+        judged = trec.write_qrels(self.runs_dir / f"{qrels}.gz", data.query_ids, data.offsets, data.y)
+        trec.index_run(self.runs_dir, path.name, judged.name)
         return path
 
     def run_files(self, scorers, data, prefix: str = "", qrels: str = "qrels") -> dict[str, Path]:

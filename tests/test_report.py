@@ -312,7 +312,7 @@ def test_run_file_writes_a_trec_run_and_its_qrels(rep):
     assert path == rep.run_dir / "runs" / rep.notebook / "Bi-λMART_w_o_d.run.gz"
     run = trec.read_run(path)
     assert run.docno.tolist() == ["7-1", "7-2", "7-0", "9-1", "9-0"] and set(run.tag) == {"Bi-λMART_w/o_d"}
-    assert trec.read_qrels(path.parent / "qrels").rel.tolist() == [2, 0, 1, 0, 1]
+    assert trec.read_qrels(path.parent / "qrels.gz").rel.tolist() == [2, 0, 1, 0, 1]
 
 
 def test_run_files_score_every_scorer_and_one_qrels_stands_for_one_dataset(rep):

@@ -155,7 +155,7 @@ def test_the_runs_command_lists_a_runs_files_and_how_to_score_them(tmp_path, cap
     rep.run_file("M1", data, -s)
     listing = trec.list_runs(rep.run_dir)
     assert listing.run.tolist() == ["M1.run.gz", "M12α.run.gz"] and (listing.queries == 8).all()
-    assert (listing.documents == y.size).all() and set(listing.qrels) == {"qrels"}
+    assert (listing.documents == y.size).all() and set(listing.qrels) == {"qrels.gz"}
     assert cli.main(["runs", str(rep.run_dir)]) == 0
     out = capsys.readouterr().out
     assert "M12α.run.gz" in out and "trec_eval" in out and "ndcg_burges@10" in out
@@ -179,4 +179,4 @@ def test_agreement_counts_queries_where_ranx_and_ours_part_and_says_when_ties_ex
     assert (distinct.compared == judged).all() and (distinct.agree == judged).all()
     tied = counts.loc["tied.run.gz"]
     assert (tied.differ_untied == 0).all() and (tied.agree + tied.differ_tied == tied.compared).all()
-    assert list(trec.list_runs(rep.run_dir).qrels) == ["qrels", "qrels"]
+    assert list(trec.list_runs(rep.run_dir).qrels) == ["qrels.gz", "qrels.gz"]

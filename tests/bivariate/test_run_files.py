@@ -38,7 +38,7 @@ def test_runs_of_the_top_k_lists_score_as_the_tables_do(exp, tmp_path):
     assert list(runs.scores) == ["stage1", "noise"] and runs.judged is exp.two.stage1.test
     rep = Reporter("r", "06_bilambdamart", root=tmp_path)
     paths = {n: rep.run_file(n, runs.judged, s, docnos=runs.docnos) for n, s in runs.scores.items()}
-    qrels = ranx.Qrels.from_file(str(rep.runs_dir / "qrels"), kind="trec")
+    qrels = trec.ranx_qrels(rep.runs_dir / "qrels.gz")
     assert sum(len(d) for d in qrels.to_dict().values()) == runs.judged.n_docs  # the full test set
     pq = per_query_results(exp, {"noise": Noise()}, cutoffs=(5,))
     for name, row in (("stage1", "λMART (stage 1)"), ("noise", "noise")):

@@ -101,7 +101,7 @@ def test_run_files_read_back_in_ranx_with_the_tables_values(tmp_path):
     exp = linear.linear_experiment(split, MODELS, step=0.1, sweep=False)
     report = Reporter("r", "04_linear_merge", root=tmp_path)
     paths = report.run_files(exp.scorers, split.full.test, prefix="Split1.")
-    qrels = ranx.Qrels.from_file(str(report.runs_dir / "qrels"), kind="trec")
+    qrels = trec.ranx_qrels(report.runs_dir / "qrels.gz")
     judged = exp.per_query[exp.per_query.metric == "ndcg@10"]
     for name, path in paths.items():
         # Our NDCG's gain is 2^label - 1: ranx's ndcg_burges (its ndcg's gain is the label).

@@ -425,5 +425,5 @@ def test_every_models_test_ranking_is_a_run_file_that_ranx_scores_as_we_do(run_d
     assert counts.differ_untied.sum() == 0, counts[counts.differ_untied > 0]
     # The re-ranker's runs list its top-k; its qrels judge the whole test query.
     top_k = runs.set_index(["notebook", "run"]).loc[("06_bilambdamart", "Bi-λMART.run.gz")]
-    qrels = trec.read_qrels(run_dir / "runs" / "06_bilambdamart" / "qrels")
+    qrels = trec.read_qrels(run_dir / "runs" / "06_bilambdamart" / "qrels.gz")
     assert top_k.documents < len(qrels)
