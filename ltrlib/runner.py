@@ -737,23 +737,7 @@ def run_all(
             if declared_queries:
                 manifest["paper_dataset_queries"] = declared_queries
             with _kernel_environment(reports_dir), _run_bar(reports_dir, to_run, manifest, progress) as bar:
-                threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else 0
-
-                def run_one(notebook: str) -> None:
-                    _run_one(loaded[notebook], notebook, to_run[notebook], run_dir, manifest, kernel_name,
-                             log_output, bar, threads)
-
-                try:
-                    if jobs > 1:
-                        _run_graph(to_run, run_one, jobs, bar)
-                    for notebook in to_run if jobs == 1 else ():
-                        run_one(notebook)
-                        bar.finish(notebook)
-                except KeyboardInterrupt:
-                    finished = [nb for nb in plan if _is_completed(run_dir, manifest, nb)]
-                    running = [nb for nb in to_run if manifest["notebooks"].get(nb, {}).get("status")
-                               in ("running", "interrupted")]
-                    raise RunInterrupted(run_id, ", ".join(running) or "the run", finished) from None
+                _run_notebooks(to_run, loaded, plan, run_dir, manifest, kernel_name, log_output, bar, jobs)
         finally:
             # Also after a failure or an interrupt: the fidelity report and the index then show
             # what did run.
@@ -817,6 +801,31 @@ def _run_graph(to_run: dict[str, dict[str, Any]], run_one, jobs: int, bar: RunBa
     if failures:
         raise failures[0]
     return done
+
+
+def _run_notebooks(to_run, loaded, plan, run_dir, manifest, kernel_name, log_output, bar: RunBar,
+                   jobs: int) -> None:
+    """Run the notebooks of ``to_run`` one after another, or with ``jobs`` above 1 as a graph
+    (`_run_graph`, each kernel with the cores // ``jobs`` threads); Ctrl-C becomes
+    `RunInterrupted`, naming what ran and what finished."""
+    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else 0
+
+    def run_one(notebook: str) -> None:
+        _run_one(loaded[notebook], notebook, to_run[notebook], run_dir, manifest, kernel_name, log_output, bar,
+                 threads)
+
+    try:
+        if jobs > 1:
+            _run_graph(to_run, run_one, jobs, bar)
+        for notebook in to_run if jobs == 1 else ():
+            run_one(notebook)
+            bar.finish(notebook)
+    except KeyboardInterrupt:
+        finished = [nb for nb in plan if _is_completed(run_dir, manifest, nb)]
+        running = [nb for nb in to_run if manifest["notebooks"].get(nb, {}).get("status")
+                   in ("running", "interrupted")]
+        raise RunInterrupted(manifest.get("run_id", run_dir.name), ", ".join(running) or "the run",
+                             finished) from None
 
 
 RUN_LOCK = ".run.lock"
