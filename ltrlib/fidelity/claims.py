@@ -156,6 +156,9 @@ class Finding:
     comparisons: tuple[Comparison | None, ...] = ()
     beyond: bool = False
     not_decided: bool = False
+    #: The p-value of the one test that decides it, where one does (NaN otherwise): what a
+    #: correction over a paper's tests reads (`under_correction`).
+    p: float = math.nan
 
     def __post_init__(self):
         if self.not_decided and self.holds is not None:

@@ -236,3 +236,28 @@ def test_real_label_skew_runs_have_the_constant_online_value():
     _, online = S.run_jobs(data, S.grid(["type2_R1"], [0], n_rounds=20, eval_every=10), n_jobs=1, progress=False)
     non = online[online.data == "non-IID"]
     assert non.cumulative_online.iloc[0] == pytest.approx(0.8 * discount_sum(20), abs=1e-9)
+
+
+def test_the_ledger_reads_the_significance_claims_again_under_holm(tmp_path, tables):
+    """Every test of a claim that says A is significantly above B, Holm-corrected as one
+    family: a check that held at p < 0.05 holds under Holm only if its corrected p is too."""
+    from statsmodels.stats.multitest import multipletests
+
+    from ltrlib.fidelity.claims import Finding
+
+    run = tables.write_foltr_runs(tmp_path, tables.foltr_runs(np.random.default_rng(0)))
+    runs = FO.Runs(pd.read_csv(run / "tables" / "07_foltr_noniid" / "runs_online.csv"))
+    claims, _, _ = foltr_claims(run)
+    tested = [(c.name, f) for c in FO.CLAIMS if c.across == "effect" for f in c.check(runs)
+              if not f.beyond and f.holds is not None and not np.isnan(f.p)]
+    assert len(tested) > 10
+    holm = multipletests([f.p for _, f in tested], method="holm")[1]
+    lost = {(n, f.scope) for (n, f), p in zip(tested, holm) if f.holds and p >= 0.05}
+    text = "\n".join(FO.section(run, {}).lines)
+    assert "### Under Holm's correction" in text
+    for name, scope in lost:
+        assert name in text and scope in text
+    if not lost:
+        assert "No verdict changes under Holm." in text
+    # A decided finding carries its test's p; one with no test has none.
+    assert all(0 <= f.p <= 1 for _, f in tested) and np.isnan(Finding("s", None, "").p)
