@@ -349,6 +349,19 @@ def write_summary(study_dir: Path, command: str) -> design_of.Summary:
     return summary
 
 
+def _run_seeds(to_run: Sequence[int], run_seed, design: dict, reports: Path, summarise, *, progress: bool,
+               scheduler: str, threads: int, workers: int, log) -> None:
+    """Run and record ``to_run`` through `dispatch` with ``run_seed`` (one of the studies'
+    ``_<study>_seed``), and as each seed is recorded rewrite the study's summary:
+    ``summarise(seed)`` returns the words that end the seed's log line ("" for none)."""
+    def done(seed: int, result: dict) -> None:
+        words = summarise(seed)
+        log(f"seed {seed}: recorded in {math.ceil(result['wall'])} s" + (f"; {words}" if words else ""))
+
+    dispatch(to_run, partial(run_seed, progress=progress), design, reports, on_done=done, scheduler=scheduler,
+             threads=threads, workers=workers, log=log)
+
+
 def _bilambdamart_seed(design: dict, seed: int, reports: Path, progress: bool = False):
     """Notebook 06 at ``seed`` into ``<study>-seed<N>`` with the design's parameters
     (`ltrlib.runner.run_all` resumes an interrupted run); what `record_seed` keeps."""
@@ -388,13 +401,12 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
         if _restore(study_dir, reports / f"{study}-seed{seed}", seed):
             log(f"seed {seed}: resuming the finished trials of its checkpointed journal")
 
-    def done(seed: int, result: dict) -> None:
-        (study_dir / "progress" / f"seed{seed}.journal").unlink(missing_ok=True)
-        summary = write_summary(study_dir, command)
-        log(f"seed {seed}: recorded in {math.ceil(result['wall'])} s; {summary.words}")
+    def summarise(seed: int) -> str:
+        (study_dir / "progress" / f"seed{seed}.journal").unlink(missing_ok=True)  # recorded: no longer in progress
+        return write_summary(study_dir, command).words
 
-    dispatch(to_run, partial(_bilambdamart_seed, progress=progress), design, reports, on_done=done,
-             scheduler=scheduler, threads=threads, workers=workers, log=log)
+    _run_seeds(to_run, _bilambdamart_seed, design, reports, summarise, progress=progress, scheduler=scheduler,
+               threads=threads, workers=workers, log=log)
     summary = write_summary(study_dir, command)
     log(summary.words)
     return summary
@@ -571,12 +583,12 @@ def run_neural_study(profile: str, *, source: str, study: str | None = None, see
                f"--seeds {seeds_arg}")
     to_run = list(_to_run(design, _recorded(study_dir), summarise_only, "to train the networks", log))
 
-    def done(seed: int, result: dict) -> None:
+    def summarise(seed: int) -> str:
         write_neural_summary(study_dir, command)
-        log(f"seed {seed}: recorded in {math.ceil(result['wall'])} s")
+        return ""
 
-    dispatch(to_run, partial(_neural_seed, progress=progress), design, reports, on_done=done, scheduler=scheduler,
-             threads=threads, workers=workers, log=log)
+    _run_seeds(to_run, _neural_seed, design, reports, summarise, progress=progress, scheduler=scheduler,
+               threads=threads, workers=workers, log=log)
     across = write_neural_summary(study_dir, command)
     log(table_to_markdown(across[["claim", "seeds", "verdict"]]))
     return across
@@ -723,10 +735,10 @@ def run_ledger_study(scale: str = "small", *, study: str | None = None, seeds: S
                + (f" --notebooks {design['notebooks']}" if design["notebooks"] != "all" else ""))
     to_run = list(_to_run(design, _recorded(study_dir), summarise_only, "to run the batch", log))
 
-    def done(seed: int, result: dict) -> None:
+    def summarise(seed: int) -> str:
         write_ledger_summary(study_dir, command)
-        log(f"seed {seed}: recorded in {math.ceil(result['wall'])} s")
+        return ""
 
-    dispatch(to_run, partial(_ledger_seed, progress=progress), design, reports, on_done=done, scheduler=scheduler,
-             threads=threads, workers=workers, log=log)
+    _run_seeds(to_run, _ledger_seed, design, reports, summarise, progress=progress, scheduler=scheduler,
+               threads=threads, workers=workers, log=log)
     return write_ledger_summary(study_dir, command)
