@@ -368,7 +368,8 @@ def _bilambdamart_seed(design: dict, seed: int, reports: Path, progress: bool = 
     from ltrlib.runner import run_all  # papermill; keep the statistics importable without it
 
     run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
-                      run_id=f"{design['study']}-seed{seed}", only=NOTEBOOK, parameters=design["parameters"],
+                      run_id=f"{design['study']}-seed{seed}", only=NOTEBOOK,
+                      parameters={**design_of.REGISTERED_PARAMETERS, **design["parameters"]},
                       reports_dir=reports, progress=progress)
     tables = run_dir / "tables" / NOTEBOOK
     return run_dir, (NOTEBOOK,), {tables / name: name for name in KEPT_TABLES}
@@ -455,7 +456,7 @@ NEURAL_KEPT = {NEURAL_NOTEBOOK: ("per_query_neural.parquet", "neural_tuning_summ
 #: Notebook 06's parameters the neural notebook declares too ("notebook 06's"): taken from the
 #: source study's design, so the networks re-rank the very lists its trees did.
 NEURAL_SHARED = ("folds", "stage1_max_trees", "stage1_trials", "stage2_features", "train_queries", "max_trees",
-                 "early_stopping")
+                 "early_stopping", "fold_streams")
 #: The networks' training budget per profile. Trials are the source study's ``n_trials``
 #: (parity with its trees); the first is the paper's Tables 6-7 point. ``gpu``: the issue's
 #: convergence budget (patience 2,000 steps, 64 epochs of 1,000 queries; at most 20,000),
@@ -486,7 +487,8 @@ def neural_design(profile: str, source: str, study: str, seeds: Sequence[int] | 
     foreign = [s for s in chosen if s not in src["seeds"]]
     if foreign:
         raise ValueError(f"--seeds {foreign}: not seeds of {source!r} (its seeds: {src['seeds']})")
-    parameters = {k: v for k, v in src["parameters"].items() if k in NEURAL_SHARED}
+    source_parameters = {**design_of.REGISTERED_PARAMETERS, **src["parameters"]}
+    parameters = {k: v for k, v in source_parameters.items() if k in NEURAL_SHARED}
     parameters.update(NEURAL_PROFILES[profile], neural_trials=int(src["parameters"]["n_trials"]))
     return {"study": validate_name(study, "study id"), "profile": f"neural-{profile}", "source": source,
             "dataset": src["dataset"], "scale": src["scale"], "seeds": chosen, "parameters": parameters,

@@ -106,6 +106,7 @@ train_queries: int = 1000  # stage-2 training queries drawn for every model; 0 u
 n_trials: int = 10  # Optuna TPE trials per model, the same for all; the first is the model's default point
 max_trees: int = 2000  # most trees per model, as the paper
 early_stopping: int = 30  # stop after this many trees without validation NDCG gain, as the paper
+fold_streams: str = "spawned"  # stage 1's folds: spawned (streams no other seed shares) or seed + part (the studies')
 num_threads: int = 1  # LightGBM threads per model; 1 is fastest on shared 2-core machines
 n_jobs: int = 2  # stage-1 folds, then stage-2 models, trained side by side in worker processes; 1: one after another
 listwise_ablation: bool = False  # also tune the λRank models without listwise features (beyond the paper)
@@ -159,7 +160,7 @@ splits
 stage1 = tune_stage1(splits, n_trials=stage1_trials, settings=stage1_settings.replace(num_threads=n_jobs),
                      storage=storage or report.run_dir / "06_bilambdamart.journal", progress=True)
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features, params=stage1.params,
-                      settings=stage1_settings, n_jobs=n_jobs, progress=True)
+                      settings=stage1_settings, n_jobs=n_jobs, fold_streams=fold_streams, progress=True)
 stats = table1(two)
 report.table(stats, "table1_stats", caption="Table 1: statistics of each ranking stage")
 stats

@@ -73,6 +73,7 @@ stage2_features: int = 20  # notebook 06's: base features kept at stage 2 (0: al
 train_queries: int = 1000  # notebook 06's: stage-2 training queries drawn for every model (0: all)
 max_trees: int = 2000  # notebook 06's: most trees per tree model (part of stage 1's cache key)
 early_stopping: int = 30  # notebook 06's: tree early stopping (part of stage 1's cache key)
+fold_streams: str = "spawned"  # notebook 06's: how the seed draws stage 1's folds
 n_jobs: int = 2  # stage-1 folds side by side, when stage 1 is not cached yet
 neural_models: str = "all"  # comma-separated names of ltrlib.neural.NEURAL_MODELS, or all of them
 neural_trials: int = 1  # Optuna trials per network, the same for all; the first is the paper's Tables 6-7 point
@@ -117,7 +118,7 @@ report = Reporter(run_id, "06_neural_competitors", data=splits)
 stage1 = tune_stage1(splits, n_trials=stage1_trials, settings=stage1_settings.replace(num_threads=n_jobs),
                      storage=report.run_dir / "06_bilambdamart.journal", progress=True)
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features, params=stage1.params,
-                      settings=stage1_settings, n_jobs=n_jobs, progress=True)
+                      settings=stage1_settings, n_jobs=n_jobs, fold_streams=fold_streams, progress=True)
 exp = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries)
 exp.parts["train"]
 

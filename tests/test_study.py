@@ -51,6 +51,9 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     assert "Interim" not in text and "**Verdict (" in text
     table = pd.read_csv(study_dir / "study.csv")
     assert set(table[table.table == "per_seed"].seed) == {0, 1}
+    # Both registered studies' seeds draw their folds as registered, not as the batch now does.
+    ran = json.loads((tmp_path / "s-seed1" / "run.json").read_text())["notebooks"]["06_bilambdamart"]
+    assert ran["parameters"]["fold_streams"] == "seed + part"
     assert {"bi_lambdamart/main", "bi_lambdamart/did", "bi_softmax/control"} <= set(table.endpoint.dropna())
 
     # Another design under the same study id is refused, naming what differs.
@@ -63,6 +66,7 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     neural = tmp_path / "s-neural"
     design = json.loads((neural / "design.json").read_text())
     assert design["source"] == "s" and design["parameters"]["neural_trials"] == 1 and design["seeds"] == [0]
+    assert design["parameters"]["fold_streams"] == "seed + part"  # the very lists the trees re-ranked
     record = neural / "seeds" / "seed0" / "tables"
     assert (record / "06_bilambdamart" / "tuning_summary.csv").exists()
     spent = pd.read_csv(record / "06_neural_competitors" / "neural_tuning_summary.csv")

@@ -38,7 +38,7 @@ from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics import ideal_dcg
 from ltrlib.train.settings import TrainSettings
 
-__all__ = ["CUTOFFS", "STAGE1_PARAMS", "STAGE1_SETTINGS", "SCORE_FEATURE", "Stage1Tuning", "TwoStage",
+__all__ = ["CUTOFFS", "FOLD_STREAMS", "STAGE1_PARAMS", "STAGE1_SETTINGS", "SCORE_FEATURE", "Stage1Tuning", "TwoStage",
            "build_two_stage", "table1", "top_k_mask", "tune_stage1"]
 
 CUTOFFS = (1, 3, 5, 10, 20)
@@ -56,6 +56,18 @@ STAGE1_PARAMS = {"learning_rate": 0.2, "num_leaves": 31, "min_data_in_leaf": 50,
 STAGE1_SETTINGS = TrainSettings(max_trees=2000, early_stopping=30, eval_at=20, num_threads=1)
 _FORMAT = 2
 _PARTS = ("train", "vali", "test")
+#: How a run's seed draws the folds of its three parts. ``spawned``: three streams of
+#: `ltrlib.config.stream_seeds`, shared with no other run seed (issue 41: the ledger study's
+#: seeds must not share a stream). ``seed + part``: seeds ``seed``, ``seed + 1`` and
+#: ``seed + 2``, so run seeds s and s + 1 share one; what both Bi-LambdaMART studies were
+#: registered with, and keep (`ltrlib.bivariate.study.REGISTERED_PARAMETERS`).
+FOLD_STREAMS = ("spawned", "seed + part")
+
+
+def _fold_seeds(seed: int, fold_streams: str) -> list[int]:
+    if fold_streams == "seed + part":
+        return [seed + i for i in range(len(_PARTS))]
+    return config.stream_seeds(seed, "stage-1 folds", len(_PARTS))
 
 
 @njit(cache=True, parallel=True)
@@ -180,13 +192,15 @@ def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
 
 
 def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], settings: TrainSettings,
-                   n_jobs: int, progress: bool) -> tuple[dict[str, np.ndarray], list[int], np.ndarray]:
+                   n_jobs: int, progress: bool, fold_streams: str
+                   ) -> tuple[dict[str, np.ndarray], list[int], np.ndarray]:
     from joblib import Parallel, delayed
 
     from ltrlib import timing
     from ltrlib.progress import bar
 
-    fold_of = {p: getattr(splits, p).fold_ids(folds, settings.seed + i) for i, p in enumerate(_PARTS)}
+    fold_of = {p: getattr(splits, p).fold_ids(folds, s)
+               for p, s in zip(_PARTS, _fold_seeds(settings.seed, fold_streams))}
     scores = {p: np.full(getattr(splits, p).n_docs, np.nan) for p in _PARTS}
     iterations = [0] * folds
     gain = np.zeros(splits.train.n_features)
@@ -235,6 +249,7 @@ def build_two_stage(
     n_features: int = 0,
     keep_features=None,
     n_jobs: int = 2,
+    fold_streams: str = "spawned",
     cache_dir: str | os.PathLike | None = None,
     use_cache: bool = True,
     progress: bool = False,
@@ -242,12 +257,12 @@ def build_two_stage(
     """Run (or reload) stage 1 and cut every query to its top ``top_k`` documents.
 
     Every stage-1 model trains with ``settings`` (`STAGE1_SETTINGS`: early stopping on
-    NDCG@20; its seed also draws the folds). The folds train ``n_jobs`` at a time in worker
-    processes, ``settings.num_threads`` LightGBM threads each. On 2 cores at the small
-    scale, two one-thread folds side by side (five folds in 277 s) match one two-thread
-    fold at a time (48-58 s a fold), and leave no core idle as one one-thread fold at a
-    time did (81 s a fold); at the tiny scale 2 threads per fold ran 10x slower, hence
-    `STAGE1_SETTINGS`' one thread.
+    NDCG@20; its seed also draws the folds, as ``fold_streams`` says: `FOLD_STREAMS`). The
+    folds train ``n_jobs`` at a time in worker processes, ``settings.num_threads`` LightGBM
+    threads each. On 2 cores at the small scale, two one-thread folds side by side (five
+    folds in 277 s) match one two-thread fold at a time (48-58 s a fold), and leave no core
+    idle as one one-thread fold at a time did (81 s a fold); at the tiny scale 2 threads per
+    fold ran 10x slower, hence `STAGE1_SETTINGS`' one thread.
 
     ``n_features > 0`` keeps only the base features with the largest total gain in the
     stage-1 models (kept in column order), besides the stage-1 score: not in the paper, a way to
@@ -265,6 +280,8 @@ def build_two_stage(
     smallest = min(getattr(splits, p).n_queries for p in _PARTS)
     if folds > smallest:
         raise ValueError(f"folds={folds} exceeds the queries of the smallest partition ({smallest})")
+    if fold_streams not in FOLD_STREAMS:
+        raise ValueError(f"fold_streams must be one of {FOLD_STREAMS}, got {fold_streams!r}")
     cutoffs = tuple(sorted({int(k) for k in cutoffs}))
     if not cutoffs or cutoffs[0] < 1:
         raise ValueError(f"cutoffs must be positive integers, got {cutoffs}")
@@ -272,11 +289,12 @@ def build_two_stage(
     # Everything the stage-1 scores depend on (the thread count does not: deterministic).
     key = {"folds": int(folds), "top_k": int(top_k), "params": params, "backend": settings.backend,
            "max_trees": settings.max_trees, "early_stopping": settings.early_stopping,
-           "eval_at": settings.eval_at, "seed": settings.seed}
+           "eval_at": settings.eval_at, "seed": settings.seed, "fold_streams": fold_streams}
     path = Path(cache_dir or config.CACHE_DIR) / "bivariate" / f"two-stage-{_cache_key(splits, key)}.npz"
     cached = _load(path) if use_cache else None
     if cached is None:
-        scores, iterations, gain = _stage1_scores(splits, int(folds), params, settings, int(n_jobs), progress)
+        scores, iterations, gain = _stage1_scores(splits, int(folds), params, settings, int(n_jobs), progress,
+                                                fold_streams)
         cached = {f"score_{p}": scores[p] for p in _PARTS}
         cached["iterations"] = np.asarray(iterations, dtype=np.int64)
         cached["gain"] = gain

@@ -82,6 +82,20 @@ def test_cache_is_reused_and_settings_change_the_key(two, monkeypatch):
     with pytest.raises(AssertionError, match="retrained"):
         build_two_stage(splits, folds=2, params=params, settings=QUICK_STAGE1.replace(eval_at=10),
                         cache_dir=cache)
+    with pytest.raises(AssertionError, match="retrained"):
+        build_two_stage(splits, folds=2, params=params, settings=QUICK_STAGE1, cache_dir=cache,
+                        fold_streams="seed + part")
+
+
+def test_spawned_fold_streams_are_shared_by_no_two_run_seeds():
+    """Issue 41: the ledger study's seeds 0-4 draw their folds from 15 distinct streams. The
+    studies' registered scheme, kept for their remaining seeds, does share one between run
+    seeds s and s + 1: the reason it is not the default."""
+    spawned = [s for seed in range(5) for s in two_stage._fold_seeds(seed, "spawned")]
+    assert len(set(spawned)) == len(spawned) == 15
+    assert two_stage._fold_seeds(3, "spawned") == two_stage._fold_seeds(3, "spawned")
+    registered = [set(two_stage._fold_seeds(seed, "seed + part")) for seed in (0, 1)]
+    assert registered[0] & registered[1] == {1, 2}
 
 
 def test_gain_selection_keeps_the_pairwise_features(two):
@@ -118,6 +132,8 @@ def test_errors_name_the_parameter():
         build_two_stage(Splits(ds, None, ds))
     with pytest.raises(ValueError, match="folds"):
         build_two_stage(Splits(ds, ds, ds), folds=3)
+    with pytest.raises(ValueError, match="fold_streams"):
+        build_two_stage(Splits(ds, ds, ds), folds=2, fold_streams="seed+1")
     with pytest.raises(ValueError, match="top_k"):
         top_k_mask([1.0], [0, 1], 0)
 
