@@ -315,6 +315,42 @@ def _runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_reproduce_eval_parser(subparsers) -> None:
+    rep = subparsers.add_parser(
+        "reproduce-eval", help="repro_eval's measures between two runs: KTU, RBO, RMSE, Effect Ratio and ΔRI",
+        description="Compare a baseline and an advanced model of one notebook across two runs with repro_eval "
+        "(Breuer et al., SIGIR 2020). Runs on the same data (the same qrels) are a reproduction: Kendall's tau "
+        "Union and RBO of the document orders, RMSE of the per-query scores, Effect Ratio, ΔRI and paired "
+        "t-tests. Runs on other data (another seed of the twin) are a replication: Effect Ratio, ΔRI and "
+        "unpaired t-tests only (docs/ecosystem.md).")
+    rep.add_argument("original", metavar="RUN", help="the original run: a run id under reports/, or a directory")
+    rep.add_argument("reproduced", metavar="RUN", help="the reproduced run")
+    rep.add_argument("--notebook", required=True, help="the notebook's number (08) or run folder (06_bilambdamart)")
+    rep.add_argument("--baseline", required=True, help="the baseline model: its run file's name or tag")
+    rep.add_argument("--advanced", required=True, help="the advanced model: its run file's name or tag")
+    rep.add_argument("--measures", default="",
+                     help="ir_measures names, comma-separated (default: nDCG@10,AP,RR; nDCG is trec_eval's, "
+                     "gaining the label itself)")
+    rep.add_argument("--qrels", default="", help="the qrels file, where a run is judged by several (notebook 07)")
+    rep.set_defaults(handler=_reproduce_eval)
+
+
+def _reproduce_eval(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ltrlib.trec import REPRO_MEASURES, reproduction
+
+    measures = config.parse_list(args.measures, name="--measures") if args.measures else REPRO_MEASURES
+    kind, frame = reproduction(_run_dir(args.original), _run_dir(args.reproduced), args.notebook, args.baseline,
+                               args.advanced, measures=measures, qrels=args.qrels)
+    table = frame.pivot_table(index=["statistic", "model"], columns="measure", values="value", sort=False)
+    with pd.option_context("display.width", 200, "display.float_format", "{:.4f}".format):
+        print(f"{args.advanced} over {args.baseline} in notebook {args.notebook}: a {kind} "
+              f"({'the same qrels' if kind == 'reproduction' else 'other qrels: orders and per-query scores unpaired'})")
+        print(table.to_string())
+    return 0
+
+
 def _run_dir(run: str):
     """A run directory given as a path or as a run id under reports/; ValueError naming the
     runs there otherwise."""
@@ -541,6 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lab_parser(subparsers)
     _add_index_parser(subparsers)
     _add_runs_parser(subparsers)
+    _add_reproduce_eval_parser(subparsers)
     _add_seeds_parser(subparsers)
     _add_study_parser(subparsers)
     _add_calibrate_parser(subparsers)

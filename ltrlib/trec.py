@@ -46,8 +46,10 @@ import pandas as pd
 
 from ltrlib.atomic import atomic_path
 
-__all__ = ["RANX_NAMES", "RUN_COLUMNS", "QRELS_COLUMNS", "RUN_INDEX", "agreement", "agreement_counts", "docnos", "index_run", "import_ranx", "list_runs", "lists_of", "ranx_qrels",
-           "ranx_run", "read_qrels", "read_run", "run_order", "write_qrels", "write_run"]
+__all__ = ["RANX_NAMES", "REPRO_MEASURES", "RUN_COLUMNS", "QRELS_COLUMNS", "RUN_INDEX", "agreement",
+           "agreement_counts", "docnos", "find_run", "index_run", "import_ranx", "list_runs", "lists_of",
+           "ranx_qrels", "ranx_run", "read_qrels", "read_run", "reproduction", "run_order", "write_qrels",
+           "write_run"]
 
 
 def import_ranx():
@@ -321,3 +323,113 @@ def agreement_counts(run_dir: str | os.PathLike, k: int = 10) -> pd.DataFrame:
                              "differ_untied": int((~g.agree.astype(bool) & ~g.tied).sum())})
     return pd.DataFrame(rows, columns=["notebook", "run", "qrels", "metric", "compared", "agree", "differ_tied",
                                        "differ_untied"])
+
+
+def find_run(run_dir: str | os.PathLike, notebook: str, model: str, qrels: str = "") -> tuple[Path, Path]:
+    """The run file of ``model`` in notebook ``notebook`` of a run folder, and the qrels that
+    judges it. ``notebook`` is its number (``08``) or its folder's name (a number two
+    notebooks share, as 06's, is refused); ``model`` the run file's name, with or without
+    ``.run.gz``, or its tag; ``qrels`` names one where `RUN_INDEX` lists several (FOLTR's
+    Type 1). ValueError naming what is there otherwise."""
+    runs = list_runs(run_dir)
+    if runs.empty:
+        raise ValueError(f"{run_dir}: no run files (notebooks 03-09 write them under runs/)")
+    folders = sorted(set(runs.notebook))
+    stem = str(notebook)
+    chosen = [f for f in folders if f == stem or stem.isdigit() and int(f.split("_", 1)[0]) == int(stem)]
+    if len(chosen) != 1:
+        raise ValueError(f"{run_dir}: notebook {notebook!r} matches {len(chosen)} run folders; give one's "
+                         f"name (there: {', '.join(folders)})")
+    of = runs[runs.notebook == chosen[0]]
+    hit = of[(of.run == model) | (of.run == f"{model}.run.gz") | (of.run == f"{model}.run") | (of.tag == model)]
+    if hit.empty:
+        raise ValueError(f"{run_dir}: no run {model!r} in {chosen[0]} (runs: {', '.join(of.run)})")
+    row = hit.iloc[0]
+    judged = [q for q in row.qrels.split(", ") if q] or ["qrels.gz"]
+    if qrels:
+        if qrels not in judged:
+            raise ValueError(f"{run_dir}: {row.run} is judged by {', '.join(judged)}, not by {qrels!r}")
+        judged = [qrels]
+    if len(judged) > 1:
+        raise ValueError(f"{run_dir}: {row.run} is judged by {', '.join(judged)}: name one (--qrels)")
+    folder = Path(run_dir) / "runs" / chosen[0]
+    return folder / row.run, folder / judged[0]
+
+
+#: repro_eval's measures `reproduction` reports by default, in ir_measures' names: trec_eval's
+#: nDCG@10 (it gains the label itself, where our tables gain 2^label - 1), AP and RR.
+REPRO_MEASURES = ("nDCG@10", "AP", "RR")
+
+
+def reproduction(original: str | os.PathLike, reproduced: str | os.PathLike, notebook: str, baseline: str,
+                 advanced: str, measures=REPRO_MEASURES, qrels: str = "") -> tuple[str, pd.DataFrame]:
+    """repro_eval (Breuer et al., SIGIR 2020) between two runs of ours: the ``baseline`` and
+    ``advanced`` models of ``notebook`` (`find_run`) in the ``original`` run folder, and the
+    same two in the ``reproduced`` one.
+
+    Where both folders judge the runs by the same qrels (the same data: a run again, on
+    another machine or after a change), the pair is a *reproduction* (repro_eval's
+    ``RpdEvaluator``): Kendall's τ Union and RBO between the two document orders, the RMSE
+    between the per-query scores, the Effect Ratio and ΔRI of the advanced model's
+    improvement, and the paired t-test's p per model. Where the qrels differ (another seed
+    of the twin draws other queries and documents; the twin against a real collection) it
+    is a *replication* (``RplEvaluator``): the orders and per-query scores cannot be paired,
+    so only the Effect Ratio, ΔRI and the unpaired t-test apply.
+
+    Returns the kind (``"reproduction"`` or ``"replication"``) and a frame ``statistic,
+    model, measure, value`` (``model`` is ``baseline``, ``advanced`` or ``both``; ``measure``
+    is ``order`` for KTU and RBO). repro_eval's own conventions hold: ties are broken by
+    descending ``docno`` as trec_eval does, and RBO is its non-extrapolated form (p = 0.95,
+    depth 1000), so two identical lists of n documents score 1 - 0.95^n, not 1.
+    """
+    import shutil
+    import tempfile
+
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # repro_eval 0.5 imports scipy.stats.stats, deprecated
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import ir_measures
+            from repro_eval.Evaluator import RplEvaluator, RpdEvaluator
+    except ImportError as err:
+        raise ImportError(f"reproduction needs repro_eval ({err}); pip install repro-eval") from None
+    files = {}
+    for name, folder in (("orig", original), ("rep", reproduced)):
+        for role, model in (("b", baseline), ("a", advanced)):
+            run, judged = find_run(folder, notebook, model, qrels)
+            files[f"run_{role}_{name}"], files[f"qrels_{name}"] = run, judged
+    parsed = [ir_measures.parse_measure(m) for m in measures]
+    same = read_qrels(files["qrels_orig"]).equals(read_qrels(files["qrels_rep"]))
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = {}
+        for key, path in files.items():  # repro_eval reads plain files only
+            plain[key] = str(Path(tmp) / f"{key}.txt")
+            with _open_text(path, "r") as src, open(plain[key], "w", encoding="utf-8") as out:
+                shutil.copyfileobj(src, out)
+        paths = {f"{k}_path": v for k, v in plain.items() if k != "qrels_rep"}
+        with warnings.catch_warnings():  # its constructor's ir_measures.convert_trec_name, deprecated
+            warnings.simplefilter("ignore", DeprecationWarning)
+            ev = RpdEvaluator(**paths) if same else RplEvaluator(**paths, qrels_rpl_path=plain["qrels_rep"])
+        ev.measures = parsed  # all of trec_eval's by default: minutes on a large run
+        ev.trim()
+        ev.evaluate()
+        rows = []
+
+        def add(statistic: str, result: dict, model: str = "") -> None:
+            for key, value in result.items():
+                if isinstance(value, dict):
+                    for measure, v in value.items():
+                        rows.append((statistic, key, str(measure), float(v)))
+                else:
+                    rows.append((statistic, model or key, "order" if model == "" else str(key), float(value)))
+
+        if same:
+            add("KTU", ev.ktu())
+            add("RBO", ev.rbo())
+            add("RMSE", ev.rmse())
+        add("ER", ev.er(), "both")
+        add("ΔRI", ev.dri(), "both")
+        add("t-test p", ev.ttest())
+    frame = pd.DataFrame(rows, columns=["statistic", "model", "measure", "value"])
+    return ("reproduction" if same else "replication"), frame

@@ -180,3 +180,60 @@ def test_agreement_counts_queries_where_ranx_and_ours_part_and_says_when_ties_ex
     tied = counts.loc["tied.run.gz"]
     assert (tied.differ_untied == 0).all() and (tied.agree + tied.differ_tied == tied.compared).all()
     assert list(trec.list_runs(rep.run_dir).qrels) == ["qrels.gz", "qrels.gz"]
+
+
+def _pair_of_models(root, run_id, advanced_q2_rank, doc_prefix=""):
+    """A run folder of notebook 08 with two models on two queries of three documents, the
+    relevant one first (``d0``): the baseline ranks it second in both queries (RR 1/2), the
+    advanced model first in query 1 and at ``advanced_q2_rank`` in query 2."""
+    from ltrlib.data import Dataset
+    from ltrlib.report import Reporter
+
+    offsets, y = np.array([0, 3, 6]), np.array([1, 0, 0, 1, 0, 0])
+    data = Dataset(np.zeros((6, 1), np.float32), y, np.array([1, 2]), offsets)
+    rep = Reporter(run_id, "08_xgboost_backends", root=root)
+    rep.run_file("base", data, np.array([2.0, 3.0, 1.0, 2.0, 3.0, 1.0]))
+    q2 = {1: [3.0, 2.0, 1.0], 2: [2.0, 3.0, 1.0]}[advanced_q2_rank]
+    rep.run_file("adv", data, np.array([3.0, 2.0, 1.0, *q2]))
+    return rep.run_dir
+
+
+def test_repro_eval_measures_a_reproduction_and_a_replication_by_hand(tmp_path):
+    """RR: the original improves every query by 1/2 (mean 1/2 -> 1), the reproduction only
+    query 1 (1/2 -> 3/4): ER = (1/4)/(1/2) = 0.5, ΔRI = RI_orig - RI_rep = 1 - 0.5 = 0.5; the
+    baselines are identical (KTU 1, RMSE 0), the advanced runs part on query 2 only."""
+    pytest.importorskip("repro_eval")
+    original = _pair_of_models(tmp_path, "orig", 1)
+    kind, same = trec.reproduction(original, _pair_of_models(tmp_path, "again", 1), "08", "base", "adv")
+    value = same.set_index(["statistic", "model", "measure"]).value
+    assert kind == "reproduction" and value["KTU", "advanced", "order"] == pytest.approx(1.0)
+    assert value["ER", "both", "RR"] == pytest.approx(1.0) and value["ΔRI", "both", "RR"] == pytest.approx(0.0)
+    kind, worse = trec.reproduction(original, _pair_of_models(tmp_path, "worse", 2), "08", "base.run.gz", "adv")
+    value = worse.set_index(["statistic", "model", "measure"]).value
+    assert value["ER", "both", "RR"] == pytest.approx(0.5) and value["ΔRI", "both", "RR"] == pytest.approx(0.5)
+    assert value["KTU", "baseline", "order"] == pytest.approx(1.0) and value["KTU", "advanced", "order"] < 1
+    assert value["RMSE", "baseline", "RR"] == 0 and value["RMSE", "advanced", "RR"] == pytest.approx(
+        np.sqrt(((1 - 1) ** 2 + (1 - 0.5) ** 2) / 2))
+    # Other data (another twin seed: other labels) is a replication: no paired statistic.
+    other = _pair_of_models(tmp_path, "other", 2)
+    qrels = other / "runs" / "08_xgboost_backends" / "qrels.gz"
+    trec.write_qrels(qrels, [1, 2], [0, 3, 6], [1, 0, 0, 0, 1, 0])
+    kind, frame = trec.reproduction(original, other, "08", "base", "adv")
+    assert kind == "replication" and set(frame.statistic) == {"ER", "ΔRI", "t-test p"}
+
+
+def test_repro_eval_refuses_what_it_cannot_find_by_name(tmp_path, capsys):
+    from ltrlib import cli
+
+    run_dir = _pair_of_models(tmp_path, "orig", 1)
+    with pytest.raises(ValueError, match=r"no run 'M12' in 08_xgboost_backends \(runs: adv.run.gz, base.run.gz\)"):
+        trec.find_run(run_dir, "08", "M12")
+    with pytest.raises(ValueError, match="notebook '07' matches 0 run folders"):
+        trec.find_run(run_dir, "07", "adv")
+    with pytest.raises(ValueError, match="not by 'qrels.intent1.gz'"):
+        trec.find_run(run_dir, "08", "adv", qrels="qrels.intent1.gz")
+    pytest.importorskip("repro_eval")
+    assert cli.main(["reproduce-eval", str(run_dir), str(run_dir), "--notebook", "08", "--baseline", "base",
+                     "--advanced", "adv"]) == 0
+    out = capsys.readouterr().out
+    assert "reproduction" in out and "KTU" in out and "ER" in out
