@@ -11,7 +11,8 @@
 # shows the meta-models' feature importance by gain and by split count, the score features
 # in red. Beyond the paper: per-query *selection* of one local model by a classifier on
 # query-level feature aggregates (M12sel, M21sel), compared with α-merging and stacking in
-# one table, with the oracle choice (by the test labels) as an upper bound.
+# one table, with the oracle choice (by the test labels) as an upper bound, and ranx's
+# standard fusion methods as notebook 04 runs them.
 #
 # **Inputs.** The local models M1 and M2 of every split from notebook `03_client_models`
 # (same `run_id`; reloaded, not retrained) and the same data and split parameters.
@@ -82,6 +83,8 @@ from ltrlib.report import settings_frame
 settings_frame(trials=trials, prune=prune, settings=settings)
 
 # %%
+import pandas as pd
+
 from ltrlib import merge, plots
 from ltrlib.noniid import load_paper_splits, splits_table
 from ltrlib.report import Reporter
@@ -163,15 +166,23 @@ routing
 # %% [markdown]
 # ## All merging methods side by side
 # `oracle` picks, per test query, the better local model by the test labels: an upper
-# bound for selection, not a method.
+# bound for selection, not a method. Beyond the paper, notebook 04's fusion baselines stand
+# beside the paper's merges (`ltrlib.merge.fusion`, recomputed from the same local models'
+# scores): CombSUM, CombMNZ, RRF, and ranx's weighted sum tuned on each client's D_merge
+# (M12wsum, M21wsum). Superscripts as Table 5's.
 
 # %%
-all_per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()},
-                               **{f"{k}.sel": v for k, v in selected.items()}}, "per_query")
-comparison = merge.marked_table(all_per_query, models=["M1", "M2", "M12α", "M21α", "M12S",
-                                                       "M21S", "M12sel", "M21sel", "oracle"])
+fusions = {name: merge.fusion_experiment(nsplits[name], models[name], linear_runs[name].test_scores,
+                                         metrics=merge.TABLE_METRICS)[0] for name in split_names}
+all_per_query = pd.concat([merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()},
+                                          **{f"{k}.sel": v for k, v in selected.items()}}, "per_query"),
+                           *fusions.values()], ignore_index=True)
+comparison = merge.marked_table(all_per_query, models=["M1", "M2", "M12α", "M21α", "M12S", "M21S", "M12sel",
+                                                       "M21sel", *merge.FUSIONS, "M12wsum", "M21wsum",
+                                                       "oracle"])
 report.table(merge.flatten_columns(comparison), "comparison", index=True,
-             caption="Linear merge, stacking and per-query selection against M1 (a) and M2 (b)")
+             caption="Linear merge, stacking, per-query selection and (beyond the paper) ranx's fusion methods "
+                     "against M1 (a) and M2 (b)")
 comparison
 
 # %% [markdown]
@@ -193,11 +204,12 @@ runs = {name: report.run_files({m: f for m, f in {**stacked[name].scorers, **sel
 # %%
 categories = merge.query_categories(splits.test, seed=seed)
 deltas = merge.category_deltas(all_per_query, categories,
-                               models=["M12α", "M21α", "M12S", "M21S", "M12sel", "M21sel"],
+                               models=["M12α", "M21α", "M12S", "M21S", "M12sel", "M21sel", "RRF", "M12wsum",
+                                       "M21wsum"],
                                min_queries=3)
 report.table(deltas, "category_deltas")
 report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_deltas_vs_M2",
-              caption="Per-query change of NDCG@10 of the stacked models against M2, by query category")
+              caption="Per-query change of NDCG@10 of the merged models against M2, by query category")
 
 # %% [markdown]
 # ## Exploring the meta-models

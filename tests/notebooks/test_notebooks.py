@@ -122,6 +122,11 @@ def test_merges_reload_the_stored_models(run_dir):
     _assert_outputs(run_dir, "05_stacking",
                     ("stacking_params", "table5_stacking", "figure3_importance", "comparison"),
                     ("figure3_importance",))
+    # 05 sets the same fusions beside stacking and selection, as 04 computed them.
+    side_by_side = pd.read_csv(run_dir / "tables" / "05_stacking" / "comparison.csv", index_col=0)
+    np.testing.assert_array_equal(side_by_side.loc[["CombSUM", "RRF", "M12wsum", "M21wsum"]].to_numpy(),
+                                  fusion.set_index(fusion.columns[0]).loc[["CombSUM", "RRF", "M12wsum",
+                                                                            "M21wsum"]].to_numpy())
     for split in ("Split1", "Split2", "Split3"):
         # Notebooks 04 and 05 score the models notebook 03 stored, not retrained ones.
         s = split.lower()  # metrics.json keys are lower-case (ltrlib.report.flatten_metrics)
