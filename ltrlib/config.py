@@ -304,3 +304,19 @@ def thread_env(threads: int) -> dict[str, str]:
     ``threads`` threads: OpenMP for LightGBM and XGBoost, the BLAS libraries, numba."""
     return {name: str(int(threads)) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                                  "NUMBA_NUM_THREADS")}
+
+
+def worker_processes(n_jobs: int):
+    """joblib's configuration for ``n_jobs`` loky worker processes that share this process's
+    thread budget (`thread_env`'s count where a study set one, else the cores): each
+    worker's OpenMP, BLAS and numba get budget // n_jobs threads.
+
+    joblib makes that split itself only where the parent's environment names no count;
+    under `thread_env` every worker took the whole budget, and FOLTR's neural runs (BLAS)
+    ran 3-5x slower in the ledger study than in `make reproduce`, with the same results.
+    Use as ``with worker_processes(n): Parallel(n_jobs=n)(...)``, naming no backend in
+    ``Parallel`` (one named there drops the limit)."""
+    from joblib import cpu_count, parallel_config
+
+    budget = int(os.environ.get("OMP_NUM_THREADS") or 0) or cpu_count()
+    return parallel_config(backend="loky", inner_max_num_threads=max(1, budget // max(1, int(n_jobs))))

@@ -446,8 +446,8 @@ def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *, n_tr
     # In a batch run the workers' trial bars report to the runner (ltrlib.progress) and print nothing.
     calls = (delayed(_tune_in_worker)(prefix, exp, name, {**tune, "progress": progress and config.in_batch()})
              for prefix, exp, name in order)
-    with timing.fitting():
-        done = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")(calls)
+    with timing.fitting(), config.worker_processes(workers):
+        done = Parallel(n_jobs=workers, return_as="generator_unordered")(calls)
         for prefix, f in bar(done, total=len(order), unit="model", enabled=progress,
                              desc=f"stage-2 models, {workers} at a time"):
             fitted[prefix][f.name] = f

@@ -210,8 +210,8 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], settin
     # as `ltrlib.train.tuning.fit_side_by_side` does; n_jobs=1 trains them in this process.
     # Fitting time is counted here, in the notebook's process (the run's timing log counts
     # the kernel's own lines only, so workers' lines are not added twice).
-    with timing.fitting():
-        done = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(calls)
+    with timing.fitting(), config.worker_processes(n_jobs):
+        done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
         for f, best, fold_gain, fold_scores in bar(done, total=folds, desc="stage-1 folds",
                                                    leave=False, enabled=progress):
             iterations[f] = best

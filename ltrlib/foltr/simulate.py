@@ -191,10 +191,13 @@ def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", prog
         else:
             from joblib import Parallel, delayed
 
-            par = Parallel(n_jobs=n_jobs, return_as="generator")
-            for r in par(delayed(run_job)(data, j, k) for j, k in zip(jobs, kept)):
-                results.append(r)
-                bar.update()
+            from ltrlib.config import worker_processes
+
+            with worker_processes(n_jobs):
+                par = Parallel(n_jobs=n_jobs, return_as="generator")
+                for r in par(delayed(run_job)(data, j, k) for j, k in zip(jobs, kept)):
+                    results.append(r)
+                    bar.update()
     bar.close()
     offline = pd.concat([r[0] for r in results], ignore_index=True)
     online = pd.DataFrame([r[1] for r in results])

@@ -253,8 +253,8 @@ def fit_side_by_side(fits, store, *, n_jobs: int = 2, settings: TrainSettings = 
                      "progress": progress and config.in_batch()}
     calls = (delayed(_fit_in_worker)(train, vali, store, split, name, worker_kwargs)
              for split, name, train, vali in order)
-    with timing.fitting():
-        done = Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(calls)
+    with timing.fitting(), config.worker_processes(n_jobs):
+        done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
         for split, name in bar(done, total=len(order), desc=f"models, {n_jobs} at a time",
                                unit="model", enabled=progress):
             pass
