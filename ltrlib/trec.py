@@ -103,9 +103,14 @@ def run_order(scores, offsets) -> np.ndarray:
     return np.lexsort((np.arange(scores.size), -scores, query))
 
 
+#: gzip's level for the files written: at `small` a test-set run (106k lines) compresses to
+#: the same size at 6 as at Python's default 9 (1.643 against 1.639 MB) in 0.23 s, not 0.59 s.
+GZIP_LEVEL = 6
+
+
 def _open_text(path: Path, mode: str):
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, mode + "b"), encoding="utf-8")
+        return io.TextIOWrapper(gzip.open(path, mode + "b", compresslevel=GZIP_LEVEL), encoding="utf-8")
     return open(path, mode, encoding="utf-8")
 
 
