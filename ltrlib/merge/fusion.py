@@ -157,7 +157,8 @@ def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[
     set, and each tuned weighted sum's weights (``split, model, weights``)."""
     names = list(models)
     test = split.full.test
-    base = {n: (test_scores or score_models(models, test))[n] for n in names}
+    scores = test_scores or score_models(models, test)  # scored once, not once per model
+    base = {n: scores[n] for n in names}
     weights = []
     for i, client in enumerate(split.clients):
         merge = client.merge
