@@ -389,7 +389,6 @@ def reproduction(original: str | os.PathLike, reproduced: str | os.PathLike, not
     """
     import shutil
     import tempfile
-
     import warnings
 
     try:
@@ -421,20 +420,22 @@ def reproduction(original: str | os.PathLike, reproduced: str | os.PathLike, not
         ev.evaluate()
         rows = []
 
-        def add(statistic: str, result: dict, model: str = "") -> None:
-            for key, value in result.items():
-                if isinstance(value, dict):
-                    for measure, v in value.items():
-                        rows.append((statistic, key, str(measure), float(v)))
-                else:
-                    rows.append((statistic, model or key, "order" if model == "" else str(key), float(value)))
+        def per_model(statistic: str, result: dict) -> None:
+            # {model: value} of the document order (KTU, RBO), or {model: {measure: value}}
+            for model, value in result.items():
+                measures = value if isinstance(value, dict) else {"order": value}
+                rows.extend((statistic, model, str(m), float(v)) for m, v in measures.items())
+
+        def of_both(statistic: str, result: dict) -> None:
+            # {measure: value} of the advanced model's improvement over the baseline (ER, ΔRI)
+            rows.extend((statistic, "both", str(m), float(v)) for m, v in result.items())
 
         if same:
-            add("KTU", ev.ktu())
-            add("RBO", ev.rbo())
-            add("RMSE", ev.rmse())
-        add("ER", ev.er(), "both")
-        add("ΔRI", ev.dri(), "both")
-        add("t-test p", ev.ttest())
+            per_model("KTU", ev.ktu())
+            per_model("RBO", ev.rbo())
+            per_model("RMSE", ev.rmse())
+        of_both("ER", ev.er())
+        of_both("ΔRI", ev.dri())
+        per_model("t-test p", ev.ttest())
     frame = pd.DataFrame(rows, columns=["statistic", "model", "measure", "value"])
     return ("reproduction" if same else "replication"), frame
