@@ -261,7 +261,8 @@ class Reporter(RunFolder):
                              f"{self._stems[stem]!r}'s; give the models names that differ in letters or digits")
         key = (tuple(str(q) for q in data.query_ids), int(data.offsets[-1]),
                hashlib.sha1(np.ascontiguousarray(data.y).tobytes()).hexdigest())
-        if self._qrels.setdefault(validate_name(qrels, "qrels name"), key) != key:
+        written = validate_name(qrels, "qrels name") in self._qrels
+        if self._qrels.setdefault(qrels, key) != key:
             raise ValueError(f"run_file({model!r}): {self.runs_dir / qrels} holds the labels of other data; "
                              "give runs judged on other data or other labels their own qrels name")
         if docnos is not None and np.size(docnos) != np.size(scores):
@@ -270,8 +271,12 @@ class Reporter(RunFolder):
         offsets = data.offsets if docnos is None else trec.lists_of(data.query_ids, data.offsets, docnos)
         path = trec.write_run(self.runs_dir / f"{stem}.run.gz", data.query_ids, offsets, scores, model,
                               docnos=docnos)
-        # Compressed too: FOLTR's Type 1 judges every training query under each intent.
-        judged = trec.write_qrels(self.runs_dir / f"{qrels}.gz", data.query_ids, data.offsets, data.y)
+        # Compressed too: FOLTR's Type 1 judges every training query under each intent. Written
+        # once per notebook (these labels are already there when `written`): at `small` the
+        # rewrites cost as much as a third of the runs' writing.
+        judged = self.runs_dir / f"{qrels}.gz"
+        if not written or not judged.exists():
+            trec.write_qrels(judged, data.query_ids, data.offsets, data.y)
         trec.index_run(self.runs_dir, path.name, judged.name)
         return path
 

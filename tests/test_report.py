@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib import config
+from ltrlib import config, trec
 from ltrlib.report import (
     Reporter,
     atomic_write_text,
@@ -330,6 +331,14 @@ def test_run_files_score_every_scorer_and_one_qrels_stands_for_one_dataset(rep):
 
     paths = rep.run_files({"up": Constant(1.0), "down": Constant(-1.0)}, data, prefix="Split1.")
     assert sorted(p.name for p in paths.values()) == ["Split1.down.run.gz", "Split1.up.run.gz"]
+    # One qrels file for both runs, written once: the second run found it there.
+    qrels = rep.runs_dir / "qrels.gz"
+    qrels.write_bytes(gzip.compress(b"marker"))
+    rep.run_file("again", data, np.arange(5.0))
+    assert gzip.decompress(qrels.read_bytes()) == b"marker"
+    qrels.unlink()  # gone (a user deleted it): written again
+    rep.run_file("again", data, np.arange(5.0))
+    assert trec.read_qrels(qrels).rel.tolist() == [2, 0, 1, 0, 1]
     other = Dataset(np.zeros((2, 1), np.float32), np.array([1, 0]), np.array([3]), np.array([0, 2]))
     with pytest.raises(ValueError, match="holds the labels of other data"):
         rep.run_file("M1", other, np.array([0.5, 0.1]))

@@ -233,6 +233,15 @@ def test_repro_eval_refuses_what_it_cannot_find_by_name(tmp_path, capsys):
     with pytest.raises(ValueError, match="not by 'qrels.intent1.gz'"):
         trec.find_run(run_dir, "08", "adv", qrels="qrels.intent1.gz")
     pytest.importorskip("repro_eval")
+    # A model judged by other labels (its own qrels): its "improvement" would not be one.
+    from ltrlib.data import Dataset
+    from ltrlib.report import Reporter
+
+    other = Dataset(np.zeros((6, 1), np.float32), np.array([0, 1, 0, 1, 0, 0]), np.array([1, 2]), np.array([0, 3, 6]))
+    Reporter("orig", "08_xgboost_backends", root=tmp_path).run_file("relabelled", other, np.arange(6.0),
+                                                                    qrels="qrels.other")
+    with pytest.raises(ValueError, match=r"'base' is judged by qrels.gz and 'relabelled' by qrels.other.gz"):
+        trec.reproduction(run_dir, run_dir, "08", "base", "relabelled")
     assert cli.main(["reproduce-eval", str(run_dir), str(run_dir), "--notebook", "08", "--baseline", "base",
                      "--advanced", "adv"]) == 0
     out = capsys.readouterr().out
