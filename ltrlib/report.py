@@ -194,6 +194,7 @@ class Reporter(RunFolder):
         super().__init__(run_id, root, data)
         self._qrels: dict[str, tuple] = {}  # qrels name -> the data it was written for (`run_file`)
         self._stems: dict[str, str] = {}  # run file name -> the model written there (`run_file`)
+        self._qrels_written: set[str] = set()  # the qrels names whose file `run_file` wrote
 
     def __repr__(self) -> str:
         return f"Reporter(run_id={self.run_id!r}, notebook={self.notebook!r}, root={str(self.root)!r})"
@@ -233,7 +234,8 @@ class Reporter(RunFolder):
     def runs_dir(self) -> Path:
         return self.run_dir / "runs" / self.notebook
 
-    def run_file(self, model: str, data, scores, qrels: str = "qrels", docnos=None) -> Path:
+    def run_file(self, model: str, data, scores, qrels: str = "qrels", docnos=None, *,
+                 other_labels=None) -> Path:
         """Save one model's ranking of ``data`` (a `ltrlib.data.Dataset`, one score per row)
         as a gzip-compressed TREC run file ``runs/<notebook>/<model>.run.gz`` and the data's
         labels as ``runs/<notebook>/<qrels>.gz`` beside it (`ltrlib.trec`: document ids, ties);
@@ -242,13 +244,17 @@ class Reporter(RunFolder):
         the run's tag; in the file name, characters other than letters, digits, ``.``, ``-``
         and ``_`` become ``_``, and two models whose names become one file name are refused.
         One ``qrels`` name stands for one dataset, labels included: runs judged on other data
-        (or other labels of the same queries) get another name.
+        (or other labels of the same queries) get another name. A qrels file is written
+        once per notebook, by its first run.
 
         ``docnos``: for a run of part of ``data``'s documents (a re-ranker's top-k lists,
         `ltrlib.trec.lists_of`), one id per score in row order, each naming a document of
-        ``data``; the qrels still hold every document of ``data``."""
-        import hashlib
+        ``data``; the qrels still hold every document of ``data``.
 
+        ``other_labels``: further qrels that judge the same ranking, ``{qrels name: Dataset}``,
+        each the same queries and documents as ``data`` under other labels (FOLTR's Type 1,
+        judged under each intent); the index beside the runs (`ltrlib.trec.RUN_INDEX`) lists
+        the run with every one."""
         import numpy as np
 
         from ltrlib import trec
@@ -259,26 +265,40 @@ class Reporter(RunFolder):
         if self._stems.setdefault(stem, model) != model:
             raise ValueError(f"run_file({model!r}): its file name {stem}.run.gz is already "
                              f"{self._stems[stem]!r}'s; give the models names that differ in letters or digits")
-        key = (tuple(str(q) for q in data.query_ids), int(data.offsets[-1]),
-               hashlib.sha1(np.ascontiguousarray(data.y).tobytes()).hexdigest())
-        written = validate_name(qrels, "qrels name") in self._qrels
-        if self._qrels.setdefault(qrels, key) != key:
-            raise ValueError(f"run_file({model!r}): {self.runs_dir / qrels} holds the labels of other data; "
-                             "give runs judged on other data or other labels their own qrels name")
+        judges = {qrels: data, **dict(other_labels or {})}
+        for name, labelled in judges.items():
+            if not (np.array_equal(labelled.query_ids, data.query_ids)
+                    and np.array_equal(labelled.offsets, data.offsets)):
+                raise ValueError(f"run_file({model!r}): other_labels[{name!r}] holds other queries or documents "
+                                 "than data; give each the same data under other labels")
+            self._check_qrels(model, name, labelled)
         if docnos is not None and np.size(docnos) != np.size(scores):
             raise ValueError(f"run_file({model!r}): docnos holds {np.size(docnos)} ids for {np.size(scores)} scores; "
                              "give one per score, in row order")
         offsets = data.offsets if docnos is None else trec.lists_of(data.query_ids, data.offsets, docnos)
         path = trec.write_run(self.runs_dir / f"{stem}.run.gz", data.query_ids, offsets, scores, model,
                               docnos=docnos)
-        # Compressed too: FOLTR's Type 1 judges every training query under each intent. Written
-        # once per notebook (these labels are already there when `written`): at `small` the
-        # rewrites cost as much as a third of the runs' writing.
-        judged = self.runs_dir / f"{qrels}.gz"
-        if not written or not judged.exists():
-            trec.write_qrels(judged, data.query_ids, data.offsets, data.y)
-        trec.index_run(self.runs_dir, path.name, judged.name)
+        for name, labelled in judges.items():
+            # Compressed too: FOLTR's Type 1 judges every training query under each intent.
+            # Written once (rewritten, at `small` they cost a third of the runs' writing).
+            judged = self.runs_dir / f"{name}.gz"
+            if name not in self._qrels_written or not judged.exists():
+                trec.write_qrels(judged, labelled.query_ids, labelled.offsets, labelled.y)
+                self._qrels_written.add(name)
+            trec.index_run(self.runs_dir, path.name, judged.name)
         return path
+
+    def _check_qrels(self, model: str, qrels: str, data) -> None:
+        """Refuse a second dataset (or other labels) under a qrels name of this notebook."""
+        import hashlib
+
+        import numpy as np
+
+        key = (tuple(str(q) for q in data.query_ids), int(data.offsets[-1]),
+               hashlib.sha1(np.ascontiguousarray(data.y).tobytes()).hexdigest())
+        if self._qrels.setdefault(validate_name(qrels, "qrels name"), key) != key:
+            raise ValueError(f"run_file({model!r}): {self.runs_dir / qrels} holds the labels of other data; "
+                             "give runs judged on other data or other labels their own qrels name")
 
     def run_files(self, scorers, data, prefix: str = "", qrels: str = "qrels") -> dict[str, Path]:
         """Every scorer's ranking of ``data`` (each a `ltrlib.data.Scorer`: ``score(data)``)

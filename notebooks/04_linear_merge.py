@@ -60,7 +60,8 @@ setup = load_paper_splits(dataset, data_dir, scale, seed, (split1_category, spli
                           merge_overflow=merge_overflow, splits_to_run=splits_to_run)
 splits, nsplits, split_names = setup.data, setup.splits, setup.names
 report = Reporter(run_id, "04_linear_merge", data=splits)
-models = merge.load_local_models(ModelStore(run_id, data=splits), split_names)
+store = ModelStore(run_id, data=splits)
+models = merge.load_local_models(store, split_names)
 splits_table(setup.selected())
 
 # %% [markdown]
@@ -105,8 +106,10 @@ table4
 # superscripts as Table 4 (paired t-test p < 0.05 against M1, M2).
 
 # %%
+# Kept in the run folder under a digest of their inputs: notebook 05 reads them back.
 fusions = {name: merge.fusion_experiment(nsplits[name], models[name], experiments[name].test_scores,
-                                         metrics=merge.TABLE_METRICS) for name in split_names}
+                                         metrics=merge.TABLE_METRICS, cache_dir=store.run_dir / "fusion")
+           for name in split_names}
 fused = pd.concat([per_query, *(pq for pq, _ in fusions.values())], ignore_index=True)
 fusion_rows = ["M1", "M2", "M12α", "M21α", *merge.FUSIONS, "M12wsum", "M21wsum"]
 fusion_table = merge.marked_table(fused, models=fusion_rows)
@@ -126,8 +129,8 @@ fusion_table
 # add a fifth of the run folder at `small` (docs/ecosystem.md).
 
 # %%
-runs = {name: report.run_files({m: experiments[name].scorers[m] for m in ("M12α", "M21α")},
-                                nsplits[name].full.test, prefix=f"{name}.") for name in split_names}
+runs = {name: {m: report.run_file(f"{name}.{m}", nsplits[name].full.test, experiments[name].test_scores[m])
+               for m in ("M12α", "M21α")} for name in split_names}
 {name: list(r) for name, r in runs.items()}
 
 # %% [markdown]

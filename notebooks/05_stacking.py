@@ -167,13 +167,15 @@ routing
 # ## All merging methods side by side
 # `oracle` picks, per test query, the better local model by the test labels: an upper
 # bound for selection, not a method. Beyond the paper, notebook 04's fusion baselines stand
-# beside the paper's merges (`ltrlib.merge.fusion`, recomputed from the same local models'
-# scores): CombSUM, CombMNZ, RRF, and ranx's weighted sum tuned on each client's D_merge
-# (M12wsum, M21wsum). Superscripts as Table 5's.
+# beside the paper's merges (`ltrlib.merge.fusion`: read back from the run folder where 04
+# left them for the same local models and data, else computed here): CombSUM, CombMNZ,
+# RRF, and ranx's weighted sum tuned on each client's D_merge (M12wsum, M21wsum).
+# Superscripts as Table 5's.
 
 # %%
 fusions = {name: merge.fusion_experiment(nsplits[name], models[name], linear_runs[name].test_scores,
-                                         metrics=merge.TABLE_METRICS)[0] for name in split_names}
+                                         metrics=merge.TABLE_METRICS, cache_dir=store.run_dir / "fusion")[0]
+           for name in split_names}
 all_per_query = pd.concat([merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()},
                                           **{f"{k}.sel": v for k, v in selected.items()}}, "per_query"),
                            *fusions.values()], ignore_index=True)
@@ -193,8 +195,8 @@ comparison
 
 # %%
 # The oracle is an upper bound that reads the test labels, not a model to score elsewhere.
-runs = {name: report.run_files({m: f for m, f in {**stacked[name].scorers, **selected[name].scorers}.items()
-                                if m != "oracle"}, nsplits[name].full.test, prefix=f"{name}.")
+runs = {name: {m: report.run_file(f"{name}.{m}", nsplits[name].full.test, s)
+               for m, s in {**stacked[name].test_scores, **selected[name].test_scores}.items() if m != "oracle"}
         for name in split_names}
 {name: list(r) for name, r in runs.items()}
 

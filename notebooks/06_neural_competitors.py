@@ -133,7 +133,8 @@ names = neural.neural_model_list(neural_models)
 fitted = neural.fit_neural_models(exp, names, budget=steps, n_trials=nn["neural_trials"],
                                   storage=report.run_dir / "06_neural_competitors.journal",
                                   max_width=nn["max_width"], progress=True)
-per_query = bivariate.per_query_results(exp, fitted)
+test_scores = bivariate.model_scores(exp, fitted)  # scored once: the tables and the run files
+per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
 tuned = (f"neural networks: {nn['neural_trials']} trial(s) each, the first at the paper's Tables 6-7 point, "
          f"at most {steps.max_steps} steps" + (f", layers capped at {nn['max_width']}" if nn["max_width"] else ""))
 print(tuned)
@@ -255,7 +256,7 @@ report.figure(fig, "neural_validation_curves")
 # trec_eval and ranx divide by the full list's ideal DCG as the tables do (`ltrlib.trec`).
 
 # %%
-runs = bivariate.stage2_runs(exp, fitted, stage1=False)
+runs = bivariate.stage2_runs(exp, fitted, stage1=False, scores=test_scores)
 run_paths = {n: report.run_file(n, runs.judged, s, docnos=runs.docnos) for n, s in runs.scores.items()}
 print(f"{len(run_paths)} run files in {report.runs_dir}:", ", ".join(p.name for p in run_paths.values()))
 

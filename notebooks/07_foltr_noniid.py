@@ -207,7 +207,7 @@ gaps.round(3)
 
 # %%
 for run in foltr.final_run_files(data, final_rankers):
-    report.run_file(run.name, run.data, run.scores, qrels=run.qrels)
+    report.run_file(run.name, run.data, run.scores, qrels=run.qrels, other_labels=run.other_labels)
 
 # %% [markdown]
 # ## Remedies

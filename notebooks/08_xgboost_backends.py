@@ -90,8 +90,14 @@ report.table(table, "backend_comparison", index=True,
              caption=f"Test means on {data.train.n_queries} training queries; a: paired t-test p < 0.05 against LightGBM")
 report.table(numeric, "backend_comparison_numeric")
 report.table(runs.timing, "backend_timing")
-report.run_files(runs.rankers, data.test)  # runs/08_xgboost_backends/<model>.run.gz, qrels
 table
+
+# %% [markdown]
+# Every model's test ranking as a TREC run file, beside the test set's labels (`qrels`),
+# for trec_eval or ranx (`ltrlib runs`).
+
+# %%
+{name: report.run_file(name, data.test, scores).name for name, scores in runs.test_scores.items()}
 
 # %%
 runs.timing

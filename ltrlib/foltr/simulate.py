@@ -248,12 +248,15 @@ def table2_jobs(jobs, seed: int) -> list[Job]:
 
 class RunFile(NamedTuple):
     """The arguments of one `ltrlib.report.Reporter.run_file` call: a run's name, the data
-    it ranks (labels included), its scores and the qrels name standing for those labels."""
+    it ranks (labels included), its scores, the qrels name standing for those labels, and
+    the further qrels that judge the same ranking (``{qrels name: Dataset}``: Type 1's
+    other intents)."""
 
     name: str
     data: Dataset
     scores: np.ndarray
     qrels: str
+    other_labels: dict = {}
 
 
 def job_run_name(job: Job) -> str:
@@ -266,42 +269,29 @@ def job_run_name(job: Job) -> str:
 def final_run_files(data: P.FoltrData, rankers) -> list[RunFile]:
     """Run files of final rankers (``{Job: FoltrRanker}``, from `run_jobs`' ``keep_rankers``)
     on the data their offline NDCG@10 ranks (`ltrlib.foltr.partition.evaluation_sets`), as
-    `RunFile` records for `Reporter.run_file`, named by `job_run_name`.
+    `RunFile` records for `Reporter.run_file`, named by `job_run_name`, one per run.
 
     The test set has qrels ``qrels``. Type 1 ranks the training queries under each intent
-    and averages: its runs go with every ``qrels.intent<k>`` (one per intent, on the
-    training queries). The Reporter writes a qrels file with each run, so each run is
-    written once, with an intent's qrels not written yet, and only intents left over (fewer
-    runs than intents) cost a second write of a run: not one write of each run per intent,
-    four times the writing at the training set's length. A qrels name stands for one set of
-    labels: Type 1's synthesised intents differ by run seed, so rankers of two seeds that
-    would put two label sets under one name are refused."""
-    gathered = []  # (run name, seed, scores, [(qrels name, labelled data)])
+    and averages: its runs are judged by every ``qrels.intent<k>`` (one per intent, on the
+    training queries; the first is ``qrels``, the others ``other_labels``). A qrels name
+    stands for one set of labels: Type 1's synthesised intents differ by run seed, so
+    rankers of two seeds that would put two label sets under one name are refused."""
+    out, labels = [], {}  # labels: qrels name -> (seed, labels) of the first run judged by it
     for job, ranker in rankers.items():
         if not isinstance(ranker, FoltrRanker):
             raise TypeError(f"final_run_files: the ranker of {job_run_name(job)} is a {type(ranker).__name__}, "
                             "expected a FoltrRanker (run_jobs' keep_rankers)")
+        name = job_run_name(job)
         sets = P.evaluation_sets(data, build_federation(data, job))
-        named = [("qrels", sets[0])] if len(sets) == 1 else [(f"qrels.intent{k}", s) for k, s in enumerate(sets)]
-        gathered.append((job_run_name(job), job.seed, ranker.score(sets[0]), named))
-    labels: dict[str, tuple[int, np.ndarray]] = {}
-    for name, seed, _, named in gathered:
-        for qrels, ds in named:
-            seed0, y0 = labels.setdefault(qrels, (seed, ds.y))
+        named = {"qrels": sets[0]} if len(sets) == 1 else {f"qrels.intent{k}": s for k, s in enumerate(sets)}
+        for qrels, ds in named.items():
+            seed0, y0 = labels.setdefault(qrels, (job.seed, ds.y))
             if not np.array_equal(y0, ds.y):
                 raise ValueError(f"final_run_files: {name} would write other labels under {qrels!r} than a "
-                                 f"run of seed {seed0} (its seed: {seed}; Type 1's intents are drawn per run "
+                                 f"run of seed {seed0} (its seed: {job.seed}; Type 1's intents are drawn per run "
                                  "seed); pass the rankers of one seed")
-    out, written = [], set()
-    for name, _, scores, named in gathered:
-        qrels, ds = next(((q, d) for q, d in named if q not in written), named[0])
-        written.add(qrels)
-        out.append(RunFile(name, ds, scores, qrels))
-    for name, _, scores, named in gathered:
-        for qrels, ds in named:
-            if qrels not in written:
-                written.add(qrels)
-                out.append(RunFile(name, ds, scores, qrels))
+        (first, ds), *others = named.items()
+        out.append(RunFile(name, ds, ranker.score(ds), first, dict(others)))
     return out
 
 

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ltrlib.atomic import atomic_path
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.merge.analysis import hold_base_models, merged_model_name, per_query_frame, score_models
 from ltrlib.trec import docnos, import_ranx
@@ -146,26 +148,57 @@ def tuned_wsum(merge_data, merge_scores: Mapping[str, np.ndarray]) -> dict:
                            metric=TUNE_METRIC.replace("ndcg", "ndcg_burges"), show_progress=False)
 
 
+def _inputs_key(split, names: Sequence[str], base: Mapping[str, np.ndarray],
+                merge_scores: Sequence[Mapping[str, np.ndarray]], metrics: Sequence[str]) -> str:
+    """A digest of everything `fusion_experiment`'s result follows from: the models' scores
+    and the labels, queries and documents of the test set and of each D_merge, the metrics,
+    the fusions and ranx's version."""
+    import hashlib
+
+    ranx = import_ranx()
+    h = hashlib.sha256(repr((split.name, list(names), list(metrics), FUSIONS, TUNE_METRIC,
+                             getattr(ranx, "__version__", ""))).encode())
+    for data, scores in ((split.full.test, base), *((c.merge, m) for c, m in zip(split.clients, merge_scores))):
+        for a in (data.query_ids, data.offsets, data.y, *(scores[n] for n in names)):
+            h.update(np.ascontiguousarray(a).tobytes())
+            h.update(str(np.asarray(a).dtype).encode())
+    return h.hexdigest()[:20]
+
+
 def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[str, np.ndarray] | None = None,
-                      metrics: Sequence[str] = ("ndcg@10", "map", "mrr@10")) -> tuple[pd.DataFrame, pd.DataFrame]:
+                      metrics: Sequence[str] = ("ndcg@10", "map", "mrr@10"),
+                      cache_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The fusion baselines (`FUSIONS`, and the weighted sum tuned on each client's D_merge)
     of the two local ``models`` on ``split``'s full test set, as `linear_experiment` runs
     the paper's merges. ``test_scores``: the local models' test scores when the caller holds
     them (`LinearExperiment.test_scores`).
 
+    ``cache_dir``: a folder where the result is kept under a digest of its inputs (the
+    scores, the data, the metrics, ranx's version), and read back by a later call on the
+    same inputs: notebook 05 sets beside its merges what notebook 04 computed, without
+    paying ranx's compilation and tuning again (about 20 s at `small`). Other inputs
+    (models retrained, other splits) have another digest and are computed afresh.
+
     Returns ``(per_query, weights)``: tidy ``split, model, qid, metric, value`` on the test
-    set, and each tuned weighted sum's weights (``split, model, weights``)."""
+    set, and each tuned weighted sum's weights (``split, model, weights, merge_queries``)."""
     names = list(models)
     test = split.full.test
     scores = test_scores or score_models(models, test)  # scored once, not once per model
     base = {n: scores[n] for n in names}
+    merge_scores = [score_models(models, c.merge) for c in split.clients]
+    if cache_dir is not None:
+        stem = f"fusion-{split.name}-{_inputs_key(split, names, base, merge_scores, metrics)}"
+        done, tuned = Path(cache_dir) / f"{stem}.per_query.parquet", Path(cache_dir) / f"{stem}.weights.parquet"
+        if done.exists():  # written last: the pair is whole
+            weights = pd.read_parquet(tuned)
+            return pd.read_parquet(done), weights.assign(weights=[tuple(map(float, w)) for w in weights.weights])
     weights = []
-    for i, client in enumerate(split.clients):
+    for i, (client, on_merge) in enumerate(zip(split.clients, merge_scores)):
         merge = client.merge
         judged = merge.n_queries > 0 and np.asarray(merge.y).max(initial=0) > 0
         # A D_merge with no relevant document (or none at all, on a small collection) tunes
         # nothing: equal weights, as the linear merge's ties go to α = 0.5.
-        params = tuned_wsum(merge, score_models(models, merge)) if judged else {"weights": (0.5,) * len(names)}
+        params = tuned_wsum(merge, on_merge) if judged else {"weights": (0.5,) * len(names)}
         weights.append({"split": split.name, "model": merged_model_name(i, len(split.clients), "wsum"),
                         "weights": tuple(map(float, params["weights"])), "merge_queries": int(merge.n_queries)})
     weights = pd.DataFrame(weights)
@@ -175,4 +208,10 @@ def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[
     fused = {name: model.score_from_base(test, base, runs=runs)
              for name, model in fusion_models(models, weights).items()}
     per_query = per_query_frame(test, fused, metrics).assign(split=split.name)
-    return per_query[["split", "model", "qid", "metric", "value"]], weights
+    per_query = per_query[["split", "model", "qid", "metric", "value"]].reset_index(drop=True)
+    if cache_dir is not None:
+        done.parent.mkdir(parents=True, exist_ok=True)
+        for frame, path in ((weights.assign(weights=weights.weights.map(list)), tuned), (per_query, done)):
+            with atomic_path(path) as tmp:
+                frame.to_parquet(tmp, index=False)
+    return per_query, weights

@@ -290,13 +290,15 @@ class SelectionExperiment:
     selector, ``M12sel`` / ``M21sel``, and the oracle), ``choices`` (share of test queries
     routed to each model), ``selectors``; ``scorers``: every model of ``per_query`` as a
     `ltrlib.data.Scorer`, by its name there (the selectors and the `OracleChoice`), what a
-    notebook writes run files from (`ltrlib.report.Reporter.run_files`)."""
+    notebook writes run files from (`ltrlib.report.Reporter.run_files`); ``test_scores``:
+    their scores on the full test set, by the same names."""
 
     split: str
     per_query: pd.DataFrame
     choices: pd.DataFrame
     selectors: dict[str, RankerSelector]
     scorers: dict[str, Scorer] = field(default_factory=dict, repr=False)
+    test_scores: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
 
 def selection_experiment(split, models: Mapping[str, object], *, seed: int = 0,
@@ -332,4 +334,4 @@ def selection_experiment(split, models: Mapping[str, object], *, seed: int = 0,
         out["oracle"] = scorers["oracle"].score_from_base(test, local)
     pq = per_query_frame(test, out, metrics).assign(split=split.name)
     return SelectionExperiment(split.name, pq[["split", "model", "qid", "metric", "value"]],
-                               pd.DataFrame(rows), fitted, scorers)
+                               pd.DataFrame(rows), fitted, scorers, out)

@@ -225,7 +225,9 @@ class StackingExperiment:
     (the paper's text after Table 5); ``trials``: the tuning trials; ``meta``: the models;
     ``scorers``: every model of ``per_query`` as a `ltrlib.data.Scorer`, by its name there
     (the meta-models, and a client's uniform `LinearMerge` where its D_merge was empty), what
-    a notebook writes run files from (`ltrlib.report.Reporter.run_files`).
+    a notebook writes run files from (`ltrlib.report.Reporter.run_files`); ``test_scores``:
+    those models' scores on the full test set, by the same names (a run file from the
+    scores already computed, not scored again).
     """
 
     split: str
@@ -234,6 +236,7 @@ class StackingExperiment:
     trials: pd.DataFrame
     meta: dict[str, StackingModel]
     scorers: dict[str, Scorer] = field(default_factory=dict, repr=False)
+    test_scores: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
 
 def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 10,
@@ -301,7 +304,7 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
     return StackingExperiment(split.name, pq[["split", "model", "qid", "metric", "value"]],
                               pd.DataFrame(rows),
                               pd.concat(trials, ignore_index=True) if trials else pd.DataFrame(),
-                              meta, scorers)
+                              meta, scorers, out)
 
 
 def _uniform_merge(models: Mapping[str, Scorer]):

@@ -18,6 +18,7 @@ from ltrlib.train.ranker import (
     BACKENDS,
     Ranker,
     evaluate_rankers,
+    evaluate_scores,
     train_ranker,
     validation_curves,
     xgboost_propensities,
@@ -39,7 +40,7 @@ from ltrlib.train.tuning import (
 )
 
 __all__ = [
-    "BACKENDS", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "evaluate_rankers", "fit_tuned", "in_backend",
+    "BACKENDS", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "evaluate_rankers", "evaluate_scores", "fit_tuned", "in_backend",
     "study_storage", "TrainSettings", "budget_for_scale", "run_study", "train_ranker", "tune", "tune_cv",
     "tuned_parameters", "tuning_history", "validation_curves", "search_space", "xgboost_propensities",
     "JOURNAL_FILE",

@@ -382,13 +382,21 @@ def evaluate_rankers(
     """
     if not rankers or not tests:
         raise ValueError("evaluate_rankers needs at least one ranker and one test set")
+    return pd.concat([evaluate_scores({name: ranker.score(ds) for name, ranker in rankers.items()}, ds, test_name,
+                                      metrics) for test_name, ds in tests.items()], ignore_index=True)
+
+
+def evaluate_scores(scores: Mapping[str, np.ndarray], ds: Dataset, test_set: str = "test",
+                    metrics=("ndcg@10",)) -> pd.DataFrame:
+    """`evaluate_rankers`' frame (``model, test_set, qid, metric, value``) from scores a
+    caller already holds: ``{model name: one score per row of ds}``, on the test set named
+    ``test_set``."""
     parts = []
-    for test_name, ds in tests.items():
-        for model_name, ranker in rankers.items():
-            pq = evaluate(ds, ranker.score(ds), metrics=metrics, per_query=True)
-            pq.insert(0, "test_set", test_name)
-            pq.insert(0, "model", model_name)
-            parts.append(pq)
+    for model_name, model_scores in scores.items():
+        pq = evaluate(ds, model_scores, metrics=metrics, per_query=True)
+        pq.insert(0, "test_set", test_set)
+        pq.insert(0, "model", model_name)
+        parts.append(pq)
     return pd.concat(parts, ignore_index=True)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.significance import compare_tidy
-from ltrlib.train.ranker import Ranker, evaluate_rankers, train_ranker
+from ltrlib.train.ranker import Ranker, evaluate_rankers, evaluate_scores, train_ranker
 from ltrlib.train.settings import TrainSettings
 
 __all__ = ["BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
@@ -65,12 +65,14 @@ def backend_variants(objectives: Sequence[str] = ("rank:ndcg", "rank:pairwise", 
 
 @dataclass
 class BackendRuns:
-    """Rankers, per-query test metrics (``model, test_set, qid, metric, value``) and one
-    timing row per model (``model, backend, objective, pair_method, seconds, trees``)."""
+    """Rankers, per-query test metrics (``model, test_set, qid, metric, value``), one
+    timing row per model (``model, backend, objective, pair_method, seconds, trees``) and
+    the models' test scores those metrics were computed from (what a run file holds)."""
 
     rankers: dict[str, Ranker]
     per_query: pd.DataFrame
     timing: pd.DataFrame
+    test_scores: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
 
 def compare_backends(splits: Splits, variants: Mapping[str, tuple[str, dict]], *,
@@ -101,8 +103,9 @@ def compare_backends(splits: Splits, variants: Mapping[str, tuple[str, dict]], *
                                                       r.params.get("lambdarank_truncation_level", 30)),
                      "seconds": seconds, "trees": r.best_iteration,
                      "trees_grown": r.info["trees_grown"], "vali_ndcg10": r.best_score})
-    per_query = evaluate_rankers(rankers, {"test": splits.test}, metrics=metrics)
-    return BackendRuns(rankers, per_query, pd.DataFrame(rows))
+    test_scores = {name: r.score(splits.test) for name, r in rankers.items()}
+    per_query = evaluate_scores(test_scores, splits.test, "test", metrics)
+    return BackendRuns(rankers, per_query, pd.DataFrame(rows), test_scores)
 
 
 def comparison_numeric(per_query: pd.DataFrame, timing: pd.DataFrame | None = None,

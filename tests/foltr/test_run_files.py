@@ -28,10 +28,8 @@ def _offline_ndcg(files, name):
     """The mean over a run's label sets (Type 1: the intents) of the mean NDCG@10 over
     queries with a relevant document: what run_federated's offline NDCG computes."""
     scores = next(rf.scores for rf in files if rf.name == name)
-    if name.startswith("type1."):
-        label_sets = {rf.qrels: rf.data for rf in files if rf.qrels.startswith("qrels.intent")}.values()
-    else:
-        label_sets = [next(rf.data for rf in files if rf.name == name)]
+    rf = next(rf for rf in files if rf.name == name)
+    label_sets = [rf.data, *rf.other_labels.values()]
     return np.mean([np.nanmean(ndcg(d.y, scores, d.offsets, k=10, no_relevant="exclude")) for d in label_sets])
 
 
@@ -43,10 +41,11 @@ def test_kept_rankers_give_the_runs_offline_ndcg(toy):
     off, online, rankers = S.run_jobs(toy, jobs, n_jobs=1, progress=False, keep_rankers=keep)
     assert set(rankers) == set(keep)
     files = S.final_run_files(toy, rankers)
-    # Every run once; the four intents' qrels with the four Type 1 runs, the test qrels once.
+    # Every run once; each Type 1 run judged by the four intents' qrels, the others by the test's.
     assert sorted(rf.name for rf in files) == sorted(S.job_run_name(j) for j in keep)
-    assert sorted(rf.qrels for rf in files) == ["qrels", "qrels", "qrels.intent0", "qrels.intent1",
-                                                "qrels.intent2", "qrels.intent3"]
+    intents = [f"qrels.intent{k}" for k in range(P.N_INTENTS)]
+    for rf in files:
+        assert [rf.qrels, *rf.other_labels] == (intents if rf.name.startswith("type1.") else ["qrels"])
     assert "type1.non-IID.neural.perfect.none" in {rf.name for rf in files}
     for rf in files:
         part = toy.train if rf.name.startswith("type1.") else toy.test
@@ -58,12 +57,19 @@ def test_kept_rankers_give_the_runs_offline_ndcg(toy):
         assert _offline_ndcg(files, name) == pytest.approx(float(row.final_offline.iloc[0]), abs=1e-12), name
 
 
-def test_fewer_runs_than_intents_still_write_every_qrels(toy):
+def test_a_type1_run_is_judged_by_every_intent_in_the_index(toy, tmp_path):
+    from ltrlib import trec
+    from ltrlib.report import Reporter
+
     jobs = S.grid(["type1"], [3], noniid=(True,), n_rounds=2, eval_every=2)
     _, _, rankers = S.run_jobs(toy, jobs, n_jobs=1, progress=False, keep_rankers=jobs)
-    files = S.final_run_files(toy, rankers)
-    assert [rf.qrels for rf in files] == [f"qrels.intent{k}" for k in range(P.N_INTENTS)]
-    assert {rf.name for rf in files} == {"type1.non-IID.linear.perfect.none"}
+    (rf,) = S.final_run_files(toy, rankers)
+    rep = Reporter("r", "07_foltr_noniid", root=tmp_path)
+    rep.run_file(rf.name, rf.data, rf.scores, qrels=rf.qrels, other_labels=rf.other_labels)
+    listed = trec.list_runs(rep.run_dir)
+    assert listed.qrels.tolist() == [", ".join(f"qrels.intent{k}.gz" for k in range(P.N_INTENTS))]
+    for k, ds in enumerate([rf.data, *rf.other_labels.values()]):
+        assert trec.read_qrels(rep.runs_dir / f"qrels.intent{k}.gz").rel.tolist() == ds.y.tolist()
 
 
 def test_errors(toy):

@@ -72,3 +72,35 @@ def test_an_empty_d_merge_gives_equal_weights():
                             clients=[SimpleNamespace(merge=empty), SimpleNamespace(merge=_data(1))])
     _, weights = fusion_experiment(split, models)
     assert weights.weights[0] == (0.5, 0.5) and weights.merge_queries.tolist() == [0, 25]
+
+
+def test_a_cached_fusion_is_read_back_as_computed_and_other_inputs_miss_it(tmp_path, monkeypatch):
+    """Notebook 05 reads back what 04 computed on the same inputs (the same frames, weights
+    as floats); other scores are other inputs, computed afresh; a half-written pair (the
+    weights without the per-query file) is computed again."""
+    import pandas as pd
+
+    from ltrlib.merge import fusion
+
+    test = _data(0)
+    models = {"M1": SimpleNamespace(score=lambda ds: ds.X[:, 0].astype(float)),
+              "M2": SimpleNamespace(score=lambda ds: ds.X[:, 1].astype(float))}
+    split = SimpleNamespace(name="Split1", full=SimpleNamespace(test=test),
+                            clients=[SimpleNamespace(merge=_data(1)), SimpleNamespace(merge=_data(2))])
+    fresh = fusion.fusion_experiment(split, models, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("fusion-Split1-*.parquet"))) == 2
+    calls = []
+    real = fusion.tuned_wsum
+    monkeypatch.setattr(fusion, "tuned_wsum", lambda *a: calls.append(a) or real(*a))
+    again = fusion.fusion_experiment(split, models, cache_dir=tmp_path)
+    assert calls == []  # read back, not tuned again
+    pd.testing.assert_frame_equal(again[0], fresh[0])
+    pd.testing.assert_frame_equal(again[1], fresh[1])
+    assert all(type(w) is float for ws in again[1].weights for w in ws)
+    other = {**models, "M2": SimpleNamespace(score=lambda ds: ds.X[:, 2].astype(float))}
+    fusion.fusion_experiment(split, other, cache_dir=tmp_path)
+    assert len(calls) == 2 and len(list(tmp_path.glob("fusion-Split1-*.per_query.parquet"))) == 2
+    for done in tmp_path.glob("*.per_query.parquet"):
+        done.unlink()  # an interrupted write leaves the weights alone
+    fusion.fusion_experiment(split, models, cache_dir=tmp_path)
+    assert len(calls) == 4

@@ -128,6 +128,8 @@ def test_merges_reload_the_stored_models(run_dir):
     side_by_side, in_04 = (pd.read_csv(run_dir / "tables" / nb / f"{name}.csv", index_col=0, dtype=str)
                            for nb, name in (("05_stacking", "comparison"), ("04_linear_merge", "fusion_baselines")))
     pd.testing.assert_frame_equal(side_by_side.loc[fusions], in_04.loc[fusions])
+    # 04 left them in the run folder for 05, one pair of files a split (ltrlib.merge.fusion).
+    assert len(list((run_dir / "fusion").glob("fusion-Split*.per_query.parquet"))) == 3
     for split in ("Split1", "Split2", "Split3"):
         # Notebooks 04 and 05 score the models notebook 03 stored, not retrained ones.
         s = split.lower()  # metrics.json keys are lower-case (ltrlib.report.flatten_metrics)

@@ -59,6 +59,13 @@ def test_compare_backends_tables():
     runs = comparison.compare_backends(sp, variants, settings=TrainSettings(max_trees=5, early_stopping=5,
                                                                              num_threads=1))
     assert list(runs.timing.model) == list(variants) and (runs.timing.seconds > 0).all()
+    # The scores the run files hold are those the metrics were computed from, and the rankers'.
+    from ltrlib.train import evaluate_rankers
+
+    pd.testing.assert_frame_equal(runs.per_query, evaluate_rankers(runs.rankers, {"test": sp.test},
+                                                                   metrics=comparison.METRICS))
+    for name, r in runs.rankers.items():
+        np.testing.assert_array_equal(runs.test_scores[name], r.score(sp.test))
     table = significance_table(runs.per_query, comparison.LIGHTGBM)
     assert list(table.columns) == ["ndcg@10", "map", "mrr@10"] and list(table.index) == list(variants)
     numeric = comparison.comparison_numeric(runs.per_query, runs.timing)
