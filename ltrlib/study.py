@@ -604,6 +604,11 @@ def run_neural_study(profile: str, *, source: str, study: str | None = None, see
 #: notebooks, figures, models or Optuna journals.
 LEDGER_KEPT = ("metrics.json", "provenance.json", "fidelity_claims.csv", "fidelity_effects.csv")
 LEDGER_SEEDS = (0, 1, 2, 3, 4)
+#: The committed ledger study the README's headline quotes (`ledger_headline`).
+LEDGER_STUDY = config.PROJ_ROOT / "reports" / "ledger-small"
+#: The papers' short names in that headline, by their ledger source.
+SHORT_NAMES = {"noniid": "non-IID", "bilambdamart": "Bi-LambdaMART", "foltr": "FOLTR",
+               "xgboost": "XGBoost's notes"}
 
 
 def ledger_design(study: str, scale: str = "small", seeds: Sequence[int] | None = None, dataset: str = "synthetic",
@@ -665,6 +670,34 @@ def _ledger_head(across: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
                      "first seed (holds / does not hold)": f"{int((mine.ours == 'holds').sum())} / "
                                                            f"{int((mine.ours == 'does not hold').sum())}"})
     return pd.DataFrame(rows)
+
+
+def ledger_headline(study_dir: str | os.PathLike = LEDGER_STUDY) -> str:
+    """The README's headline of a ledger study, from its ``study.csv`` and record: per paper,
+    its counted checks (the papers' claims in their scopes, as `_ledger_head` counts them)
+    by their verdict across seeds, and how many seeds they rest on; called interim until
+    every seed of the design is recorded. One line, so the README can quote it whole."""
+    from ltrlib.fidelity.across import SEED_DEPENDENT
+    from ltrlib.fidelity.claims import NOT_DECIDED
+
+    study_dir = Path(study_dir)
+    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    done = sorted(s for s in _recorded(study_dir) if s in design["seeds"])
+    planned = len(design["seeds"])
+    if not done or not (study_dir / "study.csv").exists():
+        return f"The ledger study ({design['scale']}, {planned} seeds) has recorded no seed yet."
+    across = pd.read_csv(study_dir / "study.csv", dtype={"beyond": bool})
+    counted = across[(across.kind == "claim") & ~across.beyond]
+    verdicts = ("holds", "does not hold", SEED_DEPENDENT, NOT_DECIDED, "not available")
+    parts = [f"{SHORT_NAMES.get(source, source)} " + " / ".join(str(int((g.verdict == v).sum())) for v in verdicts)
+             for source, g in counted.groupby("source", sort=False)]
+    status = ("" if len(done) == planned else
+              f"Interim, not the verdicts: {len(done)} of {planned} seeds recorded, and the rule decides at "
+              f"{design['min_seeds']}. ")
+    seeds = f"seed {done[0]}" if len(done) == 1 else f"seeds {', '.join(map(str, done))}"
+    return (f"{status}The ledger study at `{design['scale']}`, across {len(done)} of {planned} seeds "
+            f"({seeds}), checks of the papers' claims holding / not holding / "
+            f"seed-dependent / not decided / not available: {'; '.join(parts)}.")
 
 
 def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:

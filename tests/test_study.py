@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from ltrlib import cli, study
+from ltrlib import cli, config, study
 
 pytestmark = pytest.mark.slow
 
@@ -127,3 +127,27 @@ def test_ledger_seeds_on_two_dask_workers_write_what_a_sequential_run_writes(tmp
     assert not across.empty and set(across.verdict) <= {"not decided", "not available"}
     text = (tmp_path / "L" / "study.md").read_text()
     assert "Across 2 of 2 seeds" in text and "`effect`: each comparison's per-seed improvement" in text
+
+
+def test_the_readme_quotes_the_committed_ledger_study_and_the_headline_counts_its_verdicts(tmp_path):
+    """The README's "Across seeds" line is `ledger_headline` of the committed study, word for
+    word (regenerated after each recorded seed); the headline counts each paper's claims,
+    not its notes or the checks beyond the paper, and says "interim" until every seed is in."""
+    readme = " ".join((config.PROJ_ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert study.ledger_headline() in readme, "README's ledger headline is not the committed study's"
+    folder = tmp_path / "L"
+    (folder / "seeds" / "seed3").mkdir(parents=True)
+    (folder / "seeds" / "seed3" / "seed.json").write_text("{}")
+    (folder / "design.json").write_text(json.dumps(study.ledger_design("L", "tiny", seeds=(3, 4))))
+    assert "recorded no seed" in study.ledger_headline(folder)
+    rows = [("noniid", "claim", False, "holds"), ("noniid", "claim", False, "seed-dependent"),
+            ("noniid", "note", False, "holds"), ("noniid", "claim", True, "holds"),
+            ("foltr", "claim", False, "does not hold")]
+    pd.DataFrame(rows, columns=["source", "kind", "beyond", "verdict"]).to_csv(folder / "study.csv", index=False)
+    line = study.ledger_headline(folder)
+    assert line.startswith("Interim, not the verdicts: 1 of 2 seeds recorded")
+    assert "across 1 of 2 seeds (seed 3)" in line
+    assert "non-IID 1 / 0 / 1 / 0 / 0; FOLTR 0 / 1 / 0 / 0 / 0." in line
+    (folder / "seeds" / "seed4").mkdir()
+    (folder / "seeds" / "seed4" / "seed.json").write_text("{}")
+    assert study.ledger_headline(folder).startswith("The ledger study at `tiny`, across 2 of 2 seeds (seeds 3, 4)")
