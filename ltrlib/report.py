@@ -280,7 +280,8 @@ class Reporter(RunFolder):
                               docnos=docnos)
         for name, labelled in judges.items():
             # Compressed too: FOLTR's Type 1 judges every training query under each intent.
-            # Written once (rewritten, at `small` they cost a third of the runs' writing).
+            # Written once per notebook: rewritten with every run, they cost a third of the
+            # runs' writing at `small`.
             judged = self.runs_dir / f"{name}.gz"
             if name not in self._qrels_written or not judged.exists():
                 trec.write_qrels(judged, labelled.query_ids, labelled.offsets, labelled.y)

@@ -31,7 +31,8 @@ ours; where scores are distinct they agree (tests/test_trec.py checks NDCG@k, MA
 query by query against ranx and ir_measures).
 
 **Scores** are written as Python's ``repr`` of the float64, the shortest text that reads
-back to the same number, so a score reads back exactly and ties stay ties. A file whose name ends in ``.gz`` is gzip-compressed.
+back to the same number, so a score reads back exactly and ties stay ties. A file whose
+name ends in ``.gz`` is gzip-compressed.
 """
 
 from __future__ import annotations
@@ -147,8 +148,9 @@ def write_run(path: str | os.PathLike, query_ids, offsets, scores, tag: str, doc
     tag = _tag(tag)
     # One f-string per line, not a DataFrame's to_csv: half the time at `small` (0.13 s
     # against 0.29 s for 101k lines), a run being written for every model of notebooks 03-09.
+    ranked = np.asarray(scores, dtype=np.float64)[order]
     lines = (f"{q} Q0 {d} {r} {v!r} {tag}\n" for q, d, r, v in
-             zip(qid.tolist(), ids[order].tolist(), rank.tolist(), np.asarray(scores, dtype=np.float64)[order].tolist()))
+             zip(qid.tolist(), ids[order].tolist(), rank.tolist(), ranked.tolist()))
     return _write_lines(Path(path), lines)
 
 
@@ -308,7 +310,8 @@ def agreement(run_path: str | os.PathLike, qrels_path: str | os.PathLike, k: int
     full_offsets = np.append(np.unique(full.qid.to_numpy(), return_index=True)[1], len(full))
     ndcgs = ndcg(y, order, offsets, k, ideal_dcg=ideal_dcg(full.rel.to_numpy(np.float64), full_offsets, k))
     # AP and RR divide by, or look for, every relevant document: only where the run holds all.
-    whole = (np.add.reduceat((y > 0).astype(np.int64), starts) == relevant.groupby("qid").size().reindex(qids).to_numpy())
+    found = np.add.reduceat((y > 0).astype(np.int64), starts)
+    whole = found == relevant.groupby("qid").size().reindex(qids).to_numpy()
     aps = np.where(whole, average_precision(y, order, offsets), np.nan)
     rrs = np.where(whole, reciprocal_rank(y, order, offsets), np.nan)
     tied = run.duplicated(["qid", "score"]).groupby(run.qid.to_numpy()).any().reindex(qids).to_numpy()

@@ -339,6 +339,12 @@ def test_run_files_score_every_scorer_and_one_qrels_stands_for_one_dataset(rep):
     qrels.unlink()  # gone (a user deleted it): written again
     rep.run_file("again", data, np.arange(5.0))
     assert trec.read_qrels(qrels).rel.tolist() == [2, 0, 1, 0, 1]
+    # Other labels of the same documents judge the same run; other documents are refused.
+    relabelled = Dataset(data.X, np.array([0, 1, 0, 1, 0]), data.query_ids, data.offsets)
+    rep.run_file("judged twice", data, np.arange(5.0), other_labels={"qrels.other": relabelled})
+    assert trec.list_runs(rep.run_dir).set_index("run").qrels["judged_twice.run.gz"] == "qrels.gz, qrels.other.gz"
+    with pytest.raises(ValueError, match=r"other_labels\['qrels.short'\] holds other queries or documents"):
+        rep.run_file("judged wrongly", data, np.arange(5.0), other_labels={"qrels.short": data.take(np.array([0]))})
     other = Dataset(np.zeros((2, 1), np.float32), np.array([1, 0]), np.array([3]), np.array([0, 2]))
     with pytest.raises(ValueError, match="holds the labels of other data"):
         rep.run_file("M1", other, np.array([0.5, 0.1]))

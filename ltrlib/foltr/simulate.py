@@ -19,7 +19,9 @@ is the run's seed, so each seed is also a different re-labelling, as in the pape
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
@@ -256,7 +258,7 @@ class RunFile(NamedTuple):
     data: Dataset
     scores: np.ndarray
     qrels: str
-    other_labels: dict = {}
+    other_labels: Mapping[str, Dataset] = MappingProxyType({})  # read-only: one default for every record
 
 
 def job_run_name(job: Job) -> str:

@@ -21,7 +21,8 @@ Every merged model (`LinearMerge`, `StackingModel`, `RankerSelector`, `FusedMode
 ``merged.score(ds)`` scores them itself; ``merged.score_from_base(ds, base_scores)`` takes
 their scores when a caller holds them already (`score_models` scores any set of Scorers).
 Each experiment's ``scorers`` holds every model of its ``per_query`` as a Scorer, by the
-same name, for the notebooks' run files (`ltrlib.report.Reporter.run_files`).
+same name, to score other data; its ``test_scores`` their scores on the full test set, the
+ones its tables judged, which the notebooks write as run files (`ltrlib.report.Reporter.run_file`).
 """
 
 from ltrlib.merge.analysis import (

@@ -176,7 +176,7 @@ def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[
     ``cache_dir``: a folder where the result is kept under a digest of its inputs (the
     scores, the data, the metrics, ranx's version), and read back by a later call on the
     same inputs: notebook 05 sets beside its merges what notebook 04 computed, without
-    paying ranx's compilation and tuning again (about 20 s at `small`). Other inputs
+    paying ranx's compilation and tuning again (15 s of 17 at `small`). Other inputs
     (models retrained, other splits) have another digest and are computed afresh.
 
     Returns ``(per_query, weights)``: tidy ``split, model, qid, metric, value`` on the test

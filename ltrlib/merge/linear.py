@@ -443,9 +443,9 @@ class LinearExperiment:
     ``per_query``: tidy ``split, model, qid, metric, value`` on the full test set for the
     two local models and each client's merged model (M12α, M21α);
     ``merges``: ``{merged model name: LinearMerge}``; ``test_scores``: every model's scores
-    on the full test set, by its name in ``per_query``; ``scorers``: those models as
-    `ltrlib.data.Scorer`s (the local models, then the merges), what a notebook writes run
-    files from (`ltrlib.report.Reporter.run_files`).
+    on the full test set, by its name in ``per_query`` (what a notebook writes run files
+    from, `ltrlib.report.Reporter.run_file`); ``scorers``: those models as
+    `ltrlib.data.Scorer`s (the local models, then the merges), to score other data.
     """
 
     split: str

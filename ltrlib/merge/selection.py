@@ -289,9 +289,9 @@ class SelectionExperiment:
     """Per-query selection on one split: ``per_query`` (tidy test results of each client's
     selector, ``M12sel`` / ``M21sel``, and the oracle), ``choices`` (share of test queries
     routed to each model), ``selectors``; ``scorers``: every model of ``per_query`` as a
-    `ltrlib.data.Scorer`, by its name there (the selectors and the `OracleChoice`), what a
-    notebook writes run files from (`ltrlib.report.Reporter.run_files`); ``test_scores``:
-    their scores on the full test set, by the same names."""
+    `ltrlib.data.Scorer`, by its name there (the selectors and the `OracleChoice`), to score
+    other data; ``test_scores``: their scores on the full test set, by the same names, what
+    a notebook writes run files from (`ltrlib.report.Reporter.run_file`)."""
 
     split: str
     per_query: pd.DataFrame

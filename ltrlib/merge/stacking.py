@@ -224,10 +224,10 @@ class StackingExperiment:
     ``params``: one row per meta-model with its tuned parameters, tree count and CV value
     (the paper's text after Table 5); ``trials``: the tuning trials; ``meta``: the models;
     ``scorers``: every model of ``per_query`` as a `ltrlib.data.Scorer`, by its name there
-    (the meta-models, and a client's uniform `LinearMerge` where its D_merge was empty), what
-    a notebook writes run files from (`ltrlib.report.Reporter.run_files`); ``test_scores``:
-    those models' scores on the full test set, by the same names (a run file from the
-    scores already computed, not scored again).
+    (the meta-models, and a client's uniform `LinearMerge` where its D_merge was empty), to
+    score other data; ``test_scores``: those models' scores on the full test set, by the
+    same names, what a notebook writes run files from (`ltrlib.report.Reporter.run_file`),
+    not scored again.
     """
 
     split: str
