@@ -130,11 +130,13 @@ def test_ledger_seeds_on_two_dask_workers_write_what_a_sequential_run_writes(tmp
 
 
 def test_the_readme_quotes_the_committed_ledger_study_and_the_headline_counts_its_verdicts(tmp_path):
-    """The README's "Across seeds" line is `ledger_headline` of the committed study, word for
-    word (regenerated after each recorded seed); the headline counts each paper's claims,
-    not its notes or the checks beyond the paper, and says "interim" until every seed is in."""
-    readme = " ".join((config.PROJ_ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert study.ledger_headline() in readme, "README's ledger headline is not the committed study's"
+    """The "Across seeds" line of the README and of docs/fidelity.md is `ledger_headline` of
+    the committed study, word for word (regenerated after each recorded seed); the headline
+    counts each paper's claims, not its notes or the checks beyond the paper, and says
+    "interim" until every seed is in."""
+    for doc in ("README.md", "docs/fidelity.md"):
+        text = " ".join((config.PROJ_ROOT / doc).read_text(encoding="utf-8").split())
+        assert study.ledger_headline() in text, f"{doc}'s ledger headline is not the committed study's"
     folder = tmp_path / "L"
     (folder / "seeds" / "seed3").mkdir(parents=True)
     (folder / "seeds" / "seed3" / "seed.json").write_text("{}")
