@@ -195,6 +195,25 @@ def _seed_task(run_seed, design: dict, seed: int, reports: str) -> dict:
     return {"seed": seed, "wall": wall, "worker": worker}
 
 
+def local_cluster(workers: int, threads: int):
+    """The `LocalCluster` a study runs its seeds on: ``workers`` processes of ``threads``
+    threads each (`ltrlib.config.thread_env`), or, for one worker, a worker thread in this
+    process. Its scheduler never drops a silent worker: a seed is one task of up to an
+    hour, and a machine suspended, or a study stopped (SIGSTOP) and continued, past Dask's
+    worker TTL (5 minutes) had the scheduler drop the worker whose seed was still running;
+    the seed then recorded itself, but the study waited forever for a result that no
+    worker would report, and ran no other seed."""
+    import dask
+    from dask.distributed import LocalCluster
+
+    with dask.config.set({"distributed.scheduler.worker-ttl": None}):
+        if workers > 1:
+            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                env=config.thread_env(threads), silence_logs=40)
+        return LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                            silence_logs=40)
+
+
 def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_done, scheduler: str = "",
              threads: int = THREADS_PER_SEED, workers: int = 0, log=print) -> None:
     """Run and record ``seeds``, each a task on ``dask.distributed``: on the cluster at
@@ -204,7 +223,7 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
     (`ltrlib.config.thread_env`). ``on_done(seed, result)`` runs here as each seed
     finishes, in the order they finish. A failed seed is reported and the others go
     on; RuntimeError at the end names the failed ones (rerunning the study retries them)."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import Client, as_completed
 
     if not seeds:
         return
@@ -213,16 +232,12 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
         cluster, client = None, Client(scheduler)
     else:
         workers = min(workers or max(1, (os.cpu_count() or 1) // max(1, threads)), len(seeds))
-        if workers > 1:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   env=config.thread_env(threads), silence_logs=40)
-        else:
+        if workers == 1:
             # One seed at a time: a worker thread in this process, whose kernels inherit the
             # thread limits from this process's environment (set for the duration).
             previous = {k: os.environ.get(k) for k in config.thread_env(threads)}
             os.environ.update(config.thread_env(threads))
-            cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
-                                   silence_logs=40)
+        cluster = local_cluster(workers, threads)
         client = Client(cluster)
     failed = []
     try:

@@ -153,3 +153,20 @@ def test_the_readme_quotes_the_committed_ledger_study_and_the_headline_counts_it
     (folder / "seeds" / "seed4").mkdir()
     (folder / "seeds" / "seed4" / "seed.json").write_text("{}")
     assert study.ledger_headline(folder).startswith("The ledger study at `tiny`, across 2 of 2 seeds (seeds 3, 4)")
+
+
+def test_the_study_cluster_keeps_a_worker_that_went_silent():
+    """A seed is one task of up to an hour: a study stopped and continued (or a machine
+    suspended) past Dask's worker TTL lost its worker and then waited forever. The study's
+    LocalCluster, of one worker thread or of worker processes, never drops one, and leaves
+    Dask's configuration as it was."""
+    import dask
+
+    before = dask.config.get("distributed.scheduler.worker-ttl")
+    for workers in (1, 2):
+        cluster = study.local_cluster(workers, 1)
+        try:
+            assert cluster.scheduler.worker_ttl is None and len(cluster.workers) == workers
+        finally:
+            cluster.close()
+    assert dask.config.get("distributed.scheduler.worker-ttl") == before
