@@ -10,12 +10,19 @@ time (``run.json``); then the size of ``runs/`` per notebook beside the rest of 
 The cells' times are those of the run: measure on a run made when nothing else ran (on two
 cores a parallel job inflates them severalfold).
 
+Notebooks 07 and 08 write their run files behind an hour of training each; ``--standalone``
+times the same work alone at `small`, seed 0: Table 2's four final FOLTR rankers (trained
+for two rounds: the writing does not depend on the weights) written with the four intents'
+qrels, and seven runs of the test set as 08 writes them from held scores.
+
 Run: .venv/bin/python bench/bench_ecosystem.py RUN [RUN ...]   (run ids under reports/, or folders)
+     .venv/bin/python bench/bench_ecosystem.py --standalone
 """
 
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -60,10 +67,43 @@ def report(run_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def standalone(scale: str = "small", seed: int = 0) -> None:
+    """07's and 08's run-file cells' work, timed alone (module docstring)."""
+    import tempfile
+
+    import numpy as np
+
+    from ltrlib import foltr
+    from ltrlib.data import load_dataset
+    from ltrlib.report import Reporter
+
+    splits = load_dataset("synthetic", "", scale, seed)
+    data = foltr.prepare_data(foltr.online_training_queries(splits), splits.test)
+    jobs = foltr.grid(["type1"], [seed], rankers=("linear", "neural"), clicks=("perfect",), n_rounds=2, eval_every=2)
+    _, _, rankers = foltr.run_jobs(data, jobs, n_jobs=1, progress=False, keep_rankers=foltr.table2_jobs(jobs, seed))
+    with tempfile.TemporaryDirectory() as root:
+        report = Reporter("bench-07", "07_foltr_noniid", root=root)
+        start = time.perf_counter()
+        for run in foltr.final_run_files(data, rankers):
+            report.run_file(run.name, run.data, run.scores, qrels=run.qrels, other_labels=run.other_labels)
+        print(f"07: {len(rankers)} Type 1 runs with every intent's qrels in {time.perf_counter() - start:.1f} s")
+        report = Reporter("bench-08", "08_xgboost_backends", root=root)
+        rng = np.random.default_rng(seed)
+        start = time.perf_counter()
+        for i in range(7):
+            report.run_file(f"model{i}", splits.test, rng.normal(size=splits.test.n_docs))
+        print(f"08: 7 runs of {splits.test.n_docs} test documents in {time.perf_counter() - start:.1f} s")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", metavar="RUN")
+    parser.add_argument("runs", nargs="*", metavar="RUN")
+    parser.add_argument("--standalone", action="store_true", help="time 07's and 08's run-file work alone")
     args = parser.parse_args(argv)
+    if args.standalone:
+        standalone()
+    if not args.runs and not args.standalone:
+        parser.error("give a RUN, or --standalone")
     for run in args.runs:
         run_dir = Path(run) if Path(run).is_dir() else config.REPORTS_DIR / run
         if not (run_dir / "run.json").exists():
