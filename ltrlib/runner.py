@@ -14,6 +14,7 @@ second run of the same run_id started meanwhile is refused, naming the first one
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import datetime as _dt
 import json
@@ -229,13 +230,35 @@ def _check_paper_dataset(key: str, dataset: str, data_dir: str, scale: str, seed
     return list(queries)
 
 
-def _check_categories(plan: dict[str, dict[str, Any]], user: dict[str, Any]) -> None:
+def _check_categories(plan: dict[str, dict[str, Any]], declared: dict[str, dict[str, dict[str, Any]]],
+                      user: dict[str, Any]) -> None:
     """Refuse a category choice the data cannot honour before a kernel starts or a report
-    folder is made (`ltrlib.noniid.checks`); say once what the data only weakens."""
+    folder is made (`ltrlib.noniid.checks`); say once what the data only weakens. The check
+    sees what each notebook will run with: the plan over the notebook's declared defaults
+    (`_running_parameters`), so the splits' "auto" categories are resolved here as notebook
+    02 resolves them."""
     from ltrlib.noniid.checks import check_category_choices
 
-    for note in check_category_choices(plan, given=user):
+    for note in check_category_choices(_running_parameters(plan, declared), given=user):
         print(f"ltrlib run: note: {note}", file=sys.stderr)
+
+
+def _running_parameters(plan: dict[str, dict[str, Any]],
+                       declared: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Per notebook, the values its code will see: ``plan`` (what the runner injects) over the
+    literal defaults of its parameters cell. A default that is an expression (the session's
+    standard parameters) is left out: the runner injects those."""
+    out = {}
+    for notebook, injected in plan.items():
+        defaults = {}
+        for name, spec in declared[notebook].items():
+            if name not in injected:
+                try:
+                    defaults[name] = ast.literal_eval(spec["default"])
+                except (ValueError, SyntaxError):
+                    pass
+        out[notebook] = {**defaults, **injected}
+    return out
 
 
 _TYPE_CHECKS = {
@@ -713,7 +736,7 @@ def run_all(
         "run_id": run_id,
     }
     plan = _plan_parameters(declared, standard, user)
-    _check_categories(plan, user)
+    _check_categories(plan, declared, user)
     declared_queries = _check_paper_dataset(paper_dataset, dataset, data_dir, scale, seed)
 
     # Run-level parameters: what makes two runs comparable. User parameters are recorded

@@ -64,19 +64,50 @@ def check_category_choices(plan: Mapping[str, Mapping[str, Any]], given: Collect
     return notes
 
 
+#: The most quantile bins `_bins_that_work` tries when it looks for a bin count to suggest.
+MAX_SUGGESTED_BINS = 32
+
+
+def _bins_that_work(params: Mapping[str, Any], loaded: dict[tuple, Any]) -> int | None:
+    """The smallest bin count above the chosen one (at most `MAX_SUGGESTED_BINS`) whose quantile
+    bins of ``category_feature`` give the notebook what it needs, or None. Each count is
+    screened on the loaded training set (two query categories), and the first that passes is
+    confirmed by the whole check, with the data loaded as the notebook would load it."""
+    from ltrlib.noniid.categories import leading_query_categories
+
+    feature, bins = params["category_feature"], int(params.get("category_bins") or 1)
+    train = _loaded(params, loaded).train
+    for n in range(bins + 1, MAX_SUGGESTED_BINS + 1):
+        try:
+            leading_query_categories(train.with_category_from_quantiles(feature, n), 2, seed=params["seed"])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _check_one({**params, "category_bins": n}, loaded)
+        except (ValueError, KeyError, IndexError):
+            continue
+        return n
+    return None
+
+
 def _said(caught) -> str:
     messages = list(dict.fromkeys(str(w.message) for w in caught))
     return "".join(f"\n  ({m})" for m in messages)
 
 
-def _check_one(params: Mapping[str, Any], loaded: dict[tuple, Any]) -> None:
+def _loaded(params: Mapping[str, Any], loaded: dict[tuple, Any]):
+    """The notebook's data with its category choice, loaded once per choice (``loaded``)."""
     from ltrlib.data.loading import load_dataset
 
     feature, bins = params.get("category_feature", ""), params.get("category_bins", 0)
     key = (params["dataset"], params["data_dir"], params["scale"], params["seed"], feature, bins)
     if key not in loaded:
         loaded[key] = load_dataset(*key[:4], category_feature=feature or None, category_bins=bins)
-    data, seed = loaded[key], params["seed"]
+    return loaded[key]
+
+
+def _check_one(params: Mapping[str, Any], loaded: dict[tuple, Any]) -> None:
+    feature = params.get("category_feature", "")
+    data, seed = _loaded(params, loaded), params["seed"]
     chosen = _given(params, ("category_feature", "category_bins"))
     if "category" in params:
         resolve_category(data.train, params["category"], "category", seed=seed)
@@ -87,7 +118,10 @@ def _check_one(params: Mapping[str, Any], loaded: dict[tuple, Any]) -> None:
                                               seed=seed)
     except ValueError as exc:
         if chosen and "query categories needed" in str(exc):
-            raise ValueError(f"{chosen} gives too few query categories for the non-IID splits: {exc}") from None
+            works = _bins_that_work(params, loaded) if feature else None
+            hint = (f"; -p category_feature {feature} -p category_bins {works} gives enough" if works else
+                    f"; no bin count up to {MAX_SUGGESTED_BINS} gives enough" if feature else "")
+            raise ValueError(f"{chosen} gives too few query categories for the non-IID splits: {exc}{hint}") from None
         raise
     if "three_client_sets" in params:
         sets = parse_client_sets(params["three_client_sets"], auto=categories[1:])

@@ -82,3 +82,25 @@ def test_a_refused_run_leaves_no_report_folder(shared_data, tmp_path):
         runner.run_all(dataset="lightgbm-rank", scale="tiny", run_id="refused", reports_dir=reports,
                        only="00,01,02", parameters={"category_feature": "f10"}, progress=False)
     assert not (reports / "refused").exists()
+
+
+def test_bins_that_leave_one_query_category_are_refused_before_notebook_01_with_a_count_that_works(
+        shared_data, tmp_path):
+    # Nothing but the category choice is given: notebook 02's split categories are its "auto"
+    # defaults, which the check must resolve as the notebook does (it once saw only the
+    # parameters given, and the run stopped inside notebook 02 with two notebooks done).
+    reports = tmp_path / "reports"
+    with pytest.raises(ValueError, match="notebook 02_split_stats cannot run") as e:
+        runner.run_all(dataset="lightgbm-rank", scale="tiny", run_id="one-category", reports_dir=reports,
+                       only="00,01,02", parameters={"category_feature": "f10", "category_bins": 2}, progress=False)
+    said = str(e.value)
+    assert "-p category_feature f10 -p category_bins 2 gives too few query categories" in said
+    suggested = int(said.split("-p category_feature f10 -p category_bins ")[2].split()[0])
+    assert not (reports / "one-category").exists()
+    # The suggested count passes the same check, and no smaller count above 2 does.
+    choice = {"category_feature": "f10", "category_bins": suggested}
+    check_category_choices(plan("02_split_stats", **choice), given=choice)
+    for bins in range(3, suggested):
+        with pytest.raises(ValueError, match="too few query categories"):
+            check_category_choices(plan("02_split_stats", category_feature="f10", category_bins=bins),
+                                   given={"category_feature": "f10", "category_bins": bins})

@@ -6,7 +6,6 @@ The notebooks' cells are executed in this process (what a kernel would run, with
 kernel's start-up per notebook and choice): the batch smoke test covers the kernels.
 """
 
-import ast
 import warnings
 
 import jupytext
@@ -15,6 +14,7 @@ import pytest
 
 from ltrlib import config
 from ltrlib.noniid.checks import check_category_choices
+from ltrlib import runner
 from ltrlib.runner import declared_parameters, load_notebook
 
 matplotlib.use("Agg")
@@ -51,15 +51,13 @@ def test_every_category_choice_runs_or_is_refused_up_front(feature, bins, tmp_pa
     choice = {"category_feature": feature, "category_bins": bins}
     standard = {"dataset": "lightgbm-rank", "data_dir": "", "scale": "tiny", "seed": 0,
                 "run_id": f"grid-{feature}-{bins}", "interactive": False}
-    plan = {}
-    for name in NOTEBOOKS:
-        declared = declared_parameters(load_notebook(config.NOTEBOOKS_DIR / f"{name}.py"))
-        defaults = {k: ast.literal_eval(v["default"]) for k, v in declared.items() if k not in standard}
-        plan[name] = {**defaults, **standard, **choice}
+    # The plan as `ltrlib run` makes it, and the values its pre-flight check sees.
+    declared = {name: declared_parameters(load_notebook(config.NOTEBOOKS_DIR / f"{name}.py")) for name in NOTEBOOKS}
+    plan = runner._plan_parameters(declared, {k: v for k, v in standard.items() if k != "interactive"}, choice)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            check_category_choices(plan, given=choice)
+            check_category_choices(runner._running_parameters(plan, declared), given=choice)
     except ValueError as exc:
         assert "category_feature" in str(exc) or "category_bins" in str(exc), exc
         return
