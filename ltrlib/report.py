@@ -6,7 +6,9 @@ Layout of one run (``reports/<run_id>/``)::
     tables/<NN_topic>/<name>.csv + .md  every table, as data and as Markdown
     figures/<NN_topic>/<name>.png       every figure
     metrics.json                        {notebook: {key: scalar}}; keys below
-    index.html                          one page: contents, then a section per notebook (write_index)
+    index.html                          one page: contents, then a section per notebook (write_index:
+                                        the runner builds it after each notebook; `ltrlib index RUN`
+                                        on demand, e.g. after working in JupyterLab)
     index.md, pages/<NN_topic>.md       the same as Markdown, a page per notebook (JupyterLab)
     run.json                            the runner's manifest
 
@@ -33,6 +35,7 @@ import math
 import numbers
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -218,7 +221,6 @@ class Reporter(RunFolder):
         with atomic_path(csv_path) as tmp:
             df.to_csv(tmp, index=index)
         atomic_write_text(csv_path.with_suffix(".md"), table_to_markdown(df, index=index, caption=caption))
-        write_index(self.run_dir)
         return csv_path
 
     def frame(self, df, name: str) -> Path:
@@ -328,7 +330,6 @@ class Reporter(RunFolder):
             import matplotlib.pyplot as plt
 
             plt.close(fig)
-        write_index(self.run_dir)
 
     def figure_path(self, name: str) -> Path:
         """Where `figure` saves the figure ``name``."""
@@ -349,7 +350,6 @@ class Reporter(RunFolder):
             data = read_metrics(self.run_dir)
             data[self.notebook] = {**data.get(self.notebook, {}), **converted}
             atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
-        write_index(self.run_dir)
 
 
 # --------------------------------------------------------------------------- index
@@ -399,66 +399,93 @@ def _collect(run_dir: Path) -> dict[str, dict[str, Any]]:
 PAGES_DIR = "pages"
 
 
-def _summary_rows(entries: dict[str, dict[str, Any]]) -> list[tuple[str, str, int, int]]:
-    return [(name, e["status"] or "", len(e["tables"]), len(e["figures"])) for name, e in entries.items()]
+@dataclass(frozen=True)
+class _TableView:
+    """One table as both indexes show it, read once: its caption, its first
+    `INDEX_TABLE_ROWS` rows (or why it could not be read) and how many rows it has beyond."""
+
+    csv: Path
+    caption: str
+    head: Any = None  # a DataFrame, None when unreadable
+    error: str = ""
+    more: int = 0
 
 
-def _run_links_markdown(run_dir: Path, has_metrics: bool, prefix: str = "") -> list[str]:
-    links = []
-    if has_metrics:
-        links.append(f"Metrics: [{METRICS_FILE}]({prefix}{METRICS_FILE})")
+@dataclass(frozen=True)
+class _NotebookView:
+    name: str
+    status: str
+    notebook: Path | None
+    notebook_html: Path | None
+    failed_notebook: Path | None
+    tables: tuple[_TableView, ...]
+    figures: tuple[tuple[Path, str], ...]  # (png, caption)
+
+
+def _table_view(csv: Path) -> _TableView:
+    import pandas as pd
+
+    caption = _table_caption(csv) or csv.stem.replace("_", " ")
+    try:
+        frame = pd.read_csv(csv)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+        return _TableView(csv, caption, error=str(exc))
+    return _TableView(csv, caption, frame.head(INDEX_TABLE_ROWS), more=len(frame) - INDEX_TABLE_ROWS)
+
+
+def _run_view(run_dir: Path) -> tuple[list[_NotebookView], list[tuple[str, str]]]:
+    """What both indexes show, gathered once: each notebook's view (`_collect`, its tables
+    read and its captions found) and the run-level files as (label, file)."""
+    notebooks = [_NotebookView(name, e["status"] or "", e["notebook"], e["notebook_html"], e["failed_notebook"],
+                               tuple(_table_view(csv) for csv in e["tables"]),
+                               tuple((png, _figure_caption(png)) for png in e["figures"]))
+                 for name, e in _collect(run_dir).items()]
+    links = [("Metrics", METRICS_FILE)] if (run_dir / METRICS_FILE).exists() else []
     if (run_dir / RUN_MANIFEST).exists():
-        links.append(f"Run manifest: [{RUN_MANIFEST}]({prefix}{RUN_MANIFEST})")
-    links += [f"{label}: [{f}]({prefix}{f})" for f, label in RUN_LEVEL_FILES if (run_dir / f).exists()]
-    return [" · ".join(links), ""] if links else []
+        links.append(("Run manifest", RUN_MANIFEST))
+    links += [(label, f) for f, label in RUN_LEVEL_FILES if (run_dir / f).exists()]
+    return notebooks, links
 
 
-def _index_markdown(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: bool) -> str:
+def _index_markdown(run_dir: Path, notebooks: list[_NotebookView], links: list[tuple[str, str]]) -> str:
     """``index.md``: the run's files and one line per notebook, linking its page."""
     lines = [f"# Report {run_dir.name}", ""]
     held = provenance.read_run(run_dir)
     if held:
         lines += [f"Data: {provenance.summary(held)}", ""]
-    lines += _run_links_markdown(run_dir, has_metrics)
-    if entries:
+    if links:
+        lines += [" · ".join(f"{label}: [{f}]({f})" for label, f in links), ""]
+    if notebooks:
         lines += ["| notebook | status | tables | figures |", "|---|---|--:|--:|"]
-        lines += [f"| [{name}]({PAGES_DIR}/{quote(name)}.md) | {status} | {tables} | {figures} |"
-                  for name, status, tables, figures in _summary_rows(entries)]
+        lines += [f"| [{nb.name}]({PAGES_DIR}/{quote(nb.name)}.md) | {nb.status} | {len(nb.tables)} | "
+                  f"{len(nb.figures)} |" for nb in notebooks]
         lines.append("")
     return "\n".join(lines)
 
 
-def _page_markdown(name: str, e: dict[str, Any], run_dir: Path) -> str:
+def _page_markdown(nb: _NotebookView, run_dir: Path) -> str:
     """``pages/<name>.md``: one notebook's executed notebook, tables (their first
     `INDEX_TABLE_ROWS` rows) and figures, every link relative to the page."""
-    import pandas as pd
-
     def href(path: Path) -> str:
         return "../" + _href(path, run_dir)
 
-    status = f" ({e['status']})" if e["status"] else ""
-    lines = [f"# {name}{status}", "", f"[Report {run_dir.name}](../index.md)", ""]
-    if e["notebook"]:
-        page = f" ([as a page]({href(e['notebook_html'])}))" if e["notebook_html"] else ""
-        lines.append(f"- Executed notebook: [{e['notebook'].name}]({href(e['notebook'])}){page}")
-    if e["failed_notebook"]:
-        fn = e["failed_notebook"]
-        lines.append(f"- Failed notebook (partial): [{fn.name}]({href(fn)})")
+    status = f" ({nb.status})" if nb.status else ""
+    lines = [f"# {nb.name}{status}", "", f"[Report {run_dir.name}](../index.md)", ""]
+    if nb.notebook:
+        page = f" ([as a page]({href(nb.notebook_html)}))" if nb.notebook_html else ""
+        lines.append(f"- Executed notebook: [{nb.notebook.name}]({href(nb.notebook)}){page}")
+    if nb.failed_notebook:
+        lines.append(f"- Failed notebook (partial): [{nb.failed_notebook.name}]({href(nb.failed_notebook)})")
     lines.append("")
-    for csv in e["tables"]:
-        caption = _table_caption(csv) or csv.stem.replace("_", " ")
-        lines += [f"## Table `{csv.stem}`", "", caption, ""]
-        try:
-            frame = pd.read_csv(csv)
-        except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
-            lines += [f"unreadable: {exc}", ""]
+    for t in nb.tables:
+        lines += [f"## Table `{t.csv.stem}`", "", t.caption, ""]
+        if t.head is None:
+            lines += [f"unreadable: {t.error}", ""]
             continue
-        more = len(frame) - INDEX_TABLE_ROWS
-        lines += [table_to_markdown(frame.head(INDEX_TABLE_ROWS)), ""]
-        rest = f"; {more} more rows there" if more > 0 else ""
-        lines += [f"[csv]({href(csv)}){rest}", ""]
-    for png in e["figures"]:
-        lines += [f"## Figure `{png.stem}`", "", _figure_caption(png), "", f"![{png.stem}]({href(png)})", ""]
+        rest = f"; {t.more} more rows there" if t.more > 0 else ""
+        lines += [table_to_markdown(t.head), "", f"[csv]({href(t.csv)}){rest}", ""]
+    for png, caption in nb.figures:
+        lines += [f"## Figure `{png.stem}`", "", caption, "", f"![{png.stem}]({href(png)})", ""]
     return "\n".join(lines)
 
 
@@ -481,23 +508,17 @@ def _figure_caption(png: Path) -> str:
     return path.read_text(encoding="utf-8").strip() if path.exists() else png.stem.replace("_", " ")
 
 
-def _table_html(csv: Path, run_dir: Path) -> str:
-    import pandas as pd
-
+def _table_html(t: _TableView, run_dir: Path) -> str:
     esc = html.escape
-    caption = _table_caption(csv) or csv.stem.replace("_", " ")
-    try:
-        frame = pd.read_csv(csv)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
-        return f"<p>Table <code>{esc(csv.stem)}</code>: unreadable ({esc(str(exc))})</p>"
-    more = len(frame) - INDEX_TABLE_ROWS
-    body = frame.head(INDEX_TABLE_ROWS).to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.4g}")
-    links = f'<a href="{_href(csv, run_dir)}">csv</a>'
-    md = csv.with_suffix(".md")
+    if t.head is None:
+        return f"<p>Table <code>{esc(t.csv.stem)}</code>: unreadable ({esc(t.error)})</p>"
+    body = t.head.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.4g}")
+    links = f'<a href="{_href(t.csv, run_dir)}">csv</a>'
+    md = t.csv.with_suffix(".md")
     if md.exists():
         links += f' · <a href="{_href(md, run_dir)}">md</a>'
-    rest = f"; {more} more rows in the csv" if more > 0 else ""
-    return (f'<figure class="table"><figcaption><b>{esc(csv.stem)}</b>: {esc(caption)} '
+    rest = f"; {t.more} more rows in the csv" if t.more > 0 else ""
+    return (f'<figure class="table"><figcaption><b>{esc(t.csv.stem)}</b>: {esc(t.caption)} '
             f"<small>({links}{rest})</small></figcaption>{body}</figure>")
 
 
@@ -508,7 +529,7 @@ def _embedded_png(png: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
 
 
-def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: bool) -> str:
+def _index_html(run_dir: Path, notebooks: list[_NotebookView], links: list[tuple[str, str]]) -> str:
     """``index.html``: one self-contained page, a contents table first and then one
     collapsible section per notebook (closed: a whole run's figures make a very long page)."""
     esc = html.escape
@@ -529,40 +550,31 @@ def _index_html(run_dir: Path, entries: dict[str, dict[str, Any]], has_metrics: 
     held = provenance.read_run(run_dir)
     if held:
         out.append(f"<p>Data: {esc(provenance.summary(held))}</p>")
-    links = []
-    if has_metrics:
-        links.append(f'<a href="{METRICS_FILE}">{METRICS_FILE}</a>')
-    if (run_dir / RUN_MANIFEST).exists():
-        links.append(f'<a href="{RUN_MANIFEST}">{RUN_MANIFEST}</a>')
-    links += [f'{esc(label)}: <a href="{f}">{f}</a>' for f, label in RUN_LEVEL_FILES
-              if (run_dir / f).exists()]
     if links:
-        out.append(f"<p>{' &middot; '.join(links)}</p>")
-    if entries:
-        rows = "".join(f'<tr><td style="text-align:left"><a href="#{esc(name)}">{esc(name)}</a></td>'
-                       f"<td>{esc(status)}</td><td>{tables}</td><td>{figures}</td></tr>"
-                       for name, status, tables, figures in _summary_rows(entries))
+        out.append("<p>" + " &middot; ".join(f'{esc(label)}: <a href="{f}">{f}</a>' for label, f in links) + "</p>")
+    if notebooks:
+        rows = "".join(f'<tr><td style="text-align:left"><a href="#{esc(nb.name)}">{esc(nb.name)}</a></td>'
+                       f"<td>{esc(nb.status)}</td><td>{len(nb.tables)}</td><td>{len(nb.figures)}</td></tr>"
+                       for nb in notebooks)
         out.append("<table><tr><th>notebook</th><th>status</th><th>tables</th><th>figures</th></tr>"
                    f"{rows}</table><p><small>Each notebook's section opens on a click.</small></p>")
-    for name, e in entries.items():
-        status = f" <small>({esc(e['status'])})</small>" if e["status"] else ""
-        out.append(f'<details id="{esc(name)}"><summary><h2>{esc(name)}{status}</h2></summary>')
+    for nb in notebooks:
+        status = f" <small>({esc(nb.status)})</small>" if nb.status else ""
+        out.append(f'<details id="{esc(nb.name)}"><summary><h2>{esc(nb.name)}{status}</h2></summary>')
         items = []
-        if e["notebook"]:
-            nb = e["notebook"]
-            page = (f'<a href="{_href(e["notebook_html"], run_dir)}">as a page</a>, '
-                    if e["notebook_html"] else "")
-            items.append(f'Executed notebook: {page}<a href="{_href(nb, run_dir)}">{esc(nb.name)}</a>')
-        if e["failed_notebook"]:
-            fn = e["failed_notebook"]
+        if nb.notebook:
+            page = (f'<a href="{_href(nb.notebook_html, run_dir)}">as a page</a>, ' if nb.notebook_html else "")
+            items.append(f'Executed notebook: {page}<a href="{_href(nb.notebook, run_dir)}">{esc(nb.notebook.name)}</a>')
+        if nb.failed_notebook:
+            fn = nb.failed_notebook
             items.append(f'Failed notebook (partial): <a href="{_href(fn, run_dir)}">{esc(fn.name)}</a>')
         if items:
             out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
-        out.extend(_table_html(csv, run_dir) for csv in e["tables"])
-        for png in e["figures"]:
+        out.extend(_table_html(t, run_dir) for t in nb.tables)
+        for png, caption in nb.figures:
             out.append(
                 f'<figure><img src="{_embedded_png(png)}" alt="{esc(png.stem)}">'
-                f"<figcaption><b>{esc(png.stem)}</b>: {esc(_figure_caption(png))} "
+                f"<figcaption><b>{esc(png.stem)}</b>: {esc(caption)} "
                 f'<small>(<a href="{_href(png, run_dir)}">png</a>)</small></figcaption></figure>'
             )
         out.append("</details>")
@@ -581,15 +593,15 @@ def write_index(run_dir: str | os.PathLike) -> Path:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ValueError(f"run directory {run_dir} does not exist")
-    entries = _collect(run_dir)
-    has_metrics = (run_dir / METRICS_FILE).exists()
+    notebooks, links = _run_view(run_dir)
     pages = run_dir / PAGES_DIR
-    if entries:
+    if notebooks:
         pages.mkdir(exist_ok=True)
-    for name, e in entries.items():
-        atomic_write_text(pages / f"{name}.md", _page_markdown(name, e, run_dir))
+    for nb in notebooks:
+        atomic_write_text(pages / f"{nb.name}.md", _page_markdown(nb, run_dir))
+    names = {nb.name for nb in notebooks}
     for stale in pages.glob("[!.]*.md") if pages.is_dir() else ():
-        if stale.stem not in entries:
+        if stale.stem not in names:
             stale.unlink()
-    atomic_write_text(run_dir / "index.md", _index_markdown(run_dir, entries, has_metrics))
-    return atomic_write_text(run_dir / "index.html", _index_html(run_dir, entries, has_metrics))
+    atomic_write_text(run_dir / "index.md", _index_markdown(run_dir, notebooks, links))
+    return atomic_write_text(run_dir / "index.html", _index_html(run_dir, notebooks, links))

@@ -980,3 +980,6 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
             entry.update(outcome, finished=_now(), seconds=round(time.perf_counter() - start, 3),
                          fit_seconds=round(fitted or 0.0, 3))
             _write_manifest(run_dir, manifest)
+            # The index once per notebook, not at every output (it re-reads every table and
+            # embeds every figure); under the lock, so side-by-side notebooks write in turn.
+            write_index(run_dir)

@@ -281,22 +281,29 @@ def test_index_links_everything_relatively(tmp_path, frame):
     assert sorted(p.name for p in (rep.run_dir / "pages").iterdir()) == ["01_b.md"]
 
 
-def test_index_follows_every_write_and_renders_tables_and_captions(tmp_path):
+def test_outputs_leave_the_index_to_its_builder_which_renders_tables_and_captions(tmp_path):
     rep = Reporter("run1", "00_a", root=tmp_path)
     rows = pd.DataFrame({"model": [f"M{i}" for i in range(40)], "ndcg": np.linspace(0.5, 0.9, 40)})
     rep.table(rows, "many", caption="Table 4: NDCG@10 per model")
-    html = (rep.run_dir / "index.html").read_text()  # no write_index call: the table wrote it
+    rep.figure(plt.subplots()[0], "alpha_sweep", close=True, caption="NDCG@10 against α on D_merge")
+    rep.figure(plt.subplots()[0], "no_caption", close=True)
+    rep.metrics(x=1)
+    # Writing outputs builds no index (the runner builds it after each notebook): a
+    # notebook's cost no longer grows with the square of its outputs.
+    assert not (rep.run_dir / "index.html").exists() and not (rep.run_dir / "index.md").exists()
+    write_index(rep.run_dir)
+    html = (rep.run_dir / "index.html").read_text()
     assert "<b>many</b>: Table 4: NDCG@10 per model" in html
     assert "<table" in html and "<td>M0</td>" in html and "<td>M24</td>" in html
     assert "<td>M25</td>" not in html and "15 more rows in the csv" in html
-    fig, _ = plt.subplots()
-    rep.figure(fig, "alpha_sweep", close=True, caption="NDCG@10 against α on D_merge")
-    html = (rep.run_dir / "index.html").read_text()
     assert "<b>alpha_sweep</b>: NDCG@10 against α on D_merge" in html
-    rep.figure(plt.subplots()[0], "no_caption", close=True)
-    assert "<b>no_caption</b>: no caption" in (rep.run_dir / "index.html").read_text()
-    rep.metrics(x=1)
-    assert 'href="metrics.json"' in (rep.run_dir / "index.html").read_text()
+    assert "<b>no_caption</b>: no caption" in html
+    assert 'Metrics: <a href="metrics.json">' in html
+    # The Markdown page shows the same table rows, caption and figures, from the same reading.
+    page = (rep.run_dir / "pages" / "00_a.md").read_text()
+    assert "Table 4: NDCG@10 per model" in page and "| M24     |" in page and "| M25 " not in page
+    assert "15 more rows there" in page and "NDCG@10 against α on D_merge" in page
+    assert "Metrics: [metrics.json](metrics.json)" in (rep.run_dir / "index.md").read_text()
 
 
 def test_index_of_missing_run_dir_is_an_error(tmp_path):

@@ -145,8 +145,16 @@ def project(tmp_path_factory):
         from jupyter_client.kernelspec import KernelSpecManager
 
         assert KernelSpecManager().get_kernel_spec("python3").argv[0] == "/nonexistent/python"
+        builds = []  # which notebooks had finished at each index build
+        from ltrlib import runner as runner_module
+
+        def counting(run_dir, build=runner_module.write_index):
+            builds.append(sorted(p.stem for p in (run_dir / "notebooks").glob("*.ipynb")))
+            return build(run_dir)
+
+        mp.setattr(runner_module, "write_index", counting)
         run_dir = run_all(**kwargs)
-    return {"root": root, "run_dir": run_dir, "counter": counter, "kwargs": kwargs}
+    return {"root": root, "run_dir": run_dir, "counter": counter, "kwargs": kwargs, "index_builds": builds}
 
 
 # --------------------------------------------------------------------------- a full run
@@ -165,6 +173,8 @@ def test_run_writes_notebooks_tables_figures_metrics_and_index(project):
     for link in ["../notebooks/00_tables.ipynb", "../notebooks/01_plain.ipynb", "../tables/00_tables/rows.csv"]:
         assert link in pages
     assert '<a href="figures/00_tables/line.png">png</a>' in (run_dir / "index.html").read_text()
+    # The index is built after each notebook and once at the end, not at each output.
+    assert project["index_builds"] == [["00_tables"], ["00_tables", "01_plain"], ["00_tables", "01_plain"]]
 
 
 def test_parameters_are_injected_where_declared(project):
