@@ -4,8 +4,8 @@ Its parts stand in layers, and a module imports only from its own layer or below
 (`tests/test_layout.py` checks every import, those inside functions too):
 
 1. foundations: ``config``, ``atomic``, ``timing``, ``progress``, ``metrics``;
-2. data: ``data`` (datasets, readers, the synthetic twin), ``provenance``, ``trec`` (TREC run
-   files and qrels);
+2. data: ``data`` (datasets, readers, the synthetic twin), ``provenance``, ``manifest`` (a
+   run's record, ``run.json``), ``trec`` (TREC run files and qrels);
 3. the engine: ``train`` (rankers, backends, tuning);
 4. analyses, the papers' methods and the notebooks' experiments: ``noniid``, ``clients``,
    ``merge``, ``bivariate``, ``neural``, ``foltr``, ``clicklog``, ``xgboost_tutorial``;

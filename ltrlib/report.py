@@ -42,6 +42,8 @@ from urllib.parse import quote
 
 from ltrlib import provenance
 from ltrlib.atomic import atomic_path, atomic_write_text, exclusive
+from ltrlib.manifest import FILE as MANIFEST_FILE
+from ltrlib.manifest import RunManifest
 from ltrlib.metrics.keys import flatten_metrics, metric_key_part
 from ltrlib.provenance import RunFolder, validate_name
 
@@ -60,7 +62,6 @@ __all__ = [
 ]
 
 METRICS_FILE = "metrics.json"
-RUN_MANIFEST = "run.json"
 # Written by ltrlib.fidelity after a batch run; linked from the index when present.
 RUN_LEVEL_FILES = (("fidelity.md", "Fidelity ledger: each paper's claims on this run"),
                    ("fidelity_claims.csv", "every claim"),
@@ -361,11 +362,8 @@ def _href(path: Path, run_dir: Path) -> str:
 
 def _collect(run_dir: Path) -> dict[str, dict[str, Any]]:
     """Per notebook: status from run.json, executed notebook, tables and figures on disk."""
-    manifest: dict[str, Any] = {}
-    manifest_path = run_dir / RUN_MANIFEST
-    if manifest_path.exists():
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    statuses = {name: entry.get("status") for name, entry in manifest.get("notebooks", {}).items()}
+    manifest = RunManifest.read(run_dir)
+    statuses = manifest.statuses() if manifest else {}
 
     names = set(statuses)
     for sub in ("tables", "figures"):
@@ -441,8 +439,8 @@ def _run_view(run_dir: Path) -> tuple[list[_NotebookView], list[tuple[str, str]]
                                tuple((png, _figure_caption(png)) for png in e["figures"]))
                  for name, e in _collect(run_dir).items()]
     links = [("Metrics", METRICS_FILE)] if (run_dir / METRICS_FILE).exists() else []
-    if (run_dir / RUN_MANIFEST).exists():
-        links.append(("Run manifest", RUN_MANIFEST))
+    if (run_dir / MANIFEST_FILE).exists():
+        links.append(("Run manifest", MANIFEST_FILE))
     links += [(label, f) for f, label in RUN_LEVEL_FILES if (run_dir / f).exists()]
     return notebooks, links
 

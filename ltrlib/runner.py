@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import datetime as _dt
-import json
 import os
 import re
 import shutil
@@ -32,9 +30,10 @@ from typing import Any
 
 from ltrlib import __version__, config, progress, provenance, timing
 from ltrlib.config import dataset_label, default_run_id
+from ltrlib.manifest import FILE as MANIFEST_FILE
+from ltrlib.manifest import NotebookRecord, RunManifest, now
 from ltrlib.progress import RunBar
 from ltrlib.report import (
-    RUN_MANIFEST,
     atomic_write_text,
     clear_notebook_outputs,
     validate_name,
@@ -334,46 +333,27 @@ def _plan_parameters(
 # --------------------------------------------------------------------------- manifest
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _read_manifest(run_dir: Path) -> dict[str, Any] | None:
-    path = run_dir / RUN_MANIFEST
-    if not path.exists():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON (line {exc.lineno}): {exc.msg}") from exc
-
-
 #: Held while a notebook's thread changes the manifest and writes it: with ``jobs`` several
 #: notebooks run at once, and one serialising the manifest while another changes its entry
 #: would fail or write a torn record.
 _MANIFEST_LOCK = threading.Lock()
 
 
-def _write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
-    manifest["updated"] = _now()
-    atomic_write_text(run_dir / RUN_MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-
-
-def _is_completed(run_dir: Path, manifest: dict[str, Any], notebook: str) -> bool:
-    entry = manifest.get("notebooks", {}).get(notebook, {})
-    return entry.get("status") == "completed" and (run_dir / "notebooks" / f"{notebook}.ipynb").exists()
+def _is_completed(run_dir: Path, manifest: RunManifest, notebook: str) -> bool:
+    """Completed by the record, and its executed notebook still there."""
+    return manifest.completed(notebook) and (run_dir / "notebooks" / f"{notebook}.ipynb").exists()
 
 
 def _check_resume(
     run_dir: Path,
-    manifest: dict[str, Any],
+    manifest: RunManifest,
     run_params: dict[str, Any],
     plan: dict[str, dict[str, Any]],
 ) -> None:
     """Refuse to mix parameter sets in one run directory."""
     run_id = run_dir.name
     hint = "pass --force (force=True) to rerun with the new parameters, or choose another --run-id"
-    old = manifest.get("params", {})
+    old = manifest.params
     if old != run_params:
         diffs = ", ".join(
             f"{k}: {old.get(k)!r} -> {run_params.get(k)!r}"
@@ -382,10 +362,10 @@ def _check_resume(
         )
         raise ValueError(f"run {run_id!r} in {run_dir} was made with different parameters ({diffs}); {hint}")
     for notebook, params in plan.items():
-        entry = manifest.get("notebooks", {}).get(notebook)
-        if entry and _is_completed(run_dir, manifest, notebook) and entry.get("parameters") != params:
+        entry = manifest.notebooks.get(notebook)
+        if entry and _is_completed(run_dir, manifest, notebook) and entry.parameters != params:
             raise ValueError(
-                f"notebook {notebook} of run {run_id!r} completed with parameters {entry.get('parameters')}, "
+                f"notebook {notebook} of run {run_id!r} completed with parameters {entry.parameters}, "
                 f"now {params}; {hint}"
             )
 
@@ -609,14 +589,11 @@ def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]], pace: 
     return {name: measured[name] if name in measured else default(name) for name in plan}
 
 
-def _run_bar(reports_dir: Path, to_run: dict[str, dict[str, Any]], manifest: dict[str, Any],
-             progress: bool) -> RunBar:
-    """The run's bar over ``to_run``. A notebook no comparable run here has timed gets the
-    default timings at this machine's pace (`ltrlib.timing.pace`, a fit of a second or two,
-    measured only for a shown bar and recorded in the manifest as ``machine_pace``)."""
-    pace = timing.pace() if progress and set(to_run) - set(_measured_seconds(reports_dir, to_run)) else 1.0
-    manifest["machine_pace"] = round(pace, 3)
-    return RunBar(_expected_seconds(reports_dir, to_run, pace), progress)
+def _machine_pace(reports_dir: Path, to_run: dict[str, dict[str, Any]], progress: bool) -> float:
+    """This machine's pace for the run's bar (`ltrlib.timing.pace`, a fit of a second or two),
+    measured only for a shown bar with a notebook that no comparable run here has timed;
+    1.0 otherwise. The run records it as ``machine_pace``."""
+    return timing.pace() if progress and set(to_run) - set(_measured_seconds(reports_dir, to_run)) else 1.0
 
 
 def _measured_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dict[str, float]:
@@ -627,22 +604,22 @@ def _measured_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dic
         return {k: v for k, v in params.items() if k not in ("run_id", "seed")}
 
     best: dict[str, tuple[int, str, float]] = {}
-    for path in reports_dir.glob(f"*/{RUN_MANIFEST}"):
+    for path in reports_dir.glob(f"*/{MANIFEST_FILE}"):
         try:
-            manifest = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            manifest = RunManifest.read(path.parent)
+        except (OSError, ValueError, TypeError):  # unreadable, or not a run record: no timings
             continue
-        for name, entry in manifest.get("notebooks", {}).items():
-            if name not in plan or entry.get("status") != "completed" or not entry.get("seconds"):
+        for name, entry in manifest.notebooks.items():
+            if name not in plan or not entry.completed or not entry.seconds:
                 continue
-            params = entry.get("parameters", {})
+            params = entry.parameters
             if varying(params) == varying(plan[name]):
                 score = 2
             elif all(params.get(k) == plan[name].get(k) for k in ("dataset", "scale")):
                 score = 1
             else:
                 continue
-            found = (score, entry.get("finished", ""), float(entry["seconds"]))
+            found = (score, entry.finished or "", float(entry.seconds))
             best[name] = max(best.get(name, found), found)
     return {name: seconds for name, (_, _, seconds) in best.items()}
 
@@ -745,7 +722,7 @@ def run_all(
     if paper_dataset:  # only when given: runs recorded before the option stay comparable
         run_params["paper_dataset"] = paper_dataset
     with _run_lock(run_dir):  # before the manifest is read: the resume check sees no half-run
-        manifest = _read_manifest(run_dir)
+        manifest = RunManifest.read(run_dir)
         if manifest is not None and not force:
             _check_resume(run_dir, manifest, run_params, plan)
         manifest = _start_manifest(manifest, run_id, run_params)
@@ -753,13 +730,16 @@ def run_all(
         (run_dir / "notebooks").mkdir(parents=True, exist_ok=True)
         if force:  # the notebooks rebind the run to the data they load (ltrlib.provenance)
             (run_dir / provenance.FILE).unlink(missing_ok=True)
-        _write_manifest(run_dir, manifest)
+        manifest.write(run_dir)
         try:
             to_run = {nb: params for nb, params in plan.items()
                       if force or not _is_completed(run_dir, manifest, nb)}
             if declared_queries:
-                manifest["paper_dataset_queries"] = declared_queries
-            with _kernel_environment(reports_dir), _run_bar(reports_dir, to_run, manifest, progress) as bar:
+                manifest.paper_dataset_queries = declared_queries
+            pace = _machine_pace(reports_dir, to_run, progress)
+            manifest.machine_pace = round(pace, 3)
+            with _kernel_environment(reports_dir), RunBar(_expected_seconds(reports_dir, to_run, pace),
+                                                          progress) as bar:
                 _run_notebooks(to_run, loaded, plan, run_dir, manifest, kernel_name, log_output, bar, jobs)
         finally:
             # Also after a failure or an interrupt: the fidelity report and the index then show
@@ -845,9 +825,8 @@ def _run_notebooks(to_run, loaded, plan, run_dir, manifest, kernel_name, log_out
             bar.finish(notebook)
     except KeyboardInterrupt:
         finished = [nb for nb in plan if _is_completed(run_dir, manifest, nb)]
-        running = [nb for nb in to_run if manifest["notebooks"].get(nb, {}).get("status")
-                   in ("running", "interrupted")]
-        raise RunInterrupted(manifest.get("run_id", run_dir.name), ", ".join(running) or "the run",
+        running = [nb for nb in to_run if manifest.status(nb) in ("running", "interrupted")]
+        raise RunInterrupted(manifest.run_id, ", ".join(running) or "the run",
                              finished) from None
 
 
@@ -902,24 +881,17 @@ def _write_fidelity(run_dir: Path) -> None:
               file=sys.stderr)
 
 
-def _start_manifest(manifest: dict[str, Any] | None, run_id: str, run_params: dict[str, Any]) -> dict[str, Any]:
+def _start_manifest(manifest: RunManifest | None, run_id: str, run_params: dict[str, Any]) -> RunManifest:
     """The manifest to continue with; entries made under other parameters become "stale"."""
     if manifest is None:
-        return {
-            "run_id": run_id,
-            "created": _now(),
-            "params": run_params,
-            "ltrlib_version": __version__,
-            "notebooks": {},
-        }
-    if manifest.get("params") != run_params:
+        return RunManifest(run_id, params=run_params, created=now(), ltrlib_version=__version__)
+    if manifest.params != run_params:
         # Only reachable with force: notebooks not rerun now no longer match the run's parameters.
-        for entry in manifest.get("notebooks", {}).values():
-            if entry.get("status") == "completed":
-                entry["status"] = "stale"
-    manifest["params"] = run_params
-    manifest.setdefault("notebooks", {})
-    manifest["ltrlib_version"] = __version__
+        for entry in manifest.notebooks.values():
+            if entry.completed:
+                entry.status = "stale"
+    manifest.params = run_params
+    manifest.ltrlib_version = __version__
     return manifest
 
 
@@ -936,19 +908,15 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
     (out_dir / f"{notebook}.ipynb").unlink(missing_ok=True)
     (out_dir / f"{notebook}.html").unlink(missing_ok=True)
     clear_notebook_outputs(run_dir, notebook)
-    entry = {
-        "status": "running",
-        "parameters": params,
-        "started": _now(),
-        "ltrlib_version": __version__,
-        "kernel": kernel_name or f"ipykernel on {sys.executable}",
+    entry = NotebookRecord(
+        status="running", parameters=params, started=now(), ltrlib_version=__version__,
+        kernel=kernel_name or f"ipykernel on {sys.executable}",
         # What the bar said was left when this notebook started: checkable against the
         # seconds the rest of the run then took.
-        "eta_seconds_at_start": bar.remaining(),
-    }
+        eta_seconds_at_start=bar.remaining())
     with _MANIFEST_LOCK:
-        manifest["notebooks"][notebook] = entry
-        _write_manifest(run_dir, manifest)
+        manifest.notebooks[notebook] = entry
+        manifest.write(run_dir)
     # The kernel appends the seconds of each model fit here (ltrlib.timing), and its
     # processes keep their progress bars' state in the status folder (ltrlib.progress).
     fit_log = out_dir / f".{notebook}.fit.log"
@@ -977,9 +945,12 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
         fitted = timing.read_log(fit_log, parent=os.getpid())  # the kernel's own lines
         fit_log.unlink(missing_ok=True)
         with _MANIFEST_LOCK:
-            entry.update(outcome, finished=_now(), seconds=round(time.perf_counter() - start, 3),
-                         fit_seconds=round(fitted or 0.0, 3))
-            _write_manifest(run_dir, manifest)
+            for key, value in outcome.items():
+                setattr(entry, key, value)
+            entry.finished = now()
+            entry.seconds = round(time.perf_counter() - start, 3)
+            entry.fit_seconds = round(fitted or 0.0, 3)
+            manifest.write(run_dir)
             # The index once per notebook, not at every output (it re-reads every table and
             # embeds every figure); under the lock, so side-by-side notebooks write in turn.
             write_index(run_dir)

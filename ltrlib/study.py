@@ -47,6 +47,8 @@ import pandas as pd
 
 from ltrlib import config
 from ltrlib.atomic import atomic_path, atomic_write_text
+from ltrlib.manifest import FILE as MANIFEST_FILE
+from ltrlib.manifest import RunManifest
 from ltrlib.bivariate import study as design_of
 from ltrlib.report import table_to_markdown, validate_name
 
@@ -133,11 +135,9 @@ def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, note
     notebook, when one), the wall time and the Dask worker it ran on, written to a temporary
     folder renamed into place, so a seed is recorded whole or not at all. ValueError when
     one of ``notebooks`` has not completed."""
-    manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    for notebook in notebooks:
-        if manifest.get("notebooks", {}).get(notebook, {}).get("status") != "completed":
-            raise ValueError(f"{run_dir}: notebook {notebook} has not completed")
-    entries = [manifest["notebooks"][nb] for nb in notebooks]
+    manifest = RunManifest.require(run_dir)
+    manifest.require_completed(notebooks, run_dir)
+    entries = [manifest.notebooks[nb] for nb in notebooks]
     target = _seed_dir(study_dir, seed)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".seed{seed}."))
@@ -146,11 +146,11 @@ def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, note
             if source.exists():
                 (tmp / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, tmp / name)
-        shutil.copy2(run_dir / "run.json", tmp / "run.json")
+        shutil.copy2(run_dir / MANIFEST_FILE, tmp / MANIFEST_FILE)
         metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
         metrics = metrics.get(notebooks[0], {}) if len(notebooks) == 1 else {nb: metrics.get(nb, {}) for nb in notebooks}
-        seconds = [e.get("seconds") for e in entries]
-        fits = [e.get("fit_seconds") for e in entries]
+        seconds = [e.seconds for e in entries]
+        fits = [e.fit_seconds for e in entries]
         record = {"seed": seed, "run": run_dir.name, "wall_seconds": round(wall_seconds, 1),
                   "notebook_seconds": seconds[0] if len(notebooks) == 1 else dict(zip(notebooks, seconds)),
                   "fit_seconds": fits[0] if len(notebooks) == 1 else dict(zip(notebooks, fits)),
@@ -650,11 +650,10 @@ def _ledger_seed(design: dict, seed: int, reports: Path, progress: bool = False)
     only = None if design["notebooks"] == "all" else design["notebooks"]
     run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
                       run_id=f"{design['study']}-seed{seed}", only=only, reports_dir=reports, progress=progress)
-    manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     files = {f: f.relative_to(run_dir).as_posix() for f in sorted((run_dir / "tables").rglob("*"))
              if f.is_file() and f.suffix in (".csv", ".parquet", ".json")}
     files.update({run_dir / name: name for name in LEDGER_KEPT})
-    return run_dir, tuple(manifest["notebooks"]), files
+    return run_dir, tuple(RunManifest.require(run_dir).notebooks), files
 
 
 def _ledger_tables(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, dict]]:

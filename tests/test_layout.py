@@ -67,7 +67,7 @@ def test_no_function_over_80_lines():
 
 #: The package's layers, bottom up, as its docstring states them.
 LAYERS = (("foundations", {"config", "atomic", "timing", "progress", "metrics"}),
-          ("data", {"data", "provenance", "trec"}),
+          ("data", {"data", "provenance", "manifest", "trec"}),
           ("engine", {"train"}),
           ("analyses", {"noniid", "clients", "merge", "bivariate", "neural", "foltr", "clicklog", "xgboost_tutorial"}),
           ("reports", {"report", "plots", "fidelity"}),

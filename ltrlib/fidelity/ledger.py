@@ -23,7 +23,6 @@ runs (``ltrlib fidelity RUN RUN ...`` and ``ltrlib study ledger``).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable
@@ -37,7 +36,8 @@ from ltrlib import provenance as run_provenance
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.fidelity import bilambdamart, foltr, noniid, xgboost_tutorial
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, KINDS, NOT_DECIDED, UNSTABLE_BELOW, Section, effect_rows
-from ltrlib.report import RUN_MANIFEST, table_to_markdown
+from ltrlib.manifest import RunManifest
+from ltrlib.report import table_to_markdown
 
 __all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_EFFECTS_CSV", "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV",
            "ONE_SEED", "PAPERS", "Ledger", "Paper", "executed_papers",
@@ -115,31 +115,26 @@ class Ledger:
         return [m for s in self.sections for m in s.missing]
 
 
-def _manifest(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / RUN_MANIFEST
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-
-def _provenance(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def _provenance(run_dir: Path, manifest: RunManifest | None) -> dict[str, Any]:
     held = run_provenance.read_run(run_dir)  # written by the notebooks: the data fingerprint
     data = {"data fingerprint": held["fingerprint"]} if held else {}
-    if not manifest:
+    if manifest is None:
         return {"run_id": run_dir.name, **data}
-    out = {"run_id": manifest.get("run_id", run_dir.name), **manifest.get("params", {}), **data,
-           "ltrlib_version": manifest.get("ltrlib_version"), "created": manifest.get("created")}
-    if manifest.get("paper_dataset_queries"):  # what the declaration was checked against
-        out["paper_dataset_queries"] = manifest["paper_dataset_queries"]
-    for name, entry in manifest.get("notebooks", {}).items():
-        out[f"{name} status"] = entry.get("status")
-        if "n_trials" in (entry.get("parameters") or {}):
-            out[f"{name} n_trials"] = entry["parameters"]["n_trials"]
+    out = {"run_id": manifest.run_id, **manifest.params, **data,
+           "ltrlib_version": manifest.ltrlib_version, "created": manifest.created}
+    if manifest.paper_dataset_queries:  # what the declaration was checked against
+        out["paper_dataset_queries"] = manifest.paper_dataset_queries
+    for name, entry in manifest.notebooks.items():
+        out[f"{name} status"] = entry.status
+        if "n_trials" in entry.parameters:
+            out[f"{name} n_trials"] = entry.parameters["n_trials"]
     return out
 
 
-def executed_papers(run_dir: Path, manifest: dict[str, Any]) -> list[str]:
+def executed_papers(run_dir: Path, manifest: RunManifest | None) -> list[str]:
     """The papers whose notebooks the run executed (an entry in ``run.json``, or, for a
     folder without one, tables on disk), in `PAPERS`' order."""
-    ran = set(manifest.get("notebooks", {}))
+    ran = set(manifest.notebooks) if manifest else set()
     ran |= {p.name for p in (run_dir / "tables").glob("*") if p.is_dir()}
     return [key for key, paper in PAPERS.items() if ran & set(paper.notebooks)]
 
@@ -149,7 +144,7 @@ def fidelity_report(run_dir: str | os.PathLike) -> Ledger:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ValueError(f"run directory {run_dir} does not exist")
-    manifest = _manifest(run_dir)
+    manifest = RunManifest.read(run_dir)
     prov = _provenance(run_dir, manifest)
     return Ledger(prov, [PAPERS[key].section(run_dir, prov) for key in executed_papers(run_dir, manifest)])
 

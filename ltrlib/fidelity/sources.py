@@ -9,12 +9,14 @@ look for.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from ltrlib.manifest import FILE as MANIFEST_FILE
+from ltrlib.manifest import RunManifest
 
 __all__ = ["NOTEBOOK_TABLES", "one_setup_at_several_seeds", "read_table", "run_setup", "table_path"]
 
@@ -57,25 +59,20 @@ def run_setup(run_dir: str | Path, notebooks: Iterable[str] = ()) -> tuple[int, 
     """A run's seed and the rest of what it ran with: the run's parameters and each
     notebook's, without seed and run id, from its ``run.json``. ValueError, naming the run:
     no ``run.json``, no seed, or one of ``notebooks`` not completed."""
-    path = Path(run_dir) / "run.json"
-    if not path.exists():
-        raise ValueError(f"{run_dir} is not a run directory: {path.name} is missing")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    entries = manifest.get("notebooks", {})
-    for nb in notebooks:
-        if entries.get(nb, {}).get("status") != "completed":
-            raise ValueError(f"{run_dir}: notebook {nb} has not completed in this run")
-    run = dict(manifest.get("params", {}))
+    manifest = RunManifest.require(run_dir)
+    manifest.require_completed(notebooks, run_dir)
+    run = dict(manifest.params)
     seed = run.pop("seed", None)
     run.pop("run_id", None)
     setup = {"run": run}
-    for nb in notebooks or entries:
+    for nb in notebooks or manifest.notebooks:
         # A notebook's parameters repeat the run's; only what it ran otherwise is its own.
-        params = entries.get(nb, {}).get("parameters") or {}
+        entry = manifest.notebooks.get(nb)
+        params = entry.parameters if entry else {}
         seed = params.get("seed", seed)
         setup[nb] = {k: v for k, v in params.items() if k not in ("seed", "run_id") and run.get(k, object()) != v}
     if seed is None:
-        raise ValueError(f"{path} records no seed")
+        raise ValueError(f"{Path(run_dir) / MANIFEST_FILE} records no seed")
     return int(seed), setup
 
 

@@ -1,0 +1,83 @@
+"""ltrlib.manifest: a run's record, read and written in one place."""
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from ltrlib import config
+from ltrlib.manifest import FILE, SCHEMA_VERSION, NotebookRecord, RunManifest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ltrlib"
+
+
+def test_a_record_round_trips_and_leaves_out_what_is_not_known(tmp_path):
+    m = RunManifest("r1", params={"dataset": "synthetic", "seed": 3}, created="2026-11-27T00:00:00+00:00")
+    m.notebooks["00_a"] = NotebookRecord("running", parameters={"seed": 3}, started="t0")
+    m.write(tmp_path)
+    raw = json.loads((tmp_path / FILE).read_text())
+    assert raw["schema_version"] == SCHEMA_VERSION and raw["updated"]
+    assert raw["notebooks"]["00_a"] == {"status": "running", "parameters": {"seed": 3}, "started": "t0"}
+    assert "machine_pace" not in raw and "finished" not in raw["notebooks"]["00_a"]
+    back = RunManifest.read(tmp_path)
+    assert back == m and back.seed == 3 and back.status("00_a") == "running" and not back.completed("00_a")
+    assert [p.name for p in tmp_path.iterdir()] == [FILE]  # written atomically: no temporary left
+
+
+def test_a_record_from_before_the_schema_field_reads_as_version_0_and_is_written_at_the_current_one(tmp_path):
+    (tmp_path / FILE).write_text(json.dumps({"run_id": "old", "params": {"seed": 0}, "notebooks": {
+        "03_client_models": {"status": "completed", "parameters": {}, "seconds": 12.5}}}))
+    m = RunManifest.read(tmp_path)
+    assert m.schema_version == 0 and m.completed("03_client_models") and m.notebooks["03_client_models"].seconds == 12.5
+    m.write(tmp_path)
+    assert json.loads((tmp_path / FILE).read_text())["schema_version"] == SCHEMA_VERSION
+
+
+@pytest.mark.parametrize("content, said", [
+    ("{not json", "is not valid JSON (line 1)"),
+    ("[1, 2]", "a run record is a JSON object"),
+    (json.dumps({"schema_version": SCHEMA_VERSION + 1}), f"schema_version {SCHEMA_VERSION + 1} is not one"),
+    (json.dumps({"params": {}, "colour": "red"}), "unknown field(s) ['colour']"),
+    (json.dumps({"notebooks": {"00_a": {"parameters": {}}}}), "notebook '00_a''s entry has no status"),
+    (json.dumps({"notebooks": {"00_a": {"status": "completed", "mood": 1}}}), "unknown field(s) ['mood'] in notebook"),
+])
+def test_a_file_that_is_not_a_run_record_is_refused_naming_it(tmp_path, content, said):
+    (tmp_path / FILE).write_text(content)
+    with pytest.raises(ValueError) as e:
+        RunManifest.read(tmp_path)
+    assert str(tmp_path / FILE) in str(e.value) and said in str(e.value)
+
+
+def test_require_names_the_folder_and_the_notebook_not_completed(tmp_path):
+    with pytest.raises(ValueError, match="is not a run directory: run.json is missing"):
+        RunManifest.require(tmp_path)
+    m = RunManifest("r", notebooks={"06_bilambdamart": NotebookRecord("failed")})
+    with pytest.raises(ValueError, match="notebook 06_bilambdamart has not completed in this run"):
+        m.require_completed(["06_bilambdamart"], tmp_path)
+
+
+def test_every_committed_run_record_reads():
+    records = sorted(config.PROJ_ROOT.glob(f"reports/*/seeds/*/{FILE}"))
+    if not records:
+        pytest.skip("no committed study seeds in this checkout")
+    for path in records:
+        m = RunManifest.read(path.parent)
+        assert m.params and m.notebooks and all(e.status for e in m.notebooks.values()), path
+
+
+def test_nothing_else_in_the_package_names_the_record_file():
+    # The one home of run.json: any other module spelling the file name out parses it again.
+    spelled = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "manifest.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        spelled += [f"{path.relative_to(PACKAGE)}:{node.lineno}" for node in ast.walk(tree)
+                    if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                    and FILE in node.value and " " not in node.value]
+    assert not spelled, spelled
