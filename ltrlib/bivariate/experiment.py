@@ -463,8 +463,6 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
                 prune: bool, progress: bool) -> FittedModel:
     """One model's study (`fit_models`), in this process or a worker's."""
     spec = MODELS[name]
-    best: dict[str, Any] = {"value": -math.inf, "number": None, "model": None}
-
     choices = exp.open_choices(spec)
 
     def objective(trial):
@@ -474,9 +472,7 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
         value = exp.vali_score(model)
         _refuse_degenerate(exp, model, value, point, trial, n_trials)
         trial.set_user_attr("best_iteration", _best_iteration(model))
-        if value > best["value"]:
-            best.update(value=value, number=trial.number, model=model)
-        return value
+        return value, model
 
     ds = exp.parts["train"]
     setup = {"model": name, "cutoff": exp.cutoff, "train_docs": ds.n_docs,
@@ -498,10 +494,8 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
     result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
                        storage=storage, seed=exp.seed, setup=setup, progress=progress,
                        first_params=first, tuned=(*TUNED, *choices),
-                       study_pruner=pruner(exp.settings.early_stopping) if prune else None)
-    model = best["model"] if best["number"] == result.best_trial else None
-    if model is None:
-        model = exp.fit(spec, result.best_params)
+                       study_pruner=pruner(exp.settings.early_stopping) if prune else None, keep_best=True)
+    model = result.ranker or exp.fit(spec, result.best_params)  # retrained: its best was trained elsewhere
     params = {**result.best_params, **exp.settings_of(spec, result.best_params)}
     return FittedModel(name, model, params, _best_iteration(model),
                        float(result.best_value), result.trials, failed=result.failed, failures=result.failures,

@@ -147,7 +147,6 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
     fitted = {}
     for name in names:
         spec = NEURAL_MODELS[name]
-        best: dict[str, Any] = {"value": -math.inf, "number": None, "model": None}
 
         def fit(point, spec=spec):
             ranker = NeuralRanker(architecture(spec, point, max_width), loss=spec.loss,
@@ -155,16 +154,14 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
             with timing.fitting():  # the run's seconds inside model fitting count the networks too
                 return ranker.fit(train, vali, train_ideal=ideal["train"], vali_ideal=ideal["vali"])
 
-        def objective(trial, spec=spec, best=best, fit=fit):
+        def objective(trial, spec=spec, fit=fit):
             ranker = fit(suggest(trial, spec.family))
             value = max(ranker.curve) if ranker.curve else -math.inf
             trial.set_user_attr("best_iteration", ranker.best_step)
             trial.set_user_attr("diverged", ranker.diverged)
             trial.set_user_attr("stop_reason", ranker.stop_reason)
             trial.set_user_attr("trees", ranker.steps)  # the trial's cost, in steps
-            if value > best["value"]:
-                best.update(value=value, number=trial.number, model=ranker)
-            return value
+            return value, ranker
 
         setup = {"model": name, "cutoff": exp.cutoff, "train_docs": train.n_docs,
                  "train_label_sum": int(train.y.sum()), "features": train.n_features, "seed": exp.seed,
@@ -173,10 +170,11 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
                  "batch_size": budget.batch_size, "max_width": max_width}
         result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}", storage=storage,
                            seed=exp.seed, setup=setup, progress=progress,
-                           first_params=PAPER_POINTS[spec.family], tuned=tuple(PAPER_POINTS[spec.family]))
-        model = best["model"] if best["number"] == result.best_trial else None
-        if model is None:  # a resumed study: retrain its best point (one seed, the same weights)
-            model = fit(result.best_params)
+                           first_params=PAPER_POINTS[spec.family], tuned=tuple(PAPER_POINTS[spec.family]),
+                           keep_best=True)
+        # A resumed study's best may not have been trained here: retrain its point (one
+        # seed, the same weights).
+        model = result.ranker or fit(result.best_params)
         fitted[name] = FittedModel(name, model, dict(result.best_params), model.best_step,
                                    float(result.best_value), result.trials)
     return fitted

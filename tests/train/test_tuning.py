@@ -315,3 +315,23 @@ def test_monitor_sees_the_curve_and_can_stop_training(splits):
         from ltrlib.train.backends.base import DataCache
 
         train_ranker(splits.train, splits.vali, cache=DataCache(splits.train, splits.test))
+
+
+def test_the_best_model_is_kept_once_for_every_search_and_only_when_trained_here(tmp_path):
+    # One keeper for the three searches (trees, pair models, networks): the objective hands
+    # back (value, model); the result holds the study's best model when this call trained it.
+    values = {0: 0.2, 1: 0.9, 2: 0.9, 3: 0.5}
+
+    def objective(trial):
+        return values[trial.number], f"model of trial {trial.number}"
+
+    journal = tmp_path / "keep.journal"
+    run = dict(study_name="keep", storage=journal, seed=0, setup={}, progress=False, tuned=())
+    first = tuning_mod.run_study(objective, n_trials=2, keep_best=True, **run)
+    assert first.best_trial == 1 and first.ranker == "model of trial 1"
+    # Resumed: trial 2 ties trial 1 (the earliest of equals stays the best), and trial 1 was
+    # trained by the first call, so this one has no model to hand back.
+    resumed = tuning_mod.run_study(objective, n_trials=3, keep_best=True, **run)
+    assert resumed.best_trial == 1 and resumed.ranker is None
+    plain = tuning_mod.run_study(lambda trial: values[trial.number], n_trials=1, **{**run, "study_name": "plain"})
+    assert plain.ranker is None

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -74,7 +73,6 @@ def tune(
     if overlap:
         raise ValueError(f"params {overlap} are tuned; remove them from the fixed params")
     metric = f"ndcg@{settings.eval_at}"
-    best: dict[str, Any] = {"value": -math.inf, "number": None, "ranker": None}
 
     cache = DataCache(train, vali)
 
@@ -85,10 +83,7 @@ def tune(
         value = float(evaluate(vali, ranker.score(vali), metrics=metric)[metric])
         trial.set_user_attr("best_iteration", ranker.best_iteration)
         trial.set_user_attr("trees", len(ranker.curve))
-        if value > best["value"]:
-            # Keep the best model of this call: no retraining when it is the study's best.
-            best.update(value=value, number=trial.number, ranker=ranker)
-        return value
+        return value, ranker  # the best is kept: no retraining when it is the study's best
 
     first = check_first_params(first_params, backend)
     setup = {"kind": "holdout", "first_params": first, "backend": backend, "train": data_key(train),
@@ -98,9 +93,7 @@ def tune(
              "tpe_startup_trials": TPE_STARTUP_TRIALS}
     result = run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
                        seed=settings.seed, setup=setup, progress=progress, first_params=first,
-                       tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
-    if best["number"] == result.best_trial:
-        result.ranker = best["ranker"]
+                       tuned=tuned, study_pruner=pruner(early_stopping) if prune else None, keep_best=True)
     return result
 
 

@@ -256,6 +256,7 @@ def run_study(
     first_params: Mapping[str, Any] | None = None,
     tuned: tuple[str, ...] = TUNED_PARAMS,
     study_pruner=None,
+    keep_best: bool = False,
 ) -> TuningResult:
     """Run ``objective`` until the study ``study_name`` in ``storage`` has ``n_trials``
     finished trials, and sum up its first ``n_trials``: the study runner behind `tune`,
@@ -270,7 +271,9 @@ def run_study(
     than resumed. ``seed`` seeds the TPE sampler (re-seeded per trial, so an interrupted
     study resumes as if uninterrupted). ``first_params``: a point enqueued as the first
     trial, never pruned. ``tuned``: the parameter names `TuningResult.best_params` keeps.
-    ``study_pruner``: an Optuna pruner (`pruner`), None for none. A journal or in-memory
+    ``study_pruner``: an Optuna pruner (`pruner`), None for none. ``keep_best``: the
+    objective returns ``(value, model)`` and the result's ``ranker`` is the study's best
+    model when this call trained it (`BestModel`), so it is not trained again. A journal or in-memory
     study is run by this process alone; a shared (database) study together with whichever
     workers join it (`ltrlib.train.tuning.storage`).
     """
@@ -283,10 +286,36 @@ def run_study(
     store = (study_database(storage, study_name) if isinstance(storage, str) and "://" in storage
              else study_storage(storage))
     run = _run_shared if is_shared(store) else _run_alone
-    study, n_new = run(objective, n_trials=int(n_trials), study_name=study_name, store=store,
-                       where=describe_storage(storage), seed=seed, setup=setup, progress=progress,
+    kept = BestModel() if keep_best else None
+    study, n_new = run(kept.wrap(objective) if kept else objective, n_trials=int(n_trials), study_name=study_name,
+                       store=store, where=describe_storage(storage), seed=seed, setup=setup, progress=progress,
                        first_params=first_params, study_pruner=study_pruner)
-    return _study_result(study, study_name, int(n_trials), n_new, tuned)
+    result = _study_result(study, study_name, int(n_trials), n_new, tuned)
+    if kept:
+        result.ranker = kept.of(result)
+    return result
+
+
+class BestModel:
+    """The best model this process trained in a study: the largest value, the earliest of
+    equals. `wrap` turns an objective that returns ``(value, model)`` into the one Optuna
+    calls; `of` gives the model when its trial is the study's best (a resumed or shared
+    study's best may have been trained elsewhere: None, and the caller trains it again)."""
+
+    def __init__(self):
+        self.value, self.number, self.model = -math.inf, None, None
+
+    def wrap(self, objective: Callable) -> Callable:
+        def scored(trial):
+            value, model = objective(trial)
+            if value > self.value:
+                self.value, self.number, self.model = value, trial.number, model
+            return value
+
+        return scored
+
+    def of(self, result: TuningResult):
+        return self.model if self.number == result.best_trial else None
 
 
 def _check_setup(study, setup: dict, study_name: str, where: str) -> None:
