@@ -89,10 +89,15 @@ class _ProcessStatus:
             self.pending = None
             self._write(True)
 
-    def set(self, key: int, desc: str, n: int, total: int | None, *, now: bool = False) -> None:
+    def set(self, key: int, desc: str, n: int, total: int | None, *, now: bool = False,
+            detail: str | None = None) -> None:
+        """Record a bar's state; ``detail`` (what its postfix says, e.g. a running trial's
+        tree count) is kept until replaced."""
         with self.lock:
             entry = self.bars.setdefault(key, {"started": time.time()})
             entry.update(desc=desc, n=int(n), total=None if total is None else int(total))
+            if detail is not None:
+                entry["detail"] = detail
             self._write(now)
 
     def drop(self, key: int) -> None:
@@ -167,6 +172,10 @@ def _status_bar_class():
             self._status.set(id(self), self.desc, self.n, self.total)
             return shown
 
+        def set_postfix_str(self, s="", refresh=True):
+            super().set_postfix_str(s, refresh)
+            self._status.set(id(self), self.desc, self._reported, self.total, detail=str(s))
+
         def close(self):
             self._status.drop(id(self))
             super().close()
@@ -184,12 +193,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _shown(b: dict) -> str:
+    """One bar of a notebook's status, as the run's line shows it."""
+    return (f"{b['desc']} {b['n']}" + (f"/{b['total']}" if b.get("total") else "")
+            + (f" ({b['detail']})" if b.get("detail") else ""))
+
+
 def read_status(folder: str | os.PathLike) -> list[dict]:
     """The open bars of every process that writes to ``folder`` (`STATUS_ENV`), oldest first:
-    dicts with ``desc``, ``n``, ``total`` and ``started`` (epoch seconds). The file of a
-    process that has ended (it died with bars open) is skipped, and so is a file caught
-    half-replaced. A bar not updated for a long time is still shown: a model can take
-    minutes before its first count."""
+    dicts with ``desc``, ``n``, ``total``, ``started`` (epoch seconds) and, once its postfix
+    was set, ``detail``. The file of a process that has ended (it died with bars open) is
+    skipped, and so is a file caught half-replaced. A bar not updated for a long time is
+    still shown: a model can take minutes before its first count."""
     bars = []
     folder = Path(folder)
     if not folder.is_dir():
@@ -303,8 +318,7 @@ class RunBar:
         parts = []
         for name, (_, status_dir) in running:
             bars = read_status(status_dir) if status_dir is not None else []
-            parts.append(name + (": " + " · ".join(f"{b['desc']} {b['n']}" + (f"/{b['total']}" if b.get("total")
-                                                                              else "") for b in bars) if bars else ""))
+            parts.append(name + (": " + " · ".join(_shown(b) for b in bars) if bars else ""))
         postfix = " | ".join(parts)
         self.bar.n = round(self.position(), 1)
         self.bar.bar_format = self._format(self.remaining())

@@ -74,7 +74,7 @@ from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.backends.base import DataCache
 from ltrlib.train.ranker import train_ranker
 from ltrlib.train.settings import TrainSettings
-from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_study
+from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_study, watch
 
 __all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "OPEN_SETTINGS", "STAGE1_ROW", "Stage2Experiment",
            "TUNED_CHOICE", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
@@ -465,8 +465,8 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
     spec = MODELS[name]
     choices = exp.open_choices(spec)
 
-    def objective(trial):
-        monitor = pruning_monitor(trial, exp.settings.early_stopping) if prune else None
+    def objective(trial, progress_monitor):
+        monitor = watch(pruning_monitor(trial, exp.settings.early_stopping) if prune else None, progress_monitor)
         point = {**suggest(trial), **{k: trial.suggest_categorical(k, c) for k, c in choices.items()}}
         model = _fit_or_fail(exp, spec, point, monitor, trial)
         value = exp.vali_score(model)

@@ -406,10 +406,10 @@ def tune_stage1(splits: Splits, *, n_trials: int, settings: TrainSettings = STAG
     fixed = {k: STAGE1_PARAMS[k] for k in _STAGE1_FIXED}
     first = {k: STAGE1_PARAMS.get(k, 1e-3) for k in TUNED}  # LightGBM's default min hessian
     cache = DataCache(splits.train, splits.vali)
-    best: dict[str, Any] = {"value": -np.inf, "number": None}
 
-    def objective(trial):
-        ranker = train_ranker(splits.train, splits.vali, {**fixed, **suggest(trial)}, settings, cache=cache)
+    def objective(trial, monitor):
+        ranker = train_ranker(splits.train, splits.vali, {**fixed, **suggest(trial)}, settings, cache=cache,
+                              monitor=monitor)
         trial.set_user_attr("best_iteration", ranker.best_iteration)
         trial.set_user_attr("trees", len(ranker.curve))
         return float(ranker.curve[ranker.best_iteration - 1])

@@ -148,14 +148,15 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
     for name in names:
         spec = NEURAL_MODELS[name]
 
-        def fit(point, spec=spec):
+        def fit(point, spec=spec, monitor=None):
             ranker = NeuralRanker(architecture(spec, point, max_width), loss=spec.loss,
                                   learning_rate=float(point["learning_rate"]), order_by=order_by, budget=budget)
             with timing.fitting():  # the run's seconds inside model fitting count the networks too
-                return ranker.fit(train, vali, train_ideal=ideal["train"], vali_ideal=ideal["vali"])
+                return ranker.fit(train, vali, train_ideal=ideal["train"], vali_ideal=ideal["vali"],
+                                  monitor=monitor)
 
-        def objective(trial, spec=spec, fit=fit):
-            ranker = fit(suggest(trial, spec.family))
+        def objective(trial, monitor, spec=spec, fit=fit):
+            ranker = fit(suggest(trial, spec.family), monitor=monitor)
             value = max(ranker.curve) if ranker.curve else -math.inf
             trial.set_user_attr("best_iteration", ranker.best_step)
             trial.set_user_attr("diverged", ranker.diverged)
@@ -171,7 +172,7 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
         result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}", storage=storage,
                            seed=exp.seed, setup=setup, progress=progress,
                            first_params=PAPER_POINTS[spec.family], tuned=tuple(PAPER_POINTS[spec.family]),
-                           keep_best=True)
+                           keep_best=True, unit="steps")
         # A resumed study's best may not have been trained here: retrain its point (one
         # seed, the same weights).
         model = result.ranker or fit(result.best_params)

@@ -180,7 +180,7 @@ def test_setup_key_missing_on_one_side_is_named(tmp_path):
     study = optuna.create_study(study_name="s", storage=tuning_mod.study_storage(path))
     study.set_user_attr("setup", {"a": None, "b": 1})
     with pytest.raises(ValueError, match=r"differs in \['a'\].*<absent>"):
-        tuning_mod.run_study(lambda trial: 0.0, setup={"b": 1}, **run)
+        tuning_mod.run_study(lambda trial, monitor: 0.0, setup={"b": 1}, **run)
 
 
 # --------------------------------------------------------------------------- cheap trials
@@ -322,7 +322,7 @@ def test_the_best_model_is_kept_once_for_every_search_and_only_when_trained_here
     # back (value, model); the result holds the study's best model when this call trained it.
     values = {0: 0.2, 1: 0.9, 2: 0.9, 3: 0.5}
 
-    def objective(trial):
+    def objective(trial, monitor):
         return values[trial.number], f"model of trial {trial.number}"
 
     journal = tmp_path / "keep.journal"
@@ -333,5 +333,5 @@ def test_the_best_model_is_kept_once_for_every_search_and_only_when_trained_here
     # trained by the first call, so this one has no model to hand back.
     resumed = tuning_mod.run_study(objective, n_trials=3, keep_best=True, **run)
     assert resumed.best_trial == 1 and resumed.ranker is None
-    plain = tuning_mod.run_study(lambda trial: values[trial.number], n_trials=1, **{**run, "study_name": "plain"})
+    plain = tuning_mod.run_study(lambda trial, monitor: values[trial.number], n_trials=1, **{**run, "study_name": "plain"})
     assert plain.ranker is None

@@ -48,6 +48,7 @@ from ltrlib.train.tuning.study import (
     pruning_monitor,
     pruning_setup,
     run_study,
+    watch,
 )
 
 __all__ = [
@@ -57,5 +58,5 @@ __all__ = [
     "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "JOURNAL_FILE", "database_url", "describe_storage", "is_shared",
     "stored_study", "study_database", "study_storage",
     "TrialFailed", "TuningResult", "prune_every", "prune_warmup", "pruner", "pruning_monitor", "pruning_setup",
-    "run_study",
+    "run_study", "watch",
 ]

@@ -29,6 +29,7 @@ from ltrlib.train.tuning.study import (
     pruning_monitor,
     pruning_setup,
     run_study,
+    watch,
 )
 
 __all__ = ["fit_side_by_side", "fit_tuned", "tune", "tune_cv", "tuned_parameters", "tuning_history"]
@@ -76,8 +77,8 @@ def tune(
 
     cache = DataCache(train, vali)
 
-    def objective(trial):
-        monitor = pruning_monitor(trial, early_stopping) if prune else None
+    def objective(trial, progress_monitor):
+        monitor = watch(pruning_monitor(trial, early_stopping) if prune else None, progress_monitor)
         ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial, backend)}, settings,
                               cache=cache, monitor=monitor)
         value = float(evaluate(vali, ranker.score(vali), metrics=metric)[metric])
@@ -145,11 +146,12 @@ def tune_cv(
 
     caches = [DataCache(train, held_out) for train, held_out in parts]
 
-    def objective(trial):
+    def objective(trial, progress_monitor):
         point = {**fixed, **suggest_params(trial, backend)}
         values, iters, grown = [], [], []
         for f, (train, held_out) in enumerate(parts):
-            monitor = pruning_monitor(trial, early_stopping, f * max_trees) if prune else None
+            monitor = watch(pruning_monitor(trial, early_stopping, f * max_trees) if prune else None,
+                            progress_monitor)
             ranker = train_ranker(train, held_out, point, settings, cache=caches[f], monitor=monitor)
             values.append(float(evaluate(held_out, ranker.score(held_out), metrics=metric)[metric]))
             grown.append(len(ranker.curve))

@@ -59,7 +59,7 @@ from ltrlib.train.tuning.storage import describe_storage, is_shared, study_datab
 
 __all__ = [
     "TrialFailed", "TuningResult", "prune_every", "prune_warmup", "pruner", "pruning_monitor", "pruning_setup",
-    "run_study",
+    "run_study", "watch",
 ]
 
 
@@ -257,13 +257,17 @@ def run_study(
     tuned: tuple[str, ...] = TUNED_PARAMS,
     study_pruner=None,
     keep_best: bool = False,
+    unit: str = "trees",
 ) -> TuningResult:
     """Run ``objective`` until the study ``study_name`` in ``storage`` has ``n_trials``
     finished trials, and sum up its first ``n_trials``: the study runner behind `tune`,
     `tune_cv` and any other search (the bi-variate models of
     `ltrlib.bivariate.experiment.fit_models` have their own space and objective).
 
-    ``objective(trial)`` returns the trial's value (maximised); it may set the user
+    ``objective(trial, monitor)`` returns the trial's value (maximised). ``monitor`` is a
+    training monitor (``monitor(step, value)``, as `train_ranker` and `NeuralRanker.fit`
+    call one) that puts the trial's progress, counted in ``unit``, beside the study's bar,
+    or None without a bar; the objective composes it with its own (`watch`). It may set the user
     attributes ``best_iteration`` and ``trees``, which the ``trials`` table reports, and
     raise ``optuna.TrialPruned``. ``storage`` as `study_storage` takes it; a database URL
     makes the study shared. ``setup`` (JSON-able) records what the study's values depend
@@ -289,7 +293,7 @@ def run_study(
     kept = BestModel() if keep_best else None
     study, n_new = run(kept.wrap(objective) if kept else objective, n_trials=int(n_trials), study_name=study_name,
                        store=store, where=describe_storage(storage), seed=seed, setup=setup, progress=progress,
-                       first_params=first_params, study_pruner=study_pruner)
+                       first_params=first_params, study_pruner=study_pruner, unit=unit)
     result = _study_result(study, study_name, int(n_trials), n_new, tuned)
     if kept:
         result.ranker = kept.of(result)
@@ -306,8 +310,8 @@ class BestModel:
         self.value, self.number, self.model = -math.inf, None, None
 
     def wrap(self, objective: Callable) -> Callable:
-        def scored(trial):
-            value, model = objective(trial)
+        def scored(trial, monitor):
+            value, model = objective(trial, monitor)
             if value > self.value:
                 self.value, self.number, self.model = value, trial.number, model
             return value
@@ -342,8 +346,46 @@ def _progress_bar(progress: bool, total: int, study_name: str):
     return bar(total=total, desc=f"tuning {study_name}", leave=False)
 
 
+#: Seconds between two updates of a trial's progress beside its study's bar.
+TRIAL_PROGRESS_INTERVAL = 1.0
+
+
+def _trial_progress(bar, trial, unit: str):
+    """The monitor that shows ``trial``'s progress (its step count, in ``unit``) beside the
+    study's ``bar``, at most every `TRIAL_PROGRESS_INTERVAL` seconds; None without a bar. A
+    study's count moves only when a trial ends, so this is what says a long trial is alive."""
+    if bar is None:
+        return None
+    shown = -math.inf
+
+    def monitor(step: int, value: float) -> None:
+        nonlocal shown
+        now = time.monotonic()
+        if now - shown >= TRIAL_PROGRESS_INTERVAL:
+            shown = now
+            bar.set_postfix_str(f"trial {trial.number}: {step} {unit}")
+
+    return monitor
+
+
+def watch(*monitors):
+    """One training monitor calling each of ``monitors`` in turn (None ones skipped), or None
+    when there is none: a trial's pruning and its progress are separate small monitors."""
+    active = [m for m in monitors if m is not None]
+    if not active:
+        return None
+    if len(active) == 1:
+        return active[0]
+
+    def monitor(step: int, value: float) -> None:
+        for m in active:
+            m(step, value)
+
+    return monitor
+
+
 def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, progress, first_params,
-               study_pruner):
+               study_pruner, unit):
     """A journal or in-memory study: this process is its only worker."""
     import optuna
     from optuna.trial import TrialState
@@ -380,7 +422,8 @@ def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, pr
             study.sampler = optuna.samplers.TPESampler(n_startup_trials=TPE_STARTUP_TRIALS,
                                                        seed=_trial_seed(seed, done + len(replaced)))
             with _failures_quiet():
-                study.optimize(objective, n_trials=1, gc_after_trial=False, catch=(TrialFailed,))
+                study.optimize(lambda trial: objective(trial, _trial_progress(bar, trial, unit)), n_trials=1,
+                               gc_after_trial=False, catch=(TrialFailed,))
             now = len(finished())
             if bar is not None and now > done:
                 bar.update(now - done)
@@ -432,7 +475,7 @@ def _open_shared(study_name: str, store, where: str, setup: dict, first_params, 
 
 
 def _run_shared(objective, *, n_trials, study_name, store, where, seed, setup, progress, first_params,
-                study_pruner):
+                study_pruner, unit):
     """A database study with a heartbeat: run trials until the study (all workers together)
     has ``n_trials`` finished ones; see "Shared studies" in `ltrlib.train.tuning.storage`."""
     import optuna
@@ -464,7 +507,7 @@ def _run_shared(objective, *, n_trials, study_name, store, where, seed, setup, p
                                 "(another worker started one at the same moment)")
         ran += 1
         trial.set_user_attr("worker", worker)
-        return objective(trial)
+        return objective(trial, _trial_progress(bar, trial, unit))
 
     def tally() -> tuple[int, int]:
         with warnings.catch_warnings():
