@@ -30,7 +30,7 @@ import pandas as pd
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", default="bilambdamart-followup", help="Bi-LambdaMART study whose design to use")
-    parser.add_argument("--profile", default="cpu", help="a key of ltrlib.study.NEURAL_PROFILES")
+    parser.add_argument("--profile", default="cpu", help="a key of ltrlib.studies.NEURAL_PROFILES")
     parser.add_argument("--seed", type=int, default=199, help="pilot seed: not one of the study's seeds")
     parser.add_argument("--trials", type=int, default=3, help="pilot trials per network")
     parser.add_argument("--models", default="all", help="comma-separated networks, or all")
@@ -44,7 +44,7 @@ def main() -> None:
     from ltrlib.bivariate import STAGE1_SETTINGS, Stage2Experiment, build_two_stage, tune_stage1
     from ltrlib.data import load_dataset
     from ltrlib.neural import NeuralBudget
-    from ltrlib.study import NEURAL_PROFILES, neural_design
+    from ltrlib.studies import NEURAL_PROFILES, neural_design
     from ltrlib.train import TrainSettings
 
     design = neural_design(args.profile, source=args.source, study="pilot")

@@ -426,7 +426,7 @@ def _add_study_parser(subparsers) -> None:
 
 
 def _study(args: argparse.Namespace) -> int:
-    from ltrlib.study import THREADS_PER_SEED, parse_seeds, run_bilambdamart_study, run_ledger_study, run_neural_study
+    from ltrlib.studies import THREADS_PER_SEED, parse_seeds, run_bilambdamart_study, run_ledger_study, run_neural_study
 
     seeds = None if args.seeds is None else parse_seeds(args.seeds)
     threads = THREADS_PER_SEED if args.threads is None else args.threads

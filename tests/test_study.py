@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from ltrlib import cli, config, study
+from ltrlib import cli, config, studies as study
 
 pytestmark = pytest.mark.slow
 

@@ -36,7 +36,7 @@ from ltrlib.bivariate.experiment import (
 )
 from ltrlib.bivariate.features import expand_listwise, query_level_columns
 from ltrlib.bivariate.model import BivariateRanker, LBModel, fit_lb
-from ltrlib.bivariate.study import DECISION_RULE, PROFILES, study_verdict, study_verdicts
+from ltrlib.bivariate.preregistration import DECISION_RULE, PROFILES, study_verdict, study_verdicts
 from ltrlib.bivariate.two_stage import STAGE1_SETTINGS, build_two_stage, table1, tune_stage1
 from ltrlib.bivariate.uptake import uptake_table
 

@@ -306,7 +306,7 @@ def _fit_or_fail(exp: Stage2Experiment, spec: ModelSpec, params: dict, monitor, 
     avoided (`ltrlib.train.backends.MIN_HESSIAN_FLOOR`); this guards the rest."""
     import lightgbm as lgb
 
-    from ltrlib.train.tuning.study import FAILURE_ATTR, TrialFailed
+    from ltrlib.train.tuning.loop import FAILURE_ATTR, TrialFailed
 
     try:
         return exp.fit(spec, params, monitor=monitor)
@@ -361,7 +361,7 @@ def _refuse_degenerate(exp: Stage2Experiment, model, value: float, point: Mappin
     comparison's gate to see."""
     from optuna.trial import TrialState
 
-    from ltrlib.train.tuning.study import FAILURE_ATTR, REPLACED_VALUE_ATTR, TrialFailed
+    from ltrlib.train.tuning.loop import FAILURE_ATTR, REPLACED_VALUE_ATTR, TrialFailed
 
     why = _degenerate(exp, model, value)
     if why is None:

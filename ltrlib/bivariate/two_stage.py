@@ -60,7 +60,7 @@ _PARTS = ("train", "vali", "test")
 #: `ltrlib.config.stream_seeds`, shared with no other run seed (issue 41: the ledger study's
 #: seeds must not share a stream). ``seed + part``: seeds ``seed``, ``seed + 1`` and
 #: ``seed + 2``, so run seeds s and s + 1 share one; what both Bi-LambdaMART studies were
-#: registered with, and keep (`ltrlib.bivariate.study.REGISTERED_PARAMETERS`).
+#: registered with, and keep (`ltrlib.bivariate.preregistration.REGISTERED_PARAMETERS`).
 FOLD_STREAMS = ("spawned", "seed + part")
 
 

@@ -14,7 +14,7 @@ verdicts are "not available", with the reason.
 One run is one draw of data, folds, query sample and tuning. `across_seeds` follows the
 comparisons over several runs that differ in their seed only; ``ltrlib bilambdamart-seeds
 RUN RUN ...`` prints them. The central claim is decided over seeds by the pre-registered
-study (`ltrlib.bivariate.study`), whose verdict `section` quotes.
+study (`ltrlib.bivariate.preregistration`), whose verdict `section` quotes.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.experiment import MIN_COMPARISON_TRIALS
-from ltrlib.bivariate.study import study_verdicts
+from ltrlib.bivariate.preregistration import study_verdicts
 from ltrlib.fidelity.claims import (
     NOT_DECIDED,
     VERDICTS,
@@ -723,7 +723,7 @@ def across_seeds(run_dirs, metric: str = "ndcg@5") -> tuple[pd.DataFrame, pd.Dat
 
 
 #: The rule that decides the neural claims across the neural study's seeds
-#: (`ltrlib.study.run_neural_study`), ours, fixed before its first seed.
+#: (`ltrlib.studies.run_neural_study`), ours, fixed before its first seed.
 NEURAL_MIN_SEEDS = 5
 NEURAL_SEEDS_RULE = (
     f"Ours, fixed before the neural study's first seed: over the design's seeds (at least {NEURAL_MIN_SEEDS}), a "

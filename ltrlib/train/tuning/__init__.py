@@ -39,7 +39,7 @@ from ltrlib.train.tuning.storage import (
     study_database,
     study_storage,
 )
-from ltrlib.train.tuning.study import (
+from ltrlib.train.tuning.loop import (
     TrialFailed,
     TuningResult,
     prune_every,

@@ -20,7 +20,7 @@ from ltrlib.train.ranker import Ranker, train_ranker
 from ltrlib.train.settings import TrainSettings
 from ltrlib.train.tuning.space import search_space, suggest_params
 from ltrlib.train.tuning.storage import JOURNAL_FILE
-from ltrlib.train.tuning.study import (
+from ltrlib.train.tuning.loop import (
     TPE_STARTUP_TRIALS,
     TuningResult,
     check_first_params,
@@ -63,7 +63,7 @@ def tune(
     sampler and the library. ``first_params`` (e.g. `PAPER_TABLE6_MEDIAN`): a point of the
     search space evaluated as the first trial before TPE takes over (not in the paper).
     ``prune``: stop hopeless trials early (`pruner`, fed from the validation curve; see
-    `ltrlib.train.tuning.study`). The binned data are built once and shared by all trials.
+    `ltrlib.train.tuning.loop`). The binned data are built once and shared by all trials.
     """
     if vali is None:
         raise ValueError("tune needs a validation set (vali): the paper tunes on it")

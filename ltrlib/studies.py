@@ -15,9 +15,9 @@ results do not depend on where it ran: a test checks that two seeds run on two w
 write the tables a sequential run writes, byte for byte.
 
 ``ltrlib study bilambdamart --profile confirmatory`` runs notebook 06 once per seed of the
-profile's design (`ltrlib.bivariate.study.PROFILES`), each into its own run
+profile's design (`ltrlib.bivariate.preregistration.PROFILES`), each into its own run
 ``reports/<study>-seed<N>/``, then writes ``reports/<study>/study.md`` and
-``study.csv`` (`ltrlib.bivariate.study`: the statistics and the verdict).
+``study.csv`` (`ltrlib.bivariate.preregistration`: the statistics and the verdict).
 
 Resumption. What a finished seed contributes, its per-query results, pairwise uptake,
 tuning summary, Table 8 and provenance, is copied into ``reports/<study>/seeds/seed<N>/``
@@ -49,7 +49,7 @@ from ltrlib import config
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
-from ltrlib.bivariate import study as design_of
+from ltrlib.bivariate import preregistration
 from ltrlib.report import table_to_markdown, validate_name
 
 __all__ = ["NEURAL_PROFILES", "THREADS_PER_SEED", "checkpoint", "dispatch", "ledger_design", "neural_design",
@@ -88,16 +88,16 @@ def study_design(profile: str, study: str, seeds: Sequence[int] | None = None,
                  dataset: str = "synthetic") -> dict:
     """The design a study runs: its profile's scale and notebook parameters, its seeds
     (the profile's unless given) and the decision rule, JSON-able."""
-    if profile not in design_of.PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose from {', '.join(design_of.PROFILES)}")
-    p = design_of.PROFILES[profile]
+    if profile not in preregistration.PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose from {', '.join(preregistration.PROFILES)}")
+    p = preregistration.PROFILES[profile]
     design = {"study": validate_name(study, "study id"), "profile": profile, "dataset": dataset,
               "scale": p["scale"], "seeds": [int(s) for s in (p["seeds"] if seeds is None else seeds)],
-              "parameters": dict(p["parameters"]), "endpoint": design_of.ENDPOINT,
-              "rule": design_of.DECISION_RULE}
+              "parameters": dict(p["parameters"]), "endpoint": preregistration.ENDPOINT,
+              "rule": preregistration.DECISION_RULE}
     if "changes" in p:  # a later study says what it changes and how its seeds were counted
         design["changes"] = p["changes"]
-        design["sizing"] = design_of.followup_sizing()[1]
+        design["sizing"] = preregistration.followup_sizing()[1]
     return design
 
 
@@ -327,7 +327,7 @@ def _recorded(study_dir: Path) -> dict[int, Path]:
     return out
 
 
-def write_summary(study_dir: Path, command: str) -> design_of.Summary:
+def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
     """``study.md`` and ``study.csv`` (the across-seed table, then the per-seed gains)
     from the recorded seeds."""
     design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
@@ -341,7 +341,7 @@ def write_summary(study_dir: Path, command: str) -> design_of.Summary:
         walls[seed] = json.loads((d / "seed.json").read_text(encoding="utf-8"))["wall_seconds"]
         if (d / "tuning_summary.csv").exists():
             spent.append(pd.read_csv(d / "tuning_summary.csv").assign(seed=seed))
-    summary = design_of.summarise(per_seed, planned=len(design["seeds"]), metric=design["endpoint"])
+    summary = preregistration.summarise(per_seed, planned=len(design["seeds"]), metric=design["endpoint"])
     text = summary_markdown(summary, design=design, command=command, walls=walls)
     if spent:
         from ltrlib.report import table_to_markdown
@@ -355,7 +355,7 @@ def write_summary(study_dir: Path, command: str) -> design_of.Summary:
         text += "\n## Tuning spent, summed over seeds\n\n" + table_to_markdown(trials, index=True) + "\n"
     atomic_write_text(study_dir / "study.md", text)
     done = sum(seed in design["seeds"] for seed in per_seed)
-    atomic_write_text(study_dir / design_of.VERDICT_FILE, json.dumps(
+    atomic_write_text(study_dir / preregistration.VERDICT_FILE, json.dumps(
         {"verdict": summary.verdict, "words": summary.words, "seeds_done": done, "planned": len(design["seeds"])},
         indent=1, ensure_ascii=False) + "\n")
     table = pd.concat([summary.seeds.assign(table="across_seeds"), summary.pooled.assign(table="pooled"),
@@ -384,7 +384,7 @@ def _bilambdamart_seed(design: dict, seed: int, reports: Path, progress: bool = 
 
     run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
                       run_id=f"{design['study']}-seed{seed}", only=NOTEBOOK,
-                      parameters={**design_of.REGISTERED_PARAMETERS, **design["parameters"]},
+                      parameters={**preregistration.REGISTERED_PARAMETERS, **design["parameters"]},
                       reports_dir=reports, progress=progress)
     tables = run_dir / "tables" / NOTEBOOK
     return run_dir, (NOTEBOOK,), {tables / name: name for name in KEPT_TABLES}
@@ -393,7 +393,7 @@ def _bilambdamart_seed(design: dict, seed: int, reports: Path, progress: bool = 
 def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Sequence[int] | None = None,
                            reports_dir: str | os.PathLike | None = None, summarise_only: bool = False,
                            save_progress: bool = False, progress: bool = True, scheduler: str = "",
-                           threads: int = THREADS_PER_SEED, workers: int = 0, log=print) -> design_of.Summary:
+                           threads: int = THREADS_PER_SEED, workers: int = 0, log=print) -> preregistration.Summary:
     """Run (or resume) the study and write its summary; returns it.
 
     Each seed not yet recorded runs notebook 06 (`_bilambdamart_seed`) as a task of
@@ -428,7 +428,7 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
     return summary
 
 
-def summary_markdown(summary: design_of.Summary, *, design: dict, command: str, walls: dict[int, float]) -> str:
+def summary_markdown(summary: preregistration.Summary, *, design: dict, command: str, walls: dict[int, float]) -> str:
     """``study.md``: the design, the verdict in words, the across-seed and pooled tables
     and the per-seed gains with each seed's wall time."""
     params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
@@ -442,8 +442,8 @@ def summary_markdown(summary: design_of.Summary, *, design: dict, command: str, 
         f"- Data: the synthetic twin at scale `{design['scale']}`; seeds {list(design['seeds'])} "
         "(each seed draws new data, folds, query sample and Optuna sampler).",
         f"- Notebook 06 parameters: {params}.",
-        f"- Endpoint: test {design_of.ENDPOINT} (full-list IDCG), gain of each model over its baseline.",
-        f"- Rule: {design_of.DECISION_RULE}",
+        f"- Endpoint: test {preregistration.ENDPOINT} (full-list IDCG), gain of each model over its baseline.",
+        f"- Rule: {preregistration.DECISION_RULE}",
         *([f"- Changes from the first study: {design['changes']}", f"- Seeds: {design['sizing']}"]
           if "changes" in design else []), "",
         f"Regenerate: `{command}` (finished seeds are read back, not rerun).", "",
@@ -505,7 +505,7 @@ def neural_design(profile: str, source: str, study: str, seeds: Sequence[int] | 
     foreign = [s for s in chosen if s not in src["seeds"]]
     if foreign:
         raise ValueError(f"--seeds {foreign}: not seeds of {source!r} (its seeds: {src['seeds']})")
-    source_parameters = {**design_of.REGISTERED_PARAMETERS, **src["parameters"]}
+    source_parameters = {**preregistration.REGISTERED_PARAMETERS, **src["parameters"]}
     parameters = {k: v for k, v in source_parameters.items() if k in NEURAL_SHARED}
     parameters.update(NEURAL_PROFILES[profile], neural_trials=int(src["parameters"]["n_trials"]))
     return {"study": validate_name(study, "study id"), "profile": f"neural-{profile}", "source": source,

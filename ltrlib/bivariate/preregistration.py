@@ -2,7 +2,7 @@
 
 One run of notebook 06 is one draw of data, folds, query sample and tuning, so one seed
 cannot decide the central claim (Bi-λMART beats λMART*). The study runs notebook 06 at
-every seed of its design (`ltrlib.study`, ``ltrlib study bilambdamart``) and decides the
+every seed of its design (`ltrlib.studies`, ``ltrlib study bilambdamart``) and decides the
 claim by a rule fixed before its confirmatory run (`DECISION_RULE`; docs/bilambdamart.md,
 "Bi-LambdaMART, decided", carries the same design). This module holds the design and the
 statistics, on the per-query results every run saves (``per_query_test.parquet``) and its
@@ -57,7 +57,7 @@ VARIANTS = ("main", "control")
 #: reports over λMART* (+0.68 % on Yahoo!, +0.82 % WEB30K, +1.09 % WEB10K) rounded down.
 SHOWN_GAIN_PCT = 0.5
 ALPHA = 0.01
-#: The confirmatory study's folder, committed with the repository (`ltrlib.study`), and the
+#: The confirmatory study's folder, committed with the repository (`ltrlib.studies`), and the
 #: file in it that the README, notebook 06 and the fidelity report quote.
 CONFIRMATORY_STUDY = config.PROJ_ROOT / "reports" / "bilambdamart-confirmatory"
 VERDICT_FILE = "verdict.json"
