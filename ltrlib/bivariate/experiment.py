@@ -136,11 +136,11 @@ class Stage2Experiment:
         if settings.eval_at not in two.cutoffs:
             raise ValueError(f"cutoff (settings.eval_at) = {settings.eval_at} is not among the kept "
                              f"IDCG cut-offs {two.cutoffs}")
-        self.open = {}
+        self.open_settings = {}
         for name, value in (("norm", norm), ("truncation", truncation), ("hessian", hessian)):
             if value != TUNED_CHOICE and value not in OPEN_SETTINGS[name]:
                 raise ValueError(f"{name} must be one of {(*OPEN_SETTINGS[name], TUNED_CHOICE)}, got {value!r}")
-            self.open[name] = value
+            self.open_settings[name] = value
         self.two, self.settings, self.hessian = two, settings, hessian
         self.cutoff, self.seed = settings.eval_at, settings.seed
         self.parts: dict[str, Dataset] = {}
@@ -199,7 +199,7 @@ class Stage2Experiment:
 
     def open_choices(self, spec: ModelSpec) -> dict[str, tuple[str, ...]]:
         """The open settings ``spec``'s search tunes, with their choices."""
-        return {name: OPEN_SETTINGS[name] for name, value in self.open.items()
+        return {name: OPEN_SETTINGS[name] for name, value in self.open_settings.items()
                 if value == TUNED_CHOICE and self.applies(name, spec)}
 
     def settings_of(self, spec: ModelSpec, params: Mapping[str, Any] | None = None) -> dict[str, str]:
@@ -207,7 +207,7 @@ class Stage2Experiment:
         from ``params`` (a trial's point; our default when absent), a fixed one as given."""
         params = params or {}
         return {name: params.get(name, OPEN_SETTINGS[name][0]) if value == TUNED_CHOICE else value
-                for name, value in self.open.items() if self.applies(name, spec)}
+                for name, value in self.open_settings.items() if self.applies(name, spec)}
 
     @property
     def pairs_per_document(self) -> int:
@@ -487,7 +487,7 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
              "pairs_per_document": exp.pairs_per_document if spec.bivariate else None}
     # The other open settings (module docstring) join the setup when not at our default,
     # so the journal of a run made before they existed still resumes.
-    setup.update({k: v for k, v in exp.open.items()
+    setup.update({k: v for k, v in exp.open_settings.items()
                   if k != "hessian" and exp.applies(k, spec) and v != OPEN_SETTINGS[k][0]})
     # The first point is the model's default with every tuned open setting at our default.
     first = {**spec.first_params, **{k: c[0] for k, c in choices.items()}}
