@@ -211,13 +211,20 @@ class Reporter(RunFolder):
     def figures_dir(self) -> Path:
         return self.run_dir / "figures" / self.notebook
 
-    def table(self, df, name: str, caption: str | None = None, index: bool = False) -> Path:
+    def table(self, df, name: str, caption: str | None = None, index: bool = False,
+              digits: int | None = None) -> Path | None:
         """Save ``df`` as ``<name>.csv`` and ``<name>.md``; return the CSV path.
 
         ``index=True`` keeps the frame's index as leading column(s), for frames whose index
-        carries meaning (a pivot table); tidy frames keep their keys in columns.
+        carries meaning (a pivot table); tidy frames keep their keys in columns. ``digits``:
+        round the numbers to that many decimals first. ``df`` None (an optional experiment
+        that did not run) saves nothing and returns None.
         """
         validate_name(name, "table name")
+        if df is None:
+            return None
+        if digits is not None:
+            df = df.round(digits)
         csv_path = self.tables_dir / f"{name}.csv"
         with atomic_path(csv_path) as tmp:
             df.to_csv(tmp, index=index)
@@ -310,6 +317,12 @@ class Reporter(RunFolder):
         return {name: self.run_file(f"{prefix}{name}", data, scorer.score(data), qrels)
                 for name, scorer in scorers.items()}
 
+    def run_file_records(self, records) -> dict[str, Path]:
+        """`run_file` for each record with ``name``, ``data``, ``scores``, ``qrels`` and
+        ``other_labels`` (`ltrlib.foltr.RunFile`); returns name -> path."""
+        return {r.name: self.run_file(r.name, r.data, r.scores, qrels=r.qrels, other_labels=r.other_labels)
+                for r in records}
+
     def figure(self, fig, name: str, dpi: int = 120, close: bool = False,
                caption: str | None = None) -> None:
         """Save the matplotlib figure ``fig`` as ``<name>.png`` (and ``caption``, shown under
@@ -331,6 +344,12 @@ class Reporter(RunFolder):
             import matplotlib.pyplot as plt
 
             plt.close(fig)
+
+    def figures(self, figs: Mapping[str, Any], prefix: str = "", close: bool = False) -> None:
+        """`figure` for each of ``figs`` (name -> figure), saved as ``<prefix><name>``: a
+        notebook's figure per setting or per model in one call."""
+        for name, fig in figs.items():
+            self.figure(fig, f"{prefix}{name}", close=close)
 
     def figure_path(self, name: str) -> Path:
         """Where `figure` saves the figure ``name``."""

@@ -98,30 +98,13 @@ dict(T=T, seeds=seeds, eval_every=every, rankers=ranker_list, clicks=click_list)
 
 # %%
 from ltrlib import foltr, plots
-from ltrlib.data import load_dataset, resolve_dataset
 from ltrlib.report import Reporter
 
-if intent_qrels:
-    if dataset == "synthetic":
-        raise ValueError("intent_qrels needs --dataset set to the intent-change features file")
-    data = foltr.read_intent_collection(resolve_dataset(dataset, data_dir),
-                                        parse_list(intent_qrels, name="intent_qrels"))
-else:
-    splits = load_dataset(dataset, data_dir, scale, seed,
-                          category_feature=category_feature or None, category_bins=category_bins)
-    # All training queries: a validation part cut out of the training file goes back in.
-    data = foltr.prepare_data(foltr.online_training_queries(splits), splits.test)
-# An intent collection is read outside load_dataset and records no provenance.
-report = Reporter(run_id, "07_foltr_noniid", data=None if intent_qrels else splits)
-# Synthesised Type 1 intents are groups of document categories: at least one per intent.
-n_categories = 0 if data.train.category is None else len(set(data.train.category.tolist()))
-type1_settings = ("type1", "type4_type1")
-if data.intents is None and n_categories < foltr.N_INTENTS \
-        and any(s in setting_list or s in remedy_list for s in type1_settings):
-    print(f"Type 1 settings are skipped: {n_categories} document categories, fewer than the "
-          f"{foltr.N_INTENTS} intents (set category_feature, and category_bins)")
-    setting_list = [s for s in setting_list if s not in type1_settings]
-    remedy_list = [s for s in remedy_list if s not in type1_settings]
+data, splits = foltr.load_online_data(dataset, data_dir, scale, seed, category_feature=category_feature,
+                                      category_bins=category_bins,
+                                      intent_qrels=parse_list(intent_qrels, name="intent_qrels", allow_empty=True))
+report = Reporter(run_id, "07_foltr_noniid", data=splits)
+setting_list, remedy_list = foltr.settings_the_data_supports(data, setting_list, remedy_list)
 dict(train_queries=data.train.n_queries, test_queries=data.test.n_queries, features=data.train.n_features)
 
 # %% [markdown]
@@ -133,32 +116,18 @@ dict(train_queries=data.train.n_queries, test_queries=data.test.n_queries, featu
 # with `scheduler`), one core each.
 
 # %%
-common = dict(n_rounds=T, eval_every=every, B=B, label_overlap=label_overlap)
-jobs = foltr.grid(setting_list, seeds, rankers=ranker_list, clicks=click_list, **common)
-if type2_R1_with_10_clients and "type2_R2" in setting_list:
-    jobs += [foltr.Job("type2_R1", nn, rk, ck, seed=s, n_clients=10, label="type2_R1_10clients", **common)
-             for nn in (False, True) for rk in ranker_list for ck in click_list for s in seeds]
-if "type2_R1" in setting_list:
-    # The paper's sweep of local updates per round under label skew: each B is a setting
-    # of its own (type2_R1_B2, ...) with its IID baseline at the same B.
-    for b in [v for v in parse_list(type2_R1_B_sweep, int, "type2_R1_B_sweep", allow_empty=True) if v != B]:
-        jobs += foltr.grid(["type2_R1"], seeds, rankers=ranker_list, clicks=click_list,
-                           **{**common, "B": b, "label": f"type2_R1_B{b}"})
 # The server warm-up "as described": by default one interaction per shared query.
 warmup = warmup_interactions or max(1, round(share_fraction * data.train.n_queries))
-for remedy_setting in remedy_list:
-    remedies = [("fedprox", mu) for mu in mus] + [("fedper", 0.0)]
-    jobs += foltr.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,
-                       remedies=remedies, **common)
-    if remedy_setting != "type1":  # Figure 4 tries FedProx and FedPer only
-        for warm in (0, warmup):
-            jobs += foltr.grid([remedy_setting], seeds, noniid=(True,), rankers=ranker_list, clicks=remedy_click_list,
-                               remedies=[("sharing", 0.0)], share_fraction=share_fraction,
-                               warmup_interactions=warm, **common)
+jobs = foltr.experiment_grid(setting_list, seeds, rankers=ranker_list, clicks=click_list, n_rounds=T,
+                             eval_every=every, B=B, label_overlap=label_overlap,
+                             type2_R1_with_10_clients=type2_R1_with_10_clients,
+                             type2_R1_B_sweep=parse_list(type2_R1_B_sweep, int, "type2_R1_B_sweep", allow_empty=True),
+                             remedy_settings=remedy_list, remedy_clicks=remedy_click_list, mus=mus,
+                             share_fraction=share_fraction, warmup_interactions=warmup)
 # The final rankers of Table 2's perfect-click column (first run seed) come back for the run
 # files; the others stay in the workers: the default grid is 142 runs a seed, and each Type
 # 1 run ranks every training query (about 5 MB compressed at `small`).
-kept = [job for job in foltr.table2_jobs(jobs, seeds[0]) if job.click == "perfect"]
+kept = foltr.table2_jobs(jobs, seeds[0], click="perfect")
 offline, online, final_rankers = foltr.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler, keep_rankers=kept)
 report.table(offline, "runs_offline")
 report.table(online, "runs_online")
@@ -172,11 +141,7 @@ online.groupby(["setting", "data"]).agg(runs=("seed", "size"), interactions=("in
 
 # %%
 summary = foltr.summarise_offline(offline)
-plain = summary[summary.remedy == "none"]
-for name in plain.setting.unique():
-    part = plain[plain.setting == name]
-    fig = plots.foltr_curves(part, row="ranker", col="click", hue="data", style="", title=name)
-    report.figure(fig, f"offline_{name}", close=not interactive)
+report.figures(plots.foltr_setting_curves(summary), prefix="offline_", close=not interactive)
 if interactive:
     from ltrlib.plots import curve_explorer
 
@@ -206,8 +171,7 @@ gaps.round(3)
 # a relevant document).
 
 # %%
-for run in foltr.final_run_files(data, final_rankers):
-    report.run_file(run.name, run.data, run.scores, qrels=run.qrels, other_labels=run.other_labels)
+written = report.run_file_records(foltr.final_run_files(data, final_rankers))
 
 # %% [markdown]
 # ## Remedies
@@ -221,20 +185,11 @@ for run in foltr.final_run_files(data, final_rankers):
 # (`Job(prox_every_interaction=False)` pulls only with a click update).
 
 # %%
-import pandas as pd
-
-for remedy_setting in remedy_list:
-    rem = summary[summary.setting == remedy_setting].assign(
-        curve=lambda d: d["data"] + " · " + d["remedy"])
-    rem = rem[rem.click.isin(remedy_click_list)]
-    fig = plots.foltr_curves(rem, row="ranker", col="click", hue="curve", style="",
-                             title=f"remedies on {remedy_setting}")
-    report.figure(fig, f"remedies_{remedy_setting}", close=not interactive)
-if remedy_list:
-    remedies_table = pd.concat([foltr.remedy_table(online, s).assign(setting=s) for s in remedy_list],
-                               ignore_index=True)
-    report.table(remedies_table.round(4), "remedies")
-    display(remedies_table.round(3))
+report.figures(plots.foltr_remedy_curves(summary, remedy_list, remedy_click_list), prefix="remedies_",
+               close=not interactive)
+remedies = foltr.remedies_table(online, remedy_list)  # None without remedy settings
+report.table(remedies, "remedies", digits=4)
+remedies
 
 # %%
 report.metrics(runs=len(online), rounds=T, seeds=len(seeds),

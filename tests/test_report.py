@@ -361,3 +361,19 @@ def test_run_files_score_every_scorer_and_one_qrels_stands_for_one_dataset(rep):
     assert rep.run_file("M1", other, np.array([0.5, 0.1]), qrels="qrels.DS1").parent == rep.runs_dir
     clear_notebook_outputs(rep.run_dir, rep.notebook)  # a rerun starts without them
     assert not rep.runs_dir.exists()
+
+
+def test_a_notebooks_batch_of_outputs_is_one_call(rep):
+    from ltrlib.data import Dataset
+    from ltrlib.foltr import RunFile
+
+    figs = {name: plt.subplots()[0] for name in ("type1", "type2_R1")}
+    rep.figures(figs, prefix="offline_", close=True)
+    assert sorted(p.name for p in rep.figures_dir.iterdir()) == ["offline_type1.png", "offline_type2_R1.png"]
+    # An optional table that did not run saves nothing; digits round what is saved.
+    assert rep.table(None, "remedies") is None and not (rep.tables_dir / "remedies.csv").exists()
+    rep.table(pd.DataFrame({"p": [0.123456]}), "rounded", digits=3)
+    assert pd.read_csv(rep.tables_dir / "rounded.csv").p.tolist() == [0.123]
+    data = Dataset(np.zeros((3, 1), np.float32), np.array([1, 0, 2]), np.array([4]), np.array([0, 3]))
+    written = rep.run_file_records([RunFile("a", data, np.array([0.3, 0.2, 0.1]), "qrels")])
+    assert list(written) == ["a"] and written["a"].exists()

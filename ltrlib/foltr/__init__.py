@@ -19,6 +19,9 @@ from ltrlib.foltr.rankers import RankerSpec, make_ranker
 from ltrlib.foltr.simulate import (
     Job,
     RunFile,
+    experiment_grid,
+    load_online_data,
+    settings_the_data_supports,
     final_run_files,
     gap_metrics,
     grid,
@@ -26,6 +29,7 @@ from ltrlib.foltr.simulate import (
     online_table,
     online_table_caption,
     remedy_table,
+    remedies_table,
     rounds_and_seeds,
     run_seeds,
     run_jobs,
@@ -37,8 +41,8 @@ from ltrlib.foltr.simulate import (
 
 __all__ = [
     "SDBN", "PBM", "click_model", "simulate_clicks", "Federation", "run_federated", "N_INTENTS",
-    "online_training_queries", "prepare_data", "read_intent_collection", "RankerSpec", "make_ranker", "Job", "grid",
-    "run_jobs", "online_table", "summarise_offline", "gap_metrics", "noniid_gaps", "online_table_caption",
-    "remedy_table", "rounds_and_seeds", "run_seeds", "table2_layout", "table3_layout", "table2_jobs",
-    "RunFile", "final_run_files",
+    "online_training_queries", "prepare_data", "load_online_data", "settings_the_data_supports",
+    "read_intent_collection", "RankerSpec", "make_ranker", "Job", "grid", "experiment_grid", "run_jobs",
+    "online_table", "summarise_offline", "gap_metrics", "noniid_gaps", "online_table_caption", "remedy_table", "remedies_table",
+    "rounds_and_seeds", "run_seeds", "table2_layout", "table3_layout", "table2_jobs", "RunFile", "final_run_files",
 ]

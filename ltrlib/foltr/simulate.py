@@ -32,6 +32,7 @@ from ltrlib.config import stream_seeds
 from ltrlib.data.dataset import Dataset
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
+from ltrlib.foltr.intents import read_intent_collection
 from ltrlib.foltr.rankers import FoltrRanker
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.significance import compare_tidy
@@ -241,11 +242,80 @@ def grid(settings, seeds, *, noniid=(False, True), rankers=("linear",), clicks=(
     return jobs
 
 
-def table2_jobs(jobs, seed: int) -> list[Job]:
+def load_online_data(dataset: str, data_dir: str, scale: str, seed: int, *, category_feature: str = "",
+                     category_bins: int = 0, intent_qrels=()) -> tuple[P.FoltrData, object | None]:
+    """Notebook 07's data from its parameters, and the `ltrlib.data.Splits` it came from
+    (None for an intent collection, read outside `load_dataset`, which records no
+    provenance). With ``intent_qrels`` (one qrels file per intent): the intent-change
+    collection at ``dataset`` (`ltrlib.foltr.intents.read_intent_collection`); otherwise the collection's
+    training queries (a validation part cut out of its training file goes back in:
+    `ltrlib.foltr.partition.online_training_queries`) and its test queries, `ltrlib.foltr.partition.prepare_data`'d."""
+    from ltrlib.data import load_dataset, resolve_dataset
+
+    if intent_qrels:
+        if dataset == "synthetic":
+            raise ValueError("intent_qrels needs --dataset set to the intent-change features file")
+        return read_intent_collection(resolve_dataset(dataset, data_dir), list(intent_qrels)), None
+    splits = load_dataset(dataset, data_dir, scale, seed, category_feature=category_feature or None,
+                          category_bins=category_bins)
+    return P.prepare_data(P.online_training_queries(splits), splits.test), splits
+
+
+#: The settings whose intents are synthesised from document categories (`ltrlib.foltr`'s Type 1).
+TYPE1_SETTINGS = ("type1", "type4_type1")
+
+
+def settings_the_data_supports(data: P.FoltrData, settings, remedy_settings) -> tuple[list[str], list[str]]:
+    """``settings`` and ``remedy_settings`` without the Type 1 ones when the data cannot
+    synthesise Type 1's intents (groups of document categories, at least one per intent:
+    `ltrlib.foltr.partition.N_INTENTS`) and has no intents of its own; says so when it drops any."""
+    n_categories = 0 if data.train.category is None else len(set(data.train.category.tolist()))
+    if data.intents is not None or n_categories >= P.N_INTENTS \
+            or not any(s in settings or s in remedy_settings for s in TYPE1_SETTINGS):
+        return list(settings), list(remedy_settings)
+    print(f"Type 1 settings are skipped: {n_categories} document categories, fewer than the "
+          f"{P.N_INTENTS} intents (set category_feature, and category_bins)")
+    return ([s for s in settings if s not in TYPE1_SETTINGS], [s for s in remedy_settings if s not in TYPE1_SETTINGS])
+
+
+def experiment_grid(settings, seeds, *, rankers, clicks, n_rounds: int, eval_every: int, B: int,
+                    label_overlap: bool, type2_R1_with_10_clients: bool = False, type2_R1_B_sweep=(),
+                    remedy_settings=(), remedy_clicks=(), mus=(), share_fraction: float = 0.0,
+                    warmup_interactions: int = 0) -> list[Job]:
+    """Notebook 07's runs, in its order: every one of ``settings``, IID and non-IID, for each
+    ranker and click model (`grid`); with ``type2_R1_with_10_clients`` and Type 2 #R = 2 run,
+    Type 2 #R = 1 on 10 clients (``type2_R1_10clients``); Type 2 #R = 1 at each other B of
+    ``type2_R1_B_sweep`` (settings ``type2_R1_B<b>``, each with its IID baseline at that B);
+    then on the non-IID data of each of ``remedy_settings`` FedProx at each mu of ``mus``
+    and FedPer, and, except on Type 1 (Figure 4 tries FedProx and FedPer only), data sharing
+    of ``share_fraction`` without and with a server warm-up of ``warmup_interactions``."""
+    common = dict(n_rounds=n_rounds, eval_every=eval_every, B=B, label_overlap=label_overlap)
+    jobs = grid(settings, seeds, rankers=rankers, clicks=clicks, **common)
+    if type2_R1_with_10_clients and "type2_R2" in settings:
+        jobs += [Job("type2_R1", nn, rk, ck, seed=s, n_clients=10, label="type2_R1_10clients", **common)
+                 for nn in (False, True) for rk in rankers for ck in clicks for s in seeds]
+    if "type2_R1" in settings:
+        for b in [v for v in type2_R1_B_sweep if v != B]:
+            jobs += grid(["type2_R1"], seeds, rankers=rankers, clicks=clicks,
+                         **{**common, "B": b, "label": f"type2_R1_B{b}"})
+    for remedy_setting in remedy_settings:
+        remedies = [("fedprox", mu) for mu in mus] + [("fedper", 0.0)]
+        jobs += grid([remedy_setting], seeds, noniid=(True,), rankers=rankers, clicks=remedy_clicks,
+                     remedies=remedies, **common)
+        if remedy_setting != "type1":
+            for warm in (0, warmup_interactions):
+                jobs += grid([remedy_setting], seeds, noniid=(True,), rankers=rankers, clicks=remedy_clicks,
+                             remedies=[("sharing", 0.0)], share_fraction=share_fraction,
+                             warmup_interactions=warm, **common)
+    return jobs
+
+
+def table2_jobs(jobs, seed: int, click: str | None = None) -> list[Job]:
     """The jobs behind the paper's Table 2 (`table2_layout`: Type 1 without a remedy, every
     ranker, click model and data) of one run seed, e.g. the first, for `run_jobs`'
-    ``keep_rankers``."""
-    return [j for j in jobs if j.setting == "type1" and not j.label and j.remedy == "none" and j.seed == seed]
+    ``keep_rankers``; with ``click``, of that click model only."""
+    return [j for j in jobs if j.setting == "type1" and not j.label and j.remedy == "none" and j.seed == seed
+            and (click is None or j.click == click)]
 
 
 class RunFile(NamedTuple):
@@ -349,6 +419,14 @@ def gap_metrics(gaps: pd.DataFrame) -> dict[str, float]:
             .melt(id_vars=keys, value_vars=["offline_gap", "online_rel_gap"], var_name="metric"))
     tidy["value"] = [round(float(v), 4) for v in tidy.value]
     return flatten_metrics(tidy, keys=keys)
+
+
+def remedies_table(online: pd.DataFrame, settings) -> pd.DataFrame | None:
+    """`remedy_table` of each of ``settings``, one below the other with a ``setting`` column;
+    None without a setting."""
+    if not len(settings):
+        return None
+    return pd.concat([remedy_table(online, s).assign(setting=s) for s in settings], ignore_index=True)
 
 
 def remedy_table(online: pd.DataFrame, setting: str) -> pd.DataFrame:

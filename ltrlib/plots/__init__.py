@@ -36,7 +36,7 @@ from ltrlib.plots.explore import (
     importance_explorer,
     strategy_explorer,
 )
-from ltrlib.plots.foltr import foltr_curves, foltr_online_gaps
+from ltrlib.plots.foltr import foltr_curves, foltr_online_gaps, foltr_remedy_curves, foltr_setting_curves
 from ltrlib.plots.merge import alpha_sweep, merge_category_deltas, stacking_importance
 from ltrlib.plots.neural import ranker_means
 from ltrlib.plots.noniid import (
@@ -62,7 +62,7 @@ __all__ = [
     # neural (notebook 06_neural_competitors)
     "ranker_means",
     # foltr (notebook 07)
-    "foltr_curves", "foltr_online_gaps",
+    "foltr_curves", "foltr_online_gaps", "foltr_remedy_curves", "foltr_setting_curves",
     # clicklog (notebook 09)
     "click_bias_curves", "propensity_estimates",
 ]

@@ -68,3 +68,24 @@ def foltr_online_gaps(table: pd.DataFrame) -> plt.Figure:
     fig.tight_layout()
     return fig
 
+
+
+def foltr_setting_curves(summary: pd.DataFrame) -> dict[str, plt.Figure]:
+    """Notebook 07's figure per setting, without remedies: `foltr_curves` with rankers as
+    rows, click models as columns, IID and non-IID data as colours; by setting name."""
+    plain = summary[summary.remedy == "none"]
+    return {name: foltr_curves(plain[plain.setting == name], row="ranker", col="click", hue="data", style="",
+                               title=name)
+            for name in plain.setting.unique()}
+
+
+def foltr_remedy_curves(summary: pd.DataFrame, settings, clicks) -> dict[str, plt.Figure]:
+    """Notebook 07's figure per remedy setting: every remedy's curve on that setting (colour:
+    data and remedy) for the click models ``clicks``; by setting name."""
+    out = {}
+    for setting in settings:
+        rem = summary[(summary.setting == setting) & summary.click.isin(list(clicks))]
+        rem = rem.assign(curve=rem["data"] + " · " + rem["remedy"])
+        out[setting] = foltr_curves(rem, row="ranker", col="click", hue="curve", style="",
+                                    title=f"remedies on {setting}")
+    return out
