@@ -545,16 +545,16 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _add_formats_parser(subparsers) -> None:
-    fmt = subparsers.add_parser(
+    formats_parser = subparsers.add_parser(
         "formats", help="write the synthetic twin in a public collection's layout (MSLR, Istella, Yahoo)",
         description="Write the synthetic twin as the files of a public collection (MSLR-WEB10K's Fold1-5, "
         "Istella-S's, Yahoo LTRC's set 1), so the reading path of that collection can be tried without it.")
     # Checked by the handler: importing the data layer here would slow every `ltrlib --help`.
-    fmt.add_argument("layout", metavar="mslr|istella|yahoo", help="the collection whose files to write")
-    fmt.add_argument("folder", help="output folder (created; files in it are replaced)")
-    fmt.add_argument("--scale", default="tiny", choices=sorted(config.SCALES))
-    fmt.add_argument("--seed", type=int, default=0)
-    fmt.set_defaults(handler=_formats)
+    formats_parser.add_argument("layout", metavar="mslr|istella|yahoo", help="the collection whose files to write")
+    formats_parser.add_argument("folder", help="output folder (created; files in it are replaced)")
+    formats_parser.add_argument("--scale", default="tiny", choices=sorted(config.SCALES))
+    formats_parser.add_argument("--seed", type=int, default=0)
+    formats_parser.set_defaults(handler=_formats)
 
 
 def _formats(args: argparse.Namespace) -> int:

@@ -76,7 +76,7 @@ class _Unit:
     name: str
 
     @property
-    def fmt(self) -> str:
+    def file_format(self) -> str:
         return "letor" if self.query_file is None else "lightgbm"
 
 
@@ -386,7 +386,7 @@ def _parse_or_load(files: _Files, i: int, zero_based: bool, width: int) -> Datas
     base = 0 if zero_based else 1
     opts = {"zero_based": zero_based, "n_features": width,
             "label_range": None if o.label_range is None else list(o.label_range),
-            "format": u.fmt}  # the parser options of the cache key
+            "format": u.file_format}  # the parser options of the cache key
     raw = files.raws.pop(i, None)
     if raw is not None and (raw.zero_based, raw.width) != (zero_based, width):
         raw = files.parse(i, zero_based, width)  # the sampled guess missed: parse again
@@ -394,7 +394,7 @@ def _parse_or_load(files: _Files, i: int, zero_based: bool, width: int) -> Datas
     if raw is None and o.cache:
         hit = _cache_lookup(lambda: _cache.load(files.sigs[i], opts, o.cache_dir, o.verify),
                             o.cache_dir)
-    meta = {"source": str(u.path), "format": u.fmt, "index_base": base}
+    meta = {"source": str(u.path), "format": u.file_format, "index_base": base}
     if hit is not None:
         a = hit.arrays
         X, y, qids, offsets = a["X"], a["y"], a["query_ids"], a["offsets"]

@@ -42,7 +42,7 @@ import pandas as pd
 
 __all__ = ["ACROSS_RULES", "CLAIM_COLUMNS", "EFFECT_COLUMNS", "KINDS", "MIN_PAIRS", "NOT_DECIDED", "UNSTABLE_BELOW",
            "VERDICTS", "Claim", "Comparison", "Effect", "Finding", "Section", "claim_frames", "decide", "delta_ri",
-           "effect_ratio", "effect_rows", "fmt", "under_correction", "verdict"]
+           "effect_ratio", "effect_rows", "number_or_na", "under_correction", "verdict"]
 
 #: A check's outcome in the reports' words.
 VERDICTS = {True: "holds", False: "does not hold", None: "not available"}
@@ -218,7 +218,7 @@ class Claim:
                              "its source's sentence and place, its test and where its threshold comes from")
 
 
-def fmt(v: float | None, digits: int = 3) -> str:
+def number_or_na(v: float | None, digits: int = 3) -> str:
     """A number for evidence text: "n/a" when missing."""
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 

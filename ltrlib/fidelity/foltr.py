@@ -40,7 +40,7 @@ from ltrlib.fidelity.claims import (
     Finding,
     Section,
     claim_frames,
-    fmt,
+    number_or_na,
     under_correction,
 )
 from ltrlib.fidelity.datasets import declared
@@ -140,8 +140,8 @@ def _compare(a: pd.Series, b: pd.Series) -> tuple[Effect | None, float, int]:
 def _said(name_a: str, name_b: str, effect: Effect | None, p: float, n: int) -> str:
     if effect is None:
         return f"no runs of both {name_a} and {name_b}"
-    return (f"{name_a} {fmt(effect.baseline + effect.improvement)} vs {name_b} {fmt(effect.baseline)} "
-            f"(difference {effect.improvement:+.4f}, paired t-test p = {fmt(p, 4)}, {n} runs)")
+    return (f"{name_a} {number_or_na(effect.baseline + effect.improvement)} vs {name_b} {number_or_na(effect.baseline)} "
+            f"(difference {effect.improvement:+.4f}, paired t-test p = {number_or_na(p, 4)}, {n} runs)")
 
 
 def _tested(scope: str, a: pd.Series, b: pd.Series, name_a: str, name_b: str, decide_by,
@@ -254,7 +254,7 @@ def _remedies_do_not_close(setting: str):
                 gap, gain = float(np.mean(a - b)), float(np.mean(c - b))
                 closed = gain / gap if gap > 0 else math.nan
                 below = _significantly_above(pd.Series(a), pd.Series(c), scope, "IID FedAvg", remedy)
-                said = f"{below.evidence}; closes {fmt(closed, 2)} of the IID gap over FedAvg on the same runs"
+                said = f"{below.evidence}; closes {number_or_na(closed, 2)} of the IID gap over FedAvg on the same runs"
                 if below.not_decided or math.isnan(closed):
                     out.append(Finding.undecided(scope, said, below.comparisons) if below.not_decided
                                else Finding(scope, None, said))

@@ -182,7 +182,7 @@ def summary_table(ledger: Ledger) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _fmt(v: Any) -> str:
+def _two_decimals_or_blank(v: Any) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
 
 
@@ -224,7 +224,7 @@ def _section_markdown(s: Section) -> list[str]:
             lines += [_claim_table(part), ""]
     if not s.effects.empty:
         e = s.effects
-        shown = e.assign(**{col: e[col].map(_fmt) for col in ("effect_ratio", "delta_ri")},
+        shown = e.assign(**{col: e[col].map(_two_decimals_or_blank) for col in ("effect_ratio", "delta_ri")},
                          **{col: e[col].map(lambda v: "" if pd.isna(v) else f"{v:+.4f}")
                             for col in ("ours_improvement", "paper_improvement")})
         lines += ["### Effect Ratios, comparison by comparison", "", EFFECTS_TEXT, "",

@@ -34,7 +34,7 @@ from ltrlib.fidelity.claims import (
     Finding,
     Section,
     decide,
-    fmt,
+    number_or_na,
     under_correction,
 )
 from ltrlib.fidelity.datasets import declared
@@ -330,7 +330,7 @@ def _specialise(n: _Numbers) -> list[Finding]:
             a2, b2 = n(table, cfg, "M1", ds2), n(table, cfg, "M2", ds2)
             holds = (a1 > b1 and b2 > a2) if _ok(a1, b1, a2, b2) else None
             out.append(Finding(f"{table} {cfg}", holds,
-                               f"DS1: M1 {fmt(a1)} vs M2 {fmt(b1)}; {ds2}: M2 {fmt(b2)} vs M1 {fmt(a2)}",
+                               f"DS1: M1 {number_or_na(a1)} vs M2 {number_or_na(b1)}; {ds2}: M2 {number_or_na(b2)} vs M1 {number_or_na(a2)}",
                                (Comparison.of("DS1: M1 vs M2", a1, b1), Comparison.of(f"{ds2}: M2 vs M1", b2, a2))))
     return out
 
@@ -340,7 +340,7 @@ def _t1_m2_near_full(n: _Numbers) -> list[Finding]:
     short = {t: (full[t] - m2[t], full[t] - m1[t]) for t in full}
     holds = all(a < b for a, b in short.values()) if _ok(*m1.values(), *m2.values(), *full.values()) else None
     return [Finding("Table 1", holds, "shortfall to M_full, M2 vs M1: "
-                    + "; ".join(f"{t} {fmt(a)} vs {fmt(b)}" for t, (a, b) in short.items()),
+                    + "; ".join(f"{t} {number_or_na(a)} vs {number_or_na(b)}" for t, (a, b) in short.items()),
                     tuple(Comparison.of(f"{t}: M2 vs M1", m2[t], m1[t]) for t in full))]
 
 
@@ -348,7 +348,7 @@ def _t1_m1_loses_off_category(n: _Numbers) -> list[Finding]:
     loss = {t: n("Table 1", T1_CONFIG, "M_full", t) - n("Table 1", T1_CONFIG, "M1", t)
             for t in ("DS1", "DS2", "DS")}
     holds = (loss["DS2"] > loss["DS1"] and loss["DS"] > loss["DS1"]) if _ok(*loss.values()) else None
-    return [Finding("Table 1", holds, "M_full − M1: " + ", ".join(f"{t} {fmt(v)}" for t, v in loss.items()))]
+    return [Finding("Table 1", holds, "M_full − M1: " + ", ".join(f"{t} {number_or_na(v)}" for t, v in loss.items()))]
 
 
 def _no_tie_similar(n: _Numbers) -> list[Finding]:
@@ -359,11 +359,11 @@ def _no_tie_similar(n: _Numbers) -> list[Finding]:
         a, b = n("Table 3", cfg, "M1"), n("Table 3", cfg, "M2")
         scope = f"Table 3 {cfg}"
         if cfg not in n.paired:
-            out.append(Finding(scope, None, f"DS: M1 {fmt(a)}, M2' {fmt(b)}; no paired test "
+            out.append(Finding(scope, None, f"DS: M1 {number_or_na(a)}, M2' {number_or_na(b)}; no paired test "
                                "(notebook 03's table3_locals_compared)"))
             continue
         diff, p, units = n.paired[cfg]
-        said = f"DS: M2' − M1 {diff:+.4f} over {units} queries, paired t-test p = {fmt(p, 4)}"
+        said = f"DS: M2' − M1 {diff:+.4f} over {units} queries, paired t-test p = {number_or_na(p, 4)}"
         # The difference, so that the claim can be decided across seeds (`Claim.across`).
         compared = (Comparison("M2' vs M1", Effect(diff, a)),) if _ok(a, diff) else ()
         if math.isnan(p) or units < MIN_PAIRS:
@@ -379,7 +379,7 @@ def _exclusive_m1_weak(n: _Numbers) -> list[Finding]:
     nt = {t: n("Table 3", ntb, "M1", t) for t in ("DS2'", "DS")}
     holds = all(ex[t] < nt[t] for t in ex) if _ok(*ex.values(), *nt.values()) else None
     return [Finding(f"Table 3 {cfg}", holds, "M1, exclusive vs without tie-breaking: "
-                    + "; ".join(f"{t} {fmt(ex[t])} vs {fmt(nt[t])}" for t in ex),
+                    + "; ".join(f"{t} {number_or_na(ex[t])} vs {number_or_na(nt[t])}" for t in ex),
                     tuple(Comparison.of(f"{t}: no-tie M1 vs exclusive M1", nt[t], ex[t]) for t in ex))]
 
 
@@ -390,14 +390,14 @@ def _exclusive14_worst(n: _Numbers) -> list[Finding]:
         vals = {cfg: n("Table 3", cfg, "M1", test_set) for cfg in T3_CONFIGS}
         holds = (min(vals, key=vals.get) == worst) if _ok(*vals.values()) else None
         out.append(Finding(f"Table 3 {test_set}", holds, f"M1 on {test_set}: "
-                           + ", ".join(f"{k} {fmt(v)}" for k, v in vals.items())))
+                           + ", ".join(f"{k} {number_or_na(v)}" for k, v in vals.items())))
     return out
 
 
 def _against(n: _Numbers, table: str, split: str, model: str, metric: str = "ndcg@10"):
     """``model`` against M1 and M2: whether it is above both, the evidence, and the two comparisons."""
     m, a, b = (n(table, split, x, metric=metric) for x in (model, "M1", "M2"))
-    evidence = f"{split} {model} {fmt(m)} vs M1 {fmt(a)}, M2 {fmt(b)}"
+    evidence = f"{split} {model} {number_or_na(m)} vs M1 {number_or_na(a)}, M2 {number_or_na(b)}"
     comparisons = (Comparison.of(f"{split} {model} vs M1", m, a), Comparison.of(f"{split} {model} vs M2", m, b))
     return (m > max(a, b) if _ok(m, a, b) else None), evidence, comparisons
 
@@ -437,14 +437,14 @@ def _merge_most(n: _Numbers) -> list[Finding]:
 
 def _split1_m21_loses(n: _Numbers) -> list[Finding]:
     m, b = n("Table 4", "Split1", "M21α"), n("Table 4", "Split1", "M2")
-    return [Finding("Table 4 Split1", (m < b) if _ok(m, b) else None, f"M21α {fmt(m)} vs M2 {fmt(b)}",
+    return [Finding("Table 4 Split1", (m < b) if _ok(m, b) else None, f"M21α {number_or_na(m)} vs M2 {number_or_na(b)}",
                     (Comparison.of("Split1 M2 vs M21α", b, m),))]
 
 
 def _stack_split3(n: _Numbers) -> list[Finding]:
     s12, s21, m1, m2 = (n("Table 5", "Split3", m) for m in ("M12S", "M21S", "M1", "M2"))
     return [Finding("Table 5 Split3", (m2 < s12 < m1 < s21) if _ok(s12, s21, m1, m2) else None,
-                    f"M12S {fmt(s12)} (M2 {fmt(m2)}, M1 {fmt(m1)}); M21S {fmt(s21)}",
+                    f"M12S {number_or_na(s12)} (M2 {number_or_na(m2)}, M1 {number_or_na(m1)}); M21S {number_or_na(s21)}",
                     (Comparison.of("Split3 M12S vs M2", s12, m2), Comparison.of("Split3 M1 vs M12S", m1, s12),
                      Comparison.of("Split3 M21S vs M1", s21, m1)))]
 
@@ -453,7 +453,7 @@ def _gap_order(n: _Numbers) -> list[Finding]:
     gaps = {s: abs(n("Table 4", s, "M1") - n("Table 4", s, "M2")) for s in SPLITS}
     holds = (min(gaps, key=gaps.get) == "Split2" and max(gaps, key=gaps.get) == "Split1") \
         if _ok(*gaps.values()) else None
-    return [Finding("Table 4", holds, "|M1 − M2| on DS: " + ", ".join(f"{s} {fmt(v)}" for s, v in gaps.items()))]
+    return [Finding("Table 4", holds, "|M1 − M2| on DS: " + ", ".join(f"{s} {number_or_na(v)}" for s, v in gaps.items()))]
 
 
 def _gain_over_m1(table: str, models: tuple[str, str]):
@@ -468,11 +468,11 @@ def _gain_over_m1(table: str, models: tuple[str, str]):
                 v, mark = n(table, "Split1", model, metric=metric), n.mark(table, "Split1", model, metric)
                 ok.append(None if not _ok(v, m1) or mark is None else bool(v > m1 and "a" in mark))
                 gain = 100 * (v / m1 - 1) if _ok(v, m1) and m1 else math.nan
-                parts.append(f"{model} {fmt(v)} ({gain:+.2f} %{', a' if mark and 'a' in mark else ''})")
+                parts.append(f"{model} {number_or_na(v)} ({gain:+.2f} %{', a' if mark and 'a' in mark else ''})")
                 comparisons.append(Comparison.of(f"Split1 {model} vs M1", v, m1))
             holds = None if None in ok else all(ok)
             out.append(Finding(f"{table} Split1 {METRIC_NAMES[metric]}", holds,
-                               f"M1 {fmt(m1)}; " + ", ".join(parts), tuple(comparisons)))
+                               f"M1 {number_or_na(m1)}; " + ", ".join(parts), tuple(comparisons)))
         return out
     return check
 
@@ -500,7 +500,7 @@ def _alpha_pattern(n: _Numbers) -> list[Finding]:
     for split in SPLITS:
         a12, a21 = n("alpha", split, "M12α", "D_merge", "alpha"), n("alpha", split, "M21α", "D_merge", "alpha")
         out.append(Finding(split, (a21 < a12) if _ok(a12, a21) else None,
-                           f"α (weight of M2): client 1 {fmt(a12, 2)}, client 2 {fmt(a21, 2)}",
+                           f"α (weight of M2): client 1 {number_or_na(a12, 2)}, client 2 {number_or_na(a21, 2)}",
                            (Comparison.of(f"{split} α of M12α vs M21α", a12, a21),)))
     return out
 
@@ -508,7 +508,7 @@ def _alpha_pattern(n: _Numbers) -> list[Finding]:
 def _same_model_same_number(n: _Numbers) -> list[Finding]:
     t3, t4 = n("Table 3", _config_label("exclusive", 11), "M1"), n("Table 4", "Split1", "M1")
     return [Finding("Tables 3 and 4", (abs(t3 - t4) < 5e-4) if _ok(t3, t4) else None,
-                    f"Split1 M1 on DS: Table 3 {fmt(t3)}, Table 4 {fmt(t4)}")]
+                    f"Split1 M1 on DS: Table 3 {number_or_na(t3)}, Table 4 {number_or_na(t4)}")]
 
 
 def _claim(name: str, statement: str, check, place: str, quote: str, test: str = DIRECTION,

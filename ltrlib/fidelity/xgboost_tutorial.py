@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ltrlib.fidelity.claims import CLAIM_COLUMNS, Claim, Finding, Section, decide, fmt
+from ltrlib.fidelity.claims import CLAIM_COLUMNS, Claim, Finding, Section, decide, number_or_na
 from ltrlib.fidelity.sources import read_table
 from ltrlib.xgboost_tutorial.advice import EQUIVALENCE_MARGIN
 from ltrlib.xgboost_tutorial.comparison import PAIRWISE
@@ -68,7 +68,7 @@ def _trend_at(tables: Tables, end: str, topk_better: bool) -> list[Finding]:
     trend = tables["pair_method_trend"].sort_values("train_queries")
     r = trend.iloc[0] if end == "smallest" else trend.iloc[-1]
     sign_ok = r["diff"] > 0 if topk_better else r["diff"] < 0
-    every = ", ".join(f"{int(x.train_queries)} queries {x['diff']:+.4f} (p = {fmt(x.p_value, 3)})"
+    every = ", ".join(f"{int(x.train_queries)} queries {x['diff']:+.4f} (p = {number_or_na(x.p_value, 3)})"
                       for _, x in trend.iterrows())
     holds = None if pd.isna(r.p_value) else bool(sign_ok and r.p_value < ALPHA)
     return [Finding(f"{r.metric}, {int(r.train_queries)} training queries", holds,
@@ -87,7 +87,7 @@ def _trend(tables: Tables) -> list[Finding]:
     return [Finding(f"{int(first.train_queries)} to {int(last.train_queries)} training queries", holds,
                     f"{last.setting} − {last.reference} on {last.metric}: {first['diff']:+.4f} to "
                     f"{last['diff']:+.4f}, "
-                    f"change {last.change:+.4f} (paired t-test over the test queries p = {fmt(last.p_change, 3)})")]
+                    f"change {last.change:+.4f} (paired t-test over the test queries p = {number_or_na(last.p_change, 3)})")]
 
 
 def _sweep_rows(sweep: pd.DataFrame | None, metric: str = "ndcg@10") -> pd.DataFrame | None:
@@ -133,7 +133,7 @@ def _graded(tables: Tables) -> list[Finding]:
         holds = None if pd.isna(r.p) else bool(r.diff > 0 and r.p < ALPHA)
         out.append(Finding(f"{r.model} vs {r.baseline}", holds,
                            f"NDCG@10 {r.mean:.4f} vs {r.mean_baseline:.4f} ({r.diff:+.4f}, paired t-test p = "
-                           f"{fmt(r.p, 3)}, {int(r.units)} queries)"))
+                           f"{number_or_na(r.p, 3)}, {int(r.units)} queries)"))
     return out
 
 
@@ -161,7 +161,7 @@ def _distributed(tables: Tables) -> list[Finding]:
     holds = None if pd.isna(r.p_tost) else bool(r.p_tost < ALPHA)
     return [Finding("two workers, rows cut through query groups", holds,
                     f"{r.metric}: one process {r.single:.4f}, two workers {r.distributed:.4f} ({r['diff']:+.4f}, 90 % "
-                    f"interval [{r.ci_low:+.4f}, {r.ci_high:+.4f}], margin ±{r.margin}; TOST p = {fmt(r.p_tost, 3)}, "
+                    f"interval [{r.ci_low:+.4f}, {r.ci_high:+.4f}], margin ±{r.margin}; TOST p = {number_or_na(r.p_tost, 3)}, "
                     f"{int(r.queries)} queries)")]
 
 
