@@ -189,8 +189,8 @@ tuned_groups = bivariate.fit_model_groups(groups, n_trials=trials, n_jobs=n_jobs
 fitted = tuned_groups["06"]
 test_scores = bivariate.model_scores(exp, fitted, oracles=oracles)
 per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
-tuned = bivariate.tuning_label(trials)  # every table's caption says what it may claim
-print(tuned)
+budget_caption = bivariate.tuning_label(trials)  # every table's caption says what it may claim
+print(budget_caption)
 means = bivariate.eval_table(per_query)
 report.table(means.reset_index(), "ndcg_means", caption="Test NDCG@k (full-list IDCG), plain means")
 means
@@ -206,7 +206,7 @@ means
 rows2 = [bivariate.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
 table2 = bivariate.ndcg_table(per_query, rows2)
 report.table(table2, "table2_lambdarank", index=True,
-             caption=f"Table 2: NDCG@k; superscripts: improvement over that row, paired t-test p < 0.01; {tuned}")
+             caption=f"Table 2: NDCG@k; superscripts: improvement over that row, paired t-test p < 0.01; {budget_caption}")
 report.table(bivariate.ndcg_pvalues(per_query, rows2), "table2_pvalues",
              caption="Table 2's marks: paired t-test p, and Holm-corrected over the table's marks")
 table2
@@ -234,7 +234,7 @@ print(study_verdicts())
 if oracles:
     headroom = bivariate.ndcg_table(per_query, ["λMART*", "Bi-λMART", *oracles])
     report.table(headroom, "headroom_oracle", index=True,
-                 caption=f"Test NDCG@k of the models against oracle rankings by the true utility; {tuned}")
+                 caption=f"Test NDCG@k of the models against oracle rankings by the true utility; {budget_caption}")
     display(headroom)
 
 # %% [markdown]
@@ -249,7 +249,7 @@ if oracles:
     univariate = test_scores[ORACLE_UNIVARIATE]
     uptakes = bivariate.uptake_table({m: test_scores[m] for m in fitted}, univariate,
                                      test_scores[ORACLE] - univariate, exp.parts["test"].offsets)
-    report.table(uptakes, "pairwise_uptake", caption=f"Pairwise uptake of the test scores; {tuned}")
+    report.table(uptakes, "pairwise_uptake", caption=f"Pairwise uptake of the test scores; {budget_caption}")
     display(uptakes)
 
 # %% [markdown]
@@ -269,7 +269,7 @@ if "06.control" in tuned_groups:
     control_table = bivariate.ndcg_table(control_pq, [bivariate.STAGE1_ROW, *tuned_groups["06.control"],
                                                       *control_oracles])
     report.table(control_table, "control_table2", index=True,
-                 caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {tuned}")
+                 caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {budget_caption}")
     display(control_table)
 
 # %% [markdown]
@@ -282,7 +282,7 @@ if "06.control" in tuned_groups:
 # and Holm's correction over the table's marks beside them (ours: the paper corrects nothing).
 table4 = bivariate.ndcg_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])
 report.table(table4, "table4_difference", index=True,
-             caption=f"Table 4: Bi-λMART without (a) and with (b) difference features; p < 0.01; {tuned}")
+             caption=f"Table 4: Bi-λMART without (a) and with (b) difference features; p < 0.01; {budget_caption}")
 report.table(bivariate.ndcg_pvalues(per_query, ["Bi-λMART w/o d", "Bi-λMART"]), "table4_pvalues",
              caption="Table 4's marks: paired t-test p, and Holm-corrected over the table's marks")
 table4
@@ -297,7 +297,7 @@ table4
 # and Holm's correction over the table's marks beside them (ours: the paper corrects nothing).
 table5 = bivariate.ndcg_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])
 report.table(table5, "table5_softmax", index=True,
-             caption=f"Table 5: softmax loss; superscript: improvement over that row, p < 0.01; {tuned}")
+             caption=f"Table 5: softmax loss; superscript: improvement over that row, p < 0.01; {budget_caption}")
 report.table(bivariate.ndcg_pvalues(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"]), "table5_pvalues",
              caption="Table 5's marks: paired t-test p, and Holm-corrected over the table's marks")
 table5
@@ -321,7 +321,7 @@ if listwise_ablation:
     bare_per_query = bivariate.per_query_results(bare, bare_fitted)
     ablation = bivariate.ndcg_table(bare_per_query, ablation_rows)
     report.table(ablation, "ablation_listwise", index=True,
-                 caption=f"Table 2's models without listwise features; superscripts as Table 2; {tuned}")
+                 caption=f"Table 2's models without listwise features; superscripts as Table 2; {budget_caption}")
     display(ablation)
 
 # %% [markdown]
@@ -354,7 +354,7 @@ table8
 # %%
 control_fitted = tuned_groups.get("06.control", {})
 spent = bivariate.tuning_summary({**fitted, **{f"control {m}": f for m, f in control_fitted.items()}})
-report.table(spent, "tuning_summary", caption=f"Trials per model; {tuned}")
+report.table(spent, "tuning_summary", caption=f"Trials per model; {budget_caption}")
 spent
 
 # %% [markdown]
@@ -364,7 +364,7 @@ spent
 # %%
 screen = bivariate.settings_screen(fitted)
 if not screen.empty:
-    report.table(screen, "settings_screen", caption=f"Validation NDCG by open setting; {tuned}")
+    report.table(screen, "settings_screen", caption=f"Validation NDCG by open setting; {budget_caption}")
     display(screen)
 
 # %% [markdown]

@@ -135,9 +135,9 @@ fitted = neural.fit_neural_models(exp, names, budget=steps, n_trials=nn["neural_
                                   max_width=nn["max_width"], progress=True)
 test_scores = bivariate.model_scores(exp, fitted)  # scored once: the tables and the run files
 per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
-tuned = (f"neural networks: {nn['neural_trials']} trial(s) each, the first at the paper's Tables 6-7 point, "
+budget_caption = (f"neural networks: {nn['neural_trials']} trial(s) each, the first at the paper's Tables 6-7 point, "
          f"at most {steps.max_steps} steps" + (f", layers capped at {nn['max_width']}" if nn["max_width"] else ""))
-print(tuned)
+print(budget_caption)
 import jax
 
 # JAX trains on a GPU when the installed JAX has one (no code change); the record says which.
@@ -170,7 +170,7 @@ table3 = neural.paper_marks(both, lambdarank + tree_lambdarank, lambdarank,
                             [m for m in ("λMART*",) if m in tree_lambdarank])
 report.table(table3, "table3_neural_lambdarank", index=True,
              caption=f"Table 3: NDCG@k, λRank loss; † better than every network, * better than λMART*, "
-                     f"p < 0.01; {tuned}")
+                     f"p < 0.01; {budget_caption}")
 table3
 
 # %% [markdown]
@@ -183,7 +183,7 @@ table3
 table4_rows = [m for m in ("GSF(2)", "GSF(2) with d", "Bi-λMART w/o d", "Bi-λMART") if m in set(both.model)]
 table4 = bivariate.ndcg_table(both, table4_rows)
 report.table(table4, "table4_gsf", index=True,
-             caption=f"Table 4: bivariate models without and with x_i − x_j; p < 0.01; {tuned}")
+             caption=f"Table 4: bivariate models without and with x_i − x_j; p < 0.01; {budget_caption}")
 table4
 
 # %% [markdown]
@@ -198,7 +198,7 @@ table5 = neural.paper_marks(both, softmax + tree_softmax, softmax,
                             [m for m in ("GBT_Softmax",) if m in tree_softmax])
 report.table(table5, "table5_neural_softmax", index=True,
              caption=f"Table 5: NDCG@k, softmax loss; † better than every network, * better than GBT_Softmax, "
-                     f"p < 0.01; {tuned}")
+                     f"p < 0.01; {budget_caption}")
 table5
 
 # %% [markdown]
@@ -210,7 +210,7 @@ table5
 # %%
 means = neural.ranker_means(both, metric=f"ndcg@{cutoff}")
 report.table(means, "ranker_means", caption=f"Test NDCG@{cutoff} and its gap to the best network of the same loss, paired 95 % "
-                    f"t-intervals over queries; {tuned}")
+                    f"t-intervals over queries; {budget_caption}")
 report.figure(plots.ranker_means(means, metric=f"NDCG@{cutoff}"), "ranker_means")
 
 # %% [markdown]
@@ -220,9 +220,9 @@ report.figure(plots.ranker_means(means, metric=f"NDCG@{cutoff}"), "ranker_means"
 
 # %%
 table6 = neural.table6(fitted)
-report.table(table6, "table6_neural_hyperparameters", caption=f"Table 6: tuned network parameters; {tuned}")
+report.table(table6, "table6_neural_hyperparameters", caption=f"Table 6: tuned network parameters; {budget_caption}")
 table7 = neural.table7(fitted)
-report.table(table7, "table7_attention", caption=f"Table 7: attention layers of ATTN-DIN and SetRank; {tuned}")
+report.table(table7, "table7_attention", caption=f"Table 7: attention layers of ATTN-DIN and SetRank; {budget_caption}")
 display(table6)
 table7
 
@@ -240,7 +240,7 @@ table7
 # %%
 # The width cap, where one was used, travels with the summary: the ledger states it.
 spent = neural.network_summary(fitted).assign(max_width=nn["max_width"])
-report.table(spent, "neural_tuning_summary", caption=f"Trials per network; {tuned}")
+report.table(spent, "neural_tuning_summary", caption=f"Trials per network; {budget_caption}")
 report.table(bivariate.tuning_frame(fitted), "neural_tuning_trials")
 display(spent)
 curves = neural.network_curves(fitted, cutoff=cutoff)

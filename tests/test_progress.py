@@ -152,7 +152,7 @@ def test_a_running_trial_shows_its_step_count_beside_its_studys_bar(kernel, monk
         return 0.5
 
     run_study(objective, n_trials=2, study_name="full.M_full", storage=None, seed=0, setup={}, progress=True,
-              tuned=())
+              searched=())
     assert seen[0] == [("tuning full.M_full", 0, "trial 0: 1 trees")] == seen[1]
     assert seen[2] == [("tuning full.M_full", 1, "trial 1: 1 trees")]
     line = progress._shown({"desc": "tuning full.M_full", "n": 1, "total": 2, "detail": "trial 1: 340 trees"})
@@ -160,5 +160,5 @@ def test_a_running_trial_shows_its_step_count_beside_its_studys_bar(kernel, monk
     # Without a bar there is nothing to show, and the objective gets no monitor.
     got = []
     run_study(lambda trial, monitor: got.append(monitor) or 0.5, n_trials=1, study_name="quiet", storage=None,
-              seed=0, setup={}, progress=False, tuned=())
+              seed=0, setup={}, progress=False, searched=())
     assert got == [None]

@@ -493,7 +493,7 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
     first = {**spec.first_params, **{k: c[0] for k, c in choices.items()}}
     result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
                        storage=storage, seed=exp.seed, setup=setup, progress=progress,
-                       first_params=first, tuned=(*TUNED, *choices),
+                       first_params=first, searched=(*TUNED, *choices),
                        study_pruner=pruner(exp.settings.early_stopping) if prune else None, keep_best=True)
     model = result.ranker or exp.fit(spec, result.best_params)  # retrained: its best was trained elsewhere
     params = {**result.best_params, **exp.settings_of(spec, result.best_params)}

@@ -418,7 +418,7 @@ def tune_stage1(splits: Splits, *, n_trials: int, settings: TrainSettings = STAG
              "fixed": fixed, "max_trees": settings.max_trees, "early_stopping": settings.early_stopping,
              "eval_at": settings.eval_at, "seed": settings.seed}
     result = run_study(objective, n_trials=int(n_trials), study_name=study_name, storage=storage,
-                       seed=settings.seed, setup=setup, progress=progress, first_params=first, tuned=TUNED)
+                       seed=settings.seed, setup=setup, progress=progress, first_params=first, searched=TUNED)
     return Stage1Tuning({**fixed, **result.best_params}, int(n_trials), settings.eval_at,
                         result.best_iteration, result.best_value, result.trials, result.failed)
 

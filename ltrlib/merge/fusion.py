@@ -188,9 +188,9 @@ def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[
     merge_scores = [score_models(models, c.merge) for c in split.clients]
     if cache_dir is not None:
         stem = f"fusion-{split.name}-{_inputs_key(split, names, base, merge_scores, metrics)}"
-        done, tuned = Path(cache_dir) / f"{stem}.per_query.parquet", Path(cache_dir) / f"{stem}.weights.parquet"
+        done, weights_file = Path(cache_dir) / f"{stem}.per_query.parquet", Path(cache_dir) / f"{stem}.weights.parquet"
         if done.exists():  # written last: the pair is whole
-            weights = pd.read_parquet(tuned)
+            weights = pd.read_parquet(weights_file)
             return pd.read_parquet(done), weights.assign(weights=[tuple(map(float, w)) for w in weights.weights])
     weights = []
     for i, (client, on_merge) in enumerate(zip(split.clients, merge_scores)):
@@ -211,7 +211,7 @@ def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[
     per_query = per_query[["split", "model", "qid", "metric", "value"]].reset_index(drop=True)
     if cache_dir is not None:
         done.parent.mkdir(parents=True, exist_ok=True)
-        for frame, path in ((weights.assign(weights=weights.weights.map(list)), tuned), (per_query, done)):
+        for frame, path in ((weights.assign(weights=weights.weights.map(list)), weights_file), (per_query, done)):
             with atomic_path(path) as tmp:
                 frame.to_parquet(tmp, index=False)
     return per_query, weights

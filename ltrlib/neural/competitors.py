@@ -171,7 +171,7 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
                  "batch_size": budget.batch_size, "max_width": max_width}
         result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}", storage=storage,
                            seed=exp.seed, setup=setup, progress=progress,
-                           first_params=PAPER_POINTS[spec.family], tuned=tuple(PAPER_POINTS[spec.family]),
+                           first_params=PAPER_POINTS[spec.family], searched=tuple(PAPER_POINTS[spec.family]),
                            keep_best=True, unit="steps")
         # A resumed study's best may not have been trained here: retrain its point (one
         # seed, the same weights).

@@ -326,7 +326,7 @@ def test_the_best_model_is_kept_once_for_every_search_and_only_when_trained_here
         return values[trial.number], f"model of trial {trial.number}"
 
     journal = tmp_path / "keep.journal"
-    run = dict(study_name="keep", storage=journal, seed=0, setup={}, progress=False, tuned=())
+    run = dict(study_name="keep", storage=journal, seed=0, setup={}, progress=False, searched=())
     first = tuning_mod.run_study(objective, n_trials=2, keep_best=True, **run)
     assert first.best_trial == 1 and first.ranker == "model of trial 1"
     # Resumed: trial 2 ties trial 1 (the earliest of equals stays the best), and trial 1 was

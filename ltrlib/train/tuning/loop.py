@@ -254,7 +254,7 @@ def run_study(
     setup: dict,
     progress: bool,
     first_params: Mapping[str, Any] | None = None,
-    tuned: tuple[str, ...] = TUNED_PARAMS,
+    searched: tuple[str, ...] = TUNED_PARAMS,
     study_pruner=None,
     keep_best: bool = False,
     unit: str = "trees",
@@ -274,7 +274,7 @@ def run_study(
     on: a stored study with another setup is refused, naming the differing keys, rather
     than resumed. ``seed`` seeds the TPE sampler (re-seeded per trial, so an interrupted
     study resumes as if uninterrupted). ``first_params``: a point enqueued as the first
-    trial, never pruned. ``tuned``: the parameter names `TuningResult.best_params` keeps.
+    trial, never pruned. ``searched``: the names of the searched parameters `TuningResult.best_params` keeps.
     ``study_pruner``: an Optuna pruner (`pruner`), None for none. ``keep_best``: the
     objective returns ``(value, model)`` and the result's ``ranker`` is the study's best
     model when this call trained it (`BestModel`), so it is not trained again. A journal or in-memory
@@ -294,7 +294,7 @@ def run_study(
     study, n_new = run(kept.wrap(objective) if kept else objective, n_trials=int(n_trials), study_name=study_name,
                        store=store, where=describe_storage(storage), seed=seed, setup=setup, progress=progress,
                        first_params=first_params, study_pruner=study_pruner, unit=unit)
-    result = _study_result(study, study_name, int(n_trials), n_new, tuned)
+    result = _study_result(study, study_name, int(n_trials), n_new, searched)
     if kept:
         result.ranker = kept.of(result)
     return result
@@ -544,7 +544,7 @@ def _run_shared(objective, *, n_trials, study_name, store, where, seed, setup, p
     return study, ran
 
 
-def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> TuningResult:
+def _study_result(study, study_name: str, n_trials: int, n_new: int, searched) -> TuningResult:
     from optuna.trial import TrialState
 
     finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
@@ -570,7 +570,7 @@ def _study_result(study, study_name: str, n_trials: int, n_new: int, tuned) -> T
     trials["best_so_far"] = trials["value"].cummax().ffill()
     return TuningResult(study_name=study_name, n_trials=len(used), n_new=n_new,
                         best_trial=best.number, best_value=float(best.value),
-                        best_params={k: best.params[k] for k in tuned},
+                        best_params={k: best.params[k] for k in searched},
                         best_iteration=int(best.user_attrs.get("best_iteration", 0)),
                         trials=trials, failed=len(replaced), failures=[t.user_attrs[FAILURE_ATTR] for t in replaced],
                         replaced_values=[float(t.user_attrs.get(REPLACED_VALUE_ATTR, math.nan)) for t in replaced])

@@ -69,8 +69,8 @@ def tune(
         raise ValueError("tune needs a validation set (vali): the paper tunes on it")
     backend, early_stopping = settings.backend, settings.early_stopping
     fixed = dict(params or {})
-    tuned = tuple(search_space(backend))
-    overlap = sorted(set(fixed) & set(tuned))
+    searched = tuple(search_space(backend))
+    overlap = sorted(set(fixed) & set(searched))
     if overlap:
         raise ValueError(f"params {overlap} are tuned; remove them from the fixed params")
     metric = f"ndcg@{settings.eval_at}"
@@ -94,7 +94,7 @@ def tune(
              "tpe_startup_trials": TPE_STARTUP_TRIALS}
     result = run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
                        seed=settings.seed, setup=setup, progress=progress, first_params=first,
-                       tuned=tuned, study_pruner=pruner(early_stopping) if prune else None, keep_best=True)
+                       searched=searched, study_pruner=pruner(early_stopping) if prune else None, keep_best=True)
     return result
 
 
@@ -134,8 +134,8 @@ def tune_cv(
                          f"queries), got {n_folds!r}")
     backend, max_trees, early_stopping = settings.backend, settings.max_trees, settings.early_stopping
     fixed = dict(params or {})
-    tuned = tuple(search_space(backend))
-    overlap = sorted(set(fixed) & set(tuned))
+    searched = tuple(search_space(backend))
+    overlap = sorted(set(fixed) & set(searched))
     if overlap:
         raise ValueError(f"params {overlap} are tuned; remove them from the fixed params")
     metric = f"ndcg@{settings.eval_at}"
@@ -169,7 +169,7 @@ def tune_cv(
              "pruning": pruning_setup(prune, early_stopping), "tpe_startup_trials": TPE_STARTUP_TRIALS}
     return run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
                      seed=settings.seed, setup=setup, progress=progress, first_params=first,
-                     tuned=tuned, study_pruner=pruner(early_stopping) if prune else None)
+                     searched=searched, study_pruner=pruner(early_stopping) if prune else None)
 
 
 def fit_tuned(
