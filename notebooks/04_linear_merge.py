@@ -71,9 +71,8 @@ splits_table(setup.selected())
 # says how many queries it rests on.
 
 # %%
-experiments = {name: merge.linear_experiment(nsplits[name], models[name], step=alpha_step,
-                                             normalisation=normalisation, metrics=merge.TABLE_METRICS)
-               for name in split_names}
+experiments = merge.per_split(merge.linear_experiment, nsplits, models, split_names, step=alpha_step,
+                              normalisation=normalisation, metrics=merge.TABLE_METRICS)
 choices = merge.collect(experiments, "choices")
 report.table(choices, "alpha_choices", caption="Chosen alpha (weight of M2) per split and client")
 choices

@@ -108,11 +108,9 @@ splits_table(setup.selected())
 # `splits_in_model = 0` would flag a meta-model that learnt nothing (a constant ranker).
 
 # %%
-stacked = {name: merge.stacking_experiment(nsplits[name], models[name], n_trials=trials,
-                                           n_folds=n_folds, settings=settings,
-                                           storage=storage or store.run_dir / JOURNAL_FILE,
-                                           metrics=merge.TABLE_METRICS, progress=True, prune=prune)
-           for name in split_names}
+stacked = merge.per_split(merge.stacking_experiment, nsplits, models, split_names, n_trials=trials,
+                          n_folds=n_folds, settings=settings, storage=storage or store.run_dir / JOURNAL_FILE,
+                          metrics=merge.TABLE_METRICS, progress=True, prune=prune)
 params = merge.collect(stacked, "params")
 report.table(params, "stacking_params", caption="Tuned meta-models (cf. the text after Table 5)")
 params
@@ -126,10 +124,8 @@ params
 # compares them with the paper's.
 
 # %%
-linear_runs = {name: merge.linear_experiment(nsplits[name], models[name], step=alpha_step,
-                                             normalisation=normalisation, sweep=False,
-                                             metrics=merge.TABLE_METRICS)
-               for name in split_names}
+linear_runs = merge.per_split(merge.linear_experiment, nsplits, models, split_names, step=alpha_step,
+                              normalisation=normalisation, sweep=False, metrics=merge.TABLE_METRICS)
 per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()}}, "per_query")
 table5 = merge.marked_table(per_query, models=["M1", "M2", "M12S", "M21S"])
 report.table(merge.flatten_columns(table5), "table5_stacking", index=True,
@@ -142,9 +138,7 @@ table5
 # By total gain and by number of splits; red bars are the local models' scores.
 
 # %%
-importance = merge.feature_importance(
-    {f"{name} {m}": meta for name in split_names for m, meta in stacked[name].meta.items()},
-    top_k=top_k)
+importance = merge.feature_importance(merge.meta_models(stacked), top_k=top_k)
 report.table(importance, "figure3_importance")
 report.figure(plots.stacking_importance(importance), "figure3_importance",
               caption="Figure 3: meta-model feature importance by gain and by splits; red: local model scores")
@@ -156,9 +150,8 @@ report.figure(plots.stacking_importance(importance), "figure3_importance",
 # The share of test queries routed to each model:
 
 # %%
-selected = {name: merge.selection_experiment(nsplits[name], models[name], seed=seed,
-                                             metrics=merge.TABLE_METRICS)
-            for name in split_names}
+selected = merge.per_split(merge.selection_experiment, nsplits, models, split_names, seed=seed,
+                           metrics=merge.TABLE_METRICS)
 routing = merge.collect(selected, "choices")
 report.table(routing, "selection_choices")
 routing

@@ -34,6 +34,8 @@ from ltrlib.merge.analysis import (
     marked_table,
     means_table,
     merge_metrics,
+    meta_models,
+    per_split,
     query_categories,
     score_models,
 )
@@ -43,7 +45,8 @@ from ltrlib.merge.selection import RankerSelector, selection_experiment
 from ltrlib.merge.stacking import STACKING_SETTINGS, StackingModel, feature_importance, stacking_experiment
 
 __all__ = [
-    "FUSIONS", "FusedModel", "fusion_experiment", "fusion_models", "TABLE_METRICS", "category_deltas", "collect", "flatten_columns", "merge_metrics", "load_local_models",
+    "FUSIONS", "FusedModel", "fusion_experiment", "fusion_models", "TABLE_METRICS", "category_deltas", "collect",
+    "flatten_columns", "merge_metrics", "meta_models", "per_split", "load_local_models",
     "means_table", "query_categories", "marked_table", "score_models", "LinearMerge", "alpha_sweep",
     "linear_experiment", "linear_merge", "sweep_at", "RankerSelector", "selection_experiment", "STACKING_SETTINGS",
     "StackingModel", "feature_importance", "stacking_experiment",

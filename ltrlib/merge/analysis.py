@@ -241,6 +241,19 @@ def load_local_models(store, splits: Sequence[str], names: Sequence[str] = LOCAL
     return {s: {n: store.load(s, n) for n in names} for s in splits}
 
 
+def per_split(experiment, nsplits: Mapping[str, object], models: Mapping[str, object], names,
+              **kwargs) -> dict[str, object]:
+    """``experiment(nsplits[name], models[name], **kwargs)`` for each split of ``names``, in
+    that order: one of notebooks 04-05's experiments over the splits in one call."""
+    return {name: experiment(nsplits[name], models[name], **kwargs) for name in names}
+
+
+def meta_models(stacked: Mapping[str, object]) -> dict[str, object]:
+    """The meta-models of stacking experiments (one per split), named ``"<split> <model>"``:
+    what `ltrlib.merge.feature_importance` reads."""
+    return {f"{name} {m}": meta for name, experiment in stacked.items() for m, meta in experiment.meta.items()}
+
+
 def collect(experiments: Mapping[str, object], attr: str) -> pd.DataFrame:
     """Concatenate one frame attribute (``per_query``, ``choices``, ``sweep``, ...) of several
     experiments (one per split); a model present in several (M1, M2) is kept once per split."""

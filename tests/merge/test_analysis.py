@@ -95,3 +95,20 @@ def test_merge_metrics_keys():
                       "split1.client1.alpha", "split1.client2.alpha"}
     assert m["split1.m2.ndcg10"] == pytest.approx(pq[pq.model == "M2"].value.mean())
     assert m["split1.client2.alpha"] == 0.7
+
+
+def test_an_experiment_runs_over_the_splits_in_one_call_and_its_meta_models_are_named_by_split():
+    from types import SimpleNamespace
+
+    from ltrlib.merge import meta_models, per_split
+
+    seen = []
+
+    def experiment(split, models, *, step):
+        seen.append((split, models, step))
+        return SimpleNamespace(meta={"M12S": f"meta of {split}"})
+
+    out = per_split(experiment, {"Split1": "s1", "Split2": "s2"}, {"Split1": "m1", "Split2": "m2"},
+                    ["Split2", "Split1"], step=0.1)
+    assert list(out) == ["Split2", "Split1"] and seen == [("s2", "m2", 0.1), ("s1", "m1", 0.1)]
+    assert meta_models(out) == {"Split2 M12S": "meta of s2", "Split1 M12S": "meta of s1"}
