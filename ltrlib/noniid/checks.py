@@ -80,6 +80,11 @@ def _bins_that_work(params: Mapping[str, Any], loaded: dict[tuple, Any]) -> int 
     for n in range(bins + 1, MAX_SUGGESTED_BINS + 1):
         try:
             leading_query_categories(train.with_category_from_quantiles(feature, n), 2, seed=params["seed"])
+        except (KeyError, IndexError):  # a feature named as the reader names it (a column number): check whole
+            pass
+        except ValueError:
+            continue
+        try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 _check_one({**params, "category_bins": n}, loaded)
