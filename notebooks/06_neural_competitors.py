@@ -164,10 +164,7 @@ both = pd.concat([per_query, trees], ignore_index=True)
 # above every network.
 
 # %%
-lambdarank = [n for n in names if neural.NEURAL_MODELS[n].loss == "lambdarank" and n != "GSF(2) with d"]
-tree_lambdarank = [m for m in ("λMART", "λMART*", "Bi-λMART") if m in set(both.model)]
-table3 = neural.paper_marks(both, lambdarank + tree_lambdarank, lambdarank,
-                            [m for m in ("λMART*",) if m in tree_lambdarank])
+table3 = neural.table3(both, names)
 report.table(table3, "table3_neural_lambdarank", index=True,
              caption=f"Table 3: NDCG@k, λRank loss; † better than every network, * better than λMART*, "
                      f"p < 0.01; {budget_caption}")
@@ -180,8 +177,7 @@ table3
 # a significant improvement over the row with that letter (p < 0.01).
 
 # %%
-table4_rows = [m for m in ("GSF(2)", "GSF(2) with d", "Bi-λMART w/o d", "Bi-λMART") if m in set(both.model)]
-table4 = bivariate.ndcg_table(both, table4_rows)
+table4 = bivariate.ndcg_table(both, neural.table4_rows(both))
 report.table(table4, "table4_gsf", index=True,
              caption=f"Table 4: bivariate models without and with x_i − x_j; p < 0.01; {budget_caption}")
 table4
@@ -192,10 +188,7 @@ table4
 # better than GBT_Softmax (paired t-test, p < 0.01), as the paper marks its Table 5.
 
 # %%
-softmax = [n for n in names if neural.NEURAL_MODELS[n].loss == "softmax"]
-tree_softmax = [m for m in ("GBT_Softmax", "Bi-GBT_Softmax") if m in set(both.model)]
-table5 = neural.paper_marks(both, softmax + tree_softmax, softmax,
-                            [m for m in ("GBT_Softmax",) if m in tree_softmax])
+table5 = neural.table5(both, names)
 report.table(table5, "table5_neural_softmax", index=True,
              caption=f"Table 5: NDCG@k, softmax loss; † better than every network, * better than GBT_Softmax, "
                      f"p < 0.01; {budget_caption}")

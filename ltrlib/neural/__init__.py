@@ -22,6 +22,9 @@ from ltrlib.neural.competitors import (
     network_summary,
     neural_model_list,
     paper_marks,
+    table3,
+    table4_rows,
+    table5,
     ranker_means,
     table6,
     table7,
@@ -33,7 +36,7 @@ from ltrlib.neural.models import build_model
 from ltrlib.neural.ranker import CONVERGED, PAPER_BUDGET, STOP_REASONS, NeuralBudget, NeuralRanker
 
 __all__ = [
-    "NEURAL_MODELS", "PAPER_POINTS", "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks",
+    "NEURAL_MODELS", "PAPER_POINTS", "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks", "table3", "table4_rows", "table5",
     "ranker_means", "table6", "table7", "tree_rows", "pad_lists", "LOSSES", "build_model", "NeuralBudget",
     "NeuralRanker", "PAPER_BUDGET", "CONVERGED", "STOP_REASONS",
 ]

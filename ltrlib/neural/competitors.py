@@ -222,6 +222,33 @@ def table7(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
                         columns=["model", "layers", "heads", "size", "trained_size", "dropout"])
 
 
+def table3(per_query: pd.DataFrame, names) -> pd.DataFrame:
+    """Table 3: the networks of ``names`` trained with the λRank loss (GSF(2) with d is Table
+    4's), then notebook 06's λRank trees present in ``per_query``, marked as the paper marks
+    (`paper_marks`: † against every network, * against λMART*)."""
+    lambdarank = [n for n in names if NEURAL_MODELS[n].loss == "lambdarank" and n != "GSF(2) with d"]
+    trees = [m for m in ("λMART", "λMART*", "Bi-λMART") if m in set(per_query.model)]
+    return paper_marks(per_query, lambdarank + trees, lambdarank, [m for m in ("λMART*",) if m in trees])
+
+
+#: Table 4's rows, those of them present: GSF(2) without and with the differences, and the trees'.
+TABLE4_ROWS = ("GSF(2)", "GSF(2) with d", "Bi-λMART w/o d", "Bi-λMART")
+
+
+def table4_rows(per_query: pd.DataFrame) -> list[str]:
+    """The rows of `TABLE4_ROWS` that ``per_query`` holds, in Table 4's order."""
+    return [m for m in TABLE4_ROWS if m in set(per_query.model)]
+
+
+def table5(per_query: pd.DataFrame, names) -> pd.DataFrame:
+    """Table 5: the networks of ``names`` trained with the softmax loss, then notebook 06's
+    softmax trees present in ``per_query``, marked as the paper marks (`paper_marks`: †
+    against every network, * against GBT_Softmax)."""
+    softmax = [n for n in names if NEURAL_MODELS[n].loss == "softmax"]
+    trees = [m for m in ("GBT_Softmax", "Bi-GBT_Softmax") if m in set(per_query.model)]
+    return paper_marks(per_query, softmax + trees, softmax, [m for m in ("GBT_Softmax",) if m in trees])
+
+
 def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 0.01,
                 fmt: str = "{:.4f}") -> pd.DataFrame:
     """Table 5's layout: mean NDCG@k of ``rows`` (model x metric), a † where the row is

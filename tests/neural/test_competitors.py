@@ -91,3 +91,16 @@ def test_the_neural_notebook_defaults_to_notebook_06s_stage_2_settings():
               "max_trees", "early_stopping"}
     assert shared <= set(networks) and shared <= set(trees)
     assert {k: networks[k] for k in shared} == {k: trees[k] for k in shared}
+
+
+def test_tables_3_to_5_take_their_rows_by_loss_and_the_trees_present():
+    from ltrlib.neural import table3, table4_rows, table5
+
+    pq = _per_query({"DNN": 0.70, "GSF(2)": 0.69, "GSF(2) with d": 0.695, "DNN_Softmax": 0.71,
+                     "λMART*": 0.73, "Bi-λMART": 0.74, "GBT_Softmax": 0.72})
+    names = ["DNN", "GSF(2)", "GSF(2) with d", "DNN_Softmax"]
+    # Table 3: the λRank networks but GSF(2) with d (Table 4's), then the λRank trees there.
+    assert list(table3(pq, names).index) == ["DNN", "GSF(2)", "λMART*", "Bi-λMART"]
+    assert table4_rows(pq) == ["GSF(2)", "GSF(2) with d", "Bi-λMART"]  # Bi-λMART w/o d did not run
+    assert list(table5(pq, names).index) == ["DNN_Softmax", "GBT_Softmax"]
+    assert table5(pq, names).loc["GBT_Softmax", "ndcg@5"].endswith("†")
