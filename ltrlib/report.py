@@ -45,6 +45,7 @@ from ltrlib.atomic import atomic_path, atomic_write_text, exclusive
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
 from ltrlib.metrics.keys import flatten_metrics, metric_key_part
+from ltrlib.metrics.significance import MarkedTable
 from ltrlib.provenance import RunFolder, validate_name
 
 __all__ = [
@@ -219,10 +220,21 @@ class Reporter(RunFolder):
         carries meaning (a pivot table); tidy frames keep their keys in columns. ``digits``:
         round the numbers to that many decimals first. ``df`` None (an optional experiment
         that did not run) saves nothing and returns None.
+
+        A `ltrlib.metrics.MarkedTable` is printed here (its `formatted` table, several column
+        keys joined into one header; ``index=False`` moves the row labels into columns) and
+        its numbers are saved beside it as ``<name>_numbers``: the means and the marks as
+        booleans, for readers that need numbers (the fidelity ledger).
         """
         validate_name(name, "table name")
         if df is None:
             return None
+        if isinstance(df, MarkedTable):
+            self.table(df.numbers, f"{name}_numbers",
+                       caption=f"The numbers of `{name}`: means, and its marks as booleans (marked_<mark>)")
+            df = df.formatted(flat=True)
+            if not index:
+                df = df.reset_index()
         if digits is not None:
             df = df.round(digits)
         csv_path = self.tables_dir / f"{name}.csv"

@@ -60,7 +60,8 @@ NOTEBOOK = "06_bilambdamart"
 #: Files of a finished run kept for the study (under ``tables/06_bilambdamart/``).
 KEPT_TABLES = ("per_query_test.parquet", "pairwise_uptake.csv", "tuning_summary.csv", "tuning_trials.csv",
                "settings_screen.csv", "table8_hyperparameters.csv", "table2_lambdarank.csv", "table5_softmax.csv",
-               "control_table2.csv")
+               "control_table2.csv", "table2_lambdarank_numbers.csv", "table5_softmax_numbers.csv",
+               "control_table2_numbers.csv")
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:
@@ -466,8 +467,11 @@ NEURAL_NOTEBOOK = "06_neural_competitors"
 #: networks' tables, and the trees' per-query results and tuning summary it was paired with.
 NEURAL_KEPT = {NEURAL_NOTEBOOK: ("per_query_neural.parquet", "neural_tuning_summary.csv", "neural_tuning_trials.csv",
                                  "table3_neural_lambdarank.csv", "table4_gsf.csv", "table5_neural_softmax.csv",
-                                 "table6_neural_hyperparameters.csv", "table7_attention.csv", "ranker_means.csv"),
-               NOTEBOOK: ("per_query_test.parquet", "tuning_summary.csv", "table2_lambdarank.csv", "table5_softmax.csv")}
+                                 "table3_neural_lambdarank_numbers.csv", "table4_gsf_numbers.csv",
+                                 "table5_neural_softmax_numbers.csv", "table6_neural_hyperparameters.csv",
+                                 "table7_attention.csv", "ranker_means.csv"),
+               NOTEBOOK: ("per_query_test.parquet", "tuning_summary.csv", "table2_lambdarank.csv", "table5_softmax.csv",
+                          "table2_lambdarank_numbers.csv", "table5_softmax_numbers.csv")}
 #: Notebook 06's parameters the neural notebook declares too ("notebook 06's"): taken from the
 #: source study's design, so the networks re-rank the very lists its trees did.
 NEURAL_SHARED = ("folds", "stage1_max_trees", "stage1_trials", "stage2_features", "train_queries", "max_trees",

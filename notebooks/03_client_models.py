@@ -189,7 +189,7 @@ splits_table({**alternatives, **initial})
 
 # %%
 table1 = clients.table1_initial(paper_per_query, initial)
-report.table(table1.reset_index(), "table1_initial_split",
+report.table(table1, "table1_initial_split",
              caption="Table 1: NDCG@10 on the initial split (tie-breaking); ᵃ: p < 0.05 vs M_full")
 report.table(clients.client_means(paper_per_query, initial),
              "table1_initial_split_numeric")

@@ -90,7 +90,7 @@ choices
 # %%
 per_query = merge.collect(experiments, "per_query")
 table4 = merge.marked_table(per_query, models=["M1", "M2", "M12α", "M21α"])
-report.table(merge.flatten_columns(table4), "table4_linear", index=True,
+report.table(table4, "table4_linear", index=True,
              caption="Linear combination; superscripts a, b: paired t-test p < 0.05 against M1, M2")
 report.table(merge.means_table(per_query, models=["M1", "M2", "M12α", "M21α"]), "table4_linear_numeric")
 table4
@@ -112,7 +112,7 @@ fusions = {name: merge.fusion_experiment(nsplits[name], models[name], experiment
 fused = pd.concat([per_query, *(pq for pq, _ in fusions.values())], ignore_index=True)
 fusion_rows = ["M1", "M2", "M12α", "M21α", *merge.FUSIONS, "M12wsum", "M21wsum"]
 fusion_table = merge.marked_table(fused, models=fusion_rows)
-report.table(merge.flatten_columns(fusion_table), "fusion_baselines", index=True,
+report.table(fusion_table, "fusion_baselines", index=True,
              caption="Beyond the paper: ranx's fusion methods beside the linear merges; superscripts a, b: "
                      "paired t-test p < 0.05 against M1, M2")
 report.table(pd.concat([w for _, w in fusions.values()], ignore_index=True), "fusion_weights",

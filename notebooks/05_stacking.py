@@ -128,7 +128,7 @@ linear_runs = merge.per_split(merge.linear_experiment, nsplits, models, split_na
                               normalisation=normalisation, sweep=False, metrics=merge.TABLE_METRICS)
 per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()}}, "per_query")
 table5 = merge.marked_table(per_query, models=["M1", "M2", "M12S", "M21S"])
-report.table(merge.flatten_columns(table5), "table5_stacking", index=True,
+report.table(table5, "table5_stacking", index=True,
              caption="Model stacking; superscripts a, b: paired t-test p < 0.05 against M1, M2")
 report.table(merge.means_table(per_query, models=["M1", "M2", "M12S", "M21S"]), "table5_stacking_numeric")
 table5
@@ -175,7 +175,7 @@ all_per_query = pd.concat([merge.collect({**linear_runs, **{f"{k}.S": v for k, v
 comparison = merge.marked_table(all_per_query, models=["M1", "M2", "M12α", "M21α", "M12S", "M21S", "M12sel",
                                                        "M21sel", *merge.FUSIONS, "M12wsum", "M21wsum",
                                                        "oracle"])
-report.table(merge.flatten_columns(comparison), "comparison", index=True,
+report.table(comparison, "comparison", index=True,
              caption="Linear merge, stacking, per-query selection and (beyond the paper) ranx's fusion methods "
                      "against M1 (a) and M2 (b)")
 comparison

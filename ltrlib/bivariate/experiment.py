@@ -68,7 +68,7 @@ from ltrlib.bivariate.objective import HESSIANS
 from ltrlib.bivariate.space import SEARCH_UNITS, TUNED, lightgbm_point, pairs_per_document, suggest
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset, Scorer
-from ltrlib.metrics import ndcg, significance_table
+from ltrlib.metrics import MarkedTable, marked_means, ndcg
 from ltrlib.metrics.significance import compare_tidy, corrected
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.backends.base import DataCache
@@ -613,10 +613,9 @@ def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
     return pd.concat(rows, ignore_index=True)
 
 
-def ndcg_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01,
-                  fmt: str = "{:.4f}") -> pd.DataFrame:
+def ndcg_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01) -> MarkedTable:
     """Paper layout: rows = models in order (``a. λMART``, ...), columns = NDCG@k, means
-    with superscripts.
+    with superscripts (a `ltrlib.metrics.MarkedTable`: numbers and marks until written).
 
     A letter marks a significant *improvement* (paired two-sided t-test p < ``alpha``,
     positive mean difference) over the earlier row with that letter, as in Table 2.
@@ -624,11 +623,10 @@ def ndcg_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01,
     models = list(models)
     # A two-sided t-test's p is twice the one-sided p in the direction of the difference,
     # so "two-sided p < alpha and better" is exactly a one-sided test at alpha / 2.
-    table = significance_table(per_query, models, models=models, alpha=alpha / 2,
-                               alternative="greater", earlier_only=True, fmt=fmt,
-                               label="{marker}. {model}")
+    table = marked_means(per_query, models, models=models, alpha=alpha / 2, alternative="greater",
+                         earlier_only=True, label="{marker}. {model}")
     # The notebook's tables have no name over the metric columns; keep them as they were.
-    return table.rename_axis(columns=None)
+    return replace(table, named_columns=False)
 
 
 def ndcg_pvalues(per_query: pd.DataFrame, models, *, alpha: float = 0.01) -> pd.DataFrame:

@@ -20,10 +20,11 @@ that the ledger decides §5.2's "not significantly different" on.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pandas as pd
 
-from ltrlib.metrics import compare_tidy, significance_table
+from ltrlib.metrics import MarkedTable, compare_tidy, marked_means
 from ltrlib.noniid.splits import STRATEGY_LABELS
 
 __all__ = ["client_means", "locals_compared", "second_test_set", "table1_initial", "table3_alternative"]
@@ -42,14 +43,14 @@ def _check(per_query: pd.DataFrame, nsplits: Mapping[str, object]) -> None:
                        f"(has {list(pd.unique(per_query.split))})")
 
 
-def _split_table(per_query: pd.DataFrame, split: str, metric: str, baseline: str | None,
-                 alpha: float) -> pd.DataFrame:
+def _split_marks(per_query: pd.DataFrame, split: str, metric: str, baseline: str | None,
+                 alpha: float) -> MarkedTable:
     """One split's models x test sets (``DS1, DS2', DS``), marked against ``baseline``."""
     pq = per_query[(per_query.split == split) & (per_query.metric == metric)]
     if pq.empty:
         raise ValueError(f"per_query has no {metric!r} rows for split {split!r} (metrics: "
                          f"{list(pd.unique(per_query.metric))})")
-    return significance_table(pq, baseline, columns="test_set", alpha=alpha)
+    return marked_means(pq, baseline, columns="test_set", alpha=alpha)
 
 
 def client_means(per_query: pd.DataFrame, nsplits: Mapping[str, object],
@@ -73,20 +74,22 @@ def client_means(per_query: pd.DataFrame, nsplits: Mapping[str, object],
 
 
 def table1_initial(per_query: pd.DataFrame, initial: Mapping[str, object], metric: str = "ndcg@10",
-                   baseline: str | None = "M_full", alpha: float = 0.05) -> pd.DataFrame:
+                   baseline: str | None = "M_full", alpha: float = 0.05) -> MarkedTable:
     """Table 1: rows M1, M2, M_full of the initial split (``initial``, by name, as
-    `ltrlib.noniid.splits.initial_splits` gives it); columns DS1, DS2, DS (marked strings
-    with ``baseline``, numbers with ``baseline=None``). Empty when ``initial`` is: data on
-    which the initial split cannot be trained."""
+    `ltrlib.noniid.splits.initial_splits` gives it); columns DS1, DS2, DS, means marked
+    against ``baseline`` (plain with ``baseline=None``), as a `ltrlib.metrics.MarkedTable`.
+    Without cells when ``initial`` is empty: data on which the initial split cannot be
+    trained."""
     _check(per_query, initial)
     if not initial:
-        return pd.DataFrame(columns=pd.Index(["DS1", "DS2", "DS"], name="test_set"),
-                            index=pd.Index([], name="model"))
+        return MarkedTable(pd.DataFrame(columns=["model", "test_set", "mean"]), (), columns=("test_set",),
+                           empty_columns=("DS1", "DS2", "DS"))
     (name, split), = initial.items()
-    wide = _split_table(per_query, name, metric, baseline, alpha)
-    wide = wide.rename(columns={"DS2'": second_test_set(split)})
-    wide.columns.name = "test_set"
-    return wide
+    table = _split_marks(per_query, name, metric, baseline, alpha)
+    # Client 2's test set is named for what it holds (`second_test_set`).
+    rename = {"DS2'": second_test_set(split)}
+    return replace(table, numbers=table.numbers.replace({"test_set": rename}),
+                   tests=table.tests.replace({"test_set": rename}) if not table.tests.empty else table.tests)
 
 
 def table3_alternative(per_query: pd.DataFrame, nsplits: Mapping[str, object],
@@ -102,7 +105,7 @@ def table3_alternative(per_query: pd.DataFrame, nsplits: Mapping[str, object],
         return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=["partitioning", "model"]))
     blocks: dict[str, dict[str, pd.DataFrame]] = {}
     for name, ns in nsplits.items():
-        wide = _split_table(per_query, name, metric, baseline, alpha).rename(index={"M2": "M2'"})
+        wide = _split_marks(per_query, name, metric, baseline, alpha).formatted().rename(index={"M2": "M2'"})
         wide.columns = [f"Category {ns.category} {t}" for t in wide.columns]
         blocks.setdefault(STRATEGY_LABELS.get(ns.strategy, ns.strategy), {})[name] = wide
     parts = {label: pd.concat(list(b.values()), axis=1) for label, b in blocks.items()}

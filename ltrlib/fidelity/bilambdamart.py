@@ -40,7 +40,6 @@ from ltrlib.fidelity.claims import (
 )
 from ltrlib.fidelity.datasets import Declaration, declared
 from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table
-from ltrlib.metrics import parse_marked
 from ltrlib.report import table_to_markdown
 
 __all__ = ["BUDGET", "COMPARED", "NEURAL_SEEDS_RULE", "across_seeds", "bilambdamart_claims", "budget_gate",
@@ -132,29 +131,27 @@ Tables = dict  # name -> {model: (ndcg@5, marks)}; "by_cutoff" -> {metric: the s
 
 
 def read_tables(run_dir: str | Path, metric: str = "ndcg@5") -> tuple[Tables, list[str]]:
-    """``{table: {model: (value, marks)}}`` at ``metric`` from a run's notebook 06 tables
-    and its neural notebook's (row labels ``"c. λMART*"`` lose their letter; the neural
-    tables' marks are † and *), and the files that were missing."""
+    """``{table: {model: (value, marks)}}`` at ``metric`` from the numbers a run saved beside
+    its notebook 06 tables and its neural notebook's (``<table>_numbers``, `ltrlib.metrics.MarkedTable`:
+    a mean and a boolean per mark; the marks of a row are the markers set, in print order:
+    letters for notebook 06's tables, † and * for the neural ones), and the files that were
+    missing. A run saved before the tables kept their numbers lacks them: rerun its notebooks."""
     out, missing = {}, []
     for name, (notebook, table) in TABLES.items():
         absent: list[str] = []
-        df = read_table(run_dir, notebook, table, absent)
+        df = read_table(run_dir, notebook, f"{table}_numbers", absent)
         if df is None:
             if name not in OPTIONAL:
                 missing += absent
             continue
-        if metric not in df.columns:
-            raise ValueError(f"{Path(run_dir) / 'tables' / notebook / table}.csv has no column {metric!r}; "
-                             f"its metrics: {list(df.columns[1:])}")
-        parse = _parse_paper_marks if name in ("table3", "table5n") else parse_marked
-        out[name] = {str(label).split(". ", 1)[-1]: parse(cell) for label, cell in zip(df.iloc[:, 0], df[metric])}
+        at = df[df.metric == metric]
+        if at.empty:
+            raise ValueError(f"{Path(run_dir) / 'tables' / notebook / table}_numbers.csv has no metric {metric!r}; "
+                             f"its metrics: {list(pd.unique(df.metric))}")
+        markers = [c.removeprefix("marked_") for c in df.columns if c.startswith("marked_")]
+        out[name] = {str(r["model"]): (float(r["mean"]), "".join(m for m in markers if bool(r[f"marked_{m}"])))
+                     for r in at.to_dict("records")}
     return out, missing
-
-
-def _parse_paper_marks(cell) -> tuple[float, str]:
-    """``"0.5299†*"`` -> ``(0.5299, "†*")``: a cell of `ltrlib.neural.competitors.paper_marks`."""
-    text = str(cell).strip()
-    return float(text.rstrip("†*")), text[len(text.rstrip("†*")):]
 
 
 def _letter(tables: Tables, table: str, model: str) -> str:

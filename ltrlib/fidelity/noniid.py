@@ -39,7 +39,6 @@ from ltrlib.fidelity.claims import (
 )
 from ltrlib.fidelity.datasets import declared
 from ltrlib.fidelity.sources import read_table
-from ltrlib.metrics import parse_marked
 from ltrlib.noniid.calibration import LEARNABILITY_TARGET
 from ltrlib.report import table_to_markdown
 
@@ -181,7 +180,7 @@ SOURCES = {
     "alpha": ("04_linear_merge", "alpha_choices"),
     "Figure 3": ("05_stacking", "figure3_importance"),
     "paired": ("03_client_models", "table3_locals_compared"),
-    "fusion": ("04_linear_merge", "fusion_baselines"),
+    "fusion": ("04_linear_merge", "fusion_baselines_numbers"),
 }
 #: The merged models of Table 4; the other rows of notebook 04's ``fusion_baselines`` are the
 #: standard fusions, beyond the paper (`_merge_most`).
@@ -228,12 +227,8 @@ def read_run_numbers(run_dir: str | os.PathLike, holm: bool = False) -> tuple[pd
     # The standard fusions beside the merges (beyond the paper; optional: a run older than them
     # lacks the table, and nothing the paper claims is missing then).
     fusion = read_table(run_dir, *SOURCES["fusion"], [])
-    for r in ([] if fusion is None else fusion.to_dict("records")):
-        model = str(r["model"]).split(" (", 1)[0]
-        for column, cell in r.items():
-            if column != "model" and " " in column:
-                split, metric = column.split(" ", 1)
-                rows.append(("Fusion", split, model, "DS", metric, parse_marked(cell)[0], "", split))
+    for r in ([] if fusion is None else fusion.itertuples(index=False)):
+        rows.append(("Fusion", r.split, r.model, "DS", r.metric, float(r.mean), "", r.split))
     alphas = read_table(run_dir, *SOURCES["alpha"], missing)
     for r in ([] if alphas is None else alphas.itertuples(index=False)):
         rows.append(("alpha", r.split, r.model, "D_merge", "alpha", float(r.alpha), "", r.split))

@@ -29,7 +29,6 @@ from ltrlib.merge.analysis import (
     TABLE_METRICS,
     category_deltas,
     collect,
-    flatten_columns,
     load_local_models,
     marked_table,
     means_table,
@@ -46,7 +45,7 @@ from ltrlib.merge.stacking import STACKING_SETTINGS, StackingModel, feature_impo
 
 __all__ = [
     "FUSIONS", "FusedModel", "fusion_experiment", "fusion_models", "TABLE_METRICS", "category_deltas", "collect",
-    "flatten_columns", "merge_metrics", "meta_models", "per_split", "load_local_models",
+    "merge_metrics", "meta_models", "per_split", "load_local_models",
     "means_table", "query_categories", "marked_table", "score_models", "LinearMerge", "alpha_sweep",
     "linear_experiment", "linear_merge", "sweep_at", "RankerSelector", "selection_experiment", "STACKING_SETTINGS",
     "StackingModel", "feature_importance", "stacking_experiment",

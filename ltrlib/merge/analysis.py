@@ -18,14 +18,13 @@ import pandas as pd
 from ltrlib.data.dataset import Scorer
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.ranking import evaluate
-from ltrlib.metrics.significance import compare_tidy, corrected, significance_table
+from ltrlib.metrics.significance import MarkedTable, compare_tidy, corrected, marked_means
 
 __all__ = [
     "LOCAL_MODELS",
     "TABLE_METRICS",
     "category_deltas",
     "collect",
-    "flatten_columns",
     "merge_metrics",
     "hold_base_models",
     "load_local_models",
@@ -107,21 +106,21 @@ def per_query_frame(ds, scores: Mapping[str, np.ndarray],
 
 
 def marked_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
-                  models: Sequence[str] | None = None, alpha: float = 0.05,
-                  fmt: str = "{:.4f}", style: str = "unicode") -> pd.DataFrame:
-    """Tables 4 and 5: models as rows, (split, metric) as columns, marked means.
+                 models: Sequence[str] | None = None, alpha: float = 0.05) -> MarkedTable:
+    """Tables 4 and 5: models as rows, (split, metric) as columns, marked means (a
+    `ltrlib.metrics.MarkedTable`: numbers and marks until written; the report joins each
+    column's split and metric into one header).
 
     ``per_query``: tidy ``split, model, qid, metric, value`` (several splits). Each cell
     is the mean over the split's test queries with a superscript for every baseline the
     model differs from significantly (paired t-test, ``p < alpha``). Baselines default to
     the paper's ``{"M1": "a", "M2": "b"}``; their rows are labelled ``M1 (a)``, ``M2 (b)``.
     ``models`` picks and orders the rows (default: order of appearance). The paper's
-    layout of `ltrlib.metrics.significance_table`, kept here because three notebook cells
+    layout of `ltrlib.metrics.marked_means`, kept here because three notebook cells
     print it.
     """
-    return significance_table(per_query, baselines or {"M1": "a", "M2": "b"},
-                              columns=["split", "metric"], models=models, alpha=alpha,
-                              fmt=fmt, style=style, label="{model} ({marker})")
+    return marked_means(per_query, baselines or {"M1": "a", "M2": "b"}, columns=["split", "metric"],
+                        models=models, alpha=alpha, label="{model} ({marker})")
 
 
 def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
@@ -275,12 +274,3 @@ def merge_metrics(per_query: pd.DataFrame, metric: str = "ndcg@10",
     alphas = [] if choices is None or "alpha" not in choices else \
         [choices[["split", "client"]].assign(metric="alpha", value=choices.alpha.astype(float))]
     return flatten_metrics([means, *alphas], keys=["split", "model", "client"])
-
-
-def flatten_columns(table: pd.DataFrame, sep: str = " ") -> pd.DataFrame:
-    """A copy with (split, metric) column pairs joined (``"Split1 ndcg@10"``), for CSV and
-    Markdown files; the notebook keeps the two-level header for display."""
-    out = table.copy()
-    if isinstance(out.columns, pd.MultiIndex):
-        out.columns = [sep.join(map(str, c)) for c in out.columns]
-    return out

@@ -18,17 +18,18 @@ from ltrlib.metrics.ranking import (
     reciprocal_rank,
 )
 from ltrlib.metrics.significance import (
+    MarkedTable,
     PairedTTest,
     compare,
     compare_tidy,
     mark_significance,
+    marked_means,
     paired_ttest,
-    parse_marked,
     significance_table,
 )
 
 __all__ = [
     "DEFAULT_METRICS", "average_precision", "evaluate", "ideal_dcg", "ndcg", "parse_metric", "reciprocal_rank",
-    "PairedTTest", "compare", "compare_tidy", "mark_significance", "paired_ttest", "parse_marked",
+    "MarkedTable", "PairedTTest", "compare", "compare_tidy", "mark_significance", "marked_means", "paired_ttest",
     "significance_table", "discount", "gain", "flatten_metrics",
 ]

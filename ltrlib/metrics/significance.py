@@ -21,20 +21,20 @@ that pair.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["CORRECTIONS", "PairedTTest", "compare", "compare_tidy", "corrected", "mark_significance", "paired_ttest",
-           "parse_marked", "significance_table"]
+__all__ = ["CORRECTIONS", "MarkedTable", "PairedTTest", "compare", "compare_tidy", "corrected", "mark_significance",
+           "marked_means", "paired_ttest", "significance_table"]
 
 _SUPERSCRIPT = dict(zip(
     "abcdefghijklmnoprstuvwxyz0123456789+-",
     "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻",
 ))
-_FROM_SUPERSCRIPT = {v: k for k, v in _SUPERSCRIPT.items()}
 _STYLES = ("unicode", "latex", "plain")
 _ALTERNATIVES = ("two-sided", "greater", "less")
 _TOO_FEW = ("nan", "raise")
@@ -310,19 +310,6 @@ def _check_style(style: str) -> None:
         raise ValueError(f"style must be one of {_STYLES}, got {style!r}")
 
 
-def parse_marked(cell) -> tuple[float, str]:
-    """``(value, letters)`` of a cell written by `mark_significance` in the unicode style:
-    ``"0.7140ᵃᵇ"`` gives ``(0.714, "ab")``; a plain number gives no letters. For readers of
-    saved results tables (the fidelity report)."""
-    text = str(cell).strip()
-    letters = "".join(_FROM_SUPERSCRIPT[c] for c in text if c in _FROM_SUPERSCRIPT)
-    number = "".join(c for c in text if c not in _FROM_SUPERSCRIPT)
-    try:
-        return float(number), letters
-    except ValueError:
-        raise ValueError(f"not a marked number: {cell!r}") from None
-
-
 def _markers(letters: str, style: str) -> str:
     if not letters:
         return ""
@@ -337,6 +324,24 @@ def _markers(letters: str, style: str) -> str:
     if style == "latex":
         return f"$^{{{letters}}}$"
     return f"^{letters}"
+
+
+def _cell_marks(wide: pd.DataFrame, letters: dict[str, str], alpha: float, alternative: str,
+                earlier_only: bool) -> tuple[dict[str, float], dict[str, set[str]], pd.DataFrame]:
+    """One cell's numbers: each model's mean over its non-NaN queries, the baselines it
+    differs from (``p < alpha``; with ``earlier_only`` only those in earlier columns) and
+    `compare`'s tests behind them."""
+    tests = compare(wide, letters, alpha=alpha, alternative=alternative)
+    sig = tests[tests.significant]
+    position = {m: i for i, m in enumerate(wide.columns)}
+    means, hits = {}, {}
+    for model in wide.columns:
+        hit = set(sig.baseline[sig.model == model])
+        if earlier_only:
+            hit = {base for base in hit if position[base] < position[model]}
+        means[model] = float(np.nanmean(wide[model].to_numpy(np.float64)))
+        hits[model] = hit
+    return means, hits, tests
 
 
 def mark_significance(per_query: pd.DataFrame,
@@ -354,22 +359,95 @@ def mark_significance(per_query: pd.DataFrame,
     before its own, so a letter always points up the table. ``style``: ``"unicode"``
     superscripts, ``"latex"`` (``0.7140$^{ab}$``) or ``"plain"`` (``0.7140^ab``).
 
-    The mean shown is over the model's non-NaN queries. Returns a Series indexed by model.
+    The mean shown is over the model's non-NaN queries. Returns a Series indexed by model;
+    `marked_means` keeps the numbers and marks instead of strings.
     """
     _check_style(style)
     letters = _check_frame(per_query, baselines)
-    table = compare(per_query, letters, alpha=alpha, alternative=alternative)
-    sig = table[table.significant]
-    position = {m: i for i, m in enumerate(per_query.columns)}
-    out = {}
-    for model in per_query.columns:
-        hit = set(sig.baseline[sig.model == model])
-        if earlier_only:
-            hit = {base for base in hit if position[base] < position[model]}
-        marks = "".join(marker for base, marker in letters.items() if base in hit)
-        out[model] = fmt.format(float(np.nanmean(per_query[model].to_numpy(np.float64)))) \
-            + _markers(marks, style)
+    means, hits, _ = _cell_marks(per_query, letters, alpha, alternative, earlier_only)
+    out = {m: fmt.format(means[m]) + _markers("".join(mk for base, mk in letters.items() if base in hits[m]), style)
+           for m in per_query.columns}
     return pd.Series(out, name="value", dtype=object).rename_axis("model")
+
+
+@dataclass(frozen=True)
+class MarkedTable:
+    """A results table kept as numbers until it is written: each cell's mean and, as
+    booleans, the marks a paper prints beside it. `ltrlib.report.Reporter.table` writes the
+    printed table (`formatted`) and these numbers beside it (``<name>_numbers.csv``), which
+    is what a reader such as the fidelity ledger reads.
+
+    * ``numbers``: tidy, one row per cell: the ``by`` columns, the ``rows`` column, the
+      ``columns`` columns, ``mean``, and ``marked_<m>`` (bool) for each marker ``m`` of
+      ``markers``, in print order (blocks, then column keys, then rows).
+    * ``tests``: the paired tests behind the marks (`compare`'s rows with the cell's keys:
+      differences, t, p), for a reader who wants more than the marks; may be empty.
+    * ``order``: the rows of every block, in print order (absent ones print empty); None:
+      each block's rows in their order in ``numbers``.
+    * ``labels``: the row label printed for a model (default: its name).
+    * ``superscript``: markers print as superscripts in the style `formatted` is given;
+      False: as they are (the † and * of the Bi-LambdaMART paper's Tables 3 and 5).
+    * ``named_columns``: the printed table's column axis carries the ``columns`` names.
+    * ``empty_columns``: the printed columns of a table without cells.
+    """
+
+    numbers: pd.DataFrame
+    markers: tuple[str, ...]
+    rows: str = "model"
+    columns: tuple[str, ...] = ("metric",)
+    by: tuple[str, ...] = ()
+    tests: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    order: tuple[str, ...] | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    superscript: bool = True
+    named_columns: bool = True
+    empty_columns: tuple[str, ...] = ()
+
+    def marks(self, row) -> str:
+        """The markers set in a row of ``numbers``, in print order (``"ab"``, ``"†*"``)."""
+        return "".join(m for m in self.markers if bool(row[f"marked_{m}"]))
+
+    def formatted(self, fmt: str = "{:.4f}", style: str = "unicode", flat: bool = False) -> pd.DataFrame:
+        """The printed table: rows (in blocks by ``by``) x column keys, each cell the mean in
+        ``fmt`` with its markers (``style`` as in `mark_significance`); a table without markers
+        gives the plain float means. ``flat``: several column keys joined by a space into one
+        header (``"Split1 ndcg@10"``), for CSV and Markdown files."""
+        _check_style(style)
+        if self.numbers.empty:
+            out = pd.DataFrame(columns=pd.Index(list(self.empty_columns), name=self.columns[0]),
+                               index=pd.Index([], name=self.rows))
+            return out if self.named_columns else out.rename_axis(columns=None)
+        blocks = {}
+        for block_key, block in _nested_groups(self.numbers, list(self.by)):
+            order = list(self.order) if self.order is not None else list(pd.unique(block[self.rows]))
+            cells = {}
+            for column_key, part in _nested_groups(block, list(self.columns)):
+                if self.markers:
+                    cell = pd.Series(
+                        {r[self.rows]: fmt.format(r["mean"]) + self._printed(self.marks(r), style)
+                         for r in part.to_dict("records")}, dtype=object)
+                else:
+                    cell = pd.Series(part["mean"].to_numpy(np.float64), index=part[self.rows].to_numpy())
+                cells[column_key[0] if len(self.columns) == 1 else column_key] = cell
+            table = pd.DataFrame(cells).reindex(order)
+            if self.labels:
+                table.index = [self.labels.get(m, m) for m in table.index]
+            table = table.rename_axis(index=self.rows)
+            table.columns.names = list(self.columns)
+            blocks[block_key[0] if len(self.by) == 1 else block_key] = table
+        out = blocks[()] if not self.by else pd.concat(blocks, names=[*self.by, self.rows])
+        if flat and isinstance(out.columns, pd.MultiIndex):
+            out.columns = [" ".join(map(str, c)) for c in out.columns]
+        return out if self.named_columns else out.rename_axis(columns=None)
+
+    def _printed(self, marks: str, style: str) -> str:
+        return _markers(marks, style) if self.superscript else marks
+
+    def _repr_html_(self) -> str:
+        return self.formatted()._repr_html_()
+
+    def __repr__(self) -> str:
+        return repr(self.formatted())
 
 
 def _nested_groups(frame: pd.DataFrame, keys: list[str]):
@@ -393,8 +471,26 @@ def significance_table(per_query: pd.DataFrame,
                        earlier_only: bool = False, fmt: str = "{:.4f}", style: str = "unicode",
                        label: str | None = None, qid: str = "qid",
                        value: str = "value") -> pd.DataFrame:
-    """The papers' results table from tidy per-query values: one mean per model and column,
-    marked where a paired t-test against a baseline is significant.
+    """The papers' results table from tidy per-query values, printed: `marked_means`'s
+    table formatted (``fmt``, ``style``: as in `mark_significance`). Its arguments are
+    `marked_means`'; ``baselines=None`` gives the plain float means with no tests."""
+    _check_style(style)
+    return marked_means(per_query, baselines, rows=rows, columns=columns, by=by, models=models, alpha=alpha,
+                        alternative=alternative, earlier_only=earlier_only, label=label, qid=qid,
+                        value=value).formatted(fmt, style)
+
+
+def marked_means(per_query: pd.DataFrame,
+                 baselines: Mapping[str, str] | Sequence[str] | str | None = None, *,
+                 rows: str = "model", columns: str | Sequence[str] = "metric",
+                 by: str | Sequence[str] | None = None,
+                 models: Sequence[str] | None = None,
+                 alpha: float = 0.05, alternative: str = "two-sided",
+                 earlier_only: bool = False, label: str | None = None, qid: str = "qid",
+                 value: str = "value") -> MarkedTable:
+    """The papers' results table from tidy per-query values, as numbers: one mean per model
+    and column, marked where a paired t-test against a baseline is significant
+    (`MarkedTable`; `significance_table` prints it).
 
     ``per_query``: tidy, one row per (model, query) and per value of the ``columns`` and
     ``by`` columns, e.g. ``model, test_set, qid, metric, value`` from
@@ -410,8 +506,7 @@ def significance_table(per_query: pd.DataFrame,
       becomes ``split, model``).
     * ``baselines``: as in `mark_significance` (one name gets marker ``a``); ``None`` gives
       the plain float means with no tests.
-    * ``alpha``, ``alternative``, ``earlier_only``, ``fmt``, ``style``: as in
-      `mark_significance`.
+    * ``alpha``, ``alternative``, ``earlier_only``: as in `mark_significance`.
     * ``label``: a format for the row names of baselines, with fields ``model`` and
       ``marker``, e.g. ``"{model} ({marker})"``; other rows keep the model's name.
 
@@ -433,7 +528,6 @@ def significance_table(per_query: pd.DataFrame,
     # Checked here so that a bad option fails before any test is run.
     _check_alpha(alpha)
     _check_alternative(alternative)
-    _check_style(style)
     if models is not None:
         models = list(models)
         unknown = [m for m in models if m not in set(per_query[rows])]
@@ -441,12 +535,13 @@ def significance_table(per_query: pd.DataFrame,
             raise KeyError(f"models {unknown} are not in per_query "
                            f"(has {list(pd.unique(per_query[rows]))})")
         per_query = per_query[per_query[rows].isin(models)]
-    blocks = {}
+    markers = () if letters is None else tuple(letters.values())
+    cells, tests = [], []
     for block_key, block in _nested_groups(per_query, by):
         order = models if models is not None else list(pd.unique(block[rows]))
-        cells = {}
         for column_key, part in _nested_groups(block, columns):
-            where = ", ".join(f"{k}={v!r}" for k, v in zip([*by, *columns], block_key + column_key))
+            keys = dict(zip([*by, *columns], block_key + column_key))
+            where = ", ".join(f"{k}={v!r}" for k, v in keys.items())
             if part.duplicated([rows, qid]).any():
                 raise ValueError(f"per_query has several values for one ({rows}, {qid}) at {where}")
             present = set(part[rows])
@@ -455,18 +550,20 @@ def significance_table(per_query: pd.DataFrame,
             if wide.isna().any().any() and not part[value].isna().any():
                 raise ValueError(f"models were not evaluated on the same queries at {where}")
             if letters is None:
-                cell = wide.mean()
+                means, hits = wide.mean().to_dict(), {m: set() for m in wide.columns}
             else:
-                cell = mark_significance(wide, letters, alpha=alpha, alternative=alternative,
-                                         earlier_only=earlier_only, fmt=fmt, style=style)
-            cells[column_key[0] if len(columns) == 1 else column_key] = cell
-        table = pd.DataFrame(cells).reindex(order)
-        if label is not None and letters is not None:
-            table.index = [label.format(model=m, marker=letters[m]) if m in letters else m
-                           for m in table.index]
-        table = table.rename_axis(index=rows)
-        table.columns.names = columns
-        blocks[block_key[0] if len(by) == 1 else block_key] = table
-    if not by:
-        return blocks[()]
-    return pd.concat(blocks, names=[*by, rows])
+                means, hits, cell_tests = _cell_marks(wide, letters, alpha, alternative, earlier_only)
+                tests.append(cell_tests.assign(**keys))
+            for m in wide.columns:
+                cells.append({**{k: v for k, v in keys.items() if k in by}, rows: m,
+                              **{k: v for k, v in keys.items() if k in columns}, "mean": means[m],
+                              **{f"marked_{mk}": base in hits[m] for base, mk in (letters or {}).items()}})
+    labels = {} if label is None or letters is None else {
+        m: label.format(model=m, marker=letters[m]) for m in letters}
+    numbers = pd.DataFrame(cells, columns=[*by, rows, *columns, "mean", *(f"marked_{m}" for m in markers)])
+    key_columns = [*by, *columns]
+    tests = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
+    if not tests.empty:
+        tests = tests[[*key_columns, *(c for c in tests.columns if c not in key_columns)]]
+    return MarkedTable(numbers, markers, rows=rows, columns=tuple(columns), by=tuple(by), tests=tests,
+                       order=None if models is None else tuple(models), labels=labels)

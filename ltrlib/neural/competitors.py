@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment, model_list
-from ltrlib.metrics.significance import compare
+from ltrlib.metrics.significance import MarkedTable, compare
 from ltrlib.neural.models import Architecture
 from ltrlib.neural.ranker import CONVERGED, NeuralBudget, NeuralRanker
 
@@ -222,7 +222,7 @@ def table7(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
                         columns=["model", "layers", "heads", "size", "trained_size", "dropout"])
 
 
-def table3(per_query: pd.DataFrame, names) -> pd.DataFrame:
+def table3(per_query: pd.DataFrame, names) -> MarkedTable:
     """Table 3: the networks of ``names`` trained with the λRank loss (GSF(2) with d is Table
     4's), then notebook 06's λRank trees present in ``per_query``, marked as the paper marks
     (`paper_marks`: † against every network, * against λMART*)."""
@@ -240,7 +240,7 @@ def table4_rows(per_query: pd.DataFrame) -> list[str]:
     return [m for m in TABLE4_ROWS if m in set(per_query.model)]
 
 
-def table5(per_query: pd.DataFrame, names) -> pd.DataFrame:
+def table5(per_query: pd.DataFrame, names) -> MarkedTable:
     """Table 5: the networks of ``names`` trained with the softmax loss, then notebook 06's
     softmax trees present in ``per_query``, marked as the paper marks (`paper_marks`: †
     against every network, * against GBT_Softmax)."""
@@ -249,30 +249,32 @@ def table5(per_query: pd.DataFrame, names) -> pd.DataFrame:
     return paper_marks(per_query, softmax + trees, softmax, [m for m in ("GBT_Softmax",) if m in trees])
 
 
-def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 0.01,
-                fmt: str = "{:.4f}") -> pd.DataFrame:
+def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 0.01) -> MarkedTable:
     """Table 5's layout: mean NDCG@k of ``rows`` (model x metric), a † where the row is
     significantly better than *every* model of ``neural`` and a * where it is better than
     every model of ``trees`` (two-sided paired t-test p < ``alpha`` with a positive mean
-    difference, the paper's test; a row is not tested against itself)."""
+    difference, the paper's test; a row is not tested against itself). A
+    `ltrlib.metrics.MarkedTable`: the marks are booleans (``marked_†``, ``marked_*``)
+    until the table is written."""
     rows, neural, trees = list(rows), list(neural), list(trees)
-    out = {}
+    cells, tests = [], []
     for metric, block in per_query.groupby("metric", sort=False):
         wide = block.pivot_table(index="qid", columns="model", values="value", sort=False)
         wide = wide[[m for m in dict.fromkeys(rows + neural + trees)]]
         # One-sided at alpha/2 in the direction of the difference = two-sided p < alpha and better.
         table = compare(wide, {m: m for m in neural + trees}, alpha=alpha / 2, alternative="greater")
+        tests.append(table.assign(metric=metric))
         beats = {(r.model, r.baseline) for r in table.itertuples() if r.significant}
-        cells = {}
         for m in rows:
-            mark = ""
+            marks = {}
             for symbol, group in (("†", neural), ("*", trees)):
                 others = [g for g in group if g != m]
-                if others and all((m, g) in beats for g in others):
-                    mark += symbol
-            cells[m] = fmt.format(float(wide[m].mean())) + mark
-        out[metric] = cells
-    return pd.DataFrame(out).rename_axis("model")
+                marks[f"marked_{symbol}"] = bool(others) and all((m, g) in beats for g in others)
+            cells.append({"model": m, "metric": metric, "mean": float(wide[m].mean()), **marks})
+    numbers = pd.DataFrame(cells, columns=["model", "metric", "mean", "marked_†", "marked_*"])
+    tests = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
+    return MarkedTable(numbers, ("†", "*"), tests=tests, order=tuple(rows), superscript=False,
+                       named_columns=False)
 
 
 def network_curves(fitted: Mapping[str, FittedModel], split: str = "stage 2", cutoff: int = 5) -> pd.DataFrame:

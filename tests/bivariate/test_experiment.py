@@ -18,7 +18,8 @@ def _per_query():
 
 def test_letters_mark_improvements_over_earlier_rows_only():
     pq = _per_query()
-    t = ndcg_table(pq, ["A", "B", "C", "D"])
+    marked = ndcg_table(pq, ["A", "B", "C", "D"])
+    t = marked.formatted()
     assert list(t.index) == ["a. A", "b. B", "c. C", "d. D"]
     cells = t["ndcg@5"]
     assert cells["a. A"] == f"{pq[pq.model == 'A'].value.mean():.4f}"
@@ -27,6 +28,11 @@ def test_letters_mark_improvements_over_earlier_rows_only():
     assert not any(ch in cells["d. D"] for ch in "ᵃᵇᶜ")  # worse: no improvement marks
     # A is never marked against later rows, though B is significantly different from it.
     assert cells["a. A"][-1].isdigit()
+    # The marks are numbers until printed: each mark a boolean beside the full-precision mean.
+    numbers = marked.numbers.set_index("model")
+    assert numbers.loc["B", ["marked_a", "marked_b", "marked_c", "marked_d"]].tolist() == [True, False, False, False]
+    assert not numbers.loc["D", ["marked_a", "marked_b", "marked_c"]].any()
+    assert numbers.loc["A", "mean"] == pytest.approx(pq[pq.model == "A"].value.mean(), rel=1e-12)
 
 
 def test_headline_keys_and_search_space():

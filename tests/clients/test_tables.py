@@ -28,11 +28,14 @@ def per_query(split_name, base):
 def test_table1_names_the_full_ds2():
     init = split("initial-c11", "tie_breaking", 11, rest="tie_breaking")
     pq = per_query("initial-c11", 0.5)
-    t = T.table1_initial(pq, {init.name: init}, baseline=None)
+    t = T.table1_initial(pq, {init.name: init}, baseline=None).formatted()
     assert list(t.index) == ["M1", "M2", "M_full"] and list(t.columns) == ["DS1", "DS2", "DS"]
     assert t.loc["M2", "DS2"] == pytest.approx(0.61, abs=2e-3)
-    marked = T.table1_initial(pq, {init.name: init})
+    table = T.table1_initial(pq, {init.name: init})
+    marked = table.formatted()
     assert marked.loc["M1", "DS"].endswith("ᵃ") and "ᵃ" not in marked.loc["M_full", "DS"]
+    # Client 2's test set is named DS2 in the numbers too, and its tests.
+    assert set(table.numbers.test_set) == {"DS1", "DS2", "DS"} and set(table.tests.test_set) == {"DS1", "DS2", "DS"}
     means = T.client_means(pq, {init.name: init})
     assert set(means.test_set) == {"DS1", "DS2", "DS"} and len(means) == 9
     assert set(means.strategy) == {"tie_breaking"} and set(means.category) == {11}
@@ -42,7 +45,8 @@ def test_tables_are_empty_when_their_splits_were_left_out():
     # Data on which no initial split or Table 3 configuration can be trained
     # (`ltrlib.noniid.splits.initial_splits`, `alternative_splits`) gets empty tables, not an error.
     pq = per_query("Split1", 0.5)
-    assert T.table1_initial(pq, {}).empty and list(T.table1_initial(pq, {}).columns) == ["DS1", "DS2", "DS"]
+    empty = T.table1_initial(pq, {}).formatted()
+    assert empty.empty and list(empty.columns) == ["DS1", "DS2", "DS"]
     assert T.table3_alternative(pq, {}).empty
 
 

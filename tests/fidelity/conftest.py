@@ -11,11 +11,28 @@ import pytest
 
 from ltrlib.foltr.federated import discount_sum
 
-COLUMNS = ["model", "ndcg@1", "ndcg@5"]
+LETTERS = "abcd"
+NEURAL_MARKS = "†*"
 
 
-def _table(path, rows):
-    pd.DataFrame(rows, columns=COLUMNS).to_csv(path, index=False)
+def _numbers(path, rows, markers=LETTERS):
+    """A marked table's numbers as notebooks 06 and 06n save them (`ltrlib.metrics.MarkedTable`,
+    ``<table>_numbers.csv``): rows ``(model, NDCG@5, its marks)``; every NDCG@1 is 0.6, unmarked."""
+    markers = markers[:len(rows)] if markers == LETTERS else markers
+    records = [{"model": m, "metric": metric, "mean": mean,
+                **{f"marked_{k}": k in (marks if metric == "ndcg@5" else "") for k in markers}}
+               for m, value, marks in rows for metric, mean in (("ndcg@1", 0.6), ("ndcg@5", value))]
+    pd.DataFrame(records).to_csv(path, index=False)
+
+
+def set_row(path, model, value, marks):
+    """Change one model's NDCG@5 and marks in a table's numbers (`_numbers`' layout)."""
+    df = pd.read_csv(path)
+    at = (df.model == model) & (df.metric == "ndcg@5")
+    df.loc[at, "mean"] = value
+    for column in [c for c in df.columns if c.startswith("marked_")]:
+        df.loc[at, column] = column.removeprefix("marked_") in marks
+    df.to_csv(path, index=False)
 
 
 #: Notebook 06_neural_competitors' NDCG@5 with which every neural claim holds.
@@ -24,25 +41,22 @@ NETWORKS = {"DNN": 0.670, "GSF(2)": 0.672, "GSF(20)": 0.673, "ATTN-DIN": 0.678, 
             "ATTN-DIN_Softmax": 0.681, "SetRank_Softmax": 0.682}
 
 
-def bilambdamart_run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0.6610ᵃ", networks=NETWORKS,
+def bilambdamart_run(tmp_path, *, bi=(0.7100, "abc"), trials=10, control_bi=(0.6610, "a"), networks=NETWORKS,
                      network_trials=1, spent=None):
-    """A run's tables; ``spent``: ``{model: usable trials}`` for notebook 06's tuning
+    """A run's tables; ``bi``, ``control_bi``: Bi-λMART's NDCG@5 and marks in Table 2 and the
+    control's; ``spent``: ``{model: usable trials}`` for notebook 06's tuning
     summary and ``{network: (usable trials, stop reason)}`` for the neural one's (the
     budget gate's inputs), or None for a run without them."""
     base = tmp_path / "tables" / "06_bilambdamart"
     base.mkdir(parents=True)
-    _table(base / "table2_lambdarank.csv", [
-        ["a. λMART (stage 1)", "0.6", "0.6800"], ["b. λMART", "0.6", "0.6950ᵃ"],
-        ["c. λMART*", "0.6", "0.6960ᵃ"], ["d. Bi-λMART", "0.6", bi]])
-    _table(base / "table4_difference.csv", [["a. Bi-λMART w/o d", "0.6", "0.6990"],
-                                            ["b. Bi-λMART", "0.6", bi]])
+    _numbers(base / "table2_lambdarank_numbers.csv", [
+        ("λMART (stage 1)", 0.6800, ""), ("λMART", 0.6950, "a"), ("λMART*", 0.6960, "a"), ("Bi-λMART", *bi)])
+    _numbers(base / "table4_difference_numbers.csv", [("Bi-λMART w/o d", 0.6990, ""), ("Bi-λMART", *bi)])
     # Bi-GBT_Softmax slightly above Bi-λMART, as the paper finds (§6.2).
-    _table(base / "table5_softmax.csv", [["a. GBT_Softmax", "0.6", "0.6900"],
-                                         ["b. Bi-GBT_Softmax", "0.6", "0.7120ᵃ"]])
+    _numbers(base / "table5_softmax_numbers.csv", [("GBT_Softmax", 0.6900, ""), ("Bi-GBT_Softmax", 0.7120, "a")])
     if control_bi is not None:
-        _table(base / "control_table2.csv", [["a. λMART (stage 1)", "0.6", "0.6500"],
-                                             ["b. λMART*", "0.6", "0.6600ᵃ"],
-                                             ["c. Bi-λMART", "0.6", control_bi]])
+        _numbers(base / "control_table2_numbers.csv", [("λMART (stage 1)", 0.6500, ""), ("λMART*", 0.6600, "a"),
+                                                       ("Bi-λMART", *control_bi)])
     metrics = {"06_bilambdamart": {"n_trials": trials}}
     if spent is not None:
         trees = {m: n for m, n in spent.items() if not isinstance(n, tuple)}
@@ -52,14 +66,14 @@ def bilambdamart_run(tmp_path, *, bi="0.7100ᵃᵇᶜ", trials=10, control_bi="0
         neural = tmp_path / "tables" / "06_neural_competitors"
         neural.mkdir(parents=True)
         lam = [m for m in networks if not m.endswith("_Softmax")]
-        _table(neural / "table3_neural_lambdarank.csv",
-               [[m, "0.6", f"{networks[m]:.4f}"] for m in lam]
-               + [["λMART", "0.6", "0.6950†"], ["λMART*", "0.6", "0.6960†"], ["Bi-λMART", "0.6", "0.7100†*"]])
-        _table(neural / "table5_neural_softmax.csv",
-               [[m, "0.6", f"{networks[m]:.4f}"] for m in networks if m.endswith("_Softmax")]
-               + [["GBT_Softmax", "0.6", "0.6900†"], ["Bi-GBT_Softmax", "0.6", "0.7120†*"]])
-        _table(neural / "table4_gsf.csv", [["a. GSF(2)", "0.6", "0.6720"], ["b. GSF(2) with d", "0.6", "0.6730"],
-                                           ["c. Bi-λMART w/o d", "0.6", "0.6990ᵃᵇ"], ["d. Bi-λMART", "0.6", bi]])
+        _numbers(neural / "table3_neural_lambdarank_numbers.csv",
+                 [(m, networks[m], "") for m in lam]
+                 + [("λMART", 0.6950, "†"), ("λMART*", 0.6960, "†"), ("Bi-λMART", 0.7100, "†*")], NEURAL_MARKS)
+        _numbers(neural / "table5_neural_softmax_numbers.csv",
+                 [(m, networks[m], "") for m in networks if m.endswith("_Softmax")]
+                 + [("GBT_Softmax", 0.6900, "†"), ("Bi-GBT_Softmax", 0.7120, "†*")], NEURAL_MARKS)
+        _numbers(neural / "table4_gsf_numbers.csv", [("GSF(2)", 0.6720, ""), ("GSF(2) with d", 0.6730, ""),
+                                                     ("Bi-λMART w/o d", 0.6990, "ab"), ("Bi-λMART", *bi)])
         metrics["06_neural_competitors"] = {"neural_trials": network_trials, "max_steps": 1000}
         nets = {m: v for m, v in (spent or {}).items() if isinstance(v, tuple)}
         if nets:
@@ -196,5 +210,5 @@ def tables():
     ``write_foltr_runs(dir, runs)``, ``pair_summary(...)``."""
     return SimpleNamespace(notes=_notes, trend=_trend, sweep=_sweep, graded=_graded, reproducible=_reproducible,
                            spread=_spread, curves=_curves,
-                           bilambdamart_run=bilambdamart_run, foltr_runs=foltr_runs,
+                           bilambdamart_run=bilambdamart_run, set_row=set_row, foltr_runs=foltr_runs,
                            write_foltr_runs=write_foltr_runs, pair_summary=pair_summary, CLICKS=CLICKS, NETWORKS=NETWORKS)

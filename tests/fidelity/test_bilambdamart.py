@@ -9,13 +9,32 @@ import pytest
 from ltrlib.fidelity.bilambdamart import (ALL_CLAIMS, BUDGET, COMPARED, SEED_COMPARISONS, across_seeds, bilambdamart_claims,
                                          read_tables)
 from ltrlib.fidelity.claims import EFFECT_COLUMNS, UNSTABLE_BELOW
-from ltrlib.metrics import parse_marked
 
-def test_parse_marked_reads_what_mark_significance_writes():
-    assert parse_marked("0.7140ᵃᵇ") == (0.714, "ab")
-    assert parse_marked(0.5) == (0.5, "")
-    with pytest.raises(ValueError, match="marked number"):
-        parse_marked("n/a")
+
+def test_read_tables_reads_the_numbers_saved_beside_a_marked_table(tmp_path):
+    """What notebook 06 saves (`Reporter.table` of `ndcg_table`'s MarkedTable) reads back as
+    full-precision means and marks from booleans, never from the printed strings."""
+    from ltrlib.bivariate import ndcg_table
+    from ltrlib.report import Reporter
+
+    rng = np.random.default_rng(0)
+    rows = ("λMART (stage 1)", "λMART", "λMART*", "Bi-λMART")
+    per_query = pd.DataFrame([{"model": m, "metric": metric, "qid": q, "value": 0.5 + 0.02 * i + rng.normal(0, 0.01)}
+                              for i, m in enumerate(rows) for metric in ("ndcg@1", "ndcg@5") for q in range(40)])
+    table = ndcg_table(per_query, list(rows))
+    Reporter("run", "06_bilambdamart", tmp_path).table(table, "table2_lambdarank", index=True)
+    run = tmp_path / "run"
+    printed = pd.read_csv(run / "tables" / "06_bilambdamart" / "table2_lambdarank.csv")
+    assert printed.iloc[3, 0] == "d. Bi-λMART" and printed.iloc[3, 2].endswith("ᵃᵇᶜ")
+    ours = read_tables(run)[0]["table2"]
+    means = per_query[per_query.metric == "ndcg@5"].groupby("model").value.mean()
+    assert ours["Bi-λMART"][1] == "abc" and ours["λMART (stage 1)"][1] == ""
+    assert {m: v for m, (v, _) in ours.items()} == pytest.approx(means.to_dict(), rel=1e-12, abs=0)
+    # A marked string in the numbers would be refused, not parsed.
+    numbers = run / "tables" / "06_bilambdamart" / "table2_lambdarank_numbers.csv"
+    pd.read_csv(numbers).assign(mean="0.7140ᵃᵇ").to_csv(numbers, index=False)
+    with pytest.raises(ValueError):
+        read_tables(run)
 
 
 def test_claims_hold_and_fail_on_the_tables(tmp_path, tables):
@@ -65,14 +84,13 @@ def _paper_run(tmp_path, dataset="WEB30K"):
             continue
         base = tmp_path / "tables" / notebook
         base.mkdir(parents=True, exist_ok=True)
-        if name not in ("table3", "table5n"):  # superscripts, as `mark_significance` writes them
-            marks_of = {m: "".join("ᵃᵇᶜ"["abc".index(x)] for x in k) for m, (_, k) in printed[name].items()}
-        else:  # † and *, as the neural notebook writes them
-            marks_of = {m: k for m, (_, k) in printed[name].items()}
+        # The table's markers: a letter per row (notebook 06's tables), or † and * (the neural ones).
+        markers = "†*" if name in ("table3", "table5n") else "abcd"[:len(printed[name])]
         at = printed["by_cutoff"]
-        rows = [[model, *(f"{at[m][name][model][0]:.4f}" + (marks_of[model] if m == "ndcg@5" else "")
-                          for m in CUTOFFS)] for model in printed[name]]
-        pd.DataFrame(rows, columns=["model", *CUTOFFS]).to_csv(base / f"{table}.csv", index=False)
+        rows = [{"model": model, "metric": m, "mean": at[m][name][model][0],
+                 **{f"marked_{k}": m == "ndcg@5" and k in marks for k in markers}}
+                for model, (_, marks) in printed[name].items() for m in CUTOFFS]
+        pd.DataFrame(rows).to_csv(base / f"{table}_numbers.csv", index=False)
     return tmp_path
 
 
@@ -91,18 +109,11 @@ def test_the_papers_numbers_as_ours_give_effect_ratio_one_on_their_dataset(tmp_p
 
 def test_the_new_claims_can_fail(tmp_path, tables):
     run = tables.bilambdamart_run(tmp_path)
-    table2 = run / "tables" / "06_bilambdamart" / "table2_lambdarank.csv"
-    t2 = pd.read_csv(table2)
-    t2.loc[t2.model == "d. Bi-λMART", "ndcg@5"] = "0.7100ᵇᶜ"  # not significant over stage 1 (a)
-    t2.to_csv(table2, index=False)
-    table4 = run / "tables" / "06_bilambdamart" / "table4_difference.csv"
-    t4 = pd.read_csv(table4)
-    t4.loc[t4.model == "a. Bi-λMART w/o d", "ndcg@5"] = "0.6800"  # 0.016 from λMART*, Bi-λMART 0.014
-    t4.to_csv(table4, index=False)
-    table5 = run / "tables" / "06_bilambdamart" / "table5_softmax.csv"
-    t5 = pd.read_csv(table5)
-    t5.loc[t5.model == "b. Bi-GBT_Softmax", "ndcg@5"] = "0.7050ᵃ"  # below Bi-λMART's 0.7100
-    t5.to_csv(table5, index=False)
+    folder = run / "tables" / "06_bilambdamart"
+    tables.set_row(folder / "table2_lambdarank_numbers.csv", "Bi-λMART", 0.7100, "bc")  # not significant over stage 1 (a)
+    # 0.016 from λMART*, Bi-λMART 0.014
+    tables.set_row(folder / "table4_difference_numbers.csv", "Bi-λMART w/o d", 0.6800, "")
+    tables.set_row(folder / "table5_softmax_numbers.csv", "Bi-GBT_Softmax", 0.7050, "a")  # below Bi-λMART's 0.7100
     claims, _, _ = bilambdamart_claims(run)
     verdict = dict(zip(claims.claim, claims.ours))
     assert verdict["bi_beats_stage1"] == "does not hold"
@@ -196,7 +207,7 @@ def test_a_run_without_the_neural_notebook_misses_nothing_and_decides_no_neural_
 
 
 def test_a_gain_without_significance_does_not_hold(tmp_path, tables):
-    claims, _, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path, bi="0.7100ᵃ", control_bi="0.6700ᵃᵇ"))
+    claims, _, _ = bilambdamart_claims(tables.bilambdamart_run(tmp_path, bi=(0.7100, "a"), control_bi=(0.6700, "ab")))
     verdict = dict(zip(claims.claim, claims.ours))
     assert verdict["bi_beats_univariate"] == "does not hold"
     assert verdict["differences_help"] == "holds"  # the paper prints no test for Table 4
@@ -216,12 +227,12 @@ def test_untuned_runs_are_not_decided_and_missing_tables_are_named(tmp_path, tab
     (tmp_path / "metrics.json").write_text(json.dumps({"06_bilambdamart": {"n_trials": 10}}))
     claims, effects, _ = bilambdamart_claims(tmp_path)
     assert "not decided" not in set(claims.ours) and not effects.empty
-    (tmp_path / "tables" / "06_bilambdamart" / "table5_softmax.csv").unlink()
+    (tmp_path / "tables" / "06_bilambdamart" / "table5_softmax_numbers.csv").unlink()
     tables, missing = read_tables(tmp_path)
-    assert "table5" not in tables and missing == ["tables/06_bilambdamart/table5_softmax.csv"]
+    assert "table5" not in tables and missing == ["tables/06_bilambdamart/table5_softmax_numbers.csv"]
 
 
-def _seed_run(tables, tmp_path, seed, *, bi="0.7100ᵃᵇᶜ", scale="small", trials=10):
+def _seed_run(tables, tmp_path, seed, *, bi=(0.7100, "abc"), scale="small", trials=10):
     run = tables.bilambdamart_run(tmp_path / f"seed{seed}", bi=bi, trials=trials)
     params = {"dataset": "synthetic", "data_dir": "", "scale": scale, "seed": seed}
     (run / "run.json").write_text(json.dumps({"params": params, "notebooks": {"06_bilambdamart": {
@@ -233,8 +244,8 @@ def test_across_seeds_gives_each_run_and_a_test_over_the_seeds(tables, tmp_path)
     from scipy import stats
 
     # λMART* is 0.6960 (row c) in every run: +2.01 % marked, +0.57 % marked "ab" only.
-    runs = [_seed_run(tables, tmp_path, 0), _seed_run(tables, tmp_path, 1, bi="0.7000ᵃᵇ"),
-            _seed_run(tables, tmp_path, 2, bi="0.6900")]
+    runs = [_seed_run(tables, tmp_path, 0), _seed_run(tables, tmp_path, 1, bi=(0.7000, "ab")),
+            _seed_run(tables, tmp_path, 2, bi=(0.6900, ""))]
     per_run, summary = across_seeds(runs)
     star = per_run[per_run.comparison == "Bi-λMART vs λMART*"].set_index("seed")
     assert star.difference_pct.round(2).tolist() == [2.01, 0.57, -0.86]
@@ -256,7 +267,7 @@ def test_across_seeds_refuses_runs_that_are_not_one_setup_at_several_seeds(table
         across_seeds([a, _seed_run(tables, tmp_path, 1, scale="paper")])
     with pytest.raises(ValueError, match="n_trials = 1"):
         across_seeds([a, _seed_run(tables, tmp_path, 2, trials=1)])
-    with pytest.raises(ValueError, match="no column 'ndcg@7'"):
+    with pytest.raises(ValueError, match="no metric 'ndcg@7'"):
         across_seeds([a, _seed_run(tables, tmp_path, 3)], metric="ndcg@7")
     with pytest.raises(ValueError, match="run.json is missing"):
         across_seeds([a, tmp_path])

@@ -25,7 +25,8 @@ def _per_query(n=40, seed=0):
 
 
 def test_marked_table_marks_significant_differences_against_each_baseline():
-    table = analysis.marked_table(_per_query(), models=["M1", "M2", "M12α"])
+    marked = analysis.marked_table(_per_query(), models=["M1", "M2", "M12α"])
+    table = marked.formatted()
     assert list(table.index) == ["M1 (a)", "M2 (b)", "M12α"]
     cells = table[("Split1", "ndcg@10")]
     assert cells["M2 (b)"].endswith("ᵃ")              # differs from M1
@@ -33,6 +34,9 @@ def test_marked_table_marks_significant_differences_against_each_baseline():
     assert cells["M12α"].endswith("ᵇ") and "ᵃ" not in cells["M12α"]
     mean_m2 = _per_query().query("model == 'M2'").value.mean()
     assert cells["M2 (b)"].startswith(f"{mean_m2:.4f}")
+    numbers = marked.numbers.set_index("model")
+    assert numbers.loc["M12α", ["marked_a", "marked_b"]].tolist() == [False, True]
+    assert list(marked.formatted(flat=True).columns) == ["Split1 ndcg@10"]  # as the report writes it
     with pytest.raises(KeyError, match="M9"):
         analysis.marked_table(_per_query(), models=["M9"])
 

@@ -52,7 +52,9 @@ def _per_query(means: dict[str, float], n: int = 40, seed: int = 0) -> pd.DataFr
 def test_paper_marks_dagger_for_beating_every_network_star_for_beating_the_trees():
     pq = _per_query({"DNN": 0.70, "SetRank": 0.72, "GBT": 0.73, "Bi": 0.75, "Close": 0.7201})
     table = paper_marks(pq, ["DNN", "SetRank", "Close", "GBT", "Bi"], ["DNN", "SetRank", "Close"], ["GBT"])
-    cells = table["ndcg@5"]
+    cells = table.formatted()["ndcg@5"]
+    marks = table.numbers.set_index("model")[["marked_†", "marked_*"]]
+    assert marks.loc["Bi"].tolist() == [True, True] and marks.loc["SetRank"].tolist() == [False, False]
     assert cells["GBT"].endswith("†") and not cells["GBT"].endswith("*")
     assert cells["Bi"].endswith("†*")
     # SetRank beats DNN but not Close (a network it does not beat): no dagger.
@@ -100,7 +102,7 @@ def test_tables_3_to_5_take_their_rows_by_loss_and_the_trees_present():
                      "λMART*": 0.73, "Bi-λMART": 0.74, "GBT_Softmax": 0.72})
     names = ["DNN", "GSF(2)", "GSF(2) with d", "DNN_Softmax"]
     # Table 3: the λRank networks but GSF(2) with d (Table 4's), then the λRank trees there.
-    assert list(table3(pq, names).index) == ["DNN", "GSF(2)", "λMART*", "Bi-λMART"]
+    assert list(table3(pq, names).formatted().index) == ["DNN", "GSF(2)", "λMART*", "Bi-λMART"]
     assert table4_rows(pq) == ["GSF(2)", "GSF(2) with d", "Bi-λMART"]  # Bi-λMART w/o d did not run
-    assert list(table5(pq, names).index) == ["DNN_Softmax", "GBT_Softmax"]
-    assert table5(pq, names).loc["GBT_Softmax", "ndcg@5"].endswith("†")
+    assert list(table5(pq, names).formatted().index) == ["DNN_Softmax", "GBT_Softmax"]
+    assert table5(pq, names).formatted().loc["GBT_Softmax", "ndcg@5"].endswith("†")
