@@ -1,5 +1,10 @@
 """Optuna studies with resumption, replaced failures and pruning (`run_study`).
 
+One loop runs every study: `TuningStudy.optimize`, alone (a journal or in-memory study) or
+shared over a database. What a trial does besides training comes as small hooks: a
+monitor per concern (pruning: `pruning_monitor`; progress beside the study's bar), joined
+by `watch`, and the best model kept by `BestModel`.
+
 Cheap trials (not in the paper, which gives no trial count or budget)
 --------------------------------------------------------------------
 * A known-good start: ``first_params`` (for the client models `PAPER_TABLE6_MEDIAN`) is
@@ -58,8 +63,8 @@ from ltrlib.train.tuning.space import TUNED_PARAMS, search_space
 from ltrlib.train.tuning.storage import describe_storage, is_shared, study_database, study_storage
 
 __all__ = [
-    "TrialFailed", "TuningResult", "prune_every", "prune_warmup", "pruner", "pruning_monitor", "pruning_setup",
-    "run_study", "watch",
+    "TrialFailed", "TuningResult", "TuningStudy", "prune_every", "prune_warmup", "pruner", "pruning_monitor",
+    "pruning_setup", "run_study", "watch",
 ]
 
 
@@ -289,15 +294,9 @@ def run_study(
     setup = json.loads(json.dumps(setup))  # compare in the form the storage returns
     store = (study_database(storage, study_name) if isinstance(storage, str) and "://" in storage
              else study_storage(storage))
-    run = _run_shared if is_shared(store) else _run_alone
-    kept = BestModel() if keep_best else None
-    study, n_new = run(kept.wrap(objective) if kept else objective, n_trials=int(n_trials), study_name=study_name,
-                       store=store, where=describe_storage(storage), seed=seed, setup=setup, progress=progress,
-                       first_params=first_params, study_pruner=study_pruner, unit=unit)
-    result = _study_result(study, study_name, int(n_trials), n_new, searched)
-    if kept:
-        result.ranker = kept.of(result)
-    return result
+    study = TuningStudy(study_name, store, describe_storage(storage), seed=seed, setup=setup, progress=progress,
+                        first_params=first_params, pruner=study_pruner, unit=unit)
+    return study.optimize(objective, int(n_trials), searched, keep_best)
 
 
 class BestModel:
@@ -384,164 +383,195 @@ def watch(*monitors):
     return monitor
 
 
-def _run_alone(objective, *, n_trials, study_name, store, where, seed, setup, progress, first_params,
-               study_pruner, unit):
-    """A journal or in-memory study: this process is its only worker."""
-    import optuna
-    from optuna.trial import TrialState
-
-    study = optuna.create_study(study_name=study_name, storage=store, direction="maximize",
-                                load_if_exists=True, pruner=study_pruner or optuna.pruners.NopPruner())
-    if study.user_attrs.get("setup") is None:
-        study.set_user_attr("setup", setup)
-    else:
-        _check_setup(study, setup, study_name, where)
-    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        study.tell(t.number, state=TrialState.FAIL)  # left behind by an interrupted run
-
-    def finished():
-        return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
-
-    done = len(finished())
-    if first_params is not None and done == 0 \
-            and not study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
-        # Also after an interruption of the first trial: the first finished trial is
-        # always this point, as in an uninterrupted study (and it completes: the pruner
-        # needs one completed trial before it prunes).
-        study.enqueue_trial(dict(first_params), user_attrs={FIRST_POINT: True})
-    missing = max(0, n_trials - done)
-    bar = _progress_bar(progress, missing, study_name)
-    try:
-        while done < n_trials:
-            replaced = _replaced(study)
-            if len(replaced) > n_trials:
-                raise RuntimeError(f"study {study_name!r}: {len(replaced)} trials failed and were replaced, more "
-                                   f"than its {n_trials} trials; the last: {replaced[-1].user_attrs[FAILURE_ATTR]}")
-            # Seeded by the attempt (finished and replaced trials), so a resumed study draws
-            # what an uninterrupted one would.
-            study.sampler = optuna.samplers.TPESampler(n_startup_trials=TPE_STARTUP_TRIALS,
-                                                       seed=_trial_seed(seed, done + len(replaced)))
-            with _failures_quiet():
-                study.optimize(lambda trial: objective(trial, _trial_progress(bar, trial, unit)), n_trials=1,
-                               gc_after_trial=False, catch=(TrialFailed,))
-            now = len(finished())
-            if bar is not None and now > done:
-                bar.update(now - done)
-                if any(t.state == TrialState.COMPLETE for t in finished()):
-                    bar.set_postfix(best=f"{study.best_value:.4f}")
-            done = now
-    finally:
-        if bar is not None:
-            bar.close()
-    return study, missing
-
-
 # Seconds a process joining a shared study waits for its creator to record the setup (the
 # creator does so right after creating it; longer means it died in between).
 SETUP_WAIT = 60.0
 
 
 class _SurplusTrial(Exception):
-    """A trial started when the study already had its ``n_trials`` (see `_run_shared`)."""
+    """A trial started when the study already had its ``n_trials`` (see `TuningStudy`)."""
 
 
-def _open_shared(study_name: str, store, where: str, setup: dict, first_params, study_pruner):
-    import optuna
+class TuningStudy:
+    """One study as `run_study` runs it: where it is stored (``store``, described as
+    ``where``), the setup its values depend on, how its trials are drawn (``seed``, the
+    ``first_params`` enqueued first, the ``pruner``) and shown (``progress``, each trial's
+    steps counted in ``unit``). `optimize` runs it alone (a journal or in-memory study, this
+    process its only worker) or shared (a database study, with whichever workers join it):
+    the storage decides."""
 
-    pruner = study_pruner or optuna.pruners.NopPruner()
-    try:
-        # Without load_if_exists: the database lets exactly one process create the study.
-        study = optuna.create_study(study_name=study_name, storage=store, direction="maximize",
-                                    pruner=pruner)
-    except optuna.exceptions.DuplicatedStudyError:
-        study = optuna.load_study(study_name=study_name, storage=store, pruner=pruner)
-    else:
-        # The creator queues the first point, then publishes the setup: a process that sees
-        # the setup also sees trial 0 queued, and nobody queues it twice.
-        if first_params is not None:
-            study.enqueue_trial(dict(first_params), user_attrs={FIRST_POINT: True})
-        study.set_user_attr("setup", setup)
+    def __init__(self, name: str, store, where: str, *, seed: int, setup: dict, progress: bool,
+                 first_params: Mapping[str, Any] | None = None, pruner=None, unit: str = "trees"):
+        self.name, self.store, self.where = name, store, where
+        self.seed, self.setup, self.progress = seed, setup, progress
+        self.first_params, self.pruner, self.unit = first_params, pruner, unit
+
+    def optimize(self, objective: Callable, n_trials: int, searched: tuple[str, ...] = TUNED_PARAMS,
+                 keep_best: bool = False) -> TuningResult:
+        """Run ``objective(trial, monitor)`` until the study has ``n_trials`` finished trials
+        and sum up its first ``n_trials`` (`run_study` says what the objective does).
+        ``keep_best``: the objective returns ``(value, model)`` and the result's ``ranker``
+        is the best model when this process trained it (`BestModel`)."""
+        kept = BestModel() if keep_best else None
+        scored = kept.wrap(objective) if kept else objective
+        run = self._shared if is_shared(self.store) else self._alone
+        study, n_new = run(scored, n_trials)
+        result = _study_result(study, self.name, n_trials, n_new, searched)
+        if kept:
+            result.ranker = kept.of(result)
+        return result
+
+    def _trial(self, objective: Callable, bar):
+        """What Optuna calls: ``objective`` with the trial's progress monitor beside ``bar``."""
+        return lambda trial: objective(trial, _trial_progress(bar, trial, self.unit))
+
+    def _alone(self, objective: Callable, n_trials: int):
+        """A journal or in-memory study: this process is its only worker."""
+        import optuna
+        from optuna.trial import TrialState
+
+        study = optuna.create_study(study_name=self.name, storage=self.store, direction="maximize",
+                                    load_if_exists=True, pruner=self.pruner or optuna.pruners.NopPruner())
+        if study.user_attrs.get("setup") is None:
+            study.set_user_attr("setup", self.setup)
+        else:
+            _check_setup(study, self.setup, self.name, self.where)
+        for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            study.tell(t.number, state=TrialState.FAIL)  # left behind by an interrupted run
+
+        def finished():
+            return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
+
+        done = len(finished())
+        if self.first_params is not None and done == 0 \
+                and not study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
+            # Also after an interruption of the first trial: the first finished trial is
+            # always this point, as in an uninterrupted study (and it completes: the pruner
+            # needs one completed trial before it prunes).
+            study.enqueue_trial(dict(self.first_params), user_attrs={FIRST_POINT: True})
+        missing = max(0, n_trials - done)
+        bar = _progress_bar(self.progress, missing, self.name)
+        try:
+            while done < n_trials:
+                replaced = _replaced(study)
+                if len(replaced) > n_trials:
+                    raise RuntimeError(f"study {self.name!r}: {len(replaced)} trials failed and were replaced, more "
+                                       f"than its {n_trials} trials; the last: {replaced[-1].user_attrs[FAILURE_ATTR]}")
+                # Seeded by the attempt (finished and replaced trials), so a resumed study draws
+                # what an uninterrupted one would.
+                study.sampler = optuna.samplers.TPESampler(n_startup_trials=TPE_STARTUP_TRIALS,
+                                                           seed=_trial_seed(self.seed, done + len(replaced)))
+                with _failures_quiet():
+                    study.optimize(self._trial(objective, bar), n_trials=1, gc_after_trial=False,
+                                   catch=(TrialFailed,))
+                now = len(finished())
+                if bar is not None and now > done:
+                    bar.update(now - done)
+                    if any(t.state == TrialState.COMPLETE for t in finished()):
+                        bar.set_postfix(best=f"{study.best_value:.4f}")
+                done = now
+        finally:
+            if bar is not None:
+                bar.close()
+        return study, missing
+
+    def _open_shared(self, setup: dict):
+        import optuna
+
+        pruner = self.pruner or optuna.pruners.NopPruner()
+        try:
+            # Without load_if_exists: the database lets exactly one process create the study.
+            study = optuna.create_study(study_name=self.name, storage=self.store, direction="maximize",
+                                        pruner=pruner)
+        except optuna.exceptions.DuplicatedStudyError:
+            study = optuna.load_study(study_name=self.name, storage=self.store, pruner=pruner)
+        else:
+            # The creator queues the first point, then publishes the setup: a process that sees
+            # the setup also sees trial 0 queued, and nobody queues it twice.
+            if self.first_params is not None:
+                study.enqueue_trial(dict(self.first_params), user_attrs={FIRST_POINT: True})
+            study.set_user_attr("setup", setup)
+            return study
+        deadline = time.monotonic() + SETUP_WAIT
+        while study.user_attrs.get("setup") is None:
+            if time.monotonic() > deadline:
+                raise ValueError(
+                    f"study {self.name!r} in {self.where} has no recorded setup after {SETUP_WAIT:.0f} s: "
+                    "it was made by another program, or its creator died before recording it; "
+                    "use another study name or delete the study")
+            time.sleep(0.2)
+        _check_setup(study, setup, self.name, self.where)
         return study
-    deadline = time.monotonic() + SETUP_WAIT
-    while study.user_attrs.get("setup") is None:
-        if time.monotonic() > deadline:
-            raise ValueError(
-                f"study {study_name!r} in {where} has no recorded setup after {SETUP_WAIT:.0f} s: "
-                "it was made by another program, or its creator died before recording it; "
-                "use another study name or delete the study")
-        time.sleep(0.2)
-    _check_setup(study, setup, study_name, where)
-    return study
 
+    def _shared(self, objective: Callable, n_trials: int):
+        """A database study with a heartbeat: run trials until the study (all workers together)
+        has ``n_trials`` finished ones; see "Shared studies" in `ltrlib.train.tuning.storage`."""
+        import optuna
+        from optuna.trial import TrialState
 
-def _run_shared(objective, *, n_trials, study_name, store, where, seed, setup, progress, first_params,
-                study_pruner, unit):
-    """A database study with a heartbeat: run trials until the study (all workers together)
-    has ``n_trials`` finished ones; see "Shared studies" in `ltrlib.train.tuning.storage`."""
-    import optuna
-    from optuna.trial import TrialState
-
-    interval = int(store.get_heartbeat_interval())
-    setup = {**setup, "heartbeat": {"interval": interval,
-                                    "grace_period": int(store.grace_period or 2 * interval)}}
-    study = _open_shared(study_name, store, where, setup, first_params, study_pruner)
-    if study.user_attrs.get("n_trials", 0) < n_trials:
-        # What `ltrlib tune-worker` runs to when not told otherwise.
-        study.set_user_attr("n_trials", n_trials)
-    worker = f"{socket.gethostname()}:{os.getpid()}"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # constant_liar, Optuna < 4
-        study.sampler = optuna.samplers.TPESampler(
-            n_startup_trials=TPE_STARTUP_TRIALS, constant_liar=True,
-            seed=int(np.random.SeedSequence([int(seed), zlib.crc32(worker.encode())]).generate_state(1)[0]))
-    counted = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
-    ahead_states = (*counted, TrialState.WAITING)
-    ran = 0
-
-    def guarded(trial):
-        nonlocal ran
-        ahead = sum(t.number < trial.number for t in study.get_trials(deepcopy=False, states=ahead_states))
-        if ahead >= n_trials:
-            raise _SurplusTrial(f"trial {trial.number} of study {study_name!r} not run: "
-                                f"{ahead} trials were started before it and it needs {n_trials} "
-                                "(another worker started one at the same moment)")
-        ran += 1
-        trial.set_user_attr("worker", worker)
-        return objective(trial, _trial_progress(bar, trial, unit))
-
-    def tally() -> tuple[int, int]:
+        interval = int(self.store.get_heartbeat_interval())
+        setup = {**self.setup, "heartbeat": {"interval": interval,
+                                             "grace_period": int(self.store.grace_period or 2 * interval)}}
+        study = self._open_shared(setup)
+        if study.user_attrs.get("n_trials", 0) < n_trials:
+            # What `ltrlib tune-worker` runs to when not told otherwise.
+            study.set_user_attr("n_trials", n_trials)
+        worker = f"{socket.gethostname()}:{os.getpid()}"
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            optuna.storages.fail_stale_trials(study)  # dead workers' trials: FAIL, queued again
-        trials = study.get_trials(deepcopy=False, states=counted)
-        finished = sum(t.state != TrialState.RUNNING for t in trials)
-        return finished, len(trials) - finished
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # constant_liar, Optuna < 4
+            study.sampler = optuna.samplers.TPESampler(
+                n_startup_trials=TPE_STARTUP_TRIALS, constant_liar=True,
+                seed=int(np.random.SeedSequence([int(self.seed), zlib.crc32(worker.encode())]).generate_state(1)[0]))
+        counted = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+        ahead_states = (*counted, TrialState.WAITING)
+        ran = 0
 
-    finished, _ = tally()
-    bar = _progress_bar(progress, n_trials - finished, study_name)
-    shown = finished
-    try:
-        while True:
-            finished, running = tally()
-            if bar is not None and finished > shown:
-                bar.update(min(finished, n_trials) - min(shown, n_trials))
-                shown = finished
-            if finished >= n_trials:
-                break
-            if finished + running >= n_trials:
-                # The missing trials run elsewhere: wait for them to finish, or to go stale
-                # and come back queued, which the next round then runs here.
-                time.sleep(min(interval, 2))
-                continue
-            if len(_replaced(study)) > n_trials:
-                raise RuntimeError(f"study {study_name!r}: more trials failed and were replaced than its "
-                                   f"{n_trials} trials")
-            with _failures_quiet():
-                study.optimize(guarded, n_trials=1, catch=(_SurplusTrial, TrialFailed), gc_after_trial=False)
-    finally:
-        if bar is not None:
-            bar.close()
-    return study, ran
+        def tally() -> tuple[int, int]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                optuna.storages.fail_stale_trials(study)  # dead workers' trials: FAIL, queued again
+            trials = study.get_trials(deepcopy=False, states=counted)
+            finished = sum(t.state != TrialState.RUNNING for t in trials)
+            return finished, len(trials) - finished
+
+        finished, _ = tally()
+        bar = _progress_bar(self.progress, n_trials - finished, self.name)
+        call = self._trial(objective, bar)
+
+        def guarded(trial):
+            nonlocal ran
+            ahead = sum(t.number < trial.number for t in study.get_trials(deepcopy=False, states=ahead_states))
+            if ahead >= n_trials:
+                raise _SurplusTrial(f"trial {trial.number} of study {self.name!r} not run: "
+                                    f"{ahead} trials were started before it and it needs {n_trials} "
+                                    "(another worker started one at the same moment)")
+            ran += 1
+            trial.set_user_attr("worker", worker)
+            return call(trial)
+
+        shown = finished
+        try:
+            while True:
+                finished, running = tally()
+                if bar is not None and finished > shown:
+                    bar.update(min(finished, n_trials) - min(shown, n_trials))
+                    shown = finished
+                if finished >= n_trials:
+                    break
+                if finished + running >= n_trials:
+                    # The missing trials run elsewhere: wait for them to finish, or to go stale
+                    # and come back queued, which the next round then runs here.
+                    time.sleep(min(interval, 2))
+                    continue
+                if len(_replaced(study)) > n_trials:
+                    raise RuntimeError(f"study {self.name!r}: more trials failed and were replaced than its "
+                                       f"{n_trials} trials")
+                with _failures_quiet():
+                    study.optimize(guarded, n_trials=1, catch=(_SurplusTrial, TrialFailed), gc_after_trial=False)
+        finally:
+            if bar is not None:
+                bar.close()
+        return study, ran
 
 
 def _study_result(study, study_name: str, n_trials: int, n_new: int, searched) -> TuningResult:
