@@ -330,9 +330,10 @@ class Reporter(RunFolder):
                 for name, scorer in scorers.items()}
 
     def run_file_records(self, records) -> dict[str, Path]:
-        """`run_file` for each record with ``name``, ``data``, ``scores``, ``qrels`` and
-        ``other_labels`` (`ltrlib.foltr.RunFile`); returns name -> path."""
-        return {r.name: self.run_file(r.name, r.data, r.scores, qrels=r.qrels, other_labels=r.other_labels)
+        """`run_file` for each `ltrlib.trec.RunFile` record (name, data, scores, qrels, other
+        labels, document ids); returns name -> path."""
+        return {r.name: self.run_file(r.name, r.data, r.scores, qrels=r.qrels, docnos=r.docnos,
+                                      other_labels=r.other_labels)
                 for r in records}
 
     def figure(self, fig, name: str, dpi: int = 120, close: bool = False,

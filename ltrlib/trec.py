@@ -40,14 +40,20 @@ from __future__ import annotations
 import gzip
 import io
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from ltrlib.atomic import atomic_path
 
-__all__ = ["RANX_NAMES", "REPRO_MEASURES", "RUN_COLUMNS", "QRELS_COLUMNS", "RUN_INDEX", "agreement",
+if TYPE_CHECKING:
+    from ltrlib.data.dataset import Dataset
+
+__all__ = ["RANX_NAMES", "REPRO_MEASURES", "RUN_COLUMNS", "QRELS_COLUMNS", "RUN_INDEX", "RunFile", "agreement",
            "agreement_counts", "docnos", "find_run", "index_run", "import_ranx", "list_runs", "lists_of",
            "ranx_qrels", "ranx_run", "read_qrels", "read_run", "reproduction", "run_order", "write_qrels",
            "write_run"]
@@ -66,6 +72,21 @@ def import_ranx():
     finally:
         numba.config.THREADING_LAYER = layer
     return ranx
+
+class RunFile(NamedTuple):
+    """The arguments of one `ltrlib.report.Reporter.run_file` call: a run's name, the data
+    it ranks (labels included), its scores, the qrels name standing for those labels, the
+    further qrels that judge the same ranking (``{qrels name: Dataset}``: FOLTR's Type 1
+    intents) and the documents' ids (`docnos`; None: each row's position in its query).
+    Notebooks hand a batch of them to `Reporter.run_file_records`."""
+
+    name: str
+    data: Dataset
+    scores: np.ndarray
+    qrels: str
+    other_labels: Mapping[str, Dataset] = MappingProxyType({})  # read-only: one default for every record
+    docnos: np.ndarray | None = None
+
 
 RUN_COLUMNS = ("qid", "Q0", "docno", "rank", "score", "tag")
 QRELS_COLUMNS = ("qid", "iteration", "docno", "rel")

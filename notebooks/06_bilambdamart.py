@@ -139,11 +139,12 @@ from ltrlib import bivariate
 from ltrlib.bivariate import build_two_stage, table1, tune_stage1
 from ltrlib.bivariate import study_verdicts
 from ltrlib.data import load_dataset
-from ltrlib.data import ORACLE, ORACLE_UNIVARIATE, oracle_scores
+from ltrlib.data import oracle_scores
 from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "06_bilambdamart", data=splits)
+journal = storage or report.run_dir / "06_bilambdamart.journal"  # every study of the notebook
 splits
 
 # %% [markdown]
@@ -158,7 +159,7 @@ splits
 
 # %%
 stage1 = tune_stage1(splits, n_trials=stage1_trials, settings=stage1_settings.replace(num_threads=n_jobs),
-                     storage=storage or report.run_dir / "06_bilambdamart.journal", progress=True)
+                     storage=journal, progress=True)
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features, params=stage1.params,
                       settings=stage1_settings, n_jobs=n_jobs, fold_streams=fold_streams, progress=True)
 stats = table1(two)
@@ -175,18 +176,14 @@ stats
 # Bi-λMART tuned on its own would leave a core idle.
 
 # %%
-open_settings = dict(hessian=hessian, norm=norm, truncation=truncation)
-exp = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries, **open_settings)
+exp = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries, hessian=hessian, norm=norm,
+                                 truncation=truncation)
 oracles = oracle_scores(splits.test)  # empty unless the data are the synthetic twin
-groups = {"06": (exp, list(bivariate.MODELS))}
-if control and oracles:
-    control_splits = load_dataset(dataset, data_dir, scale, seed, synthetic_config={"pairwise_weight": 0.0})
-    control_exp = bivariate.Stage2Experiment(two.relabelled(control_splits), settings=settings,
-                                             train_queries=train_queries, **open_settings)
-    groups["06.control"] = (control_exp, bivariate.model_list(control_models, "control_models"))
-tuned_groups = bivariate.fit_model_groups(groups, n_trials=trials, n_jobs=n_jobs, progress=True,
-                                          storage=storage or report.run_dir / "06_bilambdamart.journal")
-fitted = tuned_groups["06"]
+control_exp = bivariate.control_experiment(exp, dataset, data_dir, scale, seed, wanted=control and bool(oracles))
+tuned_groups = bivariate.fit_model_groups(bivariate.model_groups(exp, control_exp, control_models), n_trials=trials,
+                                          n_jobs=n_jobs, progress=True, storage=journal)
+fitted = tuned_groups[bivariate.MAIN_GROUP]
+control_fitted = tuned_groups.get(bivariate.CONTROL_GROUP)
 test_scores = bivariate.model_scores(exp, fitted, oracles=oracles)
 per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
 budget_caption = bivariate.tuning_label(trials)  # every table's caption says what it may claim
@@ -231,11 +228,10 @@ print(study_verdicts())
 # is what a univariate model still leaves on the table.
 
 # %%
-if oracles:
-    headroom = bivariate.ndcg_table(per_query, ["λMART*", "Bi-λMART", *oracles])
-    report.table(headroom, "headroom_oracle", index=True,
-                 caption=f"Test NDCG@k of the models against oracle rankings by the true utility; {budget_caption}")
-    display(headroom)
+headroom = bivariate.headroom_table(per_query, oracles)
+report.table(headroom, "headroom_oracle", index=True,
+             caption=f"Test NDCG@k of the models against oracle rankings by the true utility; {budget_caption}")
+headroom
 
 # %% [markdown]
 # How much of the pairwise term each model's test scores hold (`ltrlib.bivariate.uptake`):
@@ -244,13 +240,9 @@ if oracles:
 # λMART*'s. A pair model that beats λMART* through the pairs should take up more of it.
 
 # %%
-uptakes = None
-if oracles:
-    univariate = test_scores[ORACLE_UNIVARIATE]
-    uptakes = bivariate.uptake_table({m: test_scores[m] for m in fitted}, univariate,
-                                     test_scores[ORACLE] - univariate, exp.parts["test"].offsets)
-    report.table(uptakes, "pairwise_uptake", caption=f"Pairwise uptake of the test scores; {budget_caption}")
-    display(uptakes)
+uptakes = bivariate.pairwise_uptakes(exp, fitted, test_scores)
+report.table(uptakes, "pairwise_uptake", caption=f"Pairwise uptake of the test scores; {budget_caption}")
+uptakes
 
 # %% [markdown]
 # ## The control: the same data without the pairwise mechanism (synthetic data only)
@@ -262,15 +254,11 @@ if oracles:
 # tuned with the main run's models (above).
 
 # %%
-control_pq = None
-if "06.control" in tuned_groups:
-    control_oracles = oracle_scores(control_splits.test)
-    control_pq = bivariate.per_query_results(control_exp, tuned_groups["06.control"], oracles=control_oracles)
-    control_table = bivariate.ndcg_table(control_pq, [bivariate.STAGE1_ROW, *tuned_groups["06.control"],
-                                                      *control_oracles])
-    report.table(control_table, "control_table2", index=True,
-                 caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {budget_caption}")
-    display(control_table)
+control_pq = bivariate.control_results(control_exp, control_fitted)
+control_table = bivariate.control_table(control_pq)
+report.table(control_table, "control_table2", index=True,
+             caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {budget_caption}")
+control_table
 
 # %% [markdown]
 # ## Table 4: Bi-λMART without and with the difference features
@@ -311,18 +299,12 @@ table5
 # differences. Studies `06.no_listwise.<model>`.
 
 # %%
-bare_per_query = None
-if listwise_ablation:
-    bare = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries, listwise=False)
-    ablation_rows = [bivariate.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
-    bare_fitted = bivariate.fit_models(bare, ablation_rows[1:], n_trials=trials, n_jobs=n_jobs,
-                                       storage=storage or report.run_dir / "06_bilambdamart.journal",
-                                       study_prefix="06.no_listwise", progress=True)
-    bare_per_query = bivariate.per_query_results(bare, bare_fitted)
-    ablation = bivariate.ndcg_table(bare_per_query, ablation_rows)
-    report.table(ablation, "ablation_listwise", index=True,
-                 caption=f"Table 2's models without listwise features; superscripts as Table 2; {budget_caption}")
-    display(ablation)
+bare_per_query = bivariate.listwise_ablation(exp, wanted=listwise_ablation, n_trials=trials, n_jobs=n_jobs,
+                                             storage=journal)
+ablation = bivariate.ablation_table(bare_per_query)
+report.table(ablation, "ablation_listwise", index=True,
+             caption=f"Table 2's models without listwise features; superscripts as Table 2; {budget_caption}")
+ablation
 
 # %% [markdown]
 # ## Table 8: hyper-parameters
@@ -352,8 +334,7 @@ table8
 # and, for pair models, the point searched).
 
 # %%
-control_fitted = tuned_groups.get("06.control", {})
-spent = bivariate.tuning_summary({**fitted, **{f"control {m}": f for m, f in control_fitted.items()}})
+spent = bivariate.tuning_summary(fitted, control=control_fitted)
 report.table(spent, "tuning_summary", caption=f"Trials per model; {budget_caption}")
 spent
 
@@ -363,9 +344,8 @@ spent
 
 # %%
 screen = bivariate.settings_screen(fitted)
-if not screen.empty:
-    report.table(screen, "settings_screen", caption=f"Validation NDCG by open setting; {budget_caption}")
-    display(screen)
+report.table(screen, "settings_screen", caption=f"Validation NDCG by open setting; {budget_caption}")
+screen
 
 # %% [markdown]
 # ## Validation curves and tuning history
@@ -392,13 +372,8 @@ report.figure(plots.tuning_history(history), "tuning_history")
 # tables above do (`ltrlib.trec`). The control's runs are judged by its own labels.
 
 # %%
-runs = bivariate.stage2_runs(exp, fitted, scores=test_scores)
-run_paths = {n: report.run_file(n, runs.judged, s, docnos=runs.docnos) for n, s in runs.scores.items()}
-if "06.control" in tuned_groups:
-    runs = bivariate.stage2_runs(control_exp, tuned_groups["06.control"])
-    run_paths |= {f"control.{n}": report.run_file(f"control.{n}", runs.judged, s, qrels="qrels.control",
-                                                  docnos=runs.docnos) for n, s in runs.scores.items()}
-print(f"{len(run_paths)} run files in {report.runs_dir}:", ", ".join(p.name for p in run_paths.values()))
+run_paths = report.run_file_records(bivariate.run_files(exp, fitted, test_scores, control_exp, control_fitted))
+run_paths
 
 # %%
 # Per query and model, for tests pooled across seeds (`ltrlib study bilambdamart`).

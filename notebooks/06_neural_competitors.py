@@ -249,9 +249,8 @@ report.figure(fig, "neural_validation_curves")
 # trec_eval and ranx divide by the full list's ideal DCG as the tables do (`ltrlib.trec`).
 
 # %%
-runs = bivariate.stage2_runs(exp, fitted, stage1=False, scores=test_scores)
-run_paths = {n: report.run_file(n, runs.judged, s, docnos=runs.docnos) for n, s in runs.scores.items()}
-print(f"{len(run_paths)} run files in {report.runs_dir}:", ", ".join(p.name for p in run_paths.values()))
+run_paths = report.run_file_records(bivariate.stage2_runs(exp, fitted, stage1=False, scores=test_scores).records())
+run_paths
 
 # %%
 report.frame(per_query, "per_query_neural")

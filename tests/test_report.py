@@ -365,7 +365,7 @@ def test_run_files_score_every_scorer_and_one_qrels_stands_for_one_dataset(rep):
 
 def test_a_notebooks_batch_of_outputs_is_one_call(rep):
     from ltrlib.data import Dataset
-    from ltrlib.foltr import RunFile
+    from ltrlib.trec import RunFile
 
     figs = {name: plt.subplots()[0] for name in ("type1", "type2_R1")}
     rep.figures(figs, prefix="offline_", close=True)

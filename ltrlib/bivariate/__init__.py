@@ -8,10 +8,25 @@
 Modules: `two_stage` (§5.2), `features` (§5.5 listwise expansion), `pairs` (ordered pairs
 over flat arrays), `objective` (LB gradients, λRank and softmax, diagonal or exact pair
 hessians, numba), `model` (training and prediction), `space` (§5.4's search space), `experiment` (the
-models of Tables 2, 4, 5 and their tuning), `study` (the pre-registered multi-seed study). The
+models of Tables 2, 4, 5 and their tuning), `beyond` (notebook 06's experiments beyond the
+paper: headroom, uptake, the control, the listwise ablation), `preregistration` (the
+pre-registered multi-seed study). The
 paper's claims are decided on notebook 06's tables in `ltrlib.fidelity.bilambdamart`.
 """
 
+from ltrlib.bivariate.beyond import (
+    CONTROL_GROUP,
+    MAIN_GROUP,
+    ablation_table,
+    control_experiment,
+    control_results,
+    control_table,
+    headroom_table,
+    listwise_ablation,
+    model_groups,
+    pairwise_uptakes,
+    run_files,
+)
 from ltrlib.bivariate.experiment import (
     MODELS,
     STAGE1_ROW,
@@ -41,6 +56,8 @@ from ltrlib.bivariate.two_stage import STAGE1_SETTINGS, build_two_stage, table1,
 from ltrlib.bivariate.uptake import uptake_table
 
 __all__ = [
+    "CONTROL_GROUP", "MAIN_GROUP", "ablation_table", "control_experiment", "control_results", "control_table", "headroom_table", "listwise_ablation",
+    "model_groups", "pairwise_uptakes", "run_files",
     "MODELS", "STAGE1_ROW", "Stage2Experiment", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
     "bilambdamart_metrics", "model_list", "model_scores", "per_query_frame", "per_query_results", "ndcg_pvalues", "ndcg_table",
     "settings_screen", "stage2_runs", "tuned_table", "tuning_frame", "tuning_label", "tuning_summary", "expand_listwise",

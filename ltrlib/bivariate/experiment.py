@@ -142,6 +142,7 @@ class Stage2Experiment:
                 raise ValueError(f"{name} must be one of {(*OPEN_SETTINGS[name], TUNED_CHOICE)}, got {value!r}")
             self.open_settings[name] = value
         self.two, self.settings, self.hessian = two, settings, hessian
+        self.train_queries, self.listwise = int(train_queries), listwise
         self.cutoff, self.seed = settings.eval_at, settings.seed
         self.parts: dict[str, Dataset] = {}
         self.ideal: dict[str, np.ndarray] = {}
@@ -178,6 +179,13 @@ class Stage2Experiment:
         state["_data"] = {}
         state["_native_cache"] = DataCache(self.parts["train"], self.parts["vali"])
         return state
+
+    def relabelled(self, splits) -> "Stage2Experiment":
+        """The same experiment (settings, training sample, listwise features, open settings)
+        on the same documents with the labels of ``splits`` (`TwoStage.relabelled`): the
+        control's data differ from the main run's in their labels alone."""
+        return Stage2Experiment(self.two.relabelled(splits), settings=self.settings, train_queries=self.train_queries,
+                                listwise=self.listwise, **self.open_settings)
 
     def ideal_at(self, part: str, k: int) -> np.ndarray:
         return self.ideal[part][:, self.two.cutoffs.index(k)]
@@ -566,6 +574,11 @@ class Stage2Runs(NamedTuple):
     docnos: np.ndarray  # each stage-2 row's id in ``judged`` (`ltrlib.trec.docnos`)
     scores: dict[str, np.ndarray]  # name -> one score per stage-2 row
 
+    def records(self, prefix: str = "", qrels: str = "qrels") -> list[trec.RunFile]:
+        """One `ltrlib.trec.RunFile` per model, named ``<prefix><model>`` and judged by the
+        qrels named ``qrels``, for `ltrlib.report.Reporter.run_file_records`."""
+        return [trec.RunFile(f"{prefix}{n}", self.judged, s, qrels, docnos=self.docnos) for n, s in self.scores.items()]
+
 
 def stage2_runs(exp: Stage2Experiment, models: Mapping[str, Any], part: str = "test", *,
                 scores: Mapping[str, np.ndarray] | None = None, stage1: bool = True) -> Stage2Runs:
@@ -670,10 +683,11 @@ def tuned_table(fitted: Mapping[str, FittedModel], stage1: Mapping[str, Any] | N
     return pd.DataFrame(rows)
 
 
-def settings_screen(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
+def settings_screen(fitted: Mapping[str, FittedModel]) -> pd.DataFrame | None:
     """For every tuned open setting, per model and choice, the trials that drew it and their
     best and median validation NDCG: what validation says of each choice (``model,
-    setting, choice, trials, best, median``). Empty when no open setting was tuned."""
+    setting, choice, trials, best, median``). None when no open setting was tuned (a
+    notebook then shows and saves nothing)."""
     rows = []
     for name, f in fitted.items():
         t = f.tuning[f.tuning.state == "complete"]
@@ -683,11 +697,11 @@ def settings_screen(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
             for choice, g in t.groupby(setting, sort=True):
                 rows.append({"model": name, "setting": setting, "choice": choice, "trials": len(g),
                              "best": g.value.max(), "median": g.value.median()})
-    return pd.DataFrame(rows, columns=["model", "setting", "choice", "trials", "best", "median"])
+    return pd.DataFrame(rows, columns=["model", "setting", "choice", "trials", "best", "median"]) if rows else None
 
 
-def tuning_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
-    """Per model, what its tuning spent: ``trials`` finished, of which ``completed`` and
+def tuning_summary(fitted: Mapping[str, FittedModel], control: Mapping[str, FittedModel] | None = None) -> pd.DataFrame:
+    """Per model of ``fitted``, then of ``control`` (rows ``control <model>``), what its tuning spent: ``trials`` finished, of which ``completed`` and
     ``pruned``, and ``usable``, those less ``kept_degenerate`` (degenerate trials kept only
     once the study's replacements ran out, `_refuse_degenerate`); ``replaced``, trials run
     again at another point and not counted, split by why: ``replaced_degenerate``
@@ -699,7 +713,7 @@ def tuning_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
     model's kept best (then the model gave up a higher validation value, and its test
     NDCG may be lower than the search alone would have made it)."""
     rows = []
-    for name, f in fitted.items():
+    for name, f in {**fitted, **{f"control {m}": f for m, f in (control or {}).items()}}.items():
         t = f.tuning
         kept = int(t["degenerate"].notna().sum()) if "degenerate" in t else 0
         reasons = pd.Series([why.split(":", 1)[0] for why in f.failures], dtype=object)

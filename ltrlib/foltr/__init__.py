@@ -18,7 +18,6 @@ from ltrlib.foltr.partition import N_INTENTS, online_training_queries, prepare_d
 from ltrlib.foltr.rankers import RankerSpec, make_ranker
 from ltrlib.foltr.simulate import (
     Job,
-    RunFile,
     experiment_grid,
     load_online_data,
     settings_the_data_supports,
@@ -44,5 +43,5 @@ __all__ = [
     "online_training_queries", "prepare_data", "load_online_data", "settings_the_data_supports",
     "read_intent_collection", "RankerSpec", "make_ranker", "Job", "grid", "experiment_grid", "run_jobs",
     "online_table", "summarise_offline", "gap_metrics", "noniid_gaps", "online_table_caption", "remedy_table", "remedies_table",
-    "rounds_and_seeds", "run_seeds", "table2_layout", "table3_layout", "table2_jobs", "RunFile", "final_run_files",
+    "rounds_and_seeds", "run_seeds", "table2_layout", "table3_layout", "table2_jobs", "final_run_files",
 ]

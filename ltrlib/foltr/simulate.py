@@ -21,8 +21,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from types import MappingProxyType
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -36,6 +34,7 @@ from ltrlib.foltr.intents import read_intent_collection
 from ltrlib.foltr.rankers import FoltrRanker
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.significance import compare_tidy
+from ltrlib.trec import RunFile
 
 SETTINGS = ("iid", "type1", "type2_R1", "type2_R2", "type3_sdbn", "type3_pbm", "type4", "type4_type1",
             "type4_type2")
@@ -316,19 +315,6 @@ def table2_jobs(jobs, seed: int, click: str | None = None) -> list[Job]:
     ``keep_rankers``; with ``click``, of that click model only."""
     return [j for j in jobs if j.setting == "type1" and not j.label and j.remedy == "none" and j.seed == seed
             and (click is None or j.click == click)]
-
-
-class RunFile(NamedTuple):
-    """The arguments of one `ltrlib.report.Reporter.run_file` call: a run's name, the data
-    it ranks (labels included), its scores, the qrels name standing for those labels, and
-    the further qrels that judge the same ranking (``{qrels name: Dataset}``: Type 1's
-    other intents)."""
-
-    name: str
-    data: Dataset
-    scores: np.ndarray
-    qrels: str
-    other_labels: Mapping[str, Dataset] = MappingProxyType({})  # read-only: one default for every record
 
 
 def job_run_name(job: Job) -> str:

@@ -316,6 +316,7 @@ def test_open_settings_fixed_or_tuned_alike(two):
     assert set(screen.setting[screen.model == "Bi-λMART"]) <= {"norm", "truncation", "hessian"}
     assert "hessian" not in set(screen.setting[screen.model == "λMART"])
     assert (screen.groupby(["model", "setting"]).trials.sum() == 2).all()  # every trial, once per setting
+    assert experiment.settings_screen({}) is None  # nothing tuned: nothing to show or save
     table8 = experiment.tuned_table(fitted).set_index("model")
     assert table8.loc["Bi-λMART", "hessian"] in ("diagonal", "exact")
     assert table8.loc["λMART", "norm"] in ("on", "off") and table8.loc["λMART", "hessian"] == "-"
@@ -390,6 +391,17 @@ def test_relabelled_keeps_stage1_and_takes_the_new_labels(two):
     other = make_synthetic("tiny", 1)
     with pytest.raises(ValueError, match="same documents"):
         ts.relabelled(other)
+    # The control's experiment: the main one's settings on the relabelled lists.
+    from ltrlib.bivariate import experiment
+    from ltrlib.train import TrainSettings
+
+    quick = TrainSettings(max_trees=6, early_stopping=3, eval_at=5, num_threads=1)
+    main = experiment.Stage2Experiment(ts, settings=quick, train_queries=40, norm="off", truncation="all")
+    ctl = main.relabelled(control)
+    assert (ctl.settings, ctl.train_queries, ctl.listwise, ctl.open_settings) == \
+        (main.settings, 40, True, {"norm": "off", "truncation": "all", "hessian": "diagonal"})
+    np.testing.assert_array_equal(ctl.parts["train"].X, main.parts["train"].X)  # the same training sample
+    assert (ctl.parts["test"].y != main.parts["test"].y).any() and ctl.two.stage1.test is control.test
 
 
 def test_pair_models_search_in_document_units(two):
