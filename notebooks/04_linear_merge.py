@@ -106,16 +106,15 @@ table4
 
 # %%
 # Kept in the run folder under a digest of their inputs: notebook 05 reads them back.
-fusions = {name: merge.fusion_experiment(nsplits[name], models[name], experiments[name].test_scores,
-                                         metrics=merge.TABLE_METRICS, cache_dir=store.run_dir / "fusion")
-           for name in split_names}
-fused = pd.concat([per_query, *(pq for pq, _ in fusions.values())], ignore_index=True)
+fusion_per_query, fusion_weights = merge.fusion_baselines(nsplits, models, experiments, split_names,
+                                                          cache_dir=store.run_dir / "fusion")
+fused = pd.concat([per_query, fusion_per_query], ignore_index=True)
 fusion_rows = ["M1", "M2", "M12α", "M21α", *merge.FUSIONS, "M12wsum", "M21wsum"]
 fusion_table = merge.marked_table(fused, models=fusion_rows)
 report.table(fusion_table, "fusion_baselines", index=True,
              caption="Beyond the paper: ranx's fusion methods beside the linear merges; superscripts a, b: "
                      "paired t-test p < 0.05 against M1, M2")
-report.table(pd.concat([w for _, w in fusions.values()], ignore_index=True), "fusion_weights",
+report.table(fusion_weights, "fusion_weights",
              caption="The weighted sums' weights (M1, M2), tuned by ranx on each client's D_merge by NDCG@10")
 fusion_table
 
@@ -128,9 +127,7 @@ fusion_table
 # add a fifth of the run folder at `small` (docs/ecosystem.md).
 
 # %%
-runs = {name: {m: report.run_file(f"{name}.{m}", nsplits[name].full.test, experiments[name].test_scores[m])
-               for m in ("M12α", "M21α")} for name in split_names}
-{name: list(r) for name, r in runs.items()}
+report.run_file_records(merge.run_files(nsplits, experiments, split_names, models=("M12α", "M21α")))
 
 # %% [markdown]
 # ## NDCG@10 against α

@@ -166,12 +166,10 @@ routing
 # Superscripts as Table 5's.
 
 # %%
-fusions = {name: merge.fusion_experiment(nsplits[name], models[name], linear_runs[name].test_scores,
-                                         metrics=merge.TABLE_METRICS, cache_dir=store.run_dir / "fusion")[0]
-           for name in split_names}
-all_per_query = pd.concat([merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()},
-                                          **{f"{k}.sel": v for k, v in selected.items()}}, "per_query"),
-                           *fusions.values()], ignore_index=True)
+fusion_per_query, _ = merge.fusion_baselines(nsplits, models, linear_runs, split_names,
+                                             cache_dir=store.run_dir / "fusion")
+all_per_query = pd.concat([merge.collect([linear_runs, stacked, selected], "per_query"), fusion_per_query],
+                          ignore_index=True)
 comparison = merge.marked_table(all_per_query, models=["M1", "M2", "M12α", "M21α", "M12S", "M21S", "M12sel",
                                                        "M21sel", *merge.FUSIONS, "M12wsum", "M21wsum",
                                                        "oracle"])
@@ -187,11 +185,8 @@ comparison
 # the α-merges are notebook 04's).
 
 # %%
-# The oracle is an upper bound that reads the test labels, not a model to score elsewhere.
-runs = {name: {m: report.run_file(f"{name}.{m}", nsplits[name].full.test, s)
-               for m, s in {**stacked[name].test_scores, **selected[name].test_scores}.items() if m != "oracle"}
-        for name in split_names}
-{name: list(r) for name, r in runs.items()}
+# Not the oracle: an upper bound that reads the test labels, not a model to score elsewhere.
+report.run_file_records(merge.run_files(nsplits, [stacked, selected], split_names))
 
 # %% [markdown]
 # ## Where each method helps and hurts, by query category (against M2)

@@ -36,16 +36,17 @@ from ltrlib.merge.analysis import (
     meta_models,
     per_split,
     query_categories,
+    run_files,
     score_models,
 )
-from ltrlib.merge.fusion import FUSIONS, FusedModel, fusion_experiment, fusion_models
+from ltrlib.merge.fusion import FUSIONS, FusedModel, fusion_baselines, fusion_experiment, fusion_models
 from ltrlib.merge.linear import LinearMerge, alpha_sweep, linear_experiment, linear_merge, sweep_at
 from ltrlib.merge.selection import RankerSelector, selection_experiment
 from ltrlib.merge.stacking import STACKING_SETTINGS, StackingModel, feature_importance, stacking_experiment
 
 __all__ = [
-    "FUSIONS", "FusedModel", "fusion_experiment", "fusion_models", "TABLE_METRICS", "category_deltas", "collect",
-    "merge_metrics", "meta_models", "per_split", "load_local_models",
+    "FUSIONS", "FusedModel", "fusion_baselines", "fusion_experiment", "fusion_models", "TABLE_METRICS",
+    "category_deltas", "collect", "merge_metrics", "meta_models", "per_split", "load_local_models", "run_files",
     "means_table", "query_categories", "marked_table", "score_models", "LinearMerge", "alpha_sweep",
     "linear_experiment", "linear_merge", "sweep_at", "RankerSelector", "selection_experiment", "STACKING_SETTINGS",
     "StackingModel", "feature_importance", "stacking_experiment",

@@ -34,10 +34,11 @@ import pandas as pd
 
 from ltrlib.atomic import atomic_path
 from ltrlib.data.dataset import Dataset, Scorer
-from ltrlib.merge.analysis import hold_base_models, merged_model_name, per_query_frame, score_models
+from ltrlib.merge.analysis import TABLE_METRICS, hold_base_models, merged_model_name, per_query_frame, score_models
 from ltrlib.trec import docnos, import_ranx
 
-__all__ = ["FUSIONS", "FusedModel", "fuse_scores", "fusion_experiment", "fusion_models", "tuned_wsum"]
+__all__ = ["FUSIONS", "FusedModel", "fuse_scores", "fusion_baselines", "fusion_experiment", "fusion_models",
+           "tuned_wsum"]
 
 #: Name -> (ranx method, ranx normalisation) of the untuned fusions.
 FUSIONS = {"CombSUM": ("sum", "min-max"), "CombMNZ": ("mnz", "min-max"), "RRF": ("rrf", "rank")}
@@ -215,3 +216,16 @@ def fusion_experiment(split, models: Mapping[str, object], test_scores: Mapping[
             with atomic_path(path) as tmp:
                 frame.to_parquet(tmp, index=False)
     return per_query, weights
+
+
+def fusion_baselines(nsplits: Mapping[str, object], models: Mapping[str, Mapping[str, object]],
+                     experiments: Mapping[str, object], names: Sequence[str], *,
+                     cache_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`fusion_experiment` on each split of ``names`` (in that order) at `TABLE_METRICS`, with
+    the local models' test scores its linear experiment holds (``experiments[name].test_scores``):
+    every split's per-query results as one frame, and every tuned weighted sum's weights as
+    another. Notebooks 04 and 05 set them beside the paper's merges."""
+    results = [fusion_experiment(nsplits[n], models[n], experiments[n].test_scores, metrics=TABLE_METRICS,
+                                 cache_dir=cache_dir) for n in names]
+    return (pd.concat([pq for pq, _ in results], ignore_index=True),
+            pd.concat([w for _, w in results], ignore_index=True))

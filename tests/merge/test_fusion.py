@@ -104,3 +104,24 @@ def test_a_cached_fusion_is_read_back_as_computed_and_other_inputs_miss_it(tmp_p
         done.unlink()  # an interrupted write leaves the weights alone
     fusion.fusion_experiment(split, models, cache_dir=tmp_path)
     assert len(calls) == 4
+
+
+def test_fusion_baselines_run_each_split_on_its_linear_experiments_scores(tmp_path, monkeypatch):
+    """Notebooks 04 and 05's fusion baselines: one frame of every split's per-query results
+    and one of the weights, each split's in the order named, from its experiment's scores."""
+    import pandas as pd
+
+    from ltrlib.merge import fusion
+
+    seen = []
+
+    def fake(split, models, test_scores, metrics, cache_dir):
+        seen.append((split, models, test_scores, metrics, cache_dir))
+        return pd.DataFrame({"split": [split]}), pd.DataFrame({"split": [split], "w": [0.5]})
+
+    monkeypatch.setattr(fusion, "fusion_experiment", fake)
+    experiments = {n: SimpleNamespace(test_scores=f"scores of {n}") for n in ("Split1", "Split2")}
+    per_query, weights = fusion.fusion_baselines({"Split1": "s1", "Split2": "s2"}, {"Split1": "m1", "Split2": "m2"},
+                                                 experiments, ["Split2", "Split1"], cache_dir=tmp_path)
+    assert per_query.split.tolist() == ["s2", "s1"] and weights.split.tolist() == ["s2", "s1"]
+    assert seen[0] == ("s2", "m2", "scores of Split2", fusion.TABLE_METRICS, tmp_path)
