@@ -43,7 +43,6 @@ merge_overflow: str = "shrink"  # pool too small: shrink, overlap or error
 three_client_sets: str = "auto"  # example with 3 clients: category sets split by a slash, members joined by a plus, rest takes the remainder; auto: Split2's/Split3's/rest (11/14/rest on Istella-S)
 
 # %%
-import pandas as pd
 from IPython.display import display
 
 from ltrlib import plots
@@ -96,7 +95,7 @@ nsplits = noniid.paper_splits(splits, categories=split_categories, seed=seed,
 noniid.splits_table(nsplits)
 
 # %%
-split_stats = pd.concat([ns.statistics() for ns in nsplits.values()], ignore_index=True)
+split_stats = noniid.client_statistics(nsplits)
 report.table(split_stats, "split_statistics",
              caption="Per split, client and part: sizes and the share of relevant documents in the client's categories")
 split_stats.pivot_table(index=["split", "client"], columns="part", values="queries")
@@ -104,8 +103,7 @@ split_stats.pivot_table(index=["split", "client"], columns="part", values="queri
 # %%
 merge = noniid.merge_summary(nsplits)
 report.table(merge, "merge_summary", caption="D_merge sizes per split and client")
-pools = pd.concat([noniid.merge_pool_frame(ns) for ns in nsplits.values()], ignore_index=True)
-report.figure(plots.merge_pool_frame(pools), "merge_pools",
+report.figure(plots.merge_pool_frame(noniid.merge_pools(nsplits)), "merge_pools",
               caption="D_merge pools: queries by relevant documents of client 1's category")
 merge
 
@@ -127,25 +125,6 @@ display(three)
 three_stats.pivot_table(index="client", columns="part", values="queries")
 
 # %%
-t2_train = t2[(t2.partition == "train") & (t2.statistic == "queries")]
-q = {(r.strategy, r.category, r.part): r.value for r in t2_train.itertuples()}
-sizes = merge.set_index(["split", "client"])
-report.metrics(
-    # The categories the splits were made on ("auto" resolves to the data's most frequent).
-    split1_category=int(split1_category), split2_category=int(split2_category),
-    split3_category=int(split3_category),
-    train_queries=int(q[("", -1, "DS")]),
-    split1_train_ds1=int(nsplits["Split1"].clients[0].train.n_queries),
-    split1_train_ds2_prime=int(nsplits["Split1"].clients[1].train.n_queries),
-    split2_train_ds1=int(nsplits["Split2"].clients[0].train.n_queries),
-    split3_train_ds1=int(nsplits["Split3"].clients[0].train.n_queries),
-    split3_train_ds2_prime=int(nsplits["Split3"].clients[1].train.n_queries),
-    split1_merge_client1=int(sizes.loc[("Split1", "client1"), "merge_queries"]),
-    split1_merge_client2=int(sizes.loc[("Split1", "client2"), "merge_queries"]),
-    split2_merge_client1=int(sizes.loc[("Split2", "client1"), "merge_queries"]),
-    split2_merge_client2=int(sizes.loc[("Split2", "client2"), "merge_queries"]),
-    merge_shrunk=bool(merge.shrunk.any()),
-    split1_client1_own_share_train=float(split_stats.query(
-        "split == 'Split1' and client == 'client1' and part == 'train'").own_category_share.iloc[0]),
-    three_clients_train_queries=int(three_stats[three_stats.part == "train"].queries.sum()),
-)
+# The categories the splits were made on ("auto" resolved to the data's most frequent).
+report.metrics(**noniid.split_metrics(t2, nsplits, merge, split_stats, three_stats,
+                                      (split1_category, split2_category, split3_category)))

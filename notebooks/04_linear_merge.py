@@ -127,7 +127,7 @@ fusion_table
 # add a fifth of the run folder at `small` (docs/ecosystem.md).
 
 # %%
-report.run_file_records(merge.run_files(nsplits, experiments, split_names, models=("M12α", "M21α")))
+report.run_file_records(merge.merged_run_files(nsplits, experiments, split_names, models=("M12α", "M21α")))
 
 # %% [markdown]
 # ## NDCG@10 against α

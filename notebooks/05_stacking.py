@@ -186,7 +186,7 @@ comparison
 
 # %%
 # Not the oracle: an upper bound that reads the test labels, not a model to score elsewhere.
-report.run_file_records(merge.run_files(nsplits, [stacked, selected], split_names))
+report.run_file_records(merge.merged_run_files(nsplits, [stacked, selected], split_names))
 
 # %% [markdown]
 # ## Where each method helps and hurts, by query category (against M2)

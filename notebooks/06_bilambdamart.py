@@ -372,7 +372,7 @@ report.figure(plots.tuning_history(history), "tuning_history")
 # tables above do (`ltrlib.trec`). The control's runs are judged by its own labels.
 
 # %%
-run_paths = report.run_file_records(bivariate.run_files(exp, fitted, test_scores, control_exp, control_fitted))
+run_paths = report.run_file_records(bivariate.stage2_run_files(exp, fitted, test_scores, control_exp, control_fitted))
 run_paths
 
 # %%

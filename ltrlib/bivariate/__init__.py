@@ -25,7 +25,7 @@ from ltrlib.bivariate.beyond import (
     listwise_ablation,
     model_groups,
     pairwise_uptakes,
-    run_files,
+    stage2_run_files,
 )
 from ltrlib.bivariate.experiment import (
     MODELS,
@@ -57,7 +57,7 @@ from ltrlib.bivariate.uptake import uptake_table
 
 __all__ = [
     "CONTROL_GROUP", "MAIN_GROUP", "ablation_table", "control_experiment", "control_results", "control_table", "headroom_table", "listwise_ablation",
-    "model_groups", "pairwise_uptakes", "run_files",
+    "model_groups", "pairwise_uptakes", "stage2_run_files",
     "MODELS", "STAGE1_ROW", "Stage2Experiment", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
     "bilambdamart_metrics", "model_list", "model_scores", "per_query_frame", "per_query_results", "ndcg_pvalues", "ndcg_table",
     "settings_screen", "stage2_runs", "tuned_table", "tuning_frame", "tuning_label", "tuning_summary", "expand_listwise",

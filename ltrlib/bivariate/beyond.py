@@ -8,7 +8,7 @@ experiment does not apply, so the notebook shows and saves nothing then
   without the pairwise mechanism), `model_groups` (tuned with the main models, in one pool),
   `control_results` and `control_table`;
 * `listwise_ablation` and `ablation_table`: Table 2's models without listwise features;
-* `run_files`: every model's TREC run file, the control's judged by its own labels.
+* `stage2_run_files`: every model's TREC run file, the control's judged by its own labels.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from ltrlib.metrics import MarkedTable
 from ltrlib.trec import RunFile
 
 __all__ = ["ABLATION_ROWS", "CONTROL_GROUP", "MAIN_GROUP", "ablation_table", "control_experiment", "control_results",
-           "control_table", "headroom_table", "listwise_ablation", "model_groups", "pairwise_uptakes", "run_files"]
+           "control_table", "headroom_table", "listwise_ablation", "model_groups", "pairwise_uptakes",
+           "stage2_run_files"]
 
 #: The study prefixes of notebook 06's model groups (`ltrlib.bivariate.fit_model_groups`).
 MAIN_GROUP, CONTROL_GROUP = "06", "06.control"
@@ -108,7 +109,7 @@ def ablation_table(per_query: pd.DataFrame | None) -> MarkedTable | None:
     return None if per_query is None else ndcg_table(per_query, list(ABLATION_ROWS))
 
 
-def run_files(exp: Stage2Experiment, fitted: Mapping[str, FittedModel], test_scores: Mapping[str, Any],
+def stage2_run_files(exp: Stage2Experiment, fitted: Mapping[str, FittedModel], test_scores: Mapping[str, Any],
               control: Stage2Experiment | None = None,
               control_fitted: Mapping[str, FittedModel] | None = None) -> list[RunFile]:
     """Every model's ranking of the test lists as `ltrlib.trec.RunFile` records

@@ -700,10 +700,12 @@ def settings_screen(fitted: Mapping[str, FittedModel]) -> pd.DataFrame | None:
     return pd.DataFrame(rows, columns=["model", "setting", "choice", "trials", "best", "median"]) if rows else None
 
 
-def tuning_summary(fitted: Mapping[str, FittedModel], control: Mapping[str, FittedModel] | None = None) -> pd.DataFrame:
-    """Per model of ``fitted``, then of ``control`` (rows ``control <model>``), what its tuning spent: ``trials`` finished, of which ``completed`` and
-    ``pruned``, and ``usable``, those less ``kept_degenerate`` (degenerate trials kept only
-    once the study's replacements ran out, `_refuse_degenerate`); ``replaced``, trials run
+def tuning_summary(fitted: Mapping[str, FittedModel],
+                   control: Mapping[str, FittedModel] | None = None) -> pd.DataFrame:
+    """Per model of ``fitted``, then of ``control`` (rows ``control <model>``), what its tuning
+    spent: ``trials`` finished, of which ``completed`` and ``pruned``, and ``usable``, those
+    less ``kept_degenerate`` (degenerate trials kept only once the study's replacements ran
+    out, `_refuse_degenerate`); ``replaced``, trials run
     again at another point and not counted, split by why: ``replaced_degenerate``
     (`_degenerate`: `DEGENERATE` or `STAGE1_TIE`) and ``replaced_lightgbm`` (LightGBM could
     not train the point, `_fit_or_fail`); ``why``, the reasons in words with their counts;

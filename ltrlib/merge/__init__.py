@@ -36,7 +36,7 @@ from ltrlib.merge.analysis import (
     meta_models,
     per_split,
     query_categories,
-    run_files,
+    merged_run_files,
     score_models,
 )
 from ltrlib.merge.fusion import FUSIONS, FusedModel, fusion_baselines, fusion_experiment, fusion_models
@@ -46,7 +46,7 @@ from ltrlib.merge.stacking import STACKING_SETTINGS, StackingModel, feature_impo
 
 __all__ = [
     "FUSIONS", "FusedModel", "fusion_baselines", "fusion_experiment", "fusion_models", "TABLE_METRICS",
-    "category_deltas", "collect", "merge_metrics", "meta_models", "per_split", "load_local_models", "run_files",
+    "category_deltas", "collect", "merge_metrics", "meta_models", "per_split", "load_local_models", "merged_run_files",
     "means_table", "query_categories", "marked_table", "score_models", "LinearMerge", "alpha_sweep",
     "linear_experiment", "linear_merge", "sweep_at", "RankerSelector", "selection_experiment", "STACKING_SETTINGS",
     "StackingModel", "feature_importance", "stacking_experiment",

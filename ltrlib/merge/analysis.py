@@ -34,7 +34,7 @@ __all__ = [
     "per_query_frame",
     "query_categories",
     "marked_table",
-    "run_files",
+    "merged_run_files",
     "score_base_models",
     "score_models",
 ]
@@ -249,7 +249,7 @@ def per_split(experiment, nsplits: Mapping[str, object], models: Mapping[str, ob
     return {name: experiment(nsplits[name], models[name], **kwargs) for name in names}
 
 
-def run_files(nsplits: Mapping[str, object], experiments: Mapping[str, object] | Sequence[Mapping[str, object]],
+def merged_run_files(nsplits: Mapping[str, object], experiments: Mapping[str, object] | Sequence[Mapping[str, object]],
               names: Sequence[str], models: Sequence[str] | None = None) -> list[RunFile]:
     """Each split's merged models ranking its full test set, as `ltrlib.trec.RunFile` records
     named ``<split>.<model>`` and judged by the test set's labels (qrels ``qrels``), for

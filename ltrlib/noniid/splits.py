@@ -705,6 +705,45 @@ def merge_pool_frame(ns: NonIIDSplit) -> pd.DataFrame:
     return frame
 
 
+def client_statistics(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]) -> pd.DataFrame:
+    """`NonIIDSplit.statistics` of every split, one frame (split, client, part, ...)."""
+    items = nsplits.values() if isinstance(nsplits, dict) else nsplits
+    return pd.concat([ns.statistics() for ns in items], ignore_index=True)
+
+
+def merge_pools(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]) -> pd.DataFrame:
+    """`merge_pool_frame` of every split, one frame."""
+    items = nsplits.values() if isinstance(nsplits, dict) else nsplits
+    return pd.concat([merge_pool_frame(ns) for ns in items], ignore_index=True)
+
+
+def split_metrics(table2_frame: pd.DataFrame, nsplits: dict[str, NonIIDSplit], merge: pd.DataFrame,
+                  statistics: pd.DataFrame, three_statistics: pd.DataFrame, categories) -> dict[str, object]:
+    """Notebook 02's scalars for ``metrics.json``: the categories the three splits were made
+    on (``categories``, "auto" resolved), Table 2's training queries (``table2_frame``,
+    `table2`), the clients' training queries, their D_merge sizes (``merge``, `merge_summary`)
+    and whether any shrank, Split1's client-1 share of its own category
+    (``statistics``, `client_statistics`) and the three-client example's training queries."""
+    train = table2_frame[(table2_frame.partition == "train") & (table2_frame.statistic == "queries")]
+    queries = {(r.strategy, r.category, r.part): r.value for r in train.itertuples()}
+    sizes = merge.set_index(["split", "client"])
+    clients = {(s, i): nsplits[s].clients[i].train.n_queries for s, i in
+               (("Split1", 0), ("Split1", 1), ("Split2", 0), ("Split3", 0), ("Split3", 1))}
+    own = statistics.query("split == 'Split1' and client == 'client1' and part == 'train'").own_category_share
+    return {
+        **{f"split{i}_category": int(c) for i, c in enumerate(categories, start=1)},
+        "train_queries": int(queries[("", -1, "DS")]),
+        "split1_train_ds1": int(clients[("Split1", 0)]), "split1_train_ds2_prime": int(clients[("Split1", 1)]),
+        "split2_train_ds1": int(clients[("Split2", 0)]),
+        "split3_train_ds1": int(clients[("Split3", 0)]), "split3_train_ds2_prime": int(clients[("Split3", 1)]),
+        **{f"{s.lower()}_merge_{c}": int(sizes.loc[(s, c), "merge_queries"])
+           for s in ("Split1", "Split2") for c in ("client1", "client2")},
+        "merge_shrunk": bool(merge.shrunk.any()),
+        "split1_client1_own_share_train": float(own.iloc[0]),
+        "three_clients_train_queries": int(three_statistics[three_statistics.part == "train"].queries.sum()),
+    }
+
+
 def _part_stats(ds: Dataset, n_rel: np.ndarray, mask: np.ndarray) -> dict[str, int]:
     return {"queries": int(mask.sum()), "relevant_documents": int(n_rel[mask].sum()),
             "query_document_pairs": int(ds.group_sizes[mask].sum())}

@@ -121,7 +121,7 @@ def test_an_experiment_runs_over_the_splits_in_one_call_and_its_meta_models_are_
 def test_run_files_name_each_splits_models_and_leave_out_the_oracle():
     from types import SimpleNamespace
 
-    from ltrlib.merge import collect, run_files
+    from ltrlib.merge import collect, merged_run_files
 
     test = {"Split1": "DS of Split1", "Split2": "DS of Split2"}
     nsplits = {n: SimpleNamespace(full=SimpleNamespace(test=t)) for n, t in test.items()}
@@ -129,11 +129,11 @@ def test_run_files_name_each_splits_models_and_leave_out_the_oracle():
               for n in test}
     selected = {n: SimpleNamespace(test_scores={"M12sel": 4, "oracle": 5}, per_query=pd.DataFrame({"n": [n + "s"]}))
                 for n in test}
-    records = run_files(nsplits, linear, ["Split2", "Split1"], models=("M12α", "M21α"))
+    records = merged_run_files(nsplits, linear, ["Split2", "Split1"], models=("M12α", "M21α"))
     assert [(r.name, r.data, r.scores, r.qrels) for r in records] == [
         ("Split2.M12α", "DS of Split2", 2, "qrels"), ("Split2.M21α", "DS of Split2", 3, "qrels"),
         ("Split1.M12α", "DS of Split1", 2, "qrels"), ("Split1.M21α", "DS of Split1", 3, "qrels")]
     # Several groups of experiments, in order; the oracle reads the test labels and is never written.
-    names = [r.name for r in run_files(nsplits, [linear, selected], ["Split1"])]
+    names = [r.name for r in merged_run_files(nsplits, [linear, selected], ["Split1"])]
     assert names == ["Split1.M1", "Split1.M12α", "Split1.M21α", "Split1.M12sel"]
     assert collect([linear, selected], "per_query").n.tolist() == ["Split1", "Split2", "Split1s", "Split2s"]

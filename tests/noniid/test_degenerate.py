@@ -77,10 +77,9 @@ def notebook_02_to_05(data):
     table = nsplit.table2(data, categories=tuple(dict.fromkeys(categories)), seed=0)
     nsplit.table2_wide(table)
     made = nsplit.paper_splits(data, categories=categories, seed=0)
-    pd.concat([ns.statistics() for ns in made.values()])
+    nsplit.client_statistics(made)
     nsplit.merge_summary(made)
-    pools = pd.concat([nsplit.merge_pool_frame(ns) for ns in made.values()], ignore_index=True)
-    plt.close(plots.merge_pool_frame(pools))
+    plt.close(plots.merge_pool_frame(nsplit.merge_pools(made)))
     three = nsplit.make_clients(data, nsplit.parse_client_sets("auto", auto=categories[1:]),
                                 strategy="no_tie_breaking", name="three_clients", seed=0)
     plt.close(plots.merge_pool_frame(nsplit.merge_pool_frame(three)))

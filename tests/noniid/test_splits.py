@@ -181,6 +181,14 @@ def test_paper_splits_api(splits):
     assert len(summary) == 6 and (summary.merge_queries == 1).all()
     pool = S.merge_pool_frame(ns["Split2"])
     assert set(pool.client) <= {"client1", "client2", "unused"} and (pool.client != "unused").sum() == 2
+    # Every split's statistics and pools as one frame each, and notebook 02's scalars from them.
+    stats = S.client_statistics(ns)
+    assert list(stats.split.unique()) == list(ns) and S.merge_pools(ns).split.unique().tolist() == list(ns)
+    three = S.make_clients(splits, [{1}, {2}], name="three").statistics()
+    metrics = S.split_metrics(S.table2(splits, categories=(1, 2)), ns, summary, stats, three, ("1", 1, 2))
+    assert metrics["split1_category"] == 1 and metrics["split1_train_ds1"] == ns["Split1"].clients[0].train.n_queries
+    assert metrics["train_queries"] == splits.train.n_queries and metrics["merge_shrunk"] is False
+    assert metrics["split2_merge_client2"] == 1 and len(metrics) == 16
 
 
 def test_errors_name_the_parameter(splits):
