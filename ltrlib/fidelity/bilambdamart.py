@@ -745,6 +745,15 @@ def neural_across_seeds(seed_dirs: dict[int, Path], planned: int) -> tuple[pd.Da
     names = [c.name for c in NEURAL_CLAIMS]
     rows = []
     for seed, d in sorted(seed_dirs.items()):
+        # A record without the neural tables' numbers would read as "not available" at every
+        # claim and turn a verdict silently; it is a record saved before marked tables kept
+        # their numbers (`ltrlib.metrics.MarkedTable`), which this code cannot read.
+        absent = [table for notebook, table in (TABLES[n] for n in ("table3", "table4g", "table5n"))
+                  if read_table(d, notebook, f"{table}_numbers", []) is None]
+        if absent:
+            raise ValueError(f"seed {seed}'s record {d} lacks the numbers of {absent} "
+                             "(<table>_numbers.csv): it was saved before marked tables kept their numbers; "
+                             "summarise it with the code that recorded it")
         claims, _, _ = bilambdamart_claims(d)
         for r in claims[claims.claim.isin(names)].itertuples():
             rows.append({"seed": seed, "claim": r.claim, "ours": r.ours, "evidence": r.evidence})
