@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RANX_NAMES", "REPRO_MEASURES", "RUN_COLUMNS", "QRELS_COLUMNS", "RUN_INDEX", "RunFile", "agreement",
            "agreement_counts", "docnos", "find_run", "index_run", "import_ranx", "list_runs", "lists_of",
-           "ranx_qrels", "ranx_run", "read_qrels", "read_run", "reproduction", "run_order", "write_qrels",
+           "ranx_qrels", "ranx_run", "read_qrels", "read_run", "reproduction", "run_order", "run_records", "write_qrels",
            "write_run"]
 
 
@@ -86,6 +86,12 @@ class RunFile(NamedTuple):
     qrels: str
     other_labels: Mapping[str, Dataset] = MappingProxyType({})  # read-only: one default for every record
     docnos: np.ndarray | None = None
+
+
+def run_records(scores: Mapping[str, np.ndarray], data: Dataset, qrels: str = "qrels") -> list[RunFile]:
+    """One `RunFile` per model of ``scores`` (name -> one score per row of ``data``), judged by
+    the qrels named ``qrels``: a notebook's runs of one test set in one call."""
+    return [RunFile(name, data, s, qrels) for name, s in scores.items()]
 
 
 RUN_COLUMNS = ("qid", "Q0", "docno", "rank", "score", "tag")

@@ -57,7 +57,7 @@ equal_pairs: int = 10  # mean's pairs per document and topk's k in the equal-bud
 distributed: bool = True  # train once more on a two-worker Dask LocalCluster, rows cut through query groups
 
 # %%
-from ltrlib import plots
+from ltrlib import plots, trec
 from ltrlib.config import parse_list
 from ltrlib.data import load_dataset
 from ltrlib.metrics import significance_table
@@ -97,7 +97,7 @@ table
 # for trec_eval or ranx (`ltrlib runs`).
 
 # %%
-{name: report.run_file(name, data.test, scores).name for name, scores in runs.test_scores.items()}
+report.run_file_records(trec.run_records(runs.test_scores, data.test))
 
 # %%
 runs.timing
@@ -114,8 +114,8 @@ report.figure(plots.backend_comparison(numeric), "backend_comparison")
 # per query at the first iteration; p-values are paired t-tests against `mean, 1 pair`.
 
 # %%
-sizes = xgboost_tutorial.parse_train_sizes(pair_train_queries, splits.train.n_queries)
-by_size = {n: xgboost_tutorial.take_train_queries(splits, n, seed) for n in sizes}  # keyed by size
+by_size = xgboost_tutorial.training_subsets(splits, pair_train_queries, seed)  # keyed by size, ascending
+sizes = list(by_size)
 pair_runs = xgboost_tutorial.pair_method_experiment(by_size, common=common, settings=settings)
 pair_summary = xgboost_tutorial.pair_method_summary(pair_runs)
 report.table(pair_runs.groupby(["scale", "setting", "metric"], sort=False)["value"].mean().reset_index(),
@@ -160,7 +160,7 @@ equal_runs = xgboost_tutorial.pair_method_experiment(by_size, equal, common=comm
 equal_summary = xgboost_tutorial.pair_method_summary(equal_runs, reference=f"mean, {equal_pairs} pairs")
 report.table(equal_summary, "pair_method_equal_budget")
 trend = xgboost_tutorial.pair_method_trend(equal_runs, f"topk, k={equal_pairs}", f"mean, {equal_pairs} pairs",
-                                           metric=f"ndcg@{equal_pairs}" if equal_pairs in (1, 3, 10) else "ndcg@10")
+                                           metric=xgboost_tutorial.equal_budget_metric(equal_pairs))
 report.table(trend, "pair_method_trend")
 trend
 
@@ -179,9 +179,8 @@ graded = xgboost_tutorial.graded_objectives(runs.per_query)
 report.table(graded, "graded_objectives")
 reproducible = xgboost_tutorial.reproducibility(by_size[sizes[0]], common, settings, k=equal_pairs)
 report.table(reproducible, "reproducibility")
-if distributed:
-    spread = xgboost_tutorial.distributed_against_single(by_size[sizes[0]], common, settings)
-    report.table(spread, "distributed_training")
+spread = xgboost_tutorial.distributed_against_single(by_size[sizes[0]], common, settings, wanted=distributed)
+report.table(spread, "distributed_training")
 reproducible
 
 # %% [markdown]
@@ -197,7 +196,7 @@ reproducible
 from ltrlib.fidelity import tutorial_claims
 
 claims = tutorial_claims({"pair_method_trend": trend, "pair_count_sweep": count_summary, "graded_objectives": graded,
-                          "reproducibility": reproducible, "distributed_training": spread if distributed else None})
+                          "reproducibility": reproducible, "distributed_training": spread})
 report.table(claims, "seed_claims")
 claims[["claim", "scope", "ours", "evidence"]]
 

@@ -246,3 +246,12 @@ def test_repro_eval_refuses_what_it_cannot_find_by_name(tmp_path, capsys):
                      "--advanced", "adv"]) == 0
     out = capsys.readouterr().out
     assert "reproduction" in out and "KTU" in out and "ER" in out
+
+
+def test_run_records_name_each_models_run_of_one_test_set():
+    from ltrlib.data import Dataset
+
+    data = Dataset(np.zeros((3, 1), np.float32), np.array([1, 0, 2]), np.array([4]), np.array([0, 3]))
+    records = trec.run_records({"a": np.arange(3.0), "b": -np.arange(3.0)}, data, qrels="qrels.test")
+    assert [(r.name, r.qrels, r.data is data, r.docnos) for r in records] == [("a", "qrels.test", True, None),
+                                                                             ("b", "qrels.test", True, None)]

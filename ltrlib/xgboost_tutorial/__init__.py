@@ -9,6 +9,7 @@ the notes' other testable statements (`ltrlib.xgboost_tutorial.advice`).
 from ltrlib.xgboost_tutorial.advice import (
     EQUIVALENCE_MARGIN,
     distributed_against_single,
+    equal_budget_metric,
     equal_budget_settings,
     graded_objectives,
     pair_method_trend,
@@ -25,12 +26,14 @@ from ltrlib.xgboost_tutorial.comparison import (
     pair_method_summary,
     parse_train_sizes,
     take_train_queries,
+    training_subsets,
     tutorial_metrics,
 )
 
 __all__ = [
     "BackendRuns", "LIGHTGBM", "backend_variants", "compare_backends", "comparison_numeric", "tutorial_metrics",
     "pair_count_settings", "pair_method_experiment", "pair_method_summary", "parse_train_sizes",
-    "take_train_queries", "EQUIVALENCE_MARGIN", "distributed_against_single", "equal_budget_settings",
+    "take_train_queries", "training_subsets", "EQUIVALENCE_MARGIN", "distributed_against_single",
+    "equal_budget_metric", "equal_budget_settings",
     "graded_objectives", "pair_method_trend", "reproducibility",
 ]

@@ -37,7 +37,8 @@ from ltrlib.metrics.significance import compare_tidy, paired_ttest
 from ltrlib.train.ranker import train_ranker
 from ltrlib.train.settings import TrainSettings
 
-__all__ = ["EQUIVALENCE_MARGIN", "distributed_against_single", "equal_budget_settings", "graded_objectives",
+__all__ = ["EQUIVALENCE_MARGIN", "distributed_against_single", "equal_budget_metric", "equal_budget_settings",
+           "graded_objectives",
            "pair_method_trend", "reproducibility"]
 
 #: The margin within which distributed training counts as equivalent to one process (ours:
@@ -54,6 +55,12 @@ def equal_budget_settings(k: int = 10) -> dict[str, dict]:
         raise ValueError(f"k must be a positive integer, got {k}")
     return {f"mean, {k} pairs": {"lambdarank_pair_method": "mean", "lambdarank_num_pair_per_sample": k},
             f"topk, k={k}": {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": k}}
+
+
+def equal_budget_metric(k: int) -> str:
+    """The metric the equal-budget trend is read at: NDCG at ``k``, the list depth both
+    settings spend their pairs on, where the study measures it (1, 3, 10), else NDCG@10."""
+    return f"ndcg@{k}" if k in (1, 3, 10) else "ndcg@10"
 
 
 def pair_method_trend(runs: pd.DataFrame, setting: str, reference: str, metric: str = "ndcg@10") -> pd.DataFrame:
@@ -116,13 +123,16 @@ def _bitwise(setting: str, compared: str, a: np.ndarray, b: np.ndarray) -> dict:
 
 def distributed_against_single(splits: Splits, params: Mapping[str, Any], settings: TrainSettings,
                                margin: float = EQUIVALENCE_MARGIN, cluster="local",
-                               metric: str = "ndcg@10") -> pd.DataFrame:
+                               metric: str = "ndcg@10", wanted: bool = True) -> pd.DataFrame | None:
     """One process against the rows cut in two through query groups on ``cluster`` (default
     a two-worker `distributed.LocalCluster`), the same params and trees: one row ``metric,
     queries, single, distributed, diff`` (distributed − single), the 90 % interval of the
     paired difference (``ci_low, ci_high``), ``margin``, ``p_tost`` (the larger of the two
     one-sided t-tests against −margin and +margin, `scipy.stats.ttest_1samp`) and
-    ``equivalent`` (p_tost < 0.05: the interval lies within ±margin)."""
+    ``equivalent`` (p_tost < 0.05: the interval lies within ±margin). None unless ``wanted``
+    (the notebook's switch: a cluster costs its start-up)."""
+    if not wanted:
+        return None
     settings = settings.replace(backend="xgboost", num_threads=1)
     p = {**dict(params), "objective": "rank:ndcg"}
     single = train_ranker(splits.train, splits.vali, p, settings)

@@ -34,7 +34,8 @@ from ltrlib.train.settings import TrainSettings
 
 __all__ = ["BackendRuns", "COMPARISON_SETTINGS", "LIGHTGBM", "backend_variants", "compare_backends",
            "comparison_numeric", "effective_pairs", "tutorial_metrics", "pair_method_experiment",
-           "PAIRWISE", "pair_count_settings", "pair_method_summary", "parse_train_sizes", "take_train_queries"]
+           "PAIRWISE", "pair_count_settings", "pair_method_summary", "parse_train_sizes", "take_train_queries",
+           "training_subsets"]
 
 METRICS = ("ndcg@10", "map", "mrr@10")
 LIGHTGBM = "LightGBM λMART"
@@ -258,6 +259,12 @@ def take_train_queries(splits: Splits, n_queries: int, seed: int = 0) -> Splits:
         return splits  # every query: the same splits, the training set keeps its name
     train = splits.train.sample_queries(n_queries, seed, name=f"{splits.train.name}[{n_queries}q]")
     return Splits(train, splits.vali, splits.test)
+
+
+def training_subsets(splits: Splits, spec: str, seed: int = 0) -> dict[int, Splits]:
+    """``splits`` at each training size of ``spec`` (`parse_train_sizes`, ascending), by size:
+    seeded random subsets of the training queries (`take_train_queries`)."""
+    return {n: take_train_queries(splits, n, seed) for n in parse_train_sizes(spec, splits.train.n_queries)}
 
 
 def parse_train_sizes(spec: str, available: int) -> list[int]:

@@ -49,6 +49,17 @@ def test_take_train_queries_keeps_vali_and_test():
     assert set(sub.train.query_ids) <= set(sp.train.query_ids)
     assert np.array_equal(comparison.take_train_queries(sp, 40, seed=3).train.query_ids, sub.train.query_ids)
     assert comparison.take_train_queries(sp, 0).train is sp.train
+    # Every size of the notebook's parameter at once, ascending, each seeded as above.
+    subsets = comparison.training_subsets(sp, "40,all", seed=3)
+    assert list(subsets) == [40, sp.train.n_queries] and subsets[sp.train.n_queries].train is sp.train
+    assert np.array_equal(subsets[40].train.query_ids, sub.train.query_ids)
+
+
+def test_the_equal_budget_trend_is_read_where_the_pairs_are_spent_and_a_switch_off_gives_none():
+    from ltrlib.xgboost_tutorial import advice
+
+    assert [advice.equal_budget_metric(k) for k in (1, 3, 10, 30)] == ["ndcg@1", "ndcg@3", "ndcg@10", "ndcg@10"]
+    assert advice.distributed_against_single(None, {}, None, wanted=False) is None
 
 
 def test_compare_backends_tables():
