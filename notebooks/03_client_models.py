@@ -125,9 +125,8 @@ alternatives = alternative_splits(splits, nsplits, categories=(split2_category, 
                                   seed=seed, merge_size=merge_size, merge_overflow=merge_overflow)
 all_models = clients.fit_client_models(
     {**nsplits, **alternatives, **initial}, store,
-    splits=[*run_splits, *(s for s in alternatives if s not in run_splits), *initial],
-    n_trials=trials, settings=settings,
-    first_params=train.in_backend(train.PAPER_TABLE6_MEDIAN, backend) if start_from_paper else None,
+    splits=clients.training_order(run_splits, alternatives, initial),
+    n_trials=trials, settings=settings, first_params=train.paper_start(backend, wanted=start_from_paper),
     n_jobs=n_jobs, progress=True, prune=prune, storage=storage)
 models = all_models.subset(run_splits)
 store.list()

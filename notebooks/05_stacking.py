@@ -126,7 +126,7 @@ params
 # %%
 linear_runs = merge.per_split(merge.linear_experiment, nsplits, models, split_names, step=alpha_step,
                               normalisation=normalisation, sweep=False, metrics=merge.TABLE_METRICS)
-per_query = merge.collect({**linear_runs, **{f"{k}.S": v for k, v in stacked.items()}}, "per_query")
+per_query = merge.collect([linear_runs, stacked], "per_query")
 table5 = merge.marked_table(per_query, models=["M1", "M2", "M12S", "M21S"])
 report.table(table5, "table5_stacking", index=True,
              caption="Model stacking; superscripts a, b: paired t-test p < 0.05 against M1, M2")

@@ -135,8 +135,7 @@ fitted = neural.fit_neural_models(exp, names, budget=steps, n_trials=nn["neural_
                                   max_width=nn["max_width"], progress=True)
 test_scores = bivariate.model_scores(exp, fitted)  # scored once: the tables and the run files
 per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
-budget_caption = (f"neural networks: {nn['neural_trials']} trial(s) each, the first at the paper's Tables 6-7 point, "
-         f"at most {steps.max_steps} steps" + (f", layers capped at {nn['max_width']}" if nn["max_width"] else ""))
+budget_caption = neural.budget_caption(nn["neural_trials"], steps.max_steps, nn["max_width"])
 print(budget_caption)
 import jax
 

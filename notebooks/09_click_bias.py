@@ -49,7 +49,7 @@ ceiling_trees: int = 0  # tree limit of the true-label ceiling; 0 means by scale
 
 # %%
 from ltrlib import clicklog
-from ltrlib import plots
+from ltrlib import plots, trec
 from ltrlib.config import parse_list
 from ltrlib.data import load_dataset
 from ltrlib.report import Reporter, settings_frame
@@ -87,8 +87,7 @@ wide
 # the ceiling's.
 
 # %%
-for name, scores in result.test_scores.items():
-    report.run_file(name, splits.test, scores)
+report.run_file_records(trec.run_records(result.test_scores, splits.test))
 
 # %% [markdown]
 # ## How biased the logs are

@@ -7,11 +7,12 @@ several processes or machines through a shared study (``ltrlib tune-worker``).
     per_query = clients.client_results(models)
 """
 
-from ltrlib.clients.models import ClientModels, client_metrics, client_results, fit_client_models, run_scorers
+from ltrlib.clients.models import (ClientModels, client_metrics, client_results, fit_client_models, run_scorers,
+                                   training_order)
 from ltrlib.clients.tables import client_means, locals_compared, table1_initial, table3_alternative
 from ltrlib.clients.workers import tune_worker
 
 __all__ = [
-    "ClientModels", "client_metrics", "client_results", "fit_client_models", "run_scorers", "client_means", "locals_compared", "table1_initial",
+    "ClientModels", "client_metrics", "client_results", "fit_client_models", "run_scorers", "training_order", "client_means", "locals_compared", "table1_initial",
     "table3_alternative", "tune_worker",
 ]

@@ -25,7 +25,7 @@ from ltrlib.train.settings import TrainSettings
 from ltrlib.train.tuning import TuningResult, fit_side_by_side, fit_tuned
 
 __all__ = ["ClientModels", "MODEL_NAMES", "TEST_SETS", "client_metrics", "client_results",
-           "fit_client_models", "run_scorers"]
+           "fit_client_models", "run_scorers", "training_order"]
 
 MODEL_NAMES = ("M1", "M2", "M_full")
 # Table columns. The paper's §5.2 trains the second client on DS2' (DS2 without the queries
@@ -61,6 +61,12 @@ class ClientModels:
 def _same_data(a: Dataset, b: Dataset) -> bool:
     return (a.n_queries == b.n_queries and a.n_docs == b.n_docs
             and np.array_equal(a.query_ids, b.query_ids))
+
+
+def training_order(run_splits, alternatives: Mapping[str, Any], initial: Mapping[str, Any]) -> list[str]:
+    """The splits notebook 03 tunes in one pass, in order: the run's, then Table 3's
+    alternative configurations it does not run already, then Table 1's initial split."""
+    return [*run_splits, *(s for s in alternatives if s not in run_splits), *initial]
 
 
 def fit_client_models(

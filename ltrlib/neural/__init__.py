@@ -17,6 +17,7 @@ it was chosen by.
 from ltrlib.neural.competitors import (
     NEURAL_MODELS,
     PAPER_POINTS,
+    budget_caption,
     fit_neural_models,
     network_curves,
     network_summary,
@@ -36,7 +37,7 @@ from ltrlib.neural.models import build_model
 from ltrlib.neural.ranker import CONVERGED, PAPER_BUDGET, STOP_REASONS, NeuralBudget, NeuralRanker
 
 __all__ = [
-    "NEURAL_MODELS", "PAPER_POINTS", "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks", "table3", "table4_rows", "table5",
+    "NEURAL_MODELS", "PAPER_POINTS", "budget_caption", "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks", "table3", "table4_rows", "table5",
     "ranker_means", "table6", "table7", "tree_rows", "pad_lists", "LOSSES", "build_model", "NeuralBudget",
     "NeuralRanker", "PAPER_BUDGET", "CONVERGED", "STOP_REASONS",
 ]

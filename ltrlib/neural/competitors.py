@@ -35,7 +35,7 @@ from ltrlib.metrics.significance import MarkedTable, compare
 from ltrlib.neural.models import Architecture
 from ltrlib.neural.ranker import CONVERGED, NeuralBudget, NeuralRanker
 
-__all__ = ["ATTENTION", "HIDDEN_LAYERS", "NEURAL_MODELS", "PAPER_POINTS", "NeuralSpec", "architecture",
+__all__ = ["ATTENTION", "HIDDEN_LAYERS", "NEURAL_MODELS", "PAPER_POINTS", "NeuralSpec", "architecture", "budget_caption",
            "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks", "ranker_means", "table6",
            "table7", "tree_rows"]
 
@@ -275,6 +275,14 @@ def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 
     tests = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
     return MarkedTable(numbers, ("†", "*"), tests=tests, order=tuple(rows), superscript=False,
                        named_columns=False)
+
+
+def budget_caption(trials: int, max_steps: int, max_width: int | None = None) -> str:
+    """The networks' budget as the neural notebook's captions state it: trials, the first at
+    the paper's point, the step cap, and the layer cap when there is one."""
+    cap = f", layers capped at {max_width}" if max_width else ""
+    return (f"neural networks: {trials} trial(s) each, the first at the paper's Tables 6-7 point, "
+            f"at most {max_steps} steps{cap}")
 
 
 def network_curves(fitted: Mapping[str, FittedModel], split: str = "stage 2", cutoff: int = 5) -> pd.DataFrame:

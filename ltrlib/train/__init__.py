@@ -30,6 +30,7 @@ from ltrlib.train.tuning import (
     PAPER_TABLE6_MEDIAN,
     fit_tuned,
     in_backend,
+    paper_start,
     run_study,
     search_space,
     study_storage,
@@ -41,7 +42,7 @@ from ltrlib.train.tuning import (
 
 __all__ = [
     "BACKENDS", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "evaluate_rankers", "evaluate_scores", "fit_tuned",
-    "in_backend", "study_storage", "TrainSettings", "budget_for_scale", "run_study", "train_ranker", "tune", "tune_cv",
+    "in_backend", "paper_start", "study_storage", "TrainSettings", "budget_for_scale", "run_study", "train_ranker", "tune", "tune_cv",
     "tuned_parameters", "tuning_history", "validation_curves", "search_space", "xgboost_propensities",
     "JOURNAL_FILE",
 ]

@@ -93,3 +93,13 @@ def test_client_models_subset_keeps_the_named_splits():
     assert sub.reused == {("B", "M2"): ("A", "M2")}
     with pytest.raises(ValueError, match="not fitted"):
         m.subset(["C"])
+
+
+def test_notebook_03_tunes_the_run_then_the_other_configurations_then_the_initial_split():
+    from ltrlib.clients import training_order
+    from ltrlib.train import PAPER_TABLE6_MEDIAN, paper_start
+
+    order = training_order(["Split1", "Split3"], {"Split3": 0, "Split4": 0}, {"initial-c11": 0})
+    assert order == ["Split1", "Split3", "Split4", "initial-c11"]
+    assert paper_start("lightgbm") == PAPER_TABLE6_MEDIAN and paper_start("lightgbm", wanted=False) is None
+    assert "max_leaves" in paper_start("xgboost")  # in XGBoost's names

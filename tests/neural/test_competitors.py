@@ -106,3 +106,11 @@ def test_tables_3_to_5_take_their_rows_by_loss_and_the_trees_present():
     assert table4_rows(pq) == ["GSF(2)", "GSF(2) with d", "Bi-λMART"]  # Bi-λMART w/o d did not run
     assert list(table5(pq, names).formatted().index) == ["DNN_Softmax", "GBT_Softmax"]
     assert table5(pq, names).formatted().loc["GBT_Softmax", "ndcg@5"].endswith("†")
+
+
+def test_the_budget_caption_names_the_trials_steps_and_any_width_cap():
+    from ltrlib.neural import budget_caption
+
+    assert budget_caption(16, 3000).endswith("the first at the paper's Tables 6-7 point, at most 3000 steps")
+    assert budget_caption(16, 3000, 64).endswith("at most 3000 steps, layers capped at 64")
+    assert budget_caption(1, 10).startswith("neural networks: 1 trial(s) each")

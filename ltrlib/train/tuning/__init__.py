@@ -25,6 +25,7 @@ from ltrlib.train.tuning.space import (
     SEARCH_SPACES,
     TUNED_PARAMS,
     in_backend,
+    paper_start,
     search_space,
     suggest_params,
 )
@@ -54,7 +55,7 @@ from ltrlib.train.tuning.loop import (
 __all__ = [
     "fit_side_by_side", "fit_tuned", "tune", "tune_cv", "tuned_parameters", "tuning_history",
     "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "SEARCH_SPACE", "SEARCH_SPACES", "TUNED_PARAMS", "in_backend",
-    "search_space", "suggest_params",
+    "paper_start", "search_space", "suggest_params",
     "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "JOURNAL_FILE", "database_url", "describe_storage", "is_shared",
     "stored_study", "study_database", "study_storage",
     "TrialFailed", "TuningResult", "prune_every", "prune_warmup", "pruner", "pruning_monitor", "pruning_setup",

@@ -26,7 +26,7 @@ from typing import Any
 
 __all__ = [
     "LEARNING_RATES", "PAPER_TABLE6_MEDIAN", "SEARCH_SPACE", "SEARCH_SPACES", "TUNED_PARAMS", "in_backend",
-    "search_space", "suggest_params",
+    "paper_start", "search_space", "suggest_params",
 ]
 
 
@@ -93,6 +93,12 @@ def in_backend(params: Mapping[str, Any], backend: str = "lightgbm") -> dict[str
 
         return from_lightgbm_names(dict(params))
     return dict(params)
+
+
+def paper_start(backend: str = "lightgbm", wanted: bool = True) -> dict[str, Any] | None:
+    """The paper's Table 6 median point (`PAPER_TABLE6_MEDIAN`) in ``backend``'s names, the
+    first trial of a study that starts from the paper; None unless ``wanted``."""
+    return in_backend(PAPER_TABLE6_MEDIAN, backend) if wanted else None
 
 
 def suggest_params(trial, backend: str = "lightgbm") -> dict[str, Any]:
