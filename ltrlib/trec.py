@@ -73,6 +73,7 @@ def import_ranx():
         numba.config.THREADING_LAYER = layer
     return ranx
 
+
 class RunFile(NamedTuple):
     """The arguments of one `ltrlib.report.Reporter.run_file` call: a run's name, the data
     it ranks (labels included), its scores, the qrels name standing for those labels, the
@@ -88,10 +89,12 @@ class RunFile(NamedTuple):
     docnos: np.ndarray | None = None
 
 
-def run_records(scores: Mapping[str, np.ndarray], data: Dataset, qrels: str = "qrels") -> list[RunFile]:
-    """One `RunFile` per model of ``scores`` (name -> one score per row of ``data``), judged by
-    the qrels named ``qrels``: a notebook's runs of one test set in one call."""
-    return [RunFile(name, data, s, qrels) for name, s in scores.items()]
+def run_records(scores: Mapping[str, np.ndarray], data: Dataset, qrels: str = "qrels", *, prefix: str = "",
+                docnos: np.ndarray | None = None) -> list[RunFile]:
+    """One `RunFile` per model of ``scores`` (name -> one score per row of ``data``), named
+    ``<prefix><model>``, judged by the qrels named ``qrels``, its rows named by ``docnos``
+    (None: their positions): a notebook's runs of one test set in one call."""
+    return [RunFile(f"{prefix}{name}", data, s, qrels, docnos=docnos) for name, s in scores.items()]
 
 
 RUN_COLUMNS = ("qid", "Q0", "docno", "rank", "score", "tag")

@@ -577,7 +577,7 @@ class Stage2Runs(NamedTuple):
     def records(self, prefix: str = "", qrels: str = "qrels") -> list[trec.RunFile]:
         """One `ltrlib.trec.RunFile` per model, named ``<prefix><model>`` and judged by the
         qrels named ``qrels``, for `ltrlib.report.Reporter.run_file_records`."""
-        return [trec.RunFile(f"{prefix}{n}", self.judged, s, qrels, docnos=self.docnos) for n, s in self.scores.items()]
+        return trec.run_records(self.scores, self.judged, qrels, prefix=prefix, docnos=self.docnos)
 
 
 def stage2_runs(exp: Stage2Experiment, models: Mapping[str, Any], part: str = "test", *,

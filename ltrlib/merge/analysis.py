@@ -19,7 +19,7 @@ from ltrlib.data.dataset import Scorer
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.ranking import evaluate
 from ltrlib.metrics.significance import MarkedTable, compare_tidy, corrected, marked_means
-from ltrlib.trec import RunFile
+from ltrlib.trec import RunFile, run_records
 
 __all__ = [
     "LOCAL_MODELS",
@@ -249,22 +249,27 @@ def per_split(experiment, nsplits: Mapping[str, object], models: Mapping[str, ob
     return {name: experiment(nsplits[name], models[name], **kwargs) for name in names}
 
 
-def merged_run_files(nsplits: Mapping[str, object], experiments: Mapping[str, object] | Sequence[Mapping[str, object]],
-              names: Sequence[str], models: Sequence[str] | None = None) -> list[RunFile]:
+def _experiment_groups(experiments: Mapping[str, object] | Sequence[Mapping[str, object]]) -> list:
+    """One mapping of experiments (one per split), or several, as a list of mappings."""
+    return [experiments] if isinstance(experiments, Mapping) else list(experiments)
+
+
+def merged_run_files(nsplits: Mapping[str, object],
+                     experiments: Mapping[str, object] | Sequence[Mapping[str, object]],
+                     names: Sequence[str], models: Sequence[str] | None = None) -> list[RunFile]:
     """Each split's merged models ranking its full test set, as `ltrlib.trec.RunFile` records
     named ``<split>.<model>`` and judged by the test set's labels (qrels ``qrels``), for
     `ltrlib.report.Reporter.run_file_records`. The models: those of the experiments'
     ``test_scores`` (``experiments``: one mapping of experiments per split, or several, in
     order), or only ``models``; never the ``oracle``, which reads the test labels: an upper
     bound, not a model to score elsewhere."""
-    groups = [experiments] if isinstance(experiments, Mapping) else list(experiments)
     out = []
     for name in names:
         scores: dict[str, np.ndarray] = {}
-        for group in groups:
+        for group in _experiment_groups(experiments):
             scores.update(group[name].test_scores)
-        out += [RunFile(f"{name}.{m}", nsplits[name].full.test, s, "qrels") for m, s in scores.items()
-                if m != "oracle" and (models is None or m in models)]
+        kept = {m: s for m, s in scores.items() if m != "oracle" and (models is None or m in models)}
+        out += run_records(kept, nsplits[name].full.test, prefix=f"{name}.")
     return out
 
 
@@ -278,8 +283,7 @@ def collect(experiments: Mapping[str, object] | Sequence[Mapping[str, object]], 
     """Concatenate one frame attribute (``per_query``, ``choices``, ``sweep``, ...) of several
     experiments (one per split; or several such mappings, in order, e.g. the linear, stacking
     and selection experiments); a model present in several (M1, M2) is kept once per split."""
-    groups = [experiments] if isinstance(experiments, Mapping) else list(experiments)
-    frames = [getattr(e, attr) for g in groups for e in g.values()]
+    frames = [getattr(e, attr) for g in _experiment_groups(experiments) for e in g.values()]
     out = pd.concat([f for f in frames if len(f)], ignore_index=True)
     keys = [c for c in ("split", "model", "qid", "metric") if c in out.columns]
     if attr == "per_query" and len(keys) == 4:

@@ -666,13 +666,17 @@ def splits_table(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]) -> pd.Data
                                        "merge", "notes"])
 
 
+def _each_split(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]):
+    """The splits of a ``{name: split}`` mapping or of a list, in order."""
+    return nsplits.values() if isinstance(nsplits, dict) else nsplits
+
+
 def merge_summary(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]) -> pd.DataFrame:
     """D_merge per split and client: split, client, train_queries, requested, merge_queries,
     pool_queries, shrunk, and the mean number of relevant documents of client 1's
     categories in the client's D_merge and training queries (the sorting key)."""
-    items = nsplits.values() if isinstance(nsplits, dict) else nsplits
     rows = []
-    for ns in items:
+    for ns in _each_split(nsplits):
         key_cats = list(ns.clients[0].categories or [])
         for cl in ns.clients:
             def mean_key(ds):
@@ -707,14 +711,12 @@ def merge_pool_frame(ns: NonIIDSplit) -> pd.DataFrame:
 
 def client_statistics(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]) -> pd.DataFrame:
     """`NonIIDSplit.statistics` of every split, one frame (split, client, part, ...)."""
-    items = nsplits.values() if isinstance(nsplits, dict) else nsplits
-    return pd.concat([ns.statistics() for ns in items], ignore_index=True)
+    return pd.concat([ns.statistics() for ns in _each_split(nsplits)], ignore_index=True)
 
 
 def merge_pools(nsplits: dict[str, NonIIDSplit] | list[NonIIDSplit]) -> pd.DataFrame:
     """`merge_pool_frame` of every split, one frame."""
-    items = nsplits.values() if isinstance(nsplits, dict) else nsplits
-    return pd.concat([merge_pool_frame(ns) for ns in items], ignore_index=True)
+    return pd.concat([merge_pool_frame(ns) for ns in _each_split(nsplits)], ignore_index=True)
 
 
 def split_metrics(table2_frame: pd.DataFrame, nsplits: dict[str, NonIIDSplit], merge: pd.DataFrame,
