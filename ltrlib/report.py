@@ -343,8 +343,11 @@ class Reporter(RunFolder):
 
         The figure stays open by default so the notebook still displays it; pass
         ``close=True`` in loops that draw many figures. Returns nothing, so a notebook cell
-        ending in it echoes nothing (`figure_path` says where it went).
+        ending in it echoes nothing (`figure_path` says where it went). ``fig`` None (a plot
+        of an optional table that was not made) saves nothing, as `table` does.
         """
+        if fig is None:
+            return
         path = self.figure_path(name)
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
@@ -363,6 +366,29 @@ class Reporter(RunFolder):
         notebook's figure per setting or per model in one call."""
         for name, fig in figs.items():
             self.figure(fig, f"{prefix}{name}", close=close)
+
+    def show(self, view, name: str | None = None) -> None:
+        """Show what an explorer of `ltrlib.plots` returned for the notebook's
+        ``interactive`` flag: a batch run's figure is saved as ``name`` (as `figure` saves
+        it; the notebook displays it), a widget or a table is displayed, None shows nothing,
+        and a tuple shows each of its views in turn. Returns nothing, so a cell ending in it
+        echoes nothing more."""
+        import matplotlib.figure
+
+        if view is None:
+            return
+        if isinstance(view, tuple):
+            for part in view:
+                self.show(part, name)
+            return
+        if isinstance(view, matplotlib.figure.Figure):
+            if not name:
+                raise ValueError("Reporter.show: a figure needs a name to be saved under")
+            self.figure(view, name)
+            return
+        from IPython.display import display
+
+        display(view)
 
     def figure_path(self, name: str) -> Path:
         """Where `figure` saves the figure ``name``."""

@@ -96,20 +96,14 @@ report.figure(plots.category_shares(categories, "train"), "category_distribution
 # training queries to be measured within their tolerance.
 
 # %%
-from IPython.display import display
-
 from ltrlib import noniid
 
-if noniid.calibration_applies(splits.train):
-    fit = noniid.calibration_table(splits.train, seed)
-    report.table(fit, "calibration", caption="Data-level calibration targets (training set)")
-    report.figure(plots.calibration_table(fit), "calibration")
-    subsets = noniid.subset_table(splits.train, seed)
-    report.table(subsets, "calibration_subsets",
-                 caption="Table 2 subsets: documents and relevant documents per query (not fitted)")
-    display(fit, subsets)
-else:
-    print("no categories 11 and 14 in this collection: the Istella-S calibration targets do not apply")
+fit, subsets = noniid.calibration_tables(splits.train, seed)  # None, None where the targets do not apply
+report.table(fit, "calibration", caption="Data-level calibration targets (training set)")
+report.figure(plots.calibration_table(fit), "calibration")
+report.table(subsets, "calibration_subsets",
+             caption="Table 2 subsets: documents and relevant documents per query (not fitted)")
+report.show((fit, subsets))
 
 # %% [markdown]
 # ## Feature sparsity
@@ -129,22 +123,7 @@ sparsity.kind.value_counts()
 # Interactively, pick any feature; in batch runs the most label-correlated feature is shown.
 
 # %%
-if interactive:
-    from ltrlib.plots import feature_explorer
-
-    feature_explorer(splits.train)
-else:
-    best = data.most_label_correlated(splits.train)
-    report.figure(plots.feature_by_label(data.feature_by_label(splits.train, best), best),
-                  "feature_by_label")
+report.show(plots.feature_explorer(splits.train, interactive=interactive), "feature_by_label")
 
 # %%
-train = stats.set_index("split").loc["train"]
-report.metrics(
-    train_queries=int(train.queries),
-    train_relevant_share=float(train.relevant_share),
-    train_docs_per_query=float(train.docs_per_query),
-    n_features=int(train.features),
-    sparse_features=int((sparsity.kind == "sparse").sum()),
-    n_categories=int(categories.category.nunique()) if not categories.empty else 0,
-)
+report.metrics(**data.overview_metrics(stats, sparsity, categories))

@@ -104,12 +104,7 @@ dominance
 # %%
 strategy_counts = noniid.strategy_query_counts(splits, seed=seed)
 report.table(strategy_counts, "strategy_query_counts", caption="DS1 and DS2' queries per category")
-if interactive:
-    from ltrlib.plots import strategy_explorer
-
-    strategy_explorer(strategy_counts)
-else:
-    report.figure(plots.strategy_query_counts(strategy_counts, category), "strategy_query_counts")
+report.show(plots.strategy_explorer(strategy_counts, category, interactive=interactive), "strategy_query_counts")
 
 # %%
 report.metrics(**noniid.category_analysis_metrics(train_assignments, dominance, strategy_counts, figure2, category))

@@ -147,16 +147,7 @@ report.figure(plots.alpha_sweep(sweep, selected_alpha=choices), "alpha_sweep",
 # chosen α.
 
 # %%
-if interactive:
-    from ltrlib.plots import alpha_explorer
-
-    display(alpha_explorer(sweep, choices))
-else:
-    first = choices.iloc[0]
-    one = sweep[(sweep.split == first.split) & (sweep.client == first.client)]
-    report.figure(plots.alpha_sweep(one, current_alpha=first.alpha, selected_alpha=first.alpha),
-                  "alpha_explorer_batch")
-    display(merge.sweep_at(one, first.alpha))
+report.show(plots.alpha_explorer(sweep, choices, interactive=interactive), "alpha_explorer_batch")
 
 # %% [markdown]
 # ## Where merging helps and where it hurts

@@ -207,12 +207,7 @@ report.figure(plots.merge_category_deltas(deltas, baseline="M2"), "category_delt
 # is the output.
 
 # %%
-if interactive:
-    from ltrlib.plots import importance_explorer
-
-    importance_explorer(importance)
-else:
-    display(importance[importance.is_score])
+report.show(plots.importance_explorer(importance, interactive=interactive))
 
 # %%
 report.metrics(**merge.merge_metrics(all_per_query))

@@ -142,10 +142,7 @@ online.groupby(["setting", "data"]).agg(runs=("seed", "size"), interactions=("in
 # %%
 summary = foltr.summarise_offline(offline)
 report.figures(plots.foltr_setting_curves(summary), prefix="offline_", close=not interactive)
-if interactive:
-    from ltrlib.plots import curve_explorer
-
-    curve_explorer(summary)
+report.show(plots.curve_explorer(summary, interactive=interactive))
 
 # %% [markdown]
 # ## Online performance (Tables 2-3) and the IID / non-IID gaps

@@ -11,6 +11,7 @@ from ltrlib.data.overview import (
     feature_sparsity,
     label_distribution,
     most_label_correlated,
+    overview_metrics,
     per_query_counts,
     split_statistics,
 )
@@ -21,6 +22,6 @@ __all__ = [
     "Dataset", "Query", "Scorer", "Splits", "concat", "load_dataset", "make_synthetic", "read_letor",
     "read_letor_folder", "read_lightgbm", "LetorFormatError", "ReadOptions", "locate_dataset", "resolve_dataset",
     "ORACLE", "ORACLE_UNIVARIATE", "oracle_scores", "LAYOUTS", "write_layout", "category_distribution",
-    "feature_by_label", "feature_sparsity", "label_distribution", "most_label_correlated", "per_query_counts",
-    "split_statistics",
+    "feature_by_label", "feature_sparsity", "label_distribution", "most_label_correlated", "overview_metrics",
+    "per_query_counts", "split_statistics",
 ]

@@ -123,3 +123,18 @@ def label_correlations(ds: Dataset, max_rows: int = 200_000, seed: int = 0) -> p
 def most_label_correlated(ds: Dataset, max_rows: int = 200_000, seed: int = 0) -> str:
     """Name of the feature with the largest absolute Spearman correlation with the label."""
     return label_correlations(ds, max_rows, seed).index[0]
+
+
+def overview_metrics(stats: pd.DataFrame, sparsity: pd.DataFrame, categories: pd.DataFrame) -> dict:
+    """Notebook 00's metrics from its tables (`split_statistics`, `feature_sparsity`,
+    `category_distribution`): the training partition's queries, relevant share and list
+    length, the features and how many are sparse, and the categories (0 without any)."""
+    train = stats.set_index("split").loc["train"]
+    return dict(
+        train_queries=int(train.queries),
+        train_relevant_share=float(train.relevant_share),
+        train_docs_per_query=float(train.docs_per_query),
+        n_features=int(train.features),
+        sparse_features=int((sparsity.kind == "sparse").sum()),
+        n_categories=int(categories.category.nunique()) if not categories.empty else 0,
+    )

@@ -10,7 +10,7 @@
   any work (`ltrlib run` refuses what the data cannot honour).
 """
 
-from ltrlib.noniid.calibration import calibration_applies, calibration_table, subset_table
+from ltrlib.noniid.calibration import calibration_applies, calibration_table, calibration_tables, subset_table
 from ltrlib.noniid.categories import (
     AUTO,
     STRATEGIES,
@@ -48,7 +48,7 @@ from ltrlib.noniid.splits import (
 )
 
 __all__ = [
-    "calibration_applies", "calibration_table", "subset_table", "AUTO", "STRATEGIES", "assign_all",
+    "calibration_applies", "calibration_table", "calibration_tables", "subset_table", "AUTO", "STRATEGIES", "assign_all",
     "assign_query_categories", "category_analysis_metrics", "dominance_statistics", "relevant_vs_query_categories",
     "resolve_category", "Client", "NonIIDSplit", "alternative_splits", "initial_splits", "load_paper_splits",
     "load_split_data", "make_clients", "make_split", "paper_splits", "parse_client_sets", "table2", "table2_wide",

@@ -25,6 +25,7 @@ out of sample by :mod:`ltrlib.fidelity` after every batch run.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
@@ -142,6 +143,16 @@ def _subsets(ds: Dataset, seed: int = 0) -> dict[str, np.ndarray]:
 def calibration_applies(ds: Dataset) -> bool:
     """Whether the targets can be measured: the data has categories, 11 and 14 among them."""
     return ds.category is not None and set(LEADING_CATEGORIES) <= set(np.unique(ds.category).tolist())
+
+
+def calibration_tables(ds: Dataset, seed: int = 0) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """Notebook 00's two tables, `calibration_table` and `subset_table`; (None, None), with a
+    warning that says why, where the targets cannot be measured (`calibration_applies`)."""
+    if not calibration_applies(ds):
+        warnings.warn("no categories 11 and 14 in this collection: the Istella-S calibration targets do not apply",
+                      stacklevel=2)
+        return None, None
+    return calibration_table(ds, seed), subset_table(ds, seed)
 
 
 def _length_elasticity(ds: Dataset, masks: dict[str, np.ndarray], n_rel: np.ndarray) -> float:

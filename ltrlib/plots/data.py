@@ -74,8 +74,11 @@ def feature_by_label(df: pd.DataFrame, feature: str = "") -> plt.Figure:
     return fig
 
 
-def calibration_table(df: pd.DataFrame) -> plt.Figure:
-    """Each data-level target's miss in units of its tolerance: inside the band is met."""
+def calibration_table(df: pd.DataFrame | None) -> plt.Figure | None:
+    """Each data-level target's miss in units of its tolerance: inside the band is met.
+    None for no table (`ltrlib.noniid.calibration_tables` where the targets do not apply)."""
+    if df is None:
+        return None
     d = df[df.tolerance > 0].copy()
     d["miss"] = (d.achieved - d.paper) / d.tolerance
     fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(d) + 1.2))

@@ -76,3 +76,18 @@ def test_plain_plot_function_marks_selected_alpha_per_panel(sweep):
     fig = plots.alpha_sweep(sweep, selected_alpha=choices)
     assert len(fig.axes) == 2
     assert [vlines(type("F", (), {"axes": [ax]})) for ax in fig.axes] == [[0.2], [0.9]]
+
+
+def test_batch_face_is_the_choices_first_merge_at_its_alpha(sweep):
+    """In a batch run the explorer returns its first view without widgets: the choices'
+    first merge drawn at its selected alpha, and that alpha's metric table."""
+    import pandas as pd
+
+    from ltrlib.plots.explore import alpha_explorer
+
+    choices = pd.DataFrame({"split": ["Split2", "Split1"], "client": ["client1", "client1"],
+                            "alpha": [0.9, 0.2]})
+    figure, table = alpha_explorer(sweep, choices, interactive=False)
+    assert "Split2" in figure.axes[0].get_title() and vlines(figure) == pytest.approx([0.9, 0.9])
+    one = sweep[(sweep.split == "Split2") & (sweep.client == "client1")]
+    assert table.equals(linear.sweep_at(one, 0.9))
