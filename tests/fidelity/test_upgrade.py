@@ -1,6 +1,7 @@
 """ltrlib.fidelity.upgrade on a copy of a committed ledger seed record (saved before marked tables
 kept their numbers): the numbers it adds print the saved tables byte for byte and are what the
-ledger then reads; a tampered table is refused by name; nothing that is there is rewritten."""
+ledger then reads; a tampered table is refused by name; nothing that is there is rewritten; and
+the ledger study refuses a record that has not been upgraded."""
 
 import hashlib
 import shutil
@@ -8,7 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from ltrlib import config
+from ltrlib import config, studies
 from ltrlib.cli import main
 from ltrlib.fidelity.bilambdamart import read_tables
 from ltrlib.fidelity.noniid import read_run_numbers
@@ -133,3 +134,24 @@ def test_a_bilambdamart_study_record_keeps_its_tables_at_its_top(tmp_path):
         [("table2_lambdarank.csv", ADDED), ("control_table2.csv", ADDED)]
     assert (record / "table2_lambdarank_numbers.csv").exists()
     assert REFUSED not in {u.outcome for u in upgrade_record(record)}
+
+
+def test_the_ledger_study_refuses_a_record_without_its_numbers_until_it_is_upgraded(tmp_path):
+    study_dir = tmp_path / "ledger-small"
+    shutil.copytree(SEED0, study_dir / "seeds" / "seed0")
+    shutil.copy2(STUDY / "design.json", study_dir / "design.json")
+    record = study_dir / "seeds" / "seed0"
+    with pytest.raises(ValueError, match=r"seed 0's record .*seed0 holds marked tables without their numbers "
+                                         r"\(tables/04_linear_merge/fusion_baselines.csv, .*upgrade .*seed0"):
+        studies.write_ledger_summary(study_dir, "ltrlib study ledger")
+    assert not (study_dir / "study.csv").exists()
+
+    assert main(["upgrade", str(study_dir)]) == 0
+    across = studies.write_ledger_summary(study_dir, "ltrlib study ledger").set_index(["source", "claim", "scope"])
+    # Upgraded, the record decides every claim as the batch did at this seed from its printed
+    # tables (its fidelity_claims.csv): none turned "not available" for want of numbers.
+    # (A claim changed since that batch would differ here for its own reason.)
+    decided = pd.read_csv(record / "fidelity_claims.csv").set_index(["source", "claim", "scope"]).ours
+    assert across.loc[decided.index, "seeds"].eq(1).all()
+    differ = [key for key, ours in decided.items() if across.loc[key, ours] != 1]
+    assert differ == []
