@@ -1,6 +1,6 @@
-"""Command line: ``ltrlib run ...``, ``ltrlib fidelity RUN_DIR``, ``ltrlib upgrade RUN ...``, ``ltrlib tune-worker ...``,
-``ltrlib calibrate``, ``ltrlib formats`` and the rest (``ltrlib --help`` lists them; also
-``python -m ltrlib ...``). The package's only command line: modules have no ``__main__``.
+"""Command line: ``ltrlib run ...``, ``ltrlib fidelity RUN_DIR``, ``ltrlib upgrade RUN ...``,
+``ltrlib tune-worker ...``, ``ltrlib calibrate``, ``ltrlib formats`` and the rest (``ltrlib --help`` lists
+them; also ``python -m ltrlib ...``). The package's only command line: modules have no ``__main__``.
 
 Subcommands live in a subparser table so that others (``ltrlib data``, ``ltrlib bench`` ...)
 can be added beside ``run`` without touching its options.
@@ -173,8 +173,8 @@ def _add_upgrade_parser(subparsers) -> None:
         "says). A rebuilt table must print as the saved one byte for byte, or it is refused and nothing is written "
         "for it; no existing file is ever rewritten. Exit status 1 when a table was refused (docs/fidelity.md).")
     up.add_argument("runs", nargs="+", metavar="RUN_OR_RECORD",
-                    help="a run id under reports/, a run directory, a study seed record (reports/<study>/seeds/seed<N>) "
-                    "or a study folder (each of its recorded seeds)")
+                    help="a run id under reports/, a run directory, a study seed record "
+                    "(reports/<study>/seeds/seed<N>) or a study folder (each of its recorded seeds)")
     up.set_defaults(handler=_upgrade)
 
 

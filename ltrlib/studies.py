@@ -670,8 +670,8 @@ def _require_numbers(recorded: dict[int, Path]) -> None:
     for seed, d in recorded.items():
         lacking = lacking_numbers(d)
         if lacking:
-            raise ValueError(f"seed {seed}'s record {d} holds marked tables without their numbers ({', '.join(lacking)} "
-                             "lack <table>_numbers.csv): it was saved before marked tables kept their numbers, and "
+            raise ValueError(f"seed {seed}'s record {d} holds marked tables without their numbers "
+                             f"({', '.join(lacking)} lack <table>_numbers.csv): it was saved before marked tables kept their numbers, and "
                              f"the ledger would read the claims on them as not available; add them with "
                              f"`{upgrade_command(d)}` (docs/fidelity.md), then summarise again")
 
