@@ -26,13 +26,18 @@ def default_file_mode() -> int:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, *, replace: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; move it onto ``path`` only if the block succeeds.
 
     The temporary file lives in the destination directory so that ``os.replace`` is a rename
     within one file system, which is atomic. On any exception it is removed and ``path`` is
     left as it was. Its name keeps the destination's suffix because some writers (matplotlib's
     ``savefig``) choose the format from it.
+
+    ``replace=False``: never replace a file already at ``path`` (`FileExistsError`, naming it,
+    and ``path`` untouched), for writers that add to a record and must not rewrite it. The
+    finished file is then hard-linked to ``path``, which, unlike checking first and renaming,
+    cannot overwrite a file another process created in between.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -42,16 +47,23 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         os.chmod(tmp, default_file_mode())
         yield tmp
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise FileExistsError(f"{path} already exists; it is left as it was") from None
     finally:
         # After a successful replace the temporary name no longer exists.
         tmp.unlink(missing_ok=True)
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
+def atomic_write_text(path: str | os.PathLike, text: str, *, replace: bool = True) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and return the path (``replace``: as in
+    `atomic_path`)."""
     path = Path(path)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, replace=replace) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return path
 

@@ -1,6 +1,6 @@
-"""Command line: ``ltrlib run ...``, ``ltrlib fidelity RUN_DIR``, ``ltrlib tune-worker ...``,
-``ltrlib calibrate``, ``ltrlib formats`` and the rest (``ltrlib --help`` lists them; also
-``python -m ltrlib ...``). The package's only command line: modules have no ``__main__``.
+"""Command line: ``ltrlib run ...``, ``ltrlib fidelity RUN_DIR``, ``ltrlib upgrade RUN ...``,
+``ltrlib tune-worker ...``, ``ltrlib calibrate``, ``ltrlib formats`` and the rest (``ltrlib --help`` lists
+them; also ``python -m ltrlib ...``). The package's only command line: modules have no ``__main__``.
 
 Subcommands live in a subparser table so that others (``ltrlib data``, ``ltrlib bench`` ...)
 can be added beside ``run`` without touching its options.
@@ -160,6 +160,41 @@ def _print_bilambdamart_view(dirs, metric: str = "ndcg@5", strict: bool = False)
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print("\nnotebook 06 across seeds", per_run.round(4).to_string(index=False),
               summary.round(4).to_string(index=False), sep="\n\n")
+
+
+def _add_upgrade_parser(subparsers) -> None:
+    up = subparsers.add_parser(
+        "upgrade", help="add the numbers of marked tables (<table>_numbers.csv) to runs and study records saved "
+        "before tables kept them",
+        description="Add, to each RUN_OR_RECORD, the numbers the fidelity ledger reads beside its printed marked "
+        "tables (<table>_numbers.csv and .md): rebuilt from the per-query results with the notebook's own builder "
+        "(notebooks 06 and 06_neural_competitors, at full precision), or from the printed table where no per-query "
+        "results are kept (notebook 04's fusion_baselines: means at their printed decimals, as the numbers' caption "
+        "says). A rebuilt table must print as the saved one byte for byte, or it is refused and nothing is written "
+        "for it; no existing file is ever rewritten. Exit status 1 when a table was refused (docs/fidelity.md).")
+    up.add_argument("runs", nargs="+", metavar="RUN_OR_RECORD",
+                    help="a run id under reports/, a run directory, a study seed record "
+                    "(reports/<study>/seeds/seed<N>) or a study folder (each of its recorded seeds)")
+    up.set_defaults(handler=_upgrade)
+
+
+def _upgrade(args: argparse.Namespace) -> int:
+    from ltrlib.fidelity.upgrade import ADDED, PRESENT, REFUSED, record_folders, table_folders, upgrade_record
+
+    folders = record_folders(_run_dir(r) for r in args.runs)
+    for folder in folders:
+        table_folders(folder)  # a folder that is neither a run nor a record is refused before anything is written
+    refused = 0
+    for folder in folders:
+        done = upgrade_record(folder)
+        counts = {o: sum(u.outcome == o for u in done) for o in (ADDED, PRESENT, REFUSED)}
+        refused += counts[REFUSED]
+        print(f"{folder}: {counts[ADDED]} added, {counts[PRESENT]} already there, {counts[REFUSED]} refused"
+              + ("" if done else " (no marked table the ledger reads)"))
+        for u in done:
+            name = u.numbers.relative_to(folder).as_posix()
+            print(f"  {u.outcome:8} {name}" + ("" if u.outcome == PRESENT else f": {u.note}"))
+    return 1 if refused else 0
 
 
 def _add_tune_worker_parser(subparsers) -> None:
@@ -573,6 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_run_parser(subparsers)
     _add_fidelity_parser(subparsers)
+    _add_upgrade_parser(subparsers)
     _add_tune_worker_parser(subparsers)
     _add_lab_parser(subparsers)
     _add_index_parser(subparsers)

@@ -56,10 +56,14 @@ __all__ = [
     "clear_notebook_outputs",
     "flatten_metrics",
     "metric_key_part",
+    "numbers_caption",
+    "printed_table",
     "read_metrics",
     "settings_frame",
+    "table_csv",
     "validate_name",
     "write_index",
+    "write_table",
 ]
 
 METRICS_FILE = "metrics.json"
@@ -120,6 +124,40 @@ def table_to_markdown(df, index: bool = False, caption: str | None = None) -> st
     except ImportError:  # pandas needs the optional `tabulate` package for to_markdown
         body = _pipe_table(df, index)
     return (f"{caption}\n\n" if caption else "") + body + "\n"
+
+
+def numbers_caption(name: str) -> str:
+    """The caption of ``<name>_numbers``, the numbers `Reporter.table` saves beside marked table ``name``."""
+    return f"The numbers of `{name}`: means, and its marks as booleans (marked_<mark>)"
+
+
+def printed_table(table: MarkedTable, index: bool = False):
+    """The printed form `Reporter.table` saves of a `ltrlib.metrics.MarkedTable`: its
+    `formatted` table with several column keys joined into one header; ``index=False`` moves
+    the row labels into columns."""
+    df = table.formatted(flat=True)
+    return df if index else df.reset_index()
+
+
+def table_csv(df, index: bool = False) -> bytes:
+    """The bytes `Reporter.table` saves as a table's CSV: pandas' CSV of ``df``, UTF-8. One
+    function, so that a check that a rebuilt table prints as a saved one (`ltrlib.fidelity.upgrade`)
+    compares what the report would write."""
+    return df.to_csv(index=index).encode("utf-8")
+
+
+def write_table(df, csv_path: str | os.PathLike, caption: str | None = None, index: bool = False, *,
+                replace: bool = True) -> Path:
+    """Save ``df`` as ``csv_path`` (`table_csv`) and as Markdown beside it (``.md``, with
+    ``caption``), each atomically; return the CSV path. ``replace=False``: never replace an
+    existing file (`ltrlib.atomic.atomic_path`; the CSV is written first, so a FileExistsError
+    for the Markdown leaves the CSV written)."""
+    csv_path = Path(csv_path)
+    with atomic_path(csv_path, replace=replace) as tmp:
+        tmp.write_bytes(table_csv(df, index))
+    atomic_write_text(csv_path.with_suffix(".md"), table_to_markdown(df, index=index, caption=caption),
+                      replace=replace)
+    return csv_path
 
 
 # --------------------------------------------------------------------------- metrics
@@ -230,18 +268,11 @@ class Reporter(RunFolder):
         if df is None:
             return None
         if isinstance(df, MarkedTable):
-            self.table(df.numbers, f"{name}_numbers",
-                       caption=f"The numbers of `{name}`: means, and its marks as booleans (marked_<mark>)")
-            df = df.formatted(flat=True)
-            if not index:
-                df = df.reset_index()
+            self.table(df.numbers, f"{name}_numbers", caption=numbers_caption(name))
+            df = printed_table(df, index)
         if digits is not None:
             df = df.round(digits)
-        csv_path = self.tables_dir / f"{name}.csv"
-        with atomic_path(csv_path) as tmp:
-            df.to_csv(tmp, index=index)
-        atomic_write_text(csv_path.with_suffix(".md"), table_to_markdown(df, index=index, caption=caption))
-        return csv_path
+        return write_table(df, self.tables_dir / f"{name}.csv", caption, index)
 
     def frame(self, df, name: str) -> Path:
         """Save ``df`` as ``<name>.parquet`` beside the tables, atomically; return its path.

@@ -149,6 +149,16 @@ def test_atomic_write_text_keeps_old_content_on_failure(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
 
 
+def test_an_atomic_write_that_must_not_replace_leaves_an_existing_file_as_it_was(tmp_path):
+    # An upgrade adds files to a record and must never rewrite one (ltrlib.fidelity.upgrade).
+    path = atomic_write_text(tmp_path / "a.txt", "new", replace=False)
+    assert path.read_text() == "new"
+    with pytest.raises(FileExistsError, match="a.txt already exists"):
+        atomic_write_text(path, "newer", replace=False)
+    assert path.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
 def test_atomic_writes_get_the_umask_permissions_not_owner_only(tmp_path):
     # mkstemp creates 0600 files; reports and exported data must stay readable by the lab.
     old = os.umask(0o022)

@@ -439,8 +439,8 @@ def test_cli_is_the_one_command_line_and_its_help_lists_every_command(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     text = capsys.readouterr().out
-    for command in ("run", "fidelity", "tune-worker", "lab", "index", "bilambdamart-seeds", "study", "calibrate",
-                    "formats"):
+    for command in ("run", "fidelity", "upgrade", "tune-worker", "lab", "index", "bilambdamart-seeds", "study",
+                    "calibrate", "formats"):
         assert f"    {command} " in text or f"    {command}\n" in text, command
 
 

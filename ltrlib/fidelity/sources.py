@@ -15,10 +15,12 @@ from typing import Any
 
 import pandas as pd
 
+from ltrlib import config
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
 
-__all__ = ["NOTEBOOK_TABLES", "one_setup_at_several_seeds", "read_table", "run_setup", "table_path"]
+__all__ = ["NOTEBOOK_TABLES", "lacking_numbers", "one_setup_at_several_seeds", "read_table", "run_setup", "table_path",
+           "upgrade_command"]
 
 NOTEBOOK_TABLES: dict[str, tuple[str, ...]] = {
     "00_dataset_overview": ("calibration", "calibration_subsets"),
@@ -55,6 +57,27 @@ def read_table(run_dir: str | Path, notebook: str, name: str, missing: list[str]
         missing.append(rel.as_posix())
         return None
     return pd.read_csv(path)
+
+
+def lacking_numbers(run_dir: str | Path) -> list[str]:
+    """The marked tables the ledger reads as numbers (the ``<table>_numbers`` of `NOTEBOOK_TABLES`)
+    that ``run_dir`` holds printed (``<table>.csv``) but without their numbers, as paths under
+    it: a run or seed record saved before marked tables kept their numbers, whose claims on
+    them would read as "not available" (`upgrade_command` adds them)."""
+    out = []
+    for notebook, names in NOTEBOOK_TABLES.items():
+        for name in (n for n in names if n.endswith("_numbers")):
+            numbers = table_path(notebook, name)
+            printed = numbers.with_name(f"{name.removesuffix('_numbers')}.csv")
+            if (Path(run_dir) / printed).exists() and not (Path(run_dir) / numbers).exists():
+                out.append(printed.as_posix())
+    return out
+
+
+def upgrade_command(record: str | Path) -> str:
+    """The command that adds a record's missing numbers (`ltrlib.fidelity.upgrade`), for the
+    messages that refuse a record `lacking_numbers` finds wanting."""
+    return f"{config.cli_command()} upgrade {record}"
 
 
 def run_setup(run_dir: str | Path, notebooks: Iterable[str] = ()) -> tuple[int, dict[str, Any]]:

@@ -22,7 +22,9 @@ from ltrlib.metrics.significance import MarkedTable, compare_tidy, corrected, ma
 from ltrlib.trec import RunFile, run_records
 
 __all__ = [
+    "BASELINE_LABEL",
     "LOCAL_MODELS",
+    "PAPER_BASELINES",
     "TABLE_METRICS",
     "category_deltas",
     "collect",
@@ -42,6 +44,11 @@ __all__ = [
 #: The metrics of Tables 4 and 5. The paper's tables print "MAP" while its §5.1 says it
 #: evaluates "MAP@10"; both are reported so that neither reading is assumed.
 TABLE_METRICS = ("ndcg@10", "map", "map@10", "mrr@10")
+#: The baselines of Tables 4 and 5 and their markers (paired t-tests against M1 = a, M2 = b),
+#: and how `marked_table` labels their rows (``M1 (a)``). Named once: `ltrlib.fidelity.upgrade`
+#: reads a printed table of these rows back.
+PAPER_BASELINES = {"M1": "a", "M2": "b"}
+BASELINE_LABEL = "{model} ({marker})"
 
 
 def score_models(models: Mapping[str, Scorer], ds) -> dict[str, np.ndarray]:
@@ -121,8 +128,8 @@ def marked_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = 
     layout of `ltrlib.metrics.marked_means`, kept here because three notebook cells
     print it.
     """
-    return marked_means(per_query, baselines or {"M1": "a", "M2": "b"}, columns=["split", "metric"],
-                        models=models, alpha=alpha, label="{model} ({marker})")
+    return marked_means(per_query, baselines or PAPER_BASELINES, columns=["split", "metric"],
+                        models=models, alpha=alpha, label=BASELINE_LABEL)
 
 
 def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
@@ -134,7 +141,7 @@ def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = N
     the table marks (each model that is not a baseline, against each baseline, in every
     split and metric; ours: the paper marks without correction, and the table keeps its
     marks). A baseline's own row gets no corrected p: the paper marks no baseline."""
-    baselines = list(baselines or {"M1": "a", "M2": "b"})
+    baselines = list(baselines or PAPER_BASELINES)
     need = {"split", "model", "qid", "metric", "value"}
     if not need <= set(per_query.columns):
         raise KeyError(f"per_query needs columns {sorted(need)}, has {list(per_query.columns)}")
