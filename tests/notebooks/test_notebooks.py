@@ -398,19 +398,21 @@ def test_paper_tables_and_fidelity_report(run_dir):
 
 
 def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys):
-    """The cross-seed ledger on the batch run and a second tiny run of another seed (notebooks
-    07 and 08 only: runs compare on the notebooks both ran)."""
+    """The cross-seed ledger on the batch run and a second tiny run of another seed (notebook
+    07 only, the cheapest whose claims need no other notebook: runs compare on the notebooks
+    both ran)."""
     from ltrlib import cli
     from ltrlib.fidelity import across_runs
 
-    other = runner.run_all(scale="tiny", seed=tiny_seed + 1, run_id="smoke-next", only="07,08",
+    other = runner.run_all(scale="tiny", seed=tiny_seed + 1, run_id="smoke-next", only="07",
                            reports_dir=run_dir.parent, progress=False)
     per_run, summary = across_runs([run_dir, other])
     assert sorted(per_run.seed.unique()) == [tiny_seed, tiny_seed + 1]
-    # Notebook 09 ran in the batch only: its claim's scopes are not the second run's.
-    both = summary[summary.source.isin(["foltr", "xgboost"]) & (summary.claim != "unbiased_debiases_clicks")]
+    both = summary[summary.source == "foltr"]
     verdicts = both.holds + both["does not hold"] + both["not decided"] + both["not available"]
-    assert (both.seeds == 2).all() and (verdicts == 2).all()
+    assert len(both) > 10 and (both.seeds == 2).all() and (verdicts == 2).all()
+    # The notebooks the batch ran alone are counted at its seed only.
+    assert (summary[summary.source == "xgboost"].seeds == 1).all()
     exact = summary[(summary.claim == "type2_R1_online_constant")].set_index("scope")
     assert exact.loc["type2_R1 non-IID runs", "holds"] == 2
     assert summary.verdict[summary.seeds == 2].isin(["not decided", "not available"]).all()  # two seeds decide nothing
