@@ -293,7 +293,7 @@ class _Files:
         self.raws: dict[int, object] = {}
         self.pending: dict[int, _cache.PendingEntry] = {}
 
-    def open(self, i: int):
+    def map_source(self, i: int):
         self.srcs[i] = open_source(self.units[i].path, hash_content=self.options.cache)
         return self.srcs[i]
 
@@ -302,7 +302,7 @@ class _Files:
         o = self.options
         src = self.srcs.get(i)
         if src is None:
-            src = self.open(i)
+            src = self.map_source(i)
         out = None
         if o.cache and src.n_lines * width > 0:
             try:
@@ -366,7 +366,7 @@ def _common_layout(files: _Files) -> tuple[bool, int]:
         if len(known) < n:
             for i in range(n):
                 if i not in known:
-                    files.open(i)
+                    files.map_source(i)
             guess = [known[i] if i in known else sample_index_range(files.srcs[i])
                      for i in range(n)]
             g_zb, g_width = resolve_layout(guess, o.zero_based, o.n_features)
