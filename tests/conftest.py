@@ -12,12 +12,20 @@ import os
 
 import pytest
 
+from ltrlib.config import CACHE_DIR
+
 # Two workers each running LightGBM or XGBoost with two OpenMP threads share two cores.
 # OpenMP's default is to spin-wait between parallel regions, and a spinning thread holds a
 # core the other worker needs (timings inflate several-fold); passive waiting yields it.
 # Set before any test imports a library that starts OpenMP, and inherited by the notebook
 # kernels the batch tests start.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# One compilation cache for the whole suite (`ltrlib.neural.ranker.use_compilation_cache`),
+# pinned here because many tests move LTRLIB_CACHE_DIR to a temporary folder: the networks
+# compiled by one batch (the tiny run, the real-data run, a study's seeds, both workers)
+# are loaded by the next instead of compiled again. Inherited by the notebook kernels.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(CACHE_DIR / "jax"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 #: Fixture name -> xdist group of every test that uses it.
 SHARED_FIXTURE_GROUPS = {"tiny_run": "tiny_batch", "real_run": "real_data_batch", "spread": "calibration"}
