@@ -21,9 +21,10 @@ from ltrlib.config import CACHE_DIR
 # kernels the batch tests start.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # One compilation cache for the whole suite (`ltrlib.neural.ranker.use_compilation_cache`),
-# pinned here because many tests move LTRLIB_CACHE_DIR to a temporary folder: the networks
-# compiled by one batch (the tiny run, the real-data run, a study's seeds, both workers)
-# are loaded by the next instead of compiled again. Inherited by the notebook kernels.
+# pinned here because many tests move LTRLIB_CACHE_DIR to a temporary folder: networks of
+# shapes compiled before (an earlier batch, an earlier run of the suite on this machine) are
+# loaded rather than compiled again. A fresh clone compiles each shape once, as before.
+# Inherited by the notebook kernels.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(CACHE_DIR / "jax"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
