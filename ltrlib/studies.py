@@ -320,12 +320,10 @@ def _to_run(design: dict, recorded: dict[int, Path], summarise_only: bool, doing
 
 
 def _recorded(study_dir: Path) -> dict[int, Path]:
-    """The seeds whose record is complete (a record is renamed into place whole)."""
-    out = {}
-    for d in sorted((study_dir / "seeds").glob("seed*")):
-        if (d / "seed.json").exists():
-            out[int(d.name[len("seed"):])] = d
-    return out
+    """The seeds whose record is complete (`ltrlib.fidelity.sources.recorded_seeds`)."""
+    from ltrlib.fidelity.sources import recorded_seeds
+
+    return recorded_seeds(study_dir)
 
 
 def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
@@ -671,8 +669,9 @@ def _require_numbers(recorded: dict[int, Path]) -> None:
         lacking = lacking_numbers(d)
         if lacking:
             raise ValueError(f"seed {seed}'s record {d} holds marked tables without their numbers "
-                             f"({', '.join(lacking)} lack <table>_numbers.csv): it was saved before marked tables kept their numbers, and "
-                             f"the ledger would read the claims on them as not available; add them with "
+                             f"({', '.join(lacking)} lack <table>_numbers.csv): it was saved before marked "
+                             "tables kept their numbers, and the ledger would read the claims on them as not "
+                             "available; add them with "
                              f"`{upgrade_command(d)}` (docs/fidelity.md), then summarise again")
 
 

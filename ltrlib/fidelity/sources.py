@@ -19,8 +19,8 @@ from ltrlib import config
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
 
-__all__ = ["NOTEBOOK_TABLES", "lacking_numbers", "one_setup_at_several_seeds", "read_table", "run_setup", "table_path",
-           "upgrade_command"]
+__all__ = ["NOTEBOOK_TABLES", "lacking_numbers", "one_setup_at_several_seeds", "read_table", "recorded_seeds",
+           "run_setup", "table_path", "upgrade_command"]
 
 NOTEBOOK_TABLES: dict[str, tuple[str, ...]] = {
     "00_dataset_overview": ("calibration", "calibration_subsets"),
@@ -57,6 +57,15 @@ def read_table(run_dir: str | Path, notebook: str, name: str, missing: list[str]
         missing.append(rel.as_posix())
         return None
     return pd.read_csv(path)
+
+
+def recorded_seeds(study_dir: str | Path) -> dict[int, Path]:
+    """A study's finished seed records, ``seeds/seed<N>/`` by seed, in seed order: a record is
+    complete once its ``seed.json`` is there (`ltrlib.studies.record_seed` renames a record
+    into place whole)."""
+    found = {int(d.name.removeprefix("seed")): d for d in (Path(study_dir) / "seeds").glob("seed*")
+             if (d / "seed.json").exists()}
+    return dict(sorted(found.items()))
 
 
 def lacking_numbers(run_dir: str | Path) -> list[str]:

@@ -35,6 +35,7 @@ import pandas as pd
 from ltrlib.bivariate.beyond import control_table
 from ltrlib.bivariate.experiment import STAGE1_ROW, ndcg_table
 from ltrlib.fidelity.bilambdamart import NEURAL_NOTEBOOK, NOTEBOOK
+from ltrlib.fidelity.sources import recorded_seeds
 from ltrlib.metrics.significance import MarkedTable
 from ltrlib.report import numbers_caption, printed_table, table_csv, write_table
 
@@ -100,9 +101,9 @@ def record_folders(paths: Iterable[str | Path]) -> list[Path]:
     tables of its own) standing for its recorded seeds in seed order."""
     out = []
     for path in map(Path, paths):
-        seeds = [d for d in (path / "seeds").glob("seed*") if (d / "seed.json").exists()]
+        seeds = recorded_seeds(path)
         if seeds and not (path / "tables").is_dir():
-            out += sorted(seeds, key=lambda d: int(d.name.removeprefix("seed")))
+            out += seeds.values()
         else:
             out.append(path)
     return out
@@ -243,9 +244,8 @@ REBUILDS = (
 # --------------------------------------------------------------------------- upgrading
 
 
-def _printed_of(record: Path) -> list[tuple[Rebuild, Path]]:
-    """The printed tables of `REBUILDS` that ``record`` holds (those the run wrote)."""
-    folders = table_folders(record)
+def _printed_of(folders: Folders) -> list[tuple[Rebuild, Path]]:
+    """The printed tables of `REBUILDS` that a record's ``folders`` hold (those the run wrote)."""
     return [(r, folders[r.notebook] / f"{r.table}.csv") for r in REBUILDS
             if r.notebook in folders and (folders[r.notebook] / f"{r.table}.csv").exists()]
 
@@ -295,6 +295,5 @@ def upgrade_record(record: str | Path) -> list[Upgrade]:
     atomically and never over an existing file; one `Upgrade` per such table, in `REBUILDS`'
     order. A table that cannot be rebuilt to print as saved is `REFUSED` (nothing written for
     it) and the others go on; a table the run did not write is skipped."""
-    record = Path(record)
     folders = table_folders(record)
-    return [_upgrade_one(r, folders, printed) for r, printed in _printed_of(record)]
+    return [_upgrade_one(r, folders, printed) for r, printed in _printed_of(folders)]
