@@ -161,6 +161,7 @@ def test_the_study_cluster_keeps_a_worker_that_went_silent():
     LocalCluster, of one worker thread or of worker processes, never drops one, and leaves
     Dask's configuration as it was."""
     import dask
+    import dask.distributed  # noqa: F401 -- registers the "distributed" config; test order must not matter
 
     before = dask.config.get("distributed.scheduler.worker-ttl")
     for workers in (1, 2):
