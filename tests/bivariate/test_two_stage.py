@@ -39,6 +39,28 @@ def two(tmp_path_factory):
                                                   settings=QUICK_STAGE1, cache_dir=cache)
 
 
+@pytest.fixture(scope="module")
+def rows40(two):
+    """Stage 2 of `two` on 40 training queries at NDCG@5, one thread: the rows most tests
+    fit on, binned once for the module; each test trains them its own way
+    (`Stage2Experiment.with_settings`)."""
+    from ltrlib.bivariate import experiment
+    from ltrlib.train import TrainSettings
+
+    return experiment.Stage2Experiment(two[3], train_queries=40, settings=TrainSettings(
+        max_trees=8, early_stopping=3, eval_at=5, num_threads=1))
+
+
+@pytest.fixture(scope="module")
+def full_rows(two):
+    """Stage 2 of `two` on every training query, as `rows40`."""
+    from ltrlib.bivariate import experiment
+    from ltrlib.train import TrainSettings
+
+    return experiment.Stage2Experiment(two[3], settings=TrainSettings(max_trees=6, early_stopping=6, eval_at=5,
+                                                                      num_threads=1))
+
+
 def test_stage2_lists_and_normalisers(two):
     splits, _, _, ts = two
     for part in ("train", "vali", "test"):
@@ -181,17 +203,16 @@ def test_unusable_cache_folder_degrades_to_a_warning(tmp_path, monkeypatch):
         assert two_stage._load(tmp_path / "x.npz") is None
 
 
-def test_a_point_lightgbm_cannot_train_fails_and_is_replaced(two, monkeypatch):
+def test_a_point_lightgbm_cannot_train_fails_and_is_replaced(two, rows40, monkeypatch):
     """LightGBM's split check (its issue #4739) failing on a point fails that trial, with
     its message kept; another trial replaces it, so the model still gets its n_trials
     usable trials, and the summary counts the replacement."""
     lgb = pytest.importorskip("lightgbm")
     from ltrlib.bivariate import experiment
-    from ltrlib.train import TrainSettings
 
     _, _, _, ts = two
-    exp = experiment.Stage2Experiment(ts, train_queries=40, settings=TrainSettings(
-        max_trees=8, early_stopping=3, eval_at=5, num_threads=1), hessian="exact")
+    exp = rows40.with_settings(hessian="exact")
+    assert exp.train_queries == 40 and exp.settings.max_trees == 8
     real_fit, calls = exp.fit, []
 
     def flaky(spec, params, seed=None, monitor=None):
@@ -228,16 +249,14 @@ def _never_degenerate(fit, degenerate=()):
     return wrapped
 
 
-def test_a_trial_that_peaks_at_its_first_tree_is_replaced(two, monkeypatch):
+def test_a_trial_that_peaks_at_its_first_tree_is_replaced(rows40, monkeypatch):
     """A trial whose validation NDCG peaked at tree 1 measured one tree, not a model: it is
     replaced, with its reason; once the study's replacements (n_trials) are spent, one more
     is kept and counted as not usable."""
     from ltrlib.bivariate import experiment
     from ltrlib.train import TrainSettings
 
-    _, _, _, ts = two
-    exp = experiment.Stage2Experiment(ts, train_queries=40, settings=TrainSettings(
-        max_trees=6, early_stopping=3, eval_at=5, num_threads=1))
+    exp = rows40.with_settings(TrainSettings(max_trees=6, early_stopping=3, eval_at=5, num_threads=1))
     real_fit = exp.fit
     monkeypatch.setattr(exp, "stage1_vali_ndcg", math.nan, raising=False)  # no tie with stage 1 by the tiny twin's chance
     monkeypatch.setattr(exp, "fit", _never_degenerate(real_fit, degenerate={2}))
@@ -273,26 +292,23 @@ def test_a_trial_that_ranks_as_stage_1_is_degenerate():
     assert _degenerate(exp, SimpleNamespace(best_iteration=1), 0.74).startswith(DEGENERATE)
 
 
-def test_a_zero_minimum_hessian_trains(two):
+def test_a_zero_minimum_hessian_trains(full_rows):
     """The point LightGBM stopped on (Bi-λMART, learning rate 0.005, 31 leaves, min data 5,
     min hessian 0: 'left_count > 0' by tree 4 on the tiny twin) trains to the end: 0 reaches
     LightGBM as MIN_HESSIAN_FLOOR."""
     from ltrlib.bivariate import experiment
-    from ltrlib.train import TrainSettings
     from ltrlib.train.backends import MIN_HESSIAN_FLOOR, lightgbm_params
 
     assert lightgbm_params({"min_sum_hessian_in_leaf": 0.0})["min_sum_hessian_in_leaf"] == MIN_HESSIAN_FLOOR
     assert lightgbm_params({"min_sum_hessian_in_leaf": 0.1, "x": 1}) == {"min_sum_hessian_in_leaf": 0.1, "x": 1}
-    _, _, _, ts = two
-    exp = experiment.Stage2Experiment(ts, settings=TrainSettings(max_trees=6, early_stopping=6, eval_at=5,
-                                                                 num_threads=1))
+    exp = full_rows
     point = {"learning_rate": 0.005, "num_leaves": 31, "min_data_in_leaf": 5, "min_sum_hessian_in_leaf": 0.0}
     model = exp.fit(experiment.MODELS["Bi-λMART"], point)
     assert model.info["trees_grown"] == 6
     assert model.params["min_sum_hessian_in_leaf"] == MIN_HESSIAN_FLOOR
 
 
-def test_open_settings_fixed_or_tuned_alike(two):
+def test_open_settings_fixed_or_tuned_alike(two, rows40):
     """norm and truncation apply to the λRank models, the hessian to the pair models; a
     tuned one is a categorical dimension of their search, its first trial at our default,
     and the fitted model reports what it trained with."""
@@ -301,8 +317,7 @@ def test_open_settings_fixed_or_tuned_alike(two):
 
     _, _, _, ts = two
     quick = TrainSettings(max_trees=6, early_stopping=3, eval_at=5, num_threads=1)
-    exp = experiment.Stage2Experiment(ts, train_queries=40, settings=quick, norm="tuned", truncation="tuned",
-                                      hessian="tuned")
+    exp = rows40.with_settings(quick, norm="tuned", truncation="tuned", hessian="tuned")
     models = experiment.MODELS
     assert exp.open_choices(models["λMART*"]) == {"norm": ("on", "off"), "truncation": ("cutoff", "all")}
     assert set(exp.open_choices(models["Bi-λMART"])) == {"norm", "truncation", "hessian"}
@@ -324,23 +339,31 @@ def test_open_settings_fixed_or_tuned_alike(two):
     best = fitted["Bi-λMART"]
     assert best.model.info["norm"] == (best.params["norm"] == "on")
     assert best.model.info["truncation"] == (5 if best.params["truncation"] == "cutoff" else ts.top_k)
-    fixed = experiment.Stage2Experiment(ts, train_queries=40, settings=quick, norm="off", truncation="all")
+    fixed = rows40.with_settings(quick, norm="off", truncation="all")
     model = fixed.fit(models["λMART*"], dict(models["λMART*"].first_params))
     assert (model.info["norm"], model.info["truncation"]) == (False, ts.top_k)
     with pytest.raises(ValueError, match="truncation must be one of"):
         experiment.Stage2Experiment(ts, truncation="top5")
+    with pytest.raises(ValueError, match="truncation must be one of"):
+        rows40.with_settings(truncation="top5")
+    with pytest.raises(ValueError, match=r"unknown open settings \['depth'\]"):
+        rows40.with_settings(depth="on")
+    with pytest.raises(ValueError, match=r"eval_at and seed choose the rows"):
+        rows40.with_settings(quick.replace(eval_at=10))
+    # The settings are the copy's own; the rows and their binned Datasets are shared.
+    assert (rows40.open_settings, rows40.settings.max_trees) == (
+        {"norm": "on", "truncation": "cutoff", "hessian": "diagonal"}, 8)
+    assert fixed.parts is rows40.parts and fixed.rank_data("train", models["Bi-λMART"]) is \
+        rows40.rank_data("train", models["Bi-λMART"])
 
 
-def test_models_tuned_side_by_side_equal_one_after_another(two, tmp_path):
+def test_models_tuned_side_by_side_equal_one_after_another(rows40, tmp_path):
     # Worker processes get the experiment without its LightGBM Datasets or stage 1's full
     # partitions, rebuild what they need, and must reach the very same studies and models.
     # Two groups in one pool, as notebook 06 tunes its main run and its control.
     from ltrlib.bivariate import experiment
-    from ltrlib.train import TrainSettings
 
-    _, _, _, ts = two
-    exp = experiment.Stage2Experiment(ts, train_queries=40, settings=TrainSettings(
-        max_trees=8, early_stopping=3, eval_at=5, num_threads=1))
+    exp = rows40
     names = ["λMART*", "Bi-λMART"]
     alone = experiment.fit_models(exp, names, n_trials=1)
     journal = tmp_path / "studies.journal"
@@ -404,7 +427,7 @@ def test_relabelled_keeps_stage1_and_takes_the_new_labels(two):
     assert (ctl.parts["test"].y != main.parts["test"].y).any() and ctl.two.stage1.test is control.test
 
 
-def test_pair_models_search_in_document_units(two):
+def test_pair_models_search_in_document_units(full_rows):
     """A point of the search takes the same step for a pair model as for a document model:
     converted for pair rows, one Bi-λMART tree moves the within-query scores about as far as
     one λMART* tree; given to LightGBM as is, about n - 1 times as far."""
@@ -419,9 +442,7 @@ def test_pair_models_search_in_document_units(two):
     assert pairs_per_document([0, 20, 40, 48, 49]) == 19  # median of 20, 20, 8 (the 1-document list has no pairs)
     with pytest.raises(ValueError, match="no query has two documents"):
         pairs_per_document([0, 1, 2])
-    _, _, _, ts = two
-    exp = experiment.Stage2Experiment(ts, settings=TrainSettings(max_trees=1, early_stopping=1, eval_at=5,
-                                                                 num_threads=1))
+    exp = full_rows.with_settings(TrainSettings(max_trees=1, early_stopping=1, eval_at=5, num_threads=1))
     ds, k = exp.parts["train"], exp.pairs_per_document
     assert k == 19
 
