@@ -658,31 +658,15 @@ def _ledger_seed(design: dict, seed: int, reports: Path, progress: bool = False)
     return run_dir, tuple(RunManifest.require(run_dir).notebooks), files
 
 
-def _require_numbers(recorded: dict[int, Path]) -> None:
-    """Refuse a recorded seed holding marked tables without their numbers (a record saved
-    before tables kept them): the ledger would read the claims on them as "not available" and
-    turn their verdicts across seeds silently. ValueError naming the record and the command
-    that adds the numbers."""
-    from ltrlib.fidelity.sources import lacking_numbers, upgrade_command
-
-    for seed, d in recorded.items():
-        lacking = lacking_numbers(d)
-        if lacking:
-            raise ValueError(f"seed {seed}'s record {d} holds marked tables without their numbers "
-                             f"({', '.join(lacking)} lack <table>_numbers.csv): it was saved before marked "
-                             "tables kept their numbers, and the ledger would read the claims on them as not "
-                             "available; add them with "
-                             f"`{upgrade_command(d)}` (docs/fidelity.md), then summarise again")
-
-
 def _ledger_tables(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, dict]]:
     """The ledger of every recorded seed, rebuilt from its tables with today's claims, and
     decided across them: ``(per_seed, across, seed records)``."""
     from ltrlib.fidelity.across import decide_across, with_effect_ratios
     from ltrlib.fidelity.ledger import fidelity_report
+    from ltrlib.fidelity.sources import require_numbers
 
     recorded = {s: d for s, d in sorted(_recorded(study_dir).items()) if s in design["seeds"]}
-    _require_numbers(recorded)
+    require_numbers(recorded)
     reports = {s: fidelity_report(d) for s, d in recorded.items()}
     if not reports:
         return pd.DataFrame(), pd.DataFrame(), {}

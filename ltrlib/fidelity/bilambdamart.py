@@ -39,7 +39,7 @@ from ltrlib.fidelity.claims import (
     under_correction,
 )
 from ltrlib.fidelity.datasets import Declaration, declared
-from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table, upgrade_command
+from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table, require_numbers
 from ltrlib.report import table_to_markdown
 
 __all__ = ["BUDGET", "COMPARED", "NEURAL_SEEDS_RULE", "across_seeds", "bilambdamart_claims", "budget_gate",
@@ -743,17 +743,9 @@ def neural_across_seeds(seed_dirs: dict[int, Path], planned: int) -> tuple[pd.Da
     ``across`` (``claim, statement, seeds, holds, does not hold, not decided, not available,
     verdict``); the verdict is "interim" while fewer than ``planned`` seeds are recorded."""
     names = [c.name for c in NEURAL_CLAIMS]
+    require_numbers(seed_dirs, "the neural study")
     rows = []
     for seed, d in sorted(seed_dirs.items()):
-        # A record without the neural tables' numbers would read as "not available" at every
-        # claim and turn a verdict silently; it is a record saved before marked tables kept
-        # their numbers (`ltrlib.metrics.MarkedTable`), which `ltrlib.fidelity.upgrade` completes.
-        absent = [table for notebook, table in (TABLES[n] for n in ("table3", "table4g", "table5n"))
-                  if read_table(d, notebook, f"{table}_numbers", []) is None]
-        if absent:
-            raise ValueError(f"seed {seed}'s record {d} lacks the numbers of {absent} "
-                             "(<table>_numbers.csv): it was saved before marked tables kept their numbers; "
-                             f"add them with `{upgrade_command(d)}` (docs/fidelity.md), then summarise again")
         claims, _, _ = bilambdamart_claims(d)
         for r in claims[claims.claim.isin(names)].itertuples():
             rows.append({"seed": seed, "claim": r.claim, "ours": r.ours, "evidence": r.evidence})

@@ -9,7 +9,7 @@ look for.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
 
 __all__ = ["NOTEBOOK_TABLES", "lacking_numbers", "one_setup_at_several_seeds", "read_table", "recorded_seeds",
-           "run_setup", "table_path", "upgrade_command"]
+           "require_numbers", "run_setup", "table_path", "upgrade_command"]
 
 NOTEBOOK_TABLES: dict[str, tuple[str, ...]] = {
     "00_dataset_overview": ("calibration", "calibration_subsets"),
@@ -81,6 +81,21 @@ def lacking_numbers(run_dir: str | Path) -> list[str]:
             if (Path(run_dir) / printed).exists() and not (Path(run_dir) / numbers).exists():
                 out.append(printed.as_posix())
     return out
+
+
+def require_numbers(recorded: Mapping[int, Path], reader: str = "the ledger") -> None:
+    """Refuse a recorded seed (``{seed: record}``) holding marked tables without their numbers
+    (`lacking_numbers`: a record saved before tables kept them): ``reader`` would read the
+    claims on them as "not available" and turn their verdicts across seeds silently.
+    ValueError naming the record, its tables and the command that adds the numbers."""
+    for seed, d in recorded.items():
+        lacking = lacking_numbers(d)
+        if lacking:
+            raise ValueError(f"seed {seed}'s record {d} holds marked tables without their numbers "
+                             f"({', '.join(lacking)} lack <table>_numbers.csv): it was saved before marked "
+                             f"tables kept their numbers, and {reader} would read the claims on them as not "
+                             f"available; add them with `{upgrade_command(d)}` (docs/fidelity.md), then "
+                             "summarise again")
 
 
 def upgrade_command(record: str | Path) -> str:
