@@ -25,9 +25,10 @@ through a temporary folder renamed into place, so a seed is either wholly record
 at all. A recorded seed is never rerun; an interrupted one is run again, and its run's
 Optuna journal resumes its finished trials. The study folder, small (about 1 MB a seed),
 can be committed: a later session or another machine with it carries on where this one
-stopped. For a seed in progress, ``--checkpoint`` copies its run's journal (the finished
-trials) into ``reports/<study>/progress/`` so that a checkout without the run folder
-resumes those trials too (`checkpoint`). Its ``design.json`` is written once; running the
+stopped. For a seed in progress, ``--checkpoint`` keeps under ``reports/<study>/progress/``
+what it has done, so that a checkout without the run folder carries on from there
+(`checkpoint`): a bilambdamart seed's journal (its finished trials), a ledger seed's run
+folder (its finished notebooks). Its ``design.json`` is written once; running the
 study again with another design is refused, naming what differs.
 """
 
@@ -280,32 +281,87 @@ def _journal_copy(source: Path, target: Path) -> None:
         tmp.write_bytes(data[:data.rfind(b"\n") + 1])
 
 
+def _progress_file(study_dir: Path, design: dict, seed: int) -> Path:
+    """Where `checkpoint` keeps a seed in progress: a ledger seed's run folder, packed; a
+    bilambdamart seed's Optuna journal."""
+    name = f"seed{seed}.tar.gz" if design["profile"] == "ledger" else f"seed{seed}.journal"
+    return study_dir / "progress" / name
+
+
 def checkpoint(study_dir: Path, reports: Path) -> list[int]:
-    """Copy the Optuna journal of every seed in progress (run folder there, seed not yet
-    recorded) into ``<study>/progress/seed<N>.journal``; returns those seeds. A recorded
+    """Keep what each seed in progress (run folder there, seed not yet recorded) has done
+    under ``<study>/progress/``, so that a checkout without the run folder carries on from it
+    (`_restore`): a bilambdamart seed's Optuna journal (its finished trials,
+    ``seed<N>.journal``); a ledger seed's run folder (its finished notebooks and the journal
+    of the one running, ``seed<N>.tar.gz``, `_pack_run`). Returns those seeds. A recorded
     seed's checkpoint is removed."""
     design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
     recorded, saved = _recorded(study_dir), []
     for seed in design["seeds"]:
-        kept = study_dir / "progress" / f"seed{seed}.journal"
+        kept = _progress_file(study_dir, design, seed)
         if seed in recorded:
             kept.unlink(missing_ok=True)
             continue
-        journal = reports / f"{design['study']}-seed{seed}" / JOURNAL
-        if journal.exists():
-            _journal_copy(journal, kept)
+        run_dir = reports / f"{design['study']}-seed{seed}"
+        if design["profile"] == "ledger" and (run_dir / MANIFEST_FILE).exists():
+            _pack_run(run_dir, kept)
+            saved.append(seed)
+        elif design["profile"] != "ledger" and (run_dir / JOURNAL).exists():
+            _journal_copy(run_dir / JOURNAL, kept)
             saved.append(seed)
     return saved
 
 
+def _pack_run(run_dir: Path, target: Path) -> None:
+    """``run_dir`` as a gzip tarball at ``target``, written atomically, while its batch may be
+    running. Its ``run.json`` is read first: every notebook it calls completed had written
+    its files by then (the runner records a notebook once it has finished), so the
+    tarball holds each of them whole; a notebook still running is rerun on resume, over
+    whatever part of its files came along. Optuna journals are cut at their last complete
+    record, as `_journal_copy` does; hidden files (the run's lock, kernel logs) and lock
+    files are left out."""
+    import io
+    import tarfile
+
+    def add(tar, name: str, data: bytes) -> None:
+        info = tarfile.TarInfo(name)
+        info.size, info.mtime = len(data), int(time.time())
+        tar.addfile(info, io.BytesIO(data))
+
+    manifest = (run_dir / MANIFEST_FILE).read_bytes()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as tmp, tarfile.open(tmp, "w:gz") as tar:
+        add(tar, MANIFEST_FILE, manifest)
+        for path in sorted(run_dir.rglob("*")):
+            name = path.relative_to(run_dir).as_posix()
+            if not path.is_file() or name == MANIFEST_FILE or path.name.startswith(".") or path.suffix == ".lock":
+                continue
+            data = path.read_bytes()
+            add(tar, name, data[:data.rfind(b"\n") + 1] if path.suffix == ".journal" else data)
+
+
 def _restore(study_dir: Path, run_dir: Path, seed: int) -> bool:
-    """Put a checkpointed journal back into a run folder that has none (a fresh checkout)."""
-    kept = study_dir / "progress" / f"seed{seed}.journal"
-    if kept.exists() and not (run_dir / JOURNAL).exists():
-        run_dir.mkdir(parents=True, exist_ok=True)
-        _journal_copy(kept, run_dir / JOURNAL)
+    """Put a seed's checkpoint (`checkpoint`) back where a fresh checkout has no run folder
+    for it, or (a bilambdamart seed) a run folder without a journal; True if it did."""
+    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    kept = _progress_file(study_dir, design, seed)
+    if not kept.exists():
+        return False
+    if design["profile"] == "ledger":
+        if run_dir.exists():
+            return False
+        import tarfile
+
+        unpacking = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.", dir=run_dir.parent))
+        with tarfile.open(kept, "r:gz") as tar:
+            tar.extractall(unpacking, filter="data")  # names inside the folder only
+        unpacking.rename(run_dir)  # whole or not at all
         return True
-    return False
+    if (run_dir / JOURNAL).exists():
+        return False
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _journal_copy(kept, run_dir / JOURNAL)
+    return True
 
 
 def _to_run(design: dict, recorded: dict[int, Path], summarise_only: bool, doing: str, log):
@@ -776,11 +832,13 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
 
 def run_ledger_study(scale: str = "small", *, study: str | None = None, seeds: Sequence[int] | None = None,
                      dataset: str = "synthetic", notebooks: str = "", reports_dir: str | os.PathLike | None = None,
-                     summarise_only: bool = False, progress: bool = True, scheduler: str = "",
-                     threads: int = THREADS_PER_SEED, workers: int = 0, log=print) -> pd.DataFrame:
+                     summarise_only: bool = False, save_progress: bool = False, progress: bool = True,
+                     scheduler: str = "", threads: int = THREADS_PER_SEED, workers: int = 0,
+                     log=print) -> pd.DataFrame:
     """Run (or resume) the batch at every seed of the design (`ledger_design`), each a task
     of `dispatch` (`_ledger_seed`), and decide every check of the ledger across the seeds
-    (`write_ledger_summary`, rewritten after every seed); returns the across-seed table."""
+    (`write_ledger_summary`, rewritten after every seed); returns the across-seed table.
+    ``save_progress``: run nothing, `checkpoint` the seeds in progress."""
     study = study or f"ledger-{scale}"
     reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
     design = ledger_design(study, scale, seeds, dataset, notebooks)
@@ -789,9 +847,16 @@ def run_ledger_study(scale: str = "small", *, study: str | None = None, seeds: S
     command = (f"{config.cli_command()} study ledger --scale {scale} --study {study} --seeds "
                f"{','.join(str(s) for s in design['seeds'])}"
                + (f" --notebooks {design['notebooks']}" if design["notebooks"] != "all" else ""))
+    if save_progress:
+        log(f"checkpointed the run folders of seeds {checkpoint(study_dir, reports) or 'none'} in progress")
+        summarise_only = True
     to_run = list(_to_run(design, _recorded(study_dir), summarise_only, "to run the batch", log))
+    for seed in to_run:
+        if _restore(study_dir, reports / f"{study}-seed{seed}", seed):
+            log(f"seed {seed}: resuming the finished notebooks of its checkpointed run folder")
 
     def summarise(seed: int) -> str:
+        _progress_file(study_dir, design, seed).unlink(missing_ok=True)  # recorded: no longer in progress
         write_ledger_summary(study_dir, command)
         return ""
 

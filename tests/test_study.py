@@ -105,6 +105,45 @@ def test_checkpoint_keeps_the_finished_trials_of_a_seed_in_progress(tmp_path):
     assert study.checkpoint(tmp_path / "s", tmp_path) == [] and not kept.exists()  # recorded: dropped
 
 
+def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries_on_from_it(tmp_path, capsys,
+                                                                                           monkeypatch):
+    """A ledger seed in progress is checkpointed as its run folder: the manifest as it was
+    read first, finished notebooks' files, the running notebook's journal up to its last
+    complete record, no locks or kernel logs. A checkout without the run folder gets it
+    back whole before the seed runs; one with it keeps its own."""
+    from ltrlib import cli
+
+    monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
+    study_dir = tmp_path / "L"
+    study._check_design(study_dir, study.ledger_design("L", "tiny", seeds=(3, 4)))
+    run = tmp_path / "L-seed3"
+    (run / "tables" / "02_split_stats").mkdir(parents=True)
+    (run / "run.json").write_text('{"notebooks": {"02_split_stats": {"status": "completed"}}}')
+    (run / "tables" / "02_split_stats" / "merge_summary.csv").write_text("a,b\n1,2\n")
+    (run / "optuna.journal").write_bytes(b'{"op": 1}\n{"op": 2, "half')
+    for left_out in (".run.lock", ".03_client_models.kernel.log", "metrics.json.lock"):
+        (run / left_out).write_text("x")
+    assert cli.main(["study", "ledger", "--study", "L", "--scale", "tiny", "--seeds", "3,4", "--checkpoint",
+                     "--no-progress"]) == 0
+    assert "checkpointed the run folders of seeds [3] in progress" in capsys.readouterr().out
+    kept = study_dir / "progress" / "seed3.tar.gz"
+    fresh = tmp_path / "elsewhere" / "L-seed3"
+    fresh.parent.mkdir()
+    assert study._restore(study_dir, fresh, 3)
+    files = sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
+    assert files == ["optuna.journal", "run.json", "tables/02_split_stats/merge_summary.csv"]
+    assert (fresh / "optuna.journal").read_bytes() == b'{"op": 1}\n'
+    assert (fresh / "run.json").read_bytes() == (run / "run.json").read_bytes()
+    assert [p.name for p in fresh.parent.iterdir()] == ["L-seed3"]  # unpacked beside it, renamed into place
+    (fresh / "run.json").write_text("{}")
+    assert not study._restore(study_dir, fresh, 3) and (fresh / "run.json").read_text() == "{}"
+    (study_dir / "seeds" / "seed3").mkdir(parents=True)
+    (study_dir / "seeds" / "seed3" / "seed.json").write_text("{}")
+    assert study.checkpoint(study_dir, tmp_path) == [] and not kept.exists()  # recorded: dropped
+    with pytest.raises(SystemExit, match="a neural study keeps no checkpoint"):
+        cli.main(["study", "neural", "--checkpoint"])
+
+
 def test_ledger_seeds_on_two_dask_workers_write_what_a_sequential_run_writes(tmp_path, monkeypatch):
     """Two tiny seeds of the ledger study (notebook 02 only), each a task on a LocalCluster of
     two worker processes, then the same two runs one after the other in this process: the
