@@ -48,7 +48,7 @@ TUNE_METRIC = "ndcg@10"
 
 def _runs(data, scores: Sequence[np.ndarray], names: Sequence[str]):
     """ranx Runs of the score arrays, documents keyed by `docnos`."""
-    from ranx import Run
+    Run = import_ranx().Run
 
     # ranx wants object (str) columns, not numpy's fixed-width strings.
     ids = docnos(data.query_ids, data.offsets).astype(object)
