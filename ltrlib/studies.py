@@ -353,9 +353,17 @@ def _restore(study_dir: Path, run_dir: Path, seed: int) -> bool:
         import tarfile
 
         unpacking = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.", dir=run_dir.parent))
-        with tarfile.open(kept, "r:gz") as tar:
-            tar.extractall(unpacking, filter="data")  # names inside the folder only
-        unpacking.rename(run_dir)  # whole or not at all
+        try:
+            with tarfile.open(kept, "r:gz") as tar:
+                members = tar.getmembers()
+                strays = [m.name for m in members if not m.isfile() or m.name.startswith("/") or ".." in m.name]
+                if strays:
+                    raise ValueError(f"{kept}: not a checkpoint of a run folder (holds {strays[:3]})")
+                # Python >= 3.11.4 also checks each name itself ("data" filter).
+                tar.extractall(unpacking, members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            unpacking.rename(run_dir)  # whole or not at all
+        finally:
+            shutil.rmtree(unpacking, ignore_errors=True)  # gone once renamed; a failed unpacking leaves nothing
         return True
     if (run_dir / JOURNAL).exists():
         return False

@@ -82,9 +82,9 @@ def _cache_typed_containers() -> None:
     own kernels (``cache=True``). ranx holds runs and qrels in typed dicts, whose operations
     numba compiles in every new process: about 9 of the 11 s that notebook 04's fusions took
     at `tiny` (quiet), again in each kernel and test worker that touches ranx; read from
-    numba's cache, the fusions took 2.8 s. Numba keys each entry by the function's source, the argument types and the CPU,
-    as for any cached function. Where no cache folder is writable, compiling each time is
-    left as it was."""
+    numba's cache, the fusions took 2.8 s. Numba keys each entry by the function's source,
+    the argument types and the CPU, as for any cached function. Where no cache folder is
+    writable, compiling each time is left as it was."""
     from numba.core.dispatcher import Dispatcher
     from numba.typed import typeddict, typedlist
 

@@ -111,6 +111,9 @@ def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries
     read first, finished notebooks' files, the running notebook's journal up to its last
     complete record, no locks or kernel logs. A checkout without the run folder gets it
     back whole before the seed runs; one with it keeps its own."""
+    import shutil
+    import tarfile
+
     from ltrlib import cli
 
     monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
@@ -137,6 +140,12 @@ def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries
     assert [p.name for p in fresh.parent.iterdir()] == ["L-seed3"]  # unpacked beside it, renamed into place
     (fresh / "run.json").write_text("{}")
     assert not study._restore(study_dir, fresh, 3) and (fresh / "run.json").read_text() == "{}"
+    shutil.rmtree(fresh)
+    with tarfile.open(kept, "w:gz") as tar:  # not what --checkpoint writes: refused, nothing left behind
+        tar.add(tmp_path / "L" / "design.json", arcname="../design.json")
+    with pytest.raises(ValueError, match=r"not a checkpoint of a run folder \(holds \['../design.json'\]"):
+        study._restore(study_dir, fresh, 3)
+    assert list(fresh.parent.iterdir()) == []
     (study_dir / "seeds" / "seed3").mkdir(parents=True)
     (study_dir / "seeds" / "seed3" / "seed.json").write_text("{}")
     assert study.checkpoint(study_dir, tmp_path) == [] and not kept.exists()  # recorded: dropped
