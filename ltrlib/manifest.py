@@ -10,7 +10,8 @@ field is one edit here:
   bar, and the query counts a ``--paper-dataset`` declaration was checked against;
 * per notebook (`NotebookRecord`): its status (`STATUSES`), its parameters as injected,
   when it started and finished, its seconds and the seconds inside model fitting, the
-  kernel, what the progress bar said was left when it started, and the error it stopped on.
+  kernel, the versions of the libraries that compute its numbers (`package_versions`),
+  what the progress bar said was left when it started, and the error it stopped on.
 
 Every write is atomic (`ltrlib.atomic`), so an interrupted run leaves the previous record,
 never a torn one. ``schema_version`` says which layout a file has: records written before
@@ -30,14 +31,35 @@ from typing import Any
 
 from ltrlib.atomic import atomic_write_text
 
-__all__ = ["FILE", "SCHEMA_VERSION", "STATUSES", "NotebookRecord", "RunManifest", "now"]
+__all__ = ["FILE", "NUMERIC_PACKAGES", "SCHEMA_VERSION", "STATUSES", "NotebookRecord", "RunManifest", "now",
+           "package_versions"]
 
 FILE = "run.json"
-#: 1: the layout of 2026-11 with this field added; 0: the same layout without it.
-SCHEMA_VERSION = 1
+#: 2: a notebook's ``packages`` added; 1: the layout of 2026-11 with this field added; 0: the
+#: same layout without it.
+SCHEMA_VERSION = 2
+#: The libraries whose release can change a run's numbers, as pip names them. The project asks
+#: for lower bounds only, so two environments built on different days may hold different
+#: releases: the tiny batch's results differed between the venvs of two sessions
+#: (2026-11-27) with ltrlib's code the same.
+NUMERIC_PACKAGES = ("numpy", "scipy", "pandas", "statsmodels", "numba", "lightgbm", "xgboost", "optuna", "ranx",
+                    "jax", "jaxlib", "flax", "optax", "rax")
 #: A notebook's statuses: running, or how it ended; "stale" marks a completed notebook whose
 #: run was later forced to other run-level parameters.
 STATUSES = ("running", "completed", "failed", "interrupted", "stale")
+
+
+def package_versions() -> dict[str, str]:
+    """The installed release of each of `NUMERIC_PACKAGES` (absent ones left out)."""
+    from importlib import metadata
+
+    out = {}
+    for name in NUMERIC_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
 
 
 def now() -> str:
@@ -57,6 +79,7 @@ class NotebookRecord:
     fit_seconds: float | None = None
     ltrlib_version: str | None = None
     kernel: str | None = None
+    packages: dict[str, str] | None = None
     eta_seconds_at_start: float | None = None
     error: str | None = None
 

@@ -31,7 +31,7 @@ from typing import Any
 from ltrlib import __version__, config, progress, provenance, timing
 from ltrlib.config import dataset_label, default_run_id
 from ltrlib.manifest import FILE as MANIFEST_FILE
-from ltrlib.manifest import NotebookRecord, RunManifest, now
+from ltrlib.manifest import NotebookRecord, RunManifest, now, package_versions
 from ltrlib.progress import RunBar
 from ltrlib.report import (
     atomic_write_text,
@@ -911,6 +911,9 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
     entry = NotebookRecord(
         status="running", parameters=params, started=now(), ltrlib_version=__version__,
         kernel=kernel_name or f"ipykernel on {sys.executable}",
+        # The default kernel runs on this interpreter, so its libraries are these; another
+        # kernelspec's are its own, unknown here.
+        packages=None if kernel_name else package_versions(),
         # What the bar said was left when this notebook started: checkable against the
         # seconds the rest of the run then took.
         eta_seconds_at_start=bar.remaining())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ltrlib import config
-from ltrlib.manifest import FILE, SCHEMA_VERSION, NotebookRecord, RunManifest
+from ltrlib.manifest import FILE, NUMERIC_PACKAGES, SCHEMA_VERSION, NotebookRecord, RunManifest, package_versions
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ltrlib"
 
@@ -23,6 +23,25 @@ def test_a_record_round_trips_and_leaves_out_what_is_not_known(tmp_path):
     back = RunManifest.read(tmp_path)
     assert back == m and back.seed == 3 and back.status("00_a") == "running" and not back.completed("00_a")
     assert [p.name for p in tmp_path.iterdir()] == [FILE]  # written atomically: no temporary left
+
+
+def test_package_versions_are_the_installed_releases_of_the_numeric_libraries():
+    import lightgbm
+    import numpy
+
+    versions = package_versions()
+    assert versions["numpy"] == numpy.__version__ and versions["lightgbm"] == lightgbm.__version__
+    assert set(versions) <= set(NUMERIC_PACKAGES) and {"scipy", "jax", "xgboost"} <= set(versions)
+
+
+def test_a_record_of_schema_1_reads_without_the_packages_it_did_not_keep(tmp_path):
+    (tmp_path / FILE).write_text(json.dumps({"run_id": "r", "schema_version": 1, "notebooks": {
+        "00_a": {"status": "completed", "kernel": "k"}}}))
+    m = RunManifest.read(tmp_path)
+    assert m.schema_version == 1 and m.notebooks["00_a"].packages is None
+    m.notebooks["00_a"].packages = {"numpy": "2.0"}
+    m.write(tmp_path)
+    assert json.loads((tmp_path / FILE).read_text())["notebooks"]["00_a"]["packages"] == {"numpy": "2.0"}
 
 
 def test_a_record_from_before_the_schema_field_reads_as_version_0_and_is_written_at_the_current_one(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ltrlib import cli, config, runner
+from ltrlib.manifest import package_versions
 from ltrlib.runner import (
     NotebookError,
     dataset_label,
@@ -208,6 +209,8 @@ def test_manifest_records_params_status_and_timings(project):
         entry = manifest["notebooks"][name]
         assert entry["status"] == "completed"
         assert entry["seconds"] > 0 and entry["started"] and entry["finished"]
+        # The default kernel runs on this interpreter: its numbers come from these releases.
+        assert entry["packages"] == package_versions() and entry["packages"]["lightgbm"]
     # Seconds inside model fitting (ltrlib.timing), measured in the kernel's process.
     assert 0.3 <= manifest["notebooks"]["00_tables"]["fit_seconds"] < manifest["notebooks"]["00_tables"]["seconds"]
     assert manifest["notebooks"]["01_plain"]["fit_seconds"] == 0.0
