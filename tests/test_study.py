@@ -109,7 +109,7 @@ def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries
                                                                                            monkeypatch):
     """A ledger seed in progress is checkpointed as its run folder: the manifest as it was
     read first, finished notebooks' files, the running notebook's journal up to its last
-    complete record, no locks or kernel logs. A checkout without the run folder gets it
+    complete record, no locks, kernel logs or run files. A checkout without the run folder gets it
     back whole before the seed runs; one with it keeps its own."""
     import shutil
     import tarfile
@@ -124,7 +124,8 @@ def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries
     (run / "run.json").write_text('{"notebooks": {"02_split_stats": {"status": "completed"}}}')
     (run / "tables" / "02_split_stats" / "merge_summary.csv").write_text("a,b\n1,2\n")
     (run / "optuna.journal").write_bytes(b'{"op": 1}\n{"op": 2, "half')
-    for left_out in (".run.lock", ".03_client_models.kernel.log", "metrics.json.lock"):
+    (run / "runs" / "02_split_stats").mkdir(parents=True)
+    for left_out in (".run.lock", ".03_client_models.kernel.log", "metrics.json.lock", "runs/02_split_stats/m.run.gz"):
         (run / left_out).write_text("x")
     assert cli.main(["study", "ledger", "--study", "L", "--scale", "tiny", "--seeds", "3,4", "--checkpoint",
                      "--no-progress"]) == 0
