@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -49,17 +50,23 @@ NUMERIC_PACKAGES = ("numpy", "scipy", "pandas", "statsmodels", "numba", "lightgb
 STATUSES = ("running", "completed", "failed", "interrupted", "stale")
 
 
-def package_versions() -> dict[str, str]:
-    """The installed release of each of `NUMERIC_PACKAGES` (absent ones left out)."""
+@functools.cache
+def _installed_versions() -> tuple[tuple[str, str], ...]:
+    # Looked up once a process: importlib.metadata scans the installed distributions.
     from importlib import metadata
 
-    out = {}
+    out = []
     for name in NUMERIC_PACKAGES:
         try:
-            out[name] = metadata.version(name)
+            out.append((name, metadata.version(name)))
         except metadata.PackageNotFoundError:
             continue
-    return out
+    return tuple(out)
+
+
+def package_versions() -> dict[str, str]:
+    """The installed release of each of `NUMERIC_PACKAGES` (absent ones left out)."""
+    return dict(_installed_versions())
 
 
 def now() -> str:

@@ -911,12 +911,12 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
     entry = NotebookRecord(
         status="running", parameters=params, started=now(), ltrlib_version=__version__,
         kernel=kernel_name or f"ipykernel on {sys.executable}",
-        # The default kernel runs on this interpreter, so its libraries are these; another
-        # kernelspec's are its own, unknown here.
-        packages=None if kernel_name else package_versions(),
         # What the bar said was left when this notebook started: checkable against the
         # seconds the rest of the run then took.
-        eta_seconds_at_start=bar.remaining())
+        eta_seconds_at_start=bar.remaining(),
+        # The default kernel runs on this interpreter, so its libraries are these; another
+        # kernelspec's are its own, unknown here.
+        packages=None if kernel_name else package_versions())
     with _MANIFEST_LOCK:
         manifest.notebooks[notebook] = entry
         manifest.write(run_dir)
