@@ -273,12 +273,16 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
 JOURNAL = "06_bilambdamart.journal"
 
 
+def _complete_records(journal: bytes) -> bytes:
+    """An Optuna journal's bytes up to its last complete record (a writer may be appending
+    the next one)."""
+    return journal[:journal.rfind(b"\n") + 1]
+
+
 def _journal_copy(source: Path, target: Path) -> None:
-    """Copy an Optuna journal up to its last complete record (a writer may be appending
-    the next one), atomically."""
-    data = source.read_bytes()
+    """Copy an Optuna journal up to its last complete record, atomically."""
     with atomic_path(target) as tmp:
-        tmp.write_bytes(data[:data.rfind(b"\n") + 1])
+        tmp.write_bytes(_complete_records(source.read_bytes()))
 
 
 def _progress_file(study_dir: Path, design: dict, seed: int) -> Path:
@@ -322,7 +326,7 @@ def _pack_run(run_dir: Path, target: Path) -> None:
     its files by then (the runner records a notebook once it has finished), so the
     tarball holds each of them whole; a notebook still running is rerun on resume, over
     whatever part of its files came along. Optuna journals are cut at their last complete
-    record, as `_journal_copy` does. Left out: hidden files (the run's lock, kernel logs),
+    record (`_complete_records`). Left out: hidden files (the run's lock, kernel logs),
     lock files, and the TREC run files (``runs/``), which no notebook reads back and the
     study does not keep, and which are half of a `small` seed's packed size (40 of 77 MB
     after notebook 06): a resumed seed's folder lacks those of the notebooks packed."""
@@ -344,7 +348,7 @@ def _pack_run(run_dir: Path, target: Path) -> None:
                     or name.startswith(f"{RUN_FILES_FOLDER}/"):
                 continue
             data = path.read_bytes()
-            add(tar, name, data[:data.rfind(b"\n") + 1] if path.suffix == ".journal" else data)
+            add(tar, name, _complete_records(data) if path.suffix == ".journal" else data)
 
 
 def _restore(study_dir: Path, run_dir: Path, seed: int) -> bool:
@@ -377,6 +381,15 @@ def _restore(study_dir: Path, run_dir: Path, seed: int) -> bool:
     run_dir.mkdir(parents=True, exist_ok=True)
     _journal_copy(kept, run_dir / JOURNAL)
     return True
+
+
+def _restore_checkpoints(study_dir: Path, reports: Path, design: dict, seeds: Sequence[int], log) -> None:
+    """`_restore` each of ``seeds`` (about to run) from its checkpoint, saying which."""
+    resumed = ("the finished notebooks of its checkpointed run folder" if design["profile"] == "ledger"
+               else "the finished trials of its checkpointed journal")
+    for seed in seeds:
+        if _restore(study_dir, reports / f"{design['study']}-seed{seed}", seed):
+            log(f"seed {seed}: resuming {resumed}")
 
 
 def _to_run(design: dict, recorded: dict[int, Path], summarise_only: bool, doing: str, log):
@@ -483,12 +496,10 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
         log(f"checkpointed the journals of seeds {checkpoint(study_dir, reports) or 'none'} in progress")
         summarise_only = True
     to_run = list(_to_run(design, _recorded(study_dir), summarise_only, "to run notebook 06", log))
-    for seed in to_run:
-        if _restore(study_dir, reports / f"{study}-seed{seed}", seed):
-            log(f"seed {seed}: resuming the finished trials of its checkpointed journal")
+    _restore_checkpoints(study_dir, reports, design, to_run, log)
 
     def summarise(seed: int) -> str:
-        (study_dir / "progress" / f"seed{seed}.journal").unlink(missing_ok=True)  # recorded: no longer in progress
+        _progress_file(study_dir, design, seed).unlink(missing_ok=True)  # recorded: no longer in progress
         return write_summary(study_dir, command).words
 
     _run_seeds(to_run, _bilambdamart_seed, design, reports, summarise, progress=progress, scheduler=scheduler,
@@ -866,9 +877,7 @@ def run_ledger_study(scale: str = "small", *, study: str | None = None, seeds: S
         log(f"checkpointed the run folders of seeds {checkpoint(study_dir, reports) or 'none'} in progress")
         summarise_only = True
     to_run = list(_to_run(design, _recorded(study_dir), summarise_only, "to run the batch", log))
-    for seed in to_run:
-        if _restore(study_dir, reports / f"{study}-seed{seed}", seed):
-            log(f"seed {seed}: resuming the finished notebooks of its checkpointed run folder")
+    _restore_checkpoints(study_dir, reports, design, to_run, log)
 
     def summarise(seed: int) -> str:
         _progress_file(study_dir, design, seed).unlink(missing_ok=True)  # recorded: no longer in progress

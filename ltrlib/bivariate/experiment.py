@@ -146,7 +146,7 @@ class Stage2Experiment:
             raise ValueError(f"cutoff (settings.eval_at) = {settings.eval_at} is not among the kept "
                              f"IDCG cut-offs {two.cutoffs}")
         self.open_settings = _checked_open_settings({"norm": norm, "truncation": truncation, "hessian": hessian})
-        self.two, self.settings, self.hessian = two, settings, hessian
+        self.two, self.settings = two, settings
         self.train_queries, self.listwise = int(train_queries), listwise
         self.cutoff, self.seed = settings.eval_at, settings.seed
         self.parts: dict[str, Dataset] = {}
@@ -203,7 +203,6 @@ class Stage2Experiment:
         other.__dict__.update(self.__dict__)  # the parts, the IDCGs and both caches of binned Datasets
         other.settings = settings
         other.open_settings = _checked_open_settings({**self.open_settings, **open_settings})
-        other.hessian = other.open_settings["hessian"]
         return other
 
     def relabelled(self, splits) -> "Stage2Experiment":
@@ -283,6 +282,11 @@ class Stage2Experiment:
         vali.lgb_dataset(reference=train)
         return fit_lb(train, vali, lgb_params, loss=spec.loss, settings=settings, monitor=monitor,
                       hessian=chosen["hessian"], norm=norm, truncation=truncation)
+
+    @property
+    def hessian(self) -> str:
+        """The pair hessian setting (`open_settings`' ``hessian``)."""
+        return self.open_settings["hessian"]
 
     def hessian_of(self, spec: ModelSpec) -> str:
         """The hessian setting ``spec`` trains with (``"tuned"`` when its search chooses):
