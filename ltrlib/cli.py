@@ -454,9 +454,9 @@ def _add_study_parser(subparsers) -> None:
     study.add_argument("--summarise-only", action="store_true",
                        help="run nothing; rewrite study.md and study.csv from the recorded seeds")
     study.add_argument("--checkpoint", action="store_true",
-                       help="bilambdamart, ledger: run nothing; keep what the seeds in progress have done under "
-                       "reports/<study>/progress/ (bilambdamart: their Optuna journals; ledger: their run folders, "
-                       "packed); commit it to carry on elsewhere from there")
+                       help="run nothing; keep what the seeds in progress have done under "
+                       "reports/<study>/progress/ (bilambdamart, neural: their Optuna journals; ledger: their run "
+                       "folders, packed); commit it to carry on elsewhere from there")
     study.add_argument("--no-progress", action="store_true", help="no progress bar")
     study.set_defaults(handler=_study)
 
@@ -470,16 +470,13 @@ def _study(args: argparse.Namespace) -> int:
         raise SystemExit(f"--threads {threads} / --workers {args.workers}: give a positive number of threads and "
                          "zero or more workers")
     where = dict(scheduler=args.scheduler, threads=threads, workers=args.workers, progress=not args.no_progress)
-    if args.checkpoint and args.name == "neural":
-        raise SystemExit("--checkpoint: a neural study keeps no checkpoint; an interrupted neural seed runs again "
-                         "in a checkout without its run folder")
     if args.name == "ledger":
         run_ledger_study(args.scale, study=args.study, seeds=seeds, notebooks=args.notebooks,
                          summarise_only=args.summarise_only, save_progress=args.checkpoint, **where)
         return 0
     if args.name == "neural":
         run_neural_study(args.profile or "cpu", source=args.source, study=args.study, seeds=seeds,
-                         summarise_only=args.summarise_only, **where)
+                         summarise_only=args.summarise_only, save_progress=args.checkpoint, **where)
         return 0
     summary = run_bilambdamart_study(args.profile or "confirmatory", study=args.study, seeds=seeds,
                                      summarise_only=args.summarise_only, save_progress=args.checkpoint, **where)

@@ -27,8 +27,8 @@ Optuna journal resumes its finished trials. The study folder, small (about 1 MB 
 can be committed: a later session or another machine with it carries on where this one
 stopped. For a seed in progress, ``--checkpoint`` keeps under ``reports/<study>/progress/``
 what it has done, so that a checkout without the run folder carries on from there
-(`checkpoint`): a bilambdamart seed's journal (its finished trials), a ledger seed's run
-folder (its finished notebooks). Its ``design.json`` is written once; running the
+(`checkpoint`): a bilambdamart or neural seed's journal (its finished trials), a ledger
+seed's run folder (its finished notebooks). Its ``design.json`` is written once; running the
 study again with another design is refused, naming what differs.
 """
 
@@ -273,6 +273,12 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
 JOURNAL = "06_bilambdamart.journal"
 
 
+def _journal_of(design: dict) -> str:
+    """The Optuna journal a seed of a bilambdamart or neural study tunes in (notebook
+    06's, or 06_neural_competitors' for a neural study, whose design names its source)."""
+    return f"{NEURAL_NOTEBOOK}.journal" if "source" in design else JOURNAL
+
+
 def _complete_records(journal: bytes) -> bytes:
     """An Optuna journal's bytes up to its last complete record (a writer may be appending
     the next one)."""
@@ -287,7 +293,7 @@ def _journal_copy(source: Path, target: Path) -> None:
 
 def _progress_file(study_dir: Path, design: dict, seed: int) -> Path:
     """Where `checkpoint` keeps a seed in progress: a ledger seed's run folder, packed; a
-    bilambdamart seed's Optuna journal."""
+    bilambdamart or neural seed's Optuna journal."""
     name = f"seed{seed}.tar.gz" if design["profile"] == "ledger" else f"seed{seed}.journal"
     return study_dir / "progress" / name
 
@@ -295,8 +301,8 @@ def _progress_file(study_dir: Path, design: dict, seed: int) -> Path:
 def checkpoint(study_dir: Path, reports: Path) -> list[int]:
     """Keep what each seed in progress (run folder there, seed not yet recorded) has done
     under ``<study>/progress/``, so that a checkout without the run folder carries on from it
-    (`_restore`): a bilambdamart seed's Optuna journal (its finished trials,
-    ``seed<N>.journal``); a ledger seed's run folder (its finished notebooks and the journal
+    (`_restore`): a bilambdamart or neural seed's Optuna journal (its finished trials,
+    ``seed<N>.journal``, `_journal_of`); a ledger seed's run folder (its finished notebooks and the journal
     of the one running, ``seed<N>.tar.gz``, `_pack_run`). Returns those seeds. A recorded
     seed's checkpoint is removed."""
     design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
@@ -310,8 +316,8 @@ def checkpoint(study_dir: Path, reports: Path) -> list[int]:
         if design["profile"] == "ledger" and (run_dir / MANIFEST_FILE).exists():
             _pack_run(run_dir, kept)
             saved.append(seed)
-        elif design["profile"] != "ledger" and (run_dir / JOURNAL).exists():
-            _journal_copy(run_dir / JOURNAL, kept)
+        elif design["profile"] != "ledger" and (run_dir / _journal_of(design)).exists():
+            _journal_copy(run_dir / _journal_of(design), kept)
             saved.append(seed)
     return saved
 
@@ -376,10 +382,10 @@ def _restore(study_dir: Path, run_dir: Path, seed: int) -> bool:
         finally:
             shutil.rmtree(unpacking, ignore_errors=True)  # gone once renamed; a failed unpacking leaves nothing
         return True
-    if (run_dir / JOURNAL).exists():
+    if (run_dir / _journal_of(design)).exists():
         return False
     run_dir.mkdir(parents=True, exist_ok=True)
-    _journal_copy(kept, run_dir / JOURNAL)
+    _journal_copy(kept, run_dir / _journal_of(design))
     return True
 
 
@@ -666,8 +672,8 @@ def _neural_seed(design: dict, seed: int, reports: Path, progress: bool = False)
 
 def run_neural_study(profile: str, *, source: str, study: str | None = None, seeds: Sequence[int] | None = None,
                      reports_dir: str | os.PathLike | None = None, summarise_only: bool = False,
-                     progress: bool = True, scheduler: str = "", threads: int = THREADS_PER_SEED,
-                     workers: int = 0, log=print) -> pd.DataFrame:
+                     save_progress: bool = False, progress: bool = True, scheduler: str = "",
+                     threads: int = THREADS_PER_SEED, workers: int = 0, log=print) -> pd.DataFrame:
     """Train the paper's networks at every seed of a recorded Bi-LambdaMART study, at trial
     parity with its trees, and decide the neural claims across seeds; returns the
     across-seed table.
@@ -675,7 +681,8 @@ def run_neural_study(profile: str, *, source: str, study: str | None = None, see
     Each seed not yet recorded is a task of `dispatch` (`_neural_seed`, with the design's
     parameters, `neural_design`); the summary is rewritten after every seed
     (`write_neural_summary`). JAX trains on a GPU when the installed JAX has one, with no
-    change here; each seed's record says which device.
+    change here; each seed's record says which device. ``save_progress``: run nothing,
+    `checkpoint` the seeds in progress (their networks' finished trials).
     """
     study = study or f"{source}-neural"
     reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
@@ -685,9 +692,14 @@ def run_neural_study(profile: str, *, source: str, study: str | None = None, see
     seeds_arg = ",".join(str(s) for s in design["seeds"])
     command = (f"{config.cli_command()} study neural --from {source} --profile {profile} --study {study} "
                f"--seeds {seeds_arg}")
+    if save_progress:
+        log(f"checkpointed the journals of seeds {checkpoint(study_dir, reports) or 'none'} in progress")
+        summarise_only = True
     to_run = list(_to_run(design, _recorded(study_dir), summarise_only, "to train the networks", log))
+    _restore_checkpoints(study_dir, reports, design, to_run, log)
 
     def summarise(seed: int) -> str:
+        _progress_file(study_dir, design, seed).unlink(missing_ok=True)  # recorded: no longer in progress
         write_neural_summary(study_dir, command)
         return ""
 

@@ -150,8 +150,25 @@ def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries
     (study_dir / "seeds" / "seed3").mkdir(parents=True)
     (study_dir / "seeds" / "seed3" / "seed.json").write_text("{}")
     assert study.checkpoint(study_dir, tmp_path) == [] and not kept.exists()  # recorded: dropped
-    with pytest.raises(SystemExit, match="a neural study keeps no checkpoint"):
-        cli.main(["study", "neural", "--checkpoint"])
+
+
+def test_checkpoint_keeps_a_neural_seeds_network_trials(tmp_path, capsys, monkeypatch):
+    """A neural seed in progress keeps its networks' journal (not notebook 06's, which its
+    run folder lacks); a checkout without it gets it back under the neural notebook's name."""
+    from ltrlib import cli
+
+    monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
+    study._check_design(tmp_path / "s", study.study_design("tiny", "s"))
+    study._check_design(tmp_path / "s-neural", study.neural_design("tiny", "s", "s-neural", reports_dir=tmp_path))
+    run = tmp_path / "s-neural-seed1"
+    run.mkdir()
+    (run / "06_neural_competitors.journal").write_bytes(b'{"op": 1}\n{"op": 2, "half')
+    assert cli.main(["study", "neural", "--from", "s", "--profile", "tiny", "--checkpoint", "--no-progress"]) == 0
+    assert "checkpointed the journals of seeds [1] in progress" in capsys.readouterr().out
+    fresh = tmp_path / "elsewhere" / "s-neural-seed1"
+    assert study._restore(tmp_path / "s-neural", fresh, 1)
+    assert [p.name for p in fresh.iterdir()] == ["06_neural_competitors.journal"]
+    assert (fresh / "06_neural_competitors.journal").read_bytes() == b'{"op": 1}\n'
 
 
 def test_ledger_seeds_on_two_dask_workers_write_what_a_sequential_run_writes(tmp_path, monkeypatch):
