@@ -416,6 +416,16 @@ def _recorded(study_dir: Path) -> dict[int, Path]:
     return recorded_seeds(study_dir)
 
 
+def _seed_minutes(meta: dict) -> dict[str, float]:
+    """A recorded seed's time (its ``seed.json``), in minutes: ``wall_minutes``, the wall time
+    of the process that finished it (a seed resumed in a later session counts only that
+    session's part, and a seed whose notebooks had all finished counts almost nothing), and
+    ``notebook_minutes``, its notebooks' own run times summed over every session it ran in."""
+    notebooks = meta.get("notebook_seconds", math.nan)
+    notebooks = sum(notebooks.values()) if isinstance(notebooks, dict) else notebooks
+    return {"wall_minutes": round(meta["wall_seconds"] / 60, 1), "notebook_minutes": round(notebooks / 60, 1)}
+
+
 def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
     """``study.md`` and ``study.csv`` (the across-seed table, then the per-seed gains)
     from the recorded seeds."""
@@ -427,7 +437,7 @@ def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
         uptake = d / "pairwise_uptake.csv"
         per_seed[seed] = (pd.read_parquet(d / "per_query_test.parquet"),
                           pd.read_csv(uptake) if uptake.exists() else None)
-        walls[seed] = json.loads((d / "seed.json").read_text(encoding="utf-8"))["wall_seconds"]
+        walls[seed] = _seed_minutes(json.loads((d / "seed.json").read_text(encoding="utf-8")))
         if (d / "tuning_summary.csv").exists():
             spent.append(pd.read_csv(d / "tuning_summary.csv").assign(seed=seed))
     summary = preregistration.summarise(per_seed, planned=len(design["seeds"]), metric=design["endpoint"])
@@ -515,13 +525,15 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
     return summary
 
 
-def summary_markdown(summary: preregistration.Summary, *, design: dict, command: str, walls: dict[int, float]) -> str:
+def summary_markdown(summary: preregistration.Summary, *, design: dict, command: str,
+                     walls: dict[int, dict[str, float]]) -> str:
     """``study.md``: the design, the verdict in words, the across-seed and pooled tables
-    and the per-seed gains with each seed's wall time."""
+    and the per-seed gains with each seed's time (`_seed_minutes`)."""
     params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
     gains = summary.gains.copy()
     if not gains.empty:
-        gains["wall_minutes"] = gains.seed.map(lambda s: round(walls.get(int(s), math.nan) / 60, 1))
+        for column in ("wall_minutes", "notebook_minutes"):
+            gains[column] = gains.seed.map(lambda s: walls.get(int(s), {}).get(column, math.nan))
     lines = [
         f"# Study {design['study']}: is Bi-λMART better than λMART*? ({design['profile']} profile)", "",
         f"**Verdict ({summary.verdict}).** {summary.words}", "",
@@ -629,8 +641,7 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     spent, walls = [], []
     for seed, d in recorded.items():
         meta = json.loads((d / "seed.json").read_text(encoding="utf-8"))
-        walls.append({"seed": seed, "wall_minutes": round(meta["wall_seconds"] / 60, 1),
-                      "device": meta["metrics"].get("device", "")})
+        walls.append({"seed": seed, **_seed_minutes(meta), "device": meta["metrics"].get("device", "")})
         summary = d / "tables" / NEURAL_NOTEBOOK / "neural_tuning_summary.csv"
         if summary.exists():
             spent.append(pd.read_csv(summary).assign(seed=seed))
@@ -861,8 +872,8 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
                                 .reset_index()[["source", "claim", "scope", f"seed {done[0]}", "verdict"]])
               if not changed.empty else "(none)", "",
               "## Wall time per seed", "",
-              table_to_markdown(pd.DataFrame([{"seed": s, "wall_minutes": round(m["wall_seconds"] / 60, 1),
-                                               "worker": m.get("worker", "")} for s, m in meta.items()])), ""]
+              table_to_markdown(pd.DataFrame([{"seed": s, **_seed_minutes(m), "worker": m.get("worker", "")}
+                                              for s, m in meta.items()])), ""]
     atomic_write_text(study_dir / "study.md", "\n".join(lines))
     atomic_write_text(study_dir / "study.csv", across.to_csv(index=False))
     return across
