@@ -11,7 +11,8 @@ field is one edit here:
 * per notebook (`NotebookRecord`): its status (`STATUSES`), its parameters as injected,
   when it started and finished, its seconds and the seconds inside model fitting, the
   kernel, the versions of the libraries that compute its numbers (`package_versions`),
-  what the progress bar said was left when it started, and the error it stopped on.
+  the commit of ``ltrlib``'s code (`code_commit`), what the progress bar said was left
+  when it started, and the error it stopped on.
 
 Every write is atomic (`ltrlib.atomic`), so an interrupted run leaves the previous record,
 never a torn one. ``schema_version`` says which layout a file has: records written before
@@ -32,13 +33,13 @@ from typing import Any
 
 from ltrlib.atomic import atomic_write_text
 
-__all__ = ["FILE", "NUMERIC_PACKAGES", "SCHEMA_VERSION", "STATUSES", "NotebookRecord", "RunManifest", "now",
-           "package_versions"]
+__all__ = ["FILE", "NUMERIC_PACKAGES", "SCHEMA_VERSION", "STATUSES", "NotebookRecord", "RunManifest", "code_commit",
+           "now", "package_versions"]
 
 FILE = "run.json"
-#: 2: a notebook's ``packages`` added; 1: the layout of 2026-11 with this field added; 0: the
-#: same layout without it.
-SCHEMA_VERSION = 2
+#: 3: a notebook's ``code`` added; 2: its ``packages``; 1: the layout of 2026-11 with this
+#: field added; 0: the same layout without it.
+SCHEMA_VERSION = 3
 #: The libraries whose release can change a run's numbers, as pip names them. The project asks
 #: for lower bounds only, so two environments built on different days may hold different
 #: releases: the tiny batch's results differed between the venvs of two sessions
@@ -69,6 +70,30 @@ def package_versions() -> dict[str, str]:
     return dict(_installed_versions())
 
 
+@functools.cache
+def code_commit() -> str | None:
+    """The git commit of the checkout ``ltrlib`` is imported from, with " + local changes"
+    when its code or notebooks differ from it; None outside a git checkout (an installed
+    wheel) or without git. Looked up once a process. A study whose seeds ran in different
+    sessions, from frozen checkouts, says by it which code each seed ran."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30,
+                              check=True).stdout.strip()
+
+    try:
+        if Path(git("rev-parse", "--show-toplevel")).resolve() != root:
+            return None  # ltrlib sits inside some other repository
+        commit = git("rev-parse", "HEAD")
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", "ltrlib", "notebooks")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + (" + local changes" if changed else "")
+
+
 def now() -> str:
     """The time a record is stamped with: UTC, to the second, ISO 8601."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -87,6 +112,7 @@ class NotebookRecord:
     ltrlib_version: str | None = None
     kernel: str | None = None
     packages: dict[str, str] | None = None
+    code: str | None = None
     eta_seconds_at_start: float | None = None
     error: str | None = None
 

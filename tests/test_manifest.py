@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ltrlib import config
+from ltrlib import manifest
 from ltrlib.manifest import FILE, NUMERIC_PACKAGES, SCHEMA_VERSION, NotebookRecord, RunManifest, package_versions
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ltrlib"
@@ -32,6 +33,36 @@ def test_package_versions_are_the_installed_releases_of_the_numeric_libraries():
     versions = package_versions()
     assert versions["numpy"] == numpy.__version__ and versions["lightgbm"] == lightgbm.__version__
     assert set(versions) <= set(NUMERIC_PACKAGES) and {"scipy", "jax", "xgboost"} <= set(versions)
+
+
+def test_the_code_commit_is_the_checkouts_with_local_changes_said_and_none_outside_git(tmp_path, monkeypatch):
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    module = tmp_path / "ltrlib" / "manifest.py"
+    module.parent.mkdir()
+    module.write_text("x = 1\n")
+    monkeypatch.setattr(manifest, "__file__", str(module))
+    manifest.code_commit.cache_clear()
+    assert manifest.code_commit() is None  # not a git checkout
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "c")
+    head = git("rev-parse", "HEAD")
+    manifest.code_commit.cache_clear()
+    assert manifest.code_commit() == head
+    module.write_text("x = 2\n")
+    (tmp_path / "notes.txt").write_text("not code\n")  # untracked, outside ltrlib: not a change of the code
+    manifest.code_commit.cache_clear()
+    assert manifest.code_commit() == f"{head} + local changes"
+    manifest.code_commit.cache_clear()
 
 
 def test_a_record_of_schema_1_reads_without_the_packages_it_did_not_keep(tmp_path):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ltrlib import cli, config, runner
-from ltrlib.manifest import package_versions
+from ltrlib.manifest import code_commit, package_versions
 from ltrlib.runner import (
     NotebookError,
     dataset_label,
@@ -211,15 +211,19 @@ def test_manifest_records_params_status_and_timings(project):
         assert entry["seconds"] > 0 and entry["started"] and entry["finished"]
         # The default kernel runs on this interpreter: its numbers come from these releases.
         assert entry["packages"] == package_versions() and entry["packages"]["lightgbm"]
+        assert entry["code"] == code_commit()  # the checkout this ltrlib came from
     # Seconds inside model fitting (ltrlib.timing), measured in the kernel's process.
     assert 0.3 <= manifest["notebooks"]["00_tables"]["fit_seconds"] < manifest["notebooks"]["00_tables"]["seconds"]
     assert manifest["notebooks"]["01_plain"]["fit_seconds"] == 0.0
     assert not list((project["run_dir"] / "notebooks").glob(".*.fit.log"))  # the channel is cleaned up
     assert not list((project["run_dir"] / "notebooks").glob(".*.progress"))  # so is the progress folder
     # The ETA the bar showed as each notebook started: the expectation before anything ran
-    # (the default times of notebooks 00 and 01 at this scale), then a figure.
+    # (the default times of notebooks 00 and 01 at this scale), then a figure. Before anything
+    # has moved the ETA grows with the time since the bar started (`ltrlib.progress.RunBar.remaining`),
+    # a fraction of a second that a loaded machine stretches (28.1 for 28 was seen): 5 %.
     tiny = config.NOTEBOOK_SECONDS["tiny"]
-    assert manifest["notebooks"]["00_tables"]["eta_seconds_at_start"] == pytest.approx(tiny["00"] + tiny["01"])
+    assert manifest["notebooks"]["00_tables"]["eta_seconds_at_start"] == pytest.approx(tiny["00"] + tiny["01"],
+                                                                                       rel=0.05)
     assert manifest["notebooks"]["01_plain"]["eta_seconds_at_start"] > 0
 
 
