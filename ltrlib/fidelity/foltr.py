@@ -147,12 +147,19 @@ def _said(name_a: str, name_b: str, effect: Effect | None, p: float, n: int) -> 
 def _tested(scope: str, a: pd.Series, b: pd.Series, name_a: str, name_b: str, decide_by,
             beyond: bool = False) -> Finding:
     """A paired test of A against B: ``decide_by(effect, p)`` gives the verdict, or the
-    finding is not available (no shared runs) or not decided (fewer than `MIN_PAIRS`)."""
+    finding is not available (no shared runs, or a measure that took one value at every run
+    of both) or not decided (fewer than `MIN_PAIRS`)."""
     effect, p, n = _compare(a, b)
     said = _said(name_a, name_b, effect, p, n)
     comparisons = (Comparison(f"{name_a} vs {name_b}", effect),) if effect is not None else ()
     if effect is None:
         return Finding(scope, None, said, beyond=beyond)
+    if np.ptp(np.concatenate(_common(a, b))) == 0:
+        # A measure the setting fixes (online NDCG under Type 2 #R = 1 is 0.8 whatever the
+        # ranker: each client's lists hold one label) cannot tell A from B, so "no difference"
+        # could not fail and "above" could not hold: no test.
+        return Finding(scope, None, f"{said}: the measure is the same at every run of both, fixed by the "
+                                    "setting, so it cannot compare them (no test)", beyond=beyond)
     if n < MIN_PAIRS or math.isnan(p):
         return Finding.undecided(scope, f"{said}: fewer than {MIN_PAIRS} pairs decide nothing", comparisons, beyond)
     return Finding(scope, bool(decide_by(effect, p)), said, comparisons, beyond, p=p)

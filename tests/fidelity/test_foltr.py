@@ -261,3 +261,20 @@ def test_the_ledger_reads_the_significance_claims_again_under_holm(tmp_path, tab
         assert "No verdict changes under Holm." in text
     # A decided finding carries its test's p; one with no test has none.
     assert all(0 <= f.p <= 1 for _, f in tested) and np.isnan(Finding("s", None, "").p)
+
+
+def test_a_measure_the_setting_fixes_is_no_test(tmp_path, tables):
+    """Type 4 on top of Type 2 #R = 1, online: every run of both arms scores the constant 0.8
+    (each client's lists hold one label), so "no difference" cannot fail: not available, and
+    the same comparison of two arms that differ is decided."""
+    runs = tables.foltr_runs(np.random.default_rng(0))
+    base = runs[(runs.setting == "type4") & (runs.ranker == "linear")]
+    fixed = base.assign(setting="type4_type2", cumulative_online=0.8 * discount_sum(int(base.n_rounds.iloc[0])))
+    claims, _, _ = foltr_claims(tables.write_foltr_runs(tmp_path, pd.concat([runs, fixed])))
+    t4 = claims[claims.claim == "type4_no_difference"].set_index("scope")
+    assert t4.loc["type4_type2 linear online", "ours"] == "not available"
+    assert "the same at every run of both" in t4.loc["type4_type2 linear online", "evidence"]
+    assert t4.loc["type4_type2 linear offline", "ours"] == "holds"  # the offline values still vary
+    assert FO._significantly_above(pd.Series([0.8] * 6), pd.Series([0.8] * 6), "s", "A", "B").holds is None
+    assert FO._not_different(pd.Series([0.8] * 6), pd.Series([0.8] * 6), "s", "A", "B").holds is None
+    assert FO._not_different(pd.Series([0.8, 0.7] * 3), pd.Series([0.8, 0.7] * 3), "s", "A", "B").holds is True
