@@ -158,8 +158,8 @@ def _tested(scope: str, a: pd.Series, b: pd.Series, name_a: str, name_b: str, de
         # A measure the setting fixes (online NDCG under Type 2 #R = 1 is 0.8 whatever the
         # ranker: each client's lists hold one label) cannot tell A from B, so "no difference"
         # could not fail and "above" could not hold: no test.
-        return Finding(scope, None, f"{said}: the measure is the same at every run of both, fixed by the "
-                                    "setting, so it cannot compare them (no test)", beyond=beyond)
+        return Finding(scope, None, f"{said}: the measure is the same at every run of both, so it cannot "
+                                    "compare them (no test)", beyond=beyond)
     if n < MIN_PAIRS or math.isnan(p):
         return Finding.undecided(scope, f"{said}: fewer than {MIN_PAIRS} pairs decide nothing", comparisons, beyond)
     return Finding(scope, bool(decide_by(effect, p)), said, comparisons, beyond, p=p)

@@ -91,7 +91,8 @@ def test_summary_markdown_states_design_verdict_and_walls():
                                              {"wall_seconds": 120.0, "notebook_seconds": {"06": 60.0, "07": 6.0}})})
     assert "**Verdict (" in text and study.DECISION_RULE in text and "n_trials = 1" in text
     assert "ltrlib study bilambdamart" in text
-    # Seed 0 finished in this process (2 minutes) after notebooks that ran 1.1 minutes in all (earlier sessions too); seed 1 has no record.
+    # Seed 0 finished in this process (2 minutes) after notebooks that ran 1.1 minutes in all,
+    # earlier sessions included; seed 1 has no record.
     assert re.search(r"wall_minutes \|\s+notebook_minutes \|\n", text) and re.search(r"\|\s+2 \|\s+1\.1 \|\n", text)
 
 

@@ -157,5 +157,6 @@ def test_the_ledger_study_refuses_a_record_without_its_numbers_until_it_is_upgra
     decided = pd.read_csv(record / "fidelity_claims.csv").set_index(["source", "claim", "scope"]).ours
     assert across.loc[decided.index, "seeds"].eq(1).all()
     differ = [key for key, ours in decided.items() if across.loc[key, ours] != 1]
-    assert differ == [("foltr", "type4_no_difference", f"type4_type2 {ranker} online") for ranker in ("linear", "neural")]
+    assert differ == [("foltr", "type4_no_difference", f"type4_type2 {ranker} online")
+                      for ranker in ("linear", "neural")]
     assert across.loc[differ, "not available"].eq(1).all()
