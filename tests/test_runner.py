@@ -220,10 +220,11 @@ def test_manifest_records_params_status_and_timings(project):
     # The ETA the bar showed as each notebook started: the expectation before anything ran
     # (the default times of notebooks 00 and 01 at this scale), then a figure. Before anything
     # has moved the ETA grows with the time since the bar started (`ltrlib.progress.RunBar.remaining`),
-    # a fraction of a second that a loaded machine stretches (28.1 for 28 was seen): 5 %.
+    # a fraction of a second that a loaded machine stretches (28.1 for 28 was seen): never
+    # below the expectation, at most 5 % above it.
     tiny = config.NOTEBOOK_SECONDS["tiny"]
-    assert manifest["notebooks"]["00_tables"]["eta_seconds_at_start"] == pytest.approx(tiny["00"] + tiny["01"],
-                                                                                       rel=0.05)
+    expected = tiny["00"] + tiny["01"]
+    assert expected <= manifest["notebooks"]["00_tables"]["eta_seconds_at_start"] <= expected * 1.05
     assert manifest["notebooks"]["01_plain"]["eta_seconds_at_start"] > 0
 
 

@@ -127,10 +127,9 @@ def _common(*series: pd.Series) -> list[np.ndarray]:
     return [s.loc[common].to_numpy() for s in series]
 
 
-def _compare(a: pd.Series, b: pd.Series) -> tuple[Effect | None, float, int]:
-    """A against B over the runs they share: the effect, the paired t-test's p (NaN with
-    fewer than two pairs) and the number of pairs."""
-    x, y = _common(a, b)
+def _compare(x: np.ndarray, y: np.ndarray) -> tuple[Effect | None, float, int]:
+    """A's values ``x`` against B's ``y``, paired (`_common`): the effect, the paired
+    t-test's p (NaN with fewer than two pairs) and the number of pairs."""
     if len(x) == 0:
         return None, math.nan, 0
     p = paired_ttest(x, y).p if len(x) >= 2 else math.nan
@@ -149,12 +148,13 @@ def _tested(scope: str, a: pd.Series, b: pd.Series, name_a: str, name_b: str, de
     """A paired test of A against B: ``decide_by(effect, p)`` gives the verdict, or the
     finding is not available (no shared runs, or a measure that took one value at every run
     of both) or not decided (fewer than `MIN_PAIRS`)."""
-    effect, p, n = _compare(a, b)
+    x, y = _common(a, b)
+    effect, p, n = _compare(x, y)
     said = _said(name_a, name_b, effect, p, n)
     comparisons = (Comparison(f"{name_a} vs {name_b}", effect),) if effect is not None else ()
     if effect is None:
         return Finding(scope, None, said, beyond=beyond)
-    if np.ptp(np.concatenate(_common(a, b))) == 0:
+    if np.ptp(np.concatenate([x, y])) == 0:
         # A measure the setting fixes (online NDCG under Type 2 #R = 1 is 0.8 whatever the
         # ranker: each client's lists hold one label) cannot tell A from B, so "no difference"
         # could not fail and "above" could not hold: no test.
