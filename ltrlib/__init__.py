@@ -10,7 +10,8 @@ Its parts stand in layers, and a module imports only from its own layer or below
 4. analyses, the papers' methods and the notebooks' experiments: ``noniid``, ``clients``,
    ``merge``, ``bivariate``, ``neural``, ``foltr``, ``clicklog``, ``xgboost_tutorial``;
 5. reports: ``report``, ``plots``, ``fidelity``;
-6. runs: ``runner``, ``studies``, ``lab``, ``dashboard``;
+6. runs: ``runner``, ``studies``, ``lab``, ``dashboard``, ``warmup`` (numba's kernels compiled
+   into its cache once, by `make install`);
 7. the command line: ``cli``.
 """
 
