@@ -92,16 +92,47 @@ def _bivariate(splits, folder: Path) -> None:
     objective.softmax_loss(item, data.y, offsets)
 
 
-def _foltr(splits, folder: Path) -> None:
-    from ltrlib.foltr import partition
-    from ltrlib.foltr.federated import run_federated
+def _notebook_defaults(notebook: str) -> dict:
+    """The literal defaults of ``notebook``'s parameters cell (those set from the session,
+    such as the scale, left out): the warm-up runs what the notebook runs by default."""
+    import ast
 
-    data = partition.prepare_data(splits.train, splits.test)
-    for click in ("perfect", "informational"):
-        fed = partition.iid(data, 2, 2, click)
-        for ranker in ("linear", "neural"):
-            run_federated(fed, ranker, 2, seed=0, eval_every=1, mu=0.01)  # FedProx
-        run_federated(fed, "neural", 2, seed=0, eval_every=1, fedper=True)
+    from ltrlib import config, runner
+
+    declared = runner.declared_parameters(runner.load_notebook(config.NOTEBOOKS_DIR / f"{notebook}.py"))
+    defaults = {}
+    for name, parameter in declared.items():
+        try:
+            defaults[name] = ast.literal_eval(parameter["default"])
+        except (ValueError, SyntaxError):
+            continue
+    return defaults
+
+
+def _foltr(splits, folder: Path) -> None:
+    """Notebook 07's grid at its default settings, two rounds a run: each setting reaches
+    the simulator's kernels with its own argument types (lists of click models, a proximal
+    term, a server warm-up)."""
+    from ltrlib import foltr
+    from ltrlib.config import parse_list
+
+    p = _notebook_defaults("07_foltr_noniid")
+    data, _ = foltr.load_online_data("synthetic", "", "tiny", 0)
+    settings, remedies = foltr.settings_the_data_supports(
+        data, parse_list(p["settings"], name="settings"),
+        parse_list(p["remedy_settings"], name="remedy_settings", allow_empty=True))
+    jobs = foltr.experiment_grid(
+        settings, [0], rankers=parse_list(p["rankers"], name="rankers"),
+        clicks=parse_list(p["clicks"], name="clicks"), n_rounds=1, eval_every=1, B=p["B"],
+        label_overlap=p["label_overlap"], type2_R1_with_10_clients=p["type2_R1_with_10_clients"],
+        type2_R1_B_sweep=parse_list(p["type2_R1_B_sweep"], int, "type2_R1_B_sweep", allow_empty=True),
+        remedy_settings=remedies, remedy_clicks=parse_list(p["remedy_clicks"], name="remedy_clicks", allow_empty=True),
+        mus=parse_list(p["mu_grid"], float, "mu_grid", allow_empty=True), share_fraction=p["share_fraction"],
+        warmup_interactions=1)
+    # In this process (``n_jobs=1``) and in the notebook's worker processes: joblib hands
+    # those the data as read-only memory maps, which numba types apart from writable arrays.
+    for n_jobs in sorted({1, p["n_jobs"]}):
+        foltr.run_jobs(data, jobs, n_jobs=n_jobs, progress=False)
 
 
 def _click_logs(splits, folder: Path) -> None:
