@@ -20,15 +20,11 @@ help: ## Show this help
 	@echo ""
 	@echo "  Variables: SCALE=$(SCALE) SEED=$(SEED) DATASET=$(DATASET) RUN_ID=<default from the others> ARGS=<extra 'ltrlib run' flags>"
 
-# The virtual environment is rebuilt whenever pyproject.toml changes. Then numba's kernels
-# (ltrlib's and ranx's) are compiled once into numba's cache (ltrlib.warmup), one after
-# another; left to the first notebooks and test workers, they were compiled in several
-# processes at once: `make test` on a fresh clone took 933 s against 700 s with them cached.
+# The virtual environment is rebuilt whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
-	$(PY) -m ltrlib warm-up
 	@touch $(STAMP)
 
 install: $(STAMP) ## Create .venv and install ltrlib with its dependencies

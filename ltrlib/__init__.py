@@ -10,8 +10,7 @@ Its parts stand in layers, and a module imports only from its own layer or below
 4. analyses, the papers' methods and the notebooks' experiments: ``noniid``, ``clients``,
    ``merge``, ``bivariate``, ``neural``, ``foltr``, ``clicklog``, ``xgboost_tutorial``;
 5. reports: ``report``, ``plots``, ``fidelity``;
-6. runs: ``runner``, ``studies``, ``lab``, ``dashboard``, ``warmup`` (numba's kernels compiled
-   into its cache once, by `make install`);
+6. runs: ``runner``, ``studies``, ``lab``, ``dashboard``;
 7. the command line: ``cli``.
 """
 

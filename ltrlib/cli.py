@@ -306,28 +306,6 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_warm_up_parser(subparsers) -> None:
-    warm = subparsers.add_parser(
-        "warm-up", help="compile the numba kernels into numba's cache (make install runs it)",
-        description="Run each numba-compiled path of ltrlib and ranx once on a small generated collection, "
-                    "so that numba's on-disk cache holds its kernels before any notebook or test needs them "
-                    "(ltrlib.warmup). A fresh environment otherwise compiles them in its first notebooks: "
-                    "notebook 04 took 100 s instead of 12 at tiny.")
-    warm.add_argument("--no-progress", action="store_true", help="print nothing")
-    warm.set_defaults(handler=_warm_up)
-
-
-def _warm_up(args: argparse.Namespace) -> int:
-    from ltrlib.warmup import compile_kernels
-
-    if not args.no_progress:
-        print("ltrlib warm-up: compiling numba's kernels into its cache")
-    seconds = compile_kernels(progress=not args.no_progress)
-    if not args.no_progress:
-        print(f"ltrlib warm-up: done in {sum(seconds.values()):.0f} s")
-    return 0
-
-
 def _add_runs_parser(subparsers) -> None:
     runs = subparsers.add_parser(
         "runs", help="list a run's TREC run files and qrels, with the commands that score them",
@@ -632,7 +610,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tune_worker_parser(subparsers)
     _add_lab_parser(subparsers)
     _add_index_parser(subparsers)
-    _add_warm_up_parser(subparsers)
     _add_runs_parser(subparsers)
     _add_reproduce_eval_parser(subparsers)
     _add_seeds_parser(subparsers)

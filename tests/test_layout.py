@@ -71,7 +71,7 @@ LAYERS = (("foundations", {"config", "atomic", "timing", "progress", "metrics"})
           ("engine", {"train"}),
           ("analyses", {"noniid", "clients", "merge", "bivariate", "neural", "foltr", "clicklog", "xgboost_tutorial"}),
           ("reports", {"report", "plots", "fidelity"}),
-          ("runs", {"runner", "studies", "lab", "lab_contents", "dashboard", "warmup"}),
+          ("runs", {"runner", "studies", "lab", "lab_contents", "dashboard"}),
           ("command line", {"cli", "__main__"}))
 #: Imports that still point up, each to be moved away (and then struck from this list: a
 #: stale entry fails the test too).

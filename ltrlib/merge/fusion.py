@@ -49,8 +49,8 @@ TUNE_METRIC = "ndcg@10"
 #: Digits of the document keys ranx is given (`_runs`): ranx turns the keys into numpy
 #: strings as wide as the longest, and numba compiles its kernels anew for each width, so
 #: a width that varied with the collection (as `ltrlib.trec.docnos` does) compiled ranx again
-#: for every collection, about 30 s a process at `tiny`; one width is compiled once, by
-#: `ltrlib warm-up`.
+#: for every collection, about 30 s of notebook 04 at `tiny`; one width is compiled once per
+#: environment and read from numba's cache after that.
 KEY_DIGITS = 12
 
 
