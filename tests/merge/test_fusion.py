@@ -125,3 +125,21 @@ def test_fusion_baselines_run_each_split_on_its_linear_experiments_scores(tmp_pa
                                                  experiments, ["Split2", "Split1"], cache_dir=tmp_path)
     assert per_query.split.tolist() == ["s2", "s1"] and weights.split.tolist() == ["s2", "s1"]
     assert seen[0] == ("s2", "m2", "scores of Split2", fusion.TABLE_METRICS, tmp_path)
+
+
+def test_ranx_sees_one_key_width_whatever_the_collection():
+    """numba compiles ranx's kernels for each width of the document keys, so the fusions key
+    documents by row at one width (`KEY_DIGITS`) on every collection, in row order within
+    each query, where `docnos` widen with the longest query and the query ids."""
+    from ltrlib.merge.fusion import KEY_DIGITS, _runs
+    from ltrlib.trec import docnos
+
+    small = _data()
+    offsets = np.array([0, 3, 1203])  # a query of 1,200 documents: docnos four digits wide
+    wide = Dataset(np.zeros((1203, 3), np.float32), np.zeros(1203, np.int32), np.array([7, 123456]), offsets)
+    widths = [{len(d) for d in docnos(data.query_ids, data.offsets)} for data in (small, wide)]
+    assert widths[0] != widths[1]
+    for data in (small, wide):
+        _, ids, qids = _runs(data, [np.zeros(data.n_docs)], ["M"])
+        assert {len(i) for i in ids} == {KEY_DIGITS}
+        assert list(ids) == sorted(ids) and len(set(ids)) == data.n_docs
