@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RANX_NAMES", "REPRO_MEASURES", "RUN_COLUMNS", "QRELS_COLUMNS", "RUN_INDEX", "RunFile", "agreement",
            "agreement_counts", "docnos", "find_run", "index_run", "import_ranx", "list_runs", "lists_of",
-           "ranx_qrels", "ranx_run", "read_qrels", "read_run", "reproduction", "run_order", "run_records", "write_qrels",
+           "RANX_KEY_DIGITS", "ranx_keys", "ranx_qrels", "ranx_run", "read_qrels", "read_run", "reproduction", "run_order", "run_records", "write_qrels",
            "write_run"]
 
 
@@ -256,19 +256,44 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
 def ranx_run(path: str | os.PathLike):
     """A run file, plain or gzip-compressed, as a ``ranx.Run`` named by its tag (ranx's own
     ``Run.from_file`` reads plain files only; the Reporter writes ``.run.gz``)."""
-    ranx = import_ranx()
     run = read_run(path)
-    ids = {"qid": object, "docno": object}  # ranx asks for object columns, not pandas' strings
-    out = ranx.Run.from_df(run.astype(ids), q_id_col="qid", doc_id_col="docno", score_col="score")
-    out.name = run.tag.iloc[0] if len(run) else Path(path).name
-    return out
+    return _ranx_run(run, run.tag.iloc[0] if len(run) else Path(path).name)
 
 
 def ranx_qrels(path: str | os.PathLike):
     """A qrels file, plain or gzip-compressed, as a ``ranx.Qrels``."""
-    ranx = import_ranx()
-    qrels = read_qrels(path).astype({"qid": object, "docno": object})
-    return ranx.Qrels.from_df(qrels, q_id_col="qid", doc_id_col="docno", score_col="rel")
+    return _ranx_qrels(read_qrels(path))
+
+
+def _ranx_run(run: pd.DataFrame, name: str):
+    ids = {"qid": object, "docno": object}  # ranx asks for object columns, not pandas' strings
+    out = import_ranx().Run.from_df(run.astype(ids), q_id_col="qid", doc_id_col="docno", score_col="score")
+    out.name = name
+    return out
+
+
+def _ranx_qrels(qrels: pd.DataFrame):
+    qrels = qrels.astype({"qid": object, "docno": object})
+    return import_ranx().Qrels.from_df(qrels, q_id_col="qid", doc_id_col="docno", score_col="rel")
+
+
+#: Digits of the document keys our own ranx calls use (`ranx_keys`): the fusions' and
+#: `agreement`'s. ranx turns document ids into numpy strings as wide as the longest, and
+#: numba compiles its kernels anew for each width, so ids whose width varied with the
+#: collection and the notebook (as `docnos` do) compiled ranx again for each of them: about
+#: 30 s a width at `tiny`, paid by every fresh environment. One width is compiled once per
+#: environment and read from numba's cache after that.
+RANX_KEY_DIGITS = 12
+
+
+def ranx_keys(codes) -> np.ndarray:
+    """Document keys of `RANX_KEY_DIGITS` digits for non-negative integer ``codes`` (rows,
+    or codes of `pandas.factorize`), as the object strings ranx wants. Zero-padded, so
+    their lexical order is the codes' order. ValueError for a code too wide."""
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.size and (codes.min() < 0 or codes.max() >= 10**RANX_KEY_DIGITS):
+        raise ValueError(f"ranx_keys: codes must lie in [0, 10^{RANX_KEY_DIGITS}); got {codes.min()}..{codes.max()}")
+    return np.char.zfill(codes.astype(str), RANX_KEY_DIGITS).astype(object)
 
 
 def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
@@ -344,8 +369,12 @@ def agreement(run_path: str | os.PathLike, qrels_path: str | os.PathLike, k: int
     ranx = import_ranx()
     run, qrels = read_run(run_path), read_qrels(qrels_path)
     names = {m: name.format(k=k) for m, name in RANX_NAMES.items()}
-    judged_qrels = ranx_qrels(qrels_path)
-    theirs = ranx.evaluate(judged_qrels, ranx_run(run_path), list(names.values()), return_mean=False)
+    # ranx meets the documents under keys of one width (`ranx_keys`), the same key for a
+    # docno in the run and the qrels: the scores, and so every untied order, are the file's.
+    codes = pd.factorize(pd.concat([qrels.docno, run.docno], ignore_index=True))[0]
+    judged_qrels = _ranx_qrels(qrels.assign(docno=ranx_keys(codes[:len(qrels)])))
+    keyed_run = _ranx_run(run.assign(docno=ranx_keys(codes[len(qrels):])), Path(run_path).name)
+    theirs = ranx.evaluate(judged_qrels, keyed_run, list(names.values()), return_mean=False)
     theirs = pd.DataFrame({m: np.atleast_1d(theirs[name]) for m, name in names.items()},
                           index=pd.Index(list(judged_qrels.keys()), name="qid"))
     # The queries compared: in the run, in ranx's result, with a relevant judged document

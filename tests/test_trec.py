@@ -202,6 +202,39 @@ def test_agreement_counts_queries_where_ranx_and_ours_part_and_says_when_ties_ex
     assert list(trec.list_runs(rep.run_dir).qrels) == ["qrels.gz", "qrels.gz"]
 
 
+def test_agreement_gives_ranx_one_key_width_whatever_the_docnos(tmp_path, monkeypatch):
+    """numba compiles ranx's kernels for each width of the document keys: `agreement` keys
+    the run's and the qrels' documents at `RANX_KEY_DIGITS` on collections whose docnos
+    differ in width, the same key for the same docno, and scores as it did with them."""
+    from ltrlib.data import Dataset
+    from ltrlib.report import Reporter
+
+    ranx = trec.import_ranx()
+    real_evaluate, seen = ranx.evaluate, []
+
+    def evaluate(qrels, run, *args, **kwargs):
+        seen.append(({len(d) for docs in qrels.qrels.values() for d in docs},
+                     {len(d) for docs in run.run.values() for d in docs},
+                     all(set(run.run[q]) <= set(qrels.qrels[q]) for q in run.run)))
+        return real_evaluate(qrels, run, *args, **kwargs)
+
+    monkeypatch.setattr(ranx, "evaluate", evaluate)
+    qids, offsets, y, s = _data(queries=12)
+    widths = []
+    for name, ids in (("narrow", qids), ("wide", qids + 10**6)):
+        data = Dataset(np.zeros((y.size, 1), np.float32), y, ids, offsets)
+        rep = Reporter(name, "08_xgboost_backends", root=tmp_path)
+        rep.run_file("distinct", data, s)
+        widths.append({len(d) for d in trec.docnos(data.query_ids, data.offsets)})
+        a = trec.agreement(rep.run_dir / "runs" / "08_xgboost_backends" / "distinct.run.gz",
+                           rep.run_dir / "runs" / "08_xgboost_backends" / "qrels.gz")
+        assert a.agree.dropna().all() and len(a) > 0
+    assert widths[0] != widths[1]
+    assert seen == [({trec.RANX_KEY_DIGITS}, {trec.RANX_KEY_DIGITS}, True)] * 2
+    with pytest.raises(ValueError, match="ranx_keys: codes must lie in"):
+        trec.ranx_keys([10**trec.RANX_KEY_DIGITS])
+
+
 def _pair_of_models(root, run_id, advanced_q2_rank, doc_prefix=""):
     """A run folder of notebook 08 with two models on two queries of three documents, the
     relevant one first (``d0``): the baseline ranks it second in both queries (RR 1/2), the

@@ -15,7 +15,7 @@ local models' test rankings:
                 NDCG@10: the paper's protocol with ranx's optimiser and normalisation
 ==============  ==========================================================================
 
-Scores go to ranx as runs keyed by row (`KEY_DIGITS`) and come back as one float64 per row
+Scores go to ranx as runs keyed by row (`ltrlib.trec.ranx_keys`) and come back as one float64 per row
 of the data, so the fused models are scored by our metrics like every other model, and each
 is a `FusedModel`, a `ltrlib.data.Scorer` (`fusion_models`), whose ranking a notebook writes
 as a run file with the documents' `ltrlib.trec.docnos`. ranx breaks score ties unstably.
@@ -35,7 +35,7 @@ import pandas as pd
 from ltrlib.atomic import atomic_path
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.merge.analysis import TABLE_METRICS, hold_base_models, merged_model_name, per_query_frame, score_models
-from ltrlib.trec import import_ranx
+from ltrlib.trec import import_ranx, ranx_keys
 
 __all__ = ["FUSIONS", "FusedModel", "fuse_scores", "fusion_baselines", "fusion_experiment", "fusion_models",
            "tuned_wsum"]
@@ -46,24 +46,12 @@ FUSIONS = {"CombSUM": ("sum", "min-max"), "CombMNZ": ("mnz", "min-max"), "RRF": 
 TUNE_METRIC = "ndcg@10"
 
 
-#: Digits of the document keys ranx is given (`_runs`): ranx turns the keys into numpy
-#: strings as wide as the longest, and numba compiles its kernels anew for each width, so
-#: a width that varied with the collection (as `ltrlib.trec.docnos` does) compiled ranx again
-#: for every collection, about 30 s of notebook 04 at `tiny`; one width is compiled once per
-#: environment and read from numba's cache after that.
-KEY_DIGITS = 12
-
-
 def _runs(data, scores: Sequence[np.ndarray], names: Sequence[str]):
-    """ranx Runs of the score arrays, each document keyed by its row, `KEY_DIGITS` digits
-    wide: in row order within each query, as `docnos` are, so ranx meets the documents in
-    the same order."""
+    """ranx Runs of the score arrays, each document keyed by its row at one width
+    (`ranx_keys`, compiled once whatever the collection): in row order within each query,
+    as `docnos` are, so ranx meets the documents in the same order."""
     Run = import_ranx().Run
-
-    if data.n_docs >= 10**KEY_DIGITS:
-        raise ValueError(f"fusion: {data.n_docs} documents need more than {KEY_DIGITS} digits to key")
-    # ranx wants object (str) columns, not numpy's fixed-width strings.
-    ids = np.char.zfill(np.arange(data.n_docs).astype(str), KEY_DIGITS).astype(object)
+    ids = ranx_keys(np.arange(data.n_docs))
     qids = np.repeat(np.asarray(data.query_ids).astype(str), np.diff(data.offsets)).astype(object)
     runs = []
     for s, name in zip(scores, names):

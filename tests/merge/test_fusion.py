@@ -129,10 +129,10 @@ def test_fusion_baselines_run_each_split_on_its_linear_experiments_scores(tmp_pa
 
 def test_ranx_sees_one_key_width_whatever_the_collection():
     """numba compiles ranx's kernels for each width of the document keys, so the fusions key
-    documents by row at one width (`KEY_DIGITS`) on every collection, in row order within
+    documents by row at one width (`RANX_KEY_DIGITS`) on every collection, in row order within
     each query, where `docnos` widen with the longest query and the query ids."""
-    from ltrlib.merge.fusion import KEY_DIGITS, _runs
-    from ltrlib.trec import docnos
+    from ltrlib.merge.fusion import _runs
+    from ltrlib.trec import RANX_KEY_DIGITS, docnos
 
     small = _data()
     offsets = np.array([0, 3, 1203])  # a query of 1,200 documents: docnos four digits wide
@@ -141,5 +141,5 @@ def test_ranx_sees_one_key_width_whatever_the_collection():
     assert widths[0] != widths[1]
     for data in (small, wide):
         _, ids, qids = _runs(data, [np.zeros(data.n_docs)], ["M"])
-        assert {len(i) for i in ids} == {KEY_DIGITS}
+        assert {len(i) for i in ids} == {RANX_KEY_DIGITS}
         assert list(ids) == sorted(ids) and len(set(ids)) == data.n_docs
