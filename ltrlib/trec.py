@@ -56,8 +56,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RANX_NAMES", "REPRO_MEASURES", "RUN_COLUMNS", "QRELS_COLUMNS", "RUN_INDEX", "RunFile", "agreement",
            "agreement_counts", "docnos", "find_run", "index_run", "import_ranx", "list_runs", "lists_of",
-           "RANX_KEY_DIGITS", "ranx_keys", "ranx_qrels", "ranx_run", "read_qrels", "read_run", "reproduction", "run_order", "run_records", "write_qrels",
-           "write_run"]
+           "RANX_KEY_DIGITS", "ranx_keys", "ranx_qrels", "ranx_run", "read_qrels", "read_run", "reproduction",
+           "run_order", "run_records", "write_qrels", "write_run"]
 
 
 def import_ranx():
