@@ -420,7 +420,8 @@ def _seed_minutes(meta: dict) -> dict[str, float]:
     """A recorded seed's time (its ``seed.json``), in minutes: ``wall_minutes``, the wall time
     of the process that finished it (a seed resumed in a later session counts only that
     session's part, and a seed whose notebooks had all finished counts almost nothing), and
-    ``notebook_minutes``, its notebooks' own run times summed over every session it ran in."""
+    ``notebook_minutes``, its notebooks' own run times summed over every session it ran in
+    (a notebook resumed mid-way counts its last run only)."""
     notebooks = meta.get("notebook_seconds", math.nan)
     notebooks = sum(notebooks.values()) if isinstance(notebooks, dict) else notebooks
     return {"wall_minutes": round(meta["wall_seconds"] / 60, 1), "notebook_minutes": round(notebooks / 60, 1)}
@@ -629,6 +630,18 @@ def _trees_of(source_dir: Path, seed: int, run_dir: Path) -> None:
             shutil.copy2(record / name, target / name)
 
 
+def _trial_minutes(seed_dir: Path) -> dict[str, float]:
+    """``trial_minutes``: the networks' Optuna trials' own times summed, in minutes, from a
+    recorded neural seed's ``neural_tuning_trials.csv``. It counts every session the seed
+    ran in, where ``wall_minutes`` and ``notebook_minutes`` count only the last one when the
+    notebook itself was resumed mid-way (its trials read back from the journal), as a
+    neural seed of about an hour often is. Trials run one at a time, so this is the seed's
+    training time, slowed by whatever else shared the machine."""
+    trials = seed_dir / "tables" / NEURAL_NOTEBOOK / "neural_tuning_trials.csv"
+    seconds = pd.read_csv(trials, usecols=["seconds"]).seconds.sum() if trials.exists() else math.nan
+    return {"trial_minutes": round(float(seconds) / 60, 1)}
+
+
 def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     """``study.md`` and ``study.csv`` of a neural study from its recorded seeds: the claims'
     verdicts at each seed and across seeds (`neural_across_seeds`), the networks' budget
@@ -641,7 +654,8 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     spent, walls = [], []
     for seed, d in recorded.items():
         meta = json.loads((d / "seed.json").read_text(encoding="utf-8"))
-        walls.append({"seed": seed, **_seed_minutes(meta), "device": meta["metrics"].get("device", "")})
+        walls.append({"seed": seed, **_seed_minutes(meta), **_trial_minutes(d),
+                      "device": meta["metrics"].get("device", "")})
         summary = d / "tables" / NEURAL_NOTEBOOK / "neural_tuning_summary.csv"
         if summary.exists():
             spent.append(pd.read_csv(summary).assign(seed=seed))
@@ -660,7 +674,7 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
         budget = pd.concat(spent)[["seed", "model", "usable", "stop_reason", "best_step", "steps", "trials_converged"]]
         lines += ["## The networks' budget and convergence", "", table_to_markdown(budget), ""]
     if walls:
-        lines += ["## Wall time per seed", "", table_to_markdown(pd.DataFrame(walls)), ""]
+        lines += ["## Time per seed", "", table_to_markdown(pd.DataFrame(walls)), ""]
     atomic_write_text(study_dir / "study.md", "\n".join(lines))
     table = pd.concat([across.assign(table="across_seeds"), per_seed.assign(table="per_seed")], ignore_index=True)
     atomic_write_text(study_dir / "study.csv", table.to_csv(index=False))
