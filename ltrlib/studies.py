@@ -578,10 +578,11 @@ NEURAL_SHARED = ("folds", "stage1_max_trees", "stage1_trials", "stage2_features"
 #: The networks' training budget per profile. Trials are the source study's ``n_trials``
 #: (parity with its trees); the first is the paper's Tables 6-7 point. ``gpu``: the issue's
 #: convergence budget (patience 2,000 steps, 64 epochs of 1,000 queries; at most 20,000),
-#: widths as tuned. ``cpu``: sized for about an hour a seed on 2 cores (a seed measured
-#: 1.7 h quiet, the eleven networks' sixteen trials each) by a pilot on a seed outside the study (`bench/bench_neural_seed.py`: 5,000 steps at width 128 projected 2.9 h
+#: widths as tuned. ``cpu``: sized for about an hour a seed on 2 cores by a pilot on a seed
+#: outside the study (`bench/bench_neural_seed.py`: 5,000 steps at width 128 projected 2.9 h
 #: a seed, and the λRank networks' best steps sat at that cap all the same, so the extra
-#: steps bought no convergence); what it leaves out is stated in docs/bilambdamart.md, "The
+#: steps bought no convergence); a seed then measured 1.7 h quiet, the pilot's three trials a
+#: network not predicting sixteen. What it leaves out is stated in docs/bilambdamart.md, "The
 #: neural competitors across seeds". ``tiny``: the tests'.
 NEURAL_PROFILES: dict[str, dict] = {
     "gpu": {"max_steps": 20_000, "patience": 2_000, "eval_every": 250, "max_width": 0},
