@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from ltrlib.config import CACHE_DIR
+from ltrlib.config import CACHE_DIR, thread_env
 
 # Two workers each running LightGBM or XGBoost with two OpenMP threads share two cores.
 # OpenMP's default is to spin-wait between parallel regions, and a spinning thread holds a
@@ -22,6 +22,15 @@ from ltrlib.config import CACHE_DIR
 # Set before any test imports a library that starts OpenMP, and inherited by the notebook
 # kernels the batch tests start.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Each of the two xdist workers is a one-core machine: together they already fill the cores,
+# so a second thread (or a notebook's pool of worker processes, `one_core_parameters`) in a worker
+# only adds synchronisation, process start-ups and imports. Results do not depend on it: the
+# tiny batch's tables, metrics and ledger are byte-identical with one thread and no pools
+# (bench/results_digest.py). A test that asks for a thread count in its parameters still
+# gets it. Inherited by the notebook kernels the batch tests start.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name, _count in thread_env(1).items():
+        os.environ.setdefault(_name, _count)
 # One compilation cache for the whole suite (`ltrlib.neural.ranker.use_compilation_cache`),
 # pinned here because many tests move LTRLIB_CACHE_DIR to a temporary folder: networks of
 # shapes compiled before (an earlier batch, an earlier run of the suite on this machine) are
@@ -61,3 +70,12 @@ def pytest_xdist_node_collection_finished(node, ids):
         pytest.exit("pytest-xdist did not tag the grouped tests: this pytest and pytest-xdist do not "
                     "work together for --dist loadgroup (pytest-xdist issue #1386); install the versions "
                     "pyproject.toml asks for (pip install -e '.[dev]'), or run with -n 0", returncode=4)
+
+
+@pytest.fixture(scope="session")
+def one_core_parameters() -> dict[str, int]:
+    """The notebook parameters a batch run adds on an xdist worker (see the thread budget at
+    the top): the models a notebook trains side by side in its own worker processes train
+    one after another in its kernel. The pools themselves are tested where they are built
+    (tests/train, tests/bivariate/test_two_stage.py, tests/foltr, tests/clients)."""
+    return {"n_jobs": 1} if os.environ.get("PYTEST_XDIST_WORKER") else {}

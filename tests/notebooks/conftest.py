@@ -29,11 +29,12 @@ def paper_setup_seed(scale: str = "tiny", tries: int = 50) -> int:
 
 
 @pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory):
-    """The whole batch at ``tiny`` as `make reproduce` runs it, on `paper_setup_seed`."""
+def tiny_run(tmp_path_factory, one_core_parameters):
+    """The whole batch at ``tiny`` as `make reproduce` runs it, on `paper_setup_seed`, one
+    model at a time on an xdist worker (`one_core_parameters`)."""
     reports = tmp_path_factory.mktemp("reports")
     return runner.run_all(scale="tiny", seed=paper_setup_seed(), run_id="smoke", reports_dir=reports,
-                          progress=False)
+                          parameters=one_core_parameters or None, progress=False)
 
 
 @pytest.fixture(scope="session")

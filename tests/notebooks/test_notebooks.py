@@ -397,7 +397,7 @@ def test_paper_tables_and_fidelity_report(run_dir):
     assert set(foltr.loc["type1_hurts"]) == {"not decided"}
 
 
-def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys):
+def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys, one_core_parameters):
     """The cross-seed ledger on the batch run and a second tiny run of another seed (notebook
     07 only, the cheapest whose claims need no other notebook: runs compare on the notebooks
     both ran)."""
@@ -405,7 +405,7 @@ def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys):
     from ltrlib.fidelity import across_runs
 
     other = runner.run_all(scale="tiny", seed=tiny_seed + 1, run_id="smoke-next", only="07",
-                           reports_dir=run_dir.parent, progress=False)
+                           parameters=one_core_parameters or None, reports_dir=run_dir.parent, progress=False)
     per_run, summary = across_runs([run_dir, other])
     assert sorted(per_run.seed.unique()) == [tiny_seed, tiny_seed + 1]
     both = summary[summary.source == "foltr"]

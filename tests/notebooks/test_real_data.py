@@ -20,12 +20,12 @@ CATEGORY = {"category_feature": "f216", "category_bins": 6}  # 98 distinct value
 
 
 @pytest.fixture(scope="module")
-def real_run(tmp_path_factory):
+def real_run(tmp_path_factory, one_core_parameters):
     if not config.SHARED_LIGHTGBM_RANK.exists():
         pytest.skip(f"{config.SHARED_LIGHTGBM_RANK} not found: the shared real dataset sits beside the project")
     reports = tmp_path_factory.mktemp("reports")
     return runner.run_all(dataset="lightgbm-rank", scale="tiny", seed=0, run_id="real",
-                          parameters=dict(CATEGORY), reports_dir=reports, progress=False)
+                          parameters={**CATEGORY, **one_core_parameters}, reports_dir=reports, progress=False)
 
 
 def test_every_notebook_runs_on_real_data(real_run):
@@ -81,7 +81,8 @@ FORMAT_COMMANDS = {
 
 
 @pytest.mark.parametrize("layout", sorted(FORMAT_COMMANDS))
-def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path, monkeypatch, capsys):
+def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path, monkeypatch, capsys,
+                                                               one_core_parameters):
     from ltrlib import cli
     from ltrlib.config import Scale
     from ltrlib.data.formats import write_layout
@@ -95,7 +96,9 @@ def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path,
     monkeypatch.chdir(tmp_path)  # the README's relative data/raw path
     monkeypatch.setattr(config, "REPORTS_DIR", tmp_path / "reports")
     monkeypatch.setenv("LTRLIB_CACHE_DIR", str(tmp_path / "cache"))
-    assert cli.main(["run", *args.split(), "--run-id", layout, "--no-progress"]) == 0, capsys.readouterr().err
+    one_core = [word for name, value in one_core_parameters.items() for word in ("-p", name, str(value))]
+    assert cli.main(["run", *args.split(), *one_core, "--run-id", layout, "--no-progress"]) == 0, \
+        capsys.readouterr().err
     run = tmp_path / "reports" / layout
     statuses = {k: v["status"] for k, v in json.loads((run / "run.json").read_text())["notebooks"].items()}
     wanted = runner.select_notebooks(runner.discover(), args.split("--only ")[1].split()[0])
