@@ -12,11 +12,14 @@ from ltrlib import cli, config, studies as study
 pytestmark = pytest.mark.slow
 
 
-def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys):
+def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys, one_core_parameters):
     from ltrlib import runner
 
     monkeypatch.setenv("LTRLIB_CACHE_DIR", str(tmp_path / "cache"))
-    real_run_all, calls = runner.run_all, []
+    unpatched, calls = runner.run_all, []
+
+    def real_run_all(**kwargs):  # one model at a time on an xdist worker (tests/conftest.py)
+        return unpatched(**{**kwargs, "parameters": {**kwargs["parameters"], **one_core_parameters}})
 
     def interrupted_at_seed_1(**kwargs):
         calls.append(kwargs["seed"])
