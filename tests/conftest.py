@@ -4,10 +4,13 @@ The suite runs on two pytest-xdist workers (``addopts`` in pyproject.toml). Test
 share an expensive module- or session-scoped fixture must run in the same worker, or each
 worker would build the fixture again: the tiny batch run (`tiny_run`, about four minutes),
 the batch on the real data (`real_run`), the calibration's four simulated samples
-(`spread`, about 17 s), the binned stage-2 rows of tests/bivariate/test_two_stage.py
-(`rows40`, `full_rows`, about 20 s each) and tests/data/test_synthetic.py's memoised Type 1
-gap (`type1_gap`, about 10 s). They are grouped by the fixture they use, so a new test that asks
-for one joins its group without a marker.
+(`spread`, about 17 s) and its 10,000-query collection (`generated`, about 8 s), the binned
+stage-2 rows of tests/bivariate/test_two_stage.py (`rows40`, `full_rows`, about 20 s each),
+tests/data/test_synthetic.py's memoised Type 1 gap (`type1_gap`, about 10 s), the pairwise
+term's regressions (`pairwise_r2`, about 18 s), the PostgreSQL server of the shared-study
+tests (`postgres`, about 12 s) and tests/train/test_dask.py's LocalCluster (`dask_client`).
+They are grouped by the fixture they use, so a new test that asks for one joins its group
+without a marker.
 """
 
 import os
@@ -41,7 +44,9 @@ os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 #: Fixture name -> xdist group of every test that uses it.
 SHARED_FIXTURE_GROUPS = {"tiny_run": "tiny_batch", "real_run": "real_data_batch", "spread": "calibration",
-                         "rows40": "two_stage", "full_rows": "two_stage", "type1_gap": "type1_gap"}
+                         "generated": "calibration", "rows40": "two_stage", "full_rows": "two_stage",
+                         "type1_gap": "type1_gap", "pairwise_r2": "pairwise_r2", "postgres": "postgres",
+                         "dask_client": "dask_cluster"}
 #: A test file all of whose tests are in a group (see `pytest_xdist_node_collection_finished`).
 ALWAYS_GROUPED = "tests/notebooks/test_notebooks.py::"
 

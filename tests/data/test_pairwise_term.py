@@ -57,7 +57,7 @@ def _r2(y, fitted):
 
 
 @pytest.fixture(scope="module")
-def measured():
+def pairwise_r2():
     splits = make_synthetic(SCALE, SEED)
     X, term = _expanded(splits.train, N_TRAIN_QUERIES)
     X_vali, term_vali = _expanded(splits.vali, N_VALI_QUERIES)
@@ -77,11 +77,11 @@ def test_the_docstring_states_the_constant():
 
 
 @pytest.mark.parametrize("where", ["in sample", "held out"])
-def test_a_linear_fit_explains_what_the_docstring_says(measured, where):
-    assert measured[where] == pytest.approx(PAIRWISE_LINEAR_R2, abs=TOLERANCE), measured
+def test_a_linear_fit_explains_what_the_docstring_says(pairwise_r2, where):
+    assert pairwise_r2[where] == pytest.approx(PAIRWISE_LINEAR_R2, abs=TOLERANCE), pairwise_r2
 
 
-def test_freshness_alone_carries_nearly_all_of_it(measured):
+def test_freshness_alone_carries_nearly_all_of_it(pairwise_r2):
     # What the docstring says gives the standing partly away: freshness's own value,
     # rank and z-score; the other 219 features add next to nothing held out.
-    assert measured["freshness held out"] > measured["held out"] - 0.02, measured
+    assert pairwise_r2["freshness held out"] > pairwise_r2["held out"] - 0.02, pairwise_r2

@@ -16,7 +16,7 @@ def splits():
 
 
 @pytest.fixture(scope="module")
-def client():
+def dask_client():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as c:
@@ -48,10 +48,10 @@ def _held_out_ndcg(r, splits):
 
 
 @pytest.mark.parametrize("backend", ["lightgbm", "xgboost"])
-def test_two_workers_close_to_one_process(splits, client, backend):
+def test_two_workers_close_to_one_process(splits, dask_client, backend):
     kw = dict(backend=backend, max_trees=20, num_threads=1)
     local = train_ranker(splits.train, None, {"learning_rate": 0.2}, **kw)
-    remote = train_ranker(splits.train, None, {"learning_rate": 0.2}, cluster=client, **kw)
+    remote = train_ranker(splits.train, None, {"learning_rate": 0.2}, cluster=dask_client, **kw)
     assert remote.backend == backend and remote.best_iteration == 20
     # Bin boundaries come from each worker's sample of the rows, so the trees (and scores)
     # differ; the fit and the ranking quality do not, beyond noise.
@@ -61,9 +61,9 @@ def test_two_workers_close_to_one_process(splits, client, backend):
     assert b > 0.3  # random scores give ~0.16-0.21 on these queries
 
 
-def test_address_and_early_stopping_on_the_cluster(splits, client):
+def test_address_and_early_stopping_on_the_cluster(splits, dask_client):
     r = train_ranker(splits.train, splits.vali, {"learning_rate": 0.3}, backend="xgboost", max_trees=25,
-                     early_stopping=3, num_threads=1, cluster=client.scheduler.address)
+                     early_stopping=3, num_threads=1, cluster=dask_client.scheduler.address)
     assert r.info["cluster"].startswith("tcp://")
     assert r.best_iteration == int(np.argmax(r.curve)) + 1 and len(r.curve) <= 25
     # The curve is our NDCG@10 of the model cut at each tree count.
