@@ -103,8 +103,10 @@ def test_bad_config_is_rejected():
 
 
 # ---------------------------------------------------------------- learnable structure
+# No num_threads: LightGBM takes the process's thread budget (one on an xdist worker,
+# tests/conftest.py). The fits give the same gaps with one thread or two.
 PARAMS = dict(objective="lambdarank", learning_rate=0.1, num_leaves=15, min_data_in_leaf=20,
-              verbose=-1, num_threads=2, seed=0, deterministic=True, force_row_wise=True)
+              verbose=-1, seed=0, deterministic=True, force_row_wise=True)
 
 
 def _ndcg10(booster, ds):
