@@ -82,5 +82,6 @@ def one_core_parameters() -> dict[str, int]:
     """The notebook parameters a batch run adds on an xdist worker (see the thread budget at
     the top): the models a notebook trains side by side in its own worker processes train
     one after another in its kernel. The pools themselves are tested where they are built
-    (tests/train, tests/bivariate/test_two_stage.py, tests/foltr, tests/clients)."""
+    (tests/train, tests/bivariate/test_two_stage.py, tests/foltr, tests/clients), and end to
+    end in the batch on real data (tests/notebooks/test_real_data.py), which keeps them."""
     return {"n_jobs": 1} if os.environ.get("PYTEST_XDIST_WORKER") else {}

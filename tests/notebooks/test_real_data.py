@@ -20,12 +20,15 @@ CATEGORY = {"category_feature": "f216", "category_bins": 6}  # 98 distinct value
 
 
 @pytest.fixture(scope="module")
-def real_run(tmp_path_factory, one_core_parameters):
+def real_run(tmp_path_factory):
+    """The batch as `make reproduce` runs it, notebooks' worker pools included: the one
+    batch test that keeps them (the others train one model at a time on an xdist worker,
+    `one_core_parameters`), so the pools run end to end on a real collection's data."""
     if not config.SHARED_LIGHTGBM_RANK.exists():
         pytest.skip(f"{config.SHARED_LIGHTGBM_RANK} not found: the shared real dataset sits beside the project")
     reports = tmp_path_factory.mktemp("reports")
     return runner.run_all(dataset="lightgbm-rank", scale="tiny", seed=0, run_id="real",
-                          parameters={**CATEGORY, **one_core_parameters}, reports_dir=reports, progress=False)
+                          parameters=dict(CATEGORY), reports_dir=reports, progress=False)
 
 
 def test_every_notebook_runs_on_real_data(real_run):
