@@ -31,7 +31,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # tiny batch's tables, metrics and ledger are byte-identical with one thread and no pools
 # (bench/results_digest.py). A test that asks for a thread count in its parameters still
 # gets it. Inherited by the notebook kernels the batch tests start.
-if os.environ.get("PYTEST_XDIST_WORKER"):
+ON_XDIST_WORKER = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+if ON_XDIST_WORKER:
     for _name, _count in thread_env(1).items():
         os.environ.setdefault(_name, _count)
 # One compilation cache for the whole suite (`ltrlib.neural.ranker.use_compilation_cache`),
@@ -84,4 +85,4 @@ def one_core_parameters() -> dict[str, int]:
     one after another in its kernel. The pools themselves are tested where they are built
     (tests/train, tests/bivariate/test_two_stage.py, tests/foltr, tests/clients), and end to
     end in the batch on real data (tests/notebooks/test_real_data.py), which keeps them."""
-    return {"n_jobs": 1} if os.environ.get("PYTEST_XDIST_WORKER") else {}
+    return {"n_jobs": 1} if ON_XDIST_WORKER else {}

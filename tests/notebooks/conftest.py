@@ -34,7 +34,7 @@ def tiny_run(tmp_path_factory, one_core_parameters):
     model at a time on an xdist worker (`one_core_parameters`)."""
     reports = tmp_path_factory.mktemp("reports")
     return runner.run_all(scale="tiny", seed=paper_setup_seed(), run_id="smoke", reports_dir=reports,
-                          parameters=one_core_parameters or None, progress=False)
+                          parameters=one_core_parameters, progress=False)
 
 
 @pytest.fixture(scope="session")

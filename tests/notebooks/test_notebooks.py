@@ -405,7 +405,7 @@ def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys, one_core_pa
     from ltrlib.fidelity import across_runs
 
     other = runner.run_all(scale="tiny", seed=tiny_seed + 1, run_id="smoke-next", only="07",
-                           parameters=one_core_parameters or None, reports_dir=run_dir.parent, progress=False)
+                           parameters=one_core_parameters, reports_dir=run_dir.parent, progress=False)
     per_run, summary = across_runs([run_dir, other])
     assert sorted(per_run.seed.unique()) == [tiny_seed, tiny_seed + 1]
     both = summary[summary.source == "foltr"]
