@@ -5,7 +5,7 @@ share an expensive module- or session-scoped fixture must run in the same worker
 worker would build the fixture again: the tiny batch run (`tiny_run`, about four minutes),
 the batch on the real data (`real_run`), the calibration's four simulated samples
 (`spread`, about 17 s) and its 10,000-query collection (`generated`, about 8 s), the binned
-stage-2 rows of tests/bivariate/test_two_stage.py (`rows40`, `full_rows`, about 20 s each),
+stage-2 rows of tests/bivariate/test_two_stage.py (`rows40`, about 8 s),
 tests/data/test_synthetic.py's memoised Type 1 gap (`type1_gap`, about 10 s), the pairwise
 term's regressions (`pairwise_r2`, about 18 s), the PostgreSQL server of the shared-study
 tests (`postgres`, about 12 s) and tests/train/test_dask.py's LocalCluster (`dask_client`).
@@ -45,7 +45,7 @@ os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 #: Fixture name -> xdist group of every test that uses it.
 SHARED_FIXTURE_GROUPS = {"tiny_run": "tiny_batch", "real_run": "real_data_batch", "spread": "calibration",
-                         "generated": "calibration", "rows40": "two_stage", "full_rows": "two_stage",
+                         "generated": "calibration", "rows40": "two_stage",
                          "type1_gap": "type1_gap", "pairwise_r2": "pairwise_r2", "postgres": "postgres",
                          "dask_client": "dask_cluster"}
 #: A test file all of whose tests are in a group (see `pytest_xdist_node_collection_finished`).
