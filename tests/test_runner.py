@@ -563,27 +563,6 @@ def test_the_pace_probe_times_a_fixed_fit():
     assert timing.pace() > 0
 
 
-def test_the_batch_as_a_graph_runs_notebooks_side_by_side_and_writes_what_one_at_a_time_writes(tmp_path):
-    """Notebooks 00 and 02 read only the data: with jobs=2 they run at once (their runs
-    overlap in time), and every table is byte-identical to the run made one at a time."""
-    import json
-
-    reports = tmp_path / "reports"
-    side = runner.run_all(scale="tiny", seed=7, run_id="graph", only="00,02", reports_dir=reports, progress=False,
-                          jobs=2)
-    one = runner.run_all(scale="tiny", seed=7, run_id="line", only="00,02", reports_dir=reports, progress=False)
-    entries = json.loads((side / "run.json").read_text())["notebooks"]
-    first, second = (entries[n] for n in ("00_dataset_overview", "02_split_stats"))
-    assert first["status"] == second["status"] == "completed"
-    assert first["started"] < second["finished"] and second["started"] < first["finished"]  # at once
-    tables = sorted(p.relative_to(one) for p in (one / "tables").rglob("*.csv"))
-    assert tables and tables == sorted(p.relative_to(side) for p in (side / "tables").rglob("*.csv"))
-    for name in tables:
-        assert (side / name).read_bytes() == (one / name).read_bytes(), name
-    metrics = json.loads((side / "metrics.json").read_text())
-    assert set(metrics) == {"00_dataset_overview", "02_split_stats"}  # both wrote it, neither lost
-
-
 def test_a_notebook_waits_for_those_it_reads():
     needs = runner.notebook_needs(["03_client_models", "04_linear_merge", "05_stacking", "06_bilambdamart",
                                    "06_neural_competitors", "07_foltr_noniid"])

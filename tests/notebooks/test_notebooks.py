@@ -420,6 +420,26 @@ def test_the_ledger_across_two_tiny_runs(run_dir, tiny_seed, capsys, one_core_pa
     assert "type2_R1_online_constant" in capsys.readouterr().out
 
 
+def test_the_batch_as_a_graph_runs_notebooks_side_by_side_and_writes_what_one_at_a_time_writes(run_dir, tiny_seed):
+    """Notebooks 00 and 02 read only the data: with jobs=2 they run at once (their runs
+    overlap in time), and every table is byte-identical to the batch's, which ran them one
+    at a time (the runner's default)."""
+    side = runner.run_all(scale="tiny", seed=tiny_seed, run_id="graph", only="00,02", reports_dir=run_dir.parent,
+                          progress=False, jobs=2)
+    entries = json.loads((side / "run.json").read_text())["notebooks"]
+    first, second = (entries[n] for n in ("00_dataset_overview", "02_split_stats"))
+    assert first["status"] == second["status"] == "completed"
+    assert first["started"] < second["finished"] and second["started"] < first["finished"]  # at once
+    tables = sorted(p.relative_to(side) for p in (side / "tables").rglob("*.csv"))
+    batch = sorted(p.relative_to(run_dir) for notebook in ("00_dataset_overview", "02_split_stats")
+                   for p in (run_dir / "tables" / notebook).rglob("*.csv"))
+    assert tables and tables == batch
+    for name in tables:
+        assert (side / name).read_bytes() == (run_dir / name).read_bytes(), name
+    metrics = json.loads((side / "metrics.json").read_text())
+    assert set(metrics) == {"00_dataset_overview", "02_split_stats"}  # both wrote it, neither lost
+
+
 def test_every_models_test_ranking_is_a_run_file_that_ranx_scores_as_we_do(run_dir):
     """Notebooks 03-09 write their models' test rankings as TREC runs (gzip) with the qrels
     that judge them; ranx and ltrlib.metrics agree on every query with a relevant document
