@@ -23,10 +23,12 @@ def exp(tmp_path_factory):
 
     # top_k = 5 of lists of about 20: stage 1 leaves relevant documents out, so the full
     # list's ideal DCG differs from the kept list's and the test can tell them apart.
+    # Stage 1's folds one after the other (n_jobs=1): two worker processes would import
+    # ltrlib for a few trees each; test_two_stage.py's stage 1 trains them side by side.
     two = build_two_stage(make_synthetic("tiny", 0), folds=2, top_k=5,
                           params={"learning_rate": 0.2, "num_leaves": 15, "min_data_in_leaf": 20},
                           settings=STAGE1_SETTINGS.replace(max_trees=20, early_stopping=5),
-                          cache_dir=tmp_path_factory.mktemp("cache"))
+                          cache_dir=tmp_path_factory.mktemp("cache"), n_jobs=1)
     return Stage2Experiment(two, train_queries=50)
 
 
