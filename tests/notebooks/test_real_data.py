@@ -68,19 +68,20 @@ def test_real_data_results_follow_the_data(real_run):
 # temporary data/raw. The twin is a small one: 180 queries (fewer leave some layouts'
 # splits without a trainable client at tiny budgets) of 30 documents (the twin's 106 took
 # about 30 CPU-seconds more over the three layouts and reach no other code). Each runs the
-# reading, category and split notebooks (00-02) and then the notebooks of the paper that
-# uses that collection, whose ledger section sets the paper's numbers for it: Istella-S the
-# non-IID model path (03-05), Yahoo LTRC Bi-LambdaMART's trees (06), MSLR-WEB10K FOLTR (07).
-# The whole batch runs on a real collection above (`real_run`), so a notebook reads a LETOR
-# folder the same way whatever its layout; running it on every layout as well cost about
-# five minutes of `make test` for no path the others miss.
+# reading notebook (00) and then the notebooks of the paper that uses that collection, whose
+# ledger section sets the paper's numbers for it: Istella-S the non-IID paper's (01-05),
+# Yahoo LTRC Bi-LambdaMART's trees (06), MSLR-WEB10K FOLTR (07). The whole batch runs on a
+# real collection above (`real_run`), so a notebook reads a LETOR folder the same way
+# whatever its layout; running it on every layout as well cost about five minutes of `make
+# test` for no path the others miss, and the non-IID paper's category and split notebooks
+# (01-02) on MSLR's and Yahoo's, which no later notebook there reads, about 23 CPU-seconds.
 FORMAT_COMMANDS = {
     "mslr": ("MSLR-twin", "--dataset data/raw/MSLR-twin --scale tiny --paper-dataset mslr-web10k "
-                          "--only 00,01,02,07 -p category_feature f130 -p category_bins 10"),
+                          "--only 00,07 -p category_feature f130 -p category_bins 10"),
     "istella": ("istella-twin", "--dataset data/raw/istella-twin --scale tiny --paper-dataset istella-s "
                                 "--only 00,01,02,03,04,05 -p category_feature f220"),
     "yahoo": ("yahoo-twin", "--dataset data/raw/yahoo-twin --scale tiny --paper-dataset yahoo-ltrc "
-                            "--only 00,01,02,06_bilambdamart -p category_feature f658"),
+                            "--only 00,06_bilambdamart -p category_feature f658"),
 }
 
 
@@ -111,7 +112,8 @@ def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path,
     # MSLR's folds repartition all 180 queries 3:1:1 (Fold1 trains on 108); the others keep 100.
     assert metrics["00_dataset_overview"]["train_queries"] == (108 if layout == "mslr" else 100)
     assert metrics["00_dataset_overview"]["n_categories"] == (10 if layout == "mslr" else 20)
-    assert metrics["02_split_stats"]
+    if "02_split_stats" in statuses:
+        assert metrics["02_split_stats"]
     if "04_linear_merge" in statuses:
         assert any(k.endswith(".m12a.ndcg10") for k in metrics["04_linear_merge"])
         assert metrics["05_stacking"]
