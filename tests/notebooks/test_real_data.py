@@ -67,7 +67,7 @@ def test_real_data_results_follow_the_data(real_run):
 # LTRC's layouts (ltrlib formats), run as written, with the data folder under the test's
 # temporary data/raw. The twin is a small one: 180 queries (fewer leave some layouts'
 # splits without a trainable client at tiny budgets) of 30 documents (the twin's 106 took
-# about 30 CPU-seconds more over the three layouts and reach no other code). Each runs the
+# about 30 CPU-seconds more over the three layouts and reached no other code). Each runs the
 # reading notebook (00) and then the notebooks of the paper that uses that collection, whose
 # ledger section sets the paper's numbers for it: Istella-S the non-IID paper's (01-05),
 # Yahoo LTRC Bi-LambdaMART's trees (06), MSLR-WEB10K FOLTR (07). The whole batch runs on a
