@@ -197,16 +197,17 @@ def test_absurd_learning_rate_is_pruned_against_the_enqueued_start(tmp_path, spl
     from ltrlib.train import PAPER_TABLE6_MEDIAN
 
     absurd = {**PAPER_TABLE6_MEDIAN, "learning_rate": 0.0001}
-    limits = dict(settings=TrainSettings(max_trees=60, early_stopping=20, num_threads=1), progress=False)
+    patience = 20
+    limits = dict(settings=TrainSettings(max_trees=60, early_stopping=patience, num_threads=1), progress=False)
     _queued_study(tmp_path / "a.journal", PAPER_TABLE6_MEDIAN, absurd)
     res = tune(splits.train, splits.vali, n_trials=2, study_name="s", storage=tmp_path / "a.journal",
                **limits)
     assert list(res.trials.state) == ["complete", "pruned"]
     assert res.trials.learning_rate.tolist() == [0.05, 0.0001]
     pruned = res.trials.iloc[1]
-    # Pruned at the first check after the warm-up (half the patience: 10 trees), when the
-    # start's curve has passed the absurd trial's best.
-    assert pruned.pruned_at == 10 and pruned.trees == 10 and np.isnan(pruned.value)
+    # Pruned at the first check after the warm-up (half the patience), when the start's curve
+    # has passed the absurd trial's best.
+    assert pruned.pruned_at == patience // 2 and pruned.trees == patience // 2 and np.isnan(pruned.value)
     assert res.best_trial == 0
     assert res.trials.best_so_far.tolist() == [res.best_value] * 2
     # Without pruning the same trial runs on until early stopping ends it.
@@ -214,7 +215,7 @@ def test_absurd_learning_rate_is_pruned_against_the_enqueued_start(tmp_path, spl
     full = tune(splits.train, splits.vali, n_trials=2, study_name="s", storage=tmp_path / "b.journal",
                 prune=False, **limits)
     assert list(full.trials.state) == ["complete", "complete"]
-    assert full.trials.trees.iloc[1] > 20
+    assert full.trials.trees.iloc[1] > patience
     assert full.trials.value.iloc[1] < full.trials.value.iloc[0]
     # The pruning rule is part of the study's setup: no silent resumption without it.
     with pytest.raises(ValueError, match="pruning"):
