@@ -5,7 +5,8 @@ Per round ``t`` (``n_rounds`` = T): every client copies the global weights, perf
 models with weights ``n_c / n``, ``n_c`` being the interactions the client actually
 performed (a client with no query performs none and gets weight 0; if nobody performed
 any, the global model stays). Clients run one after another in a fixed order, so a run is
-a deterministic function of its seed.
+a deterministic function of its seed. The rounds between two offline evaluations run in one
+compiled call (`ltrlib.foltr.rounds`); Python only evaluates and gathers.
 
 Randomness: ``seed`` feeds a ``SeedSequence`` spawning one Generator for the initial
 weights, one for the list sampling, and one per client for its queries, its click-model
@@ -42,15 +43,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import pandas as pd
 
 from ltrlib import timing
 from ltrlib.foltr.clicks import ClickModel, stack_click_models
 from ltrlib.foltr.pdgd import client_update, normalise_queries
+from ltrlib.foltr.rounds import flat_views, play_rounds
 from ltrlib.foltr.rankers import FoltrRanker, RankerSpec, make_ranker
 from ltrlib.foltr.views import ClientView
-from ltrlib.metrics import ndcg
+from ltrlib.metrics import ideal_dcg, ndcg
 
 GAMMA = 0.9995
 
@@ -129,24 +132,21 @@ class RunResult:
         return self.ranker.weights
 
 
-def fedavg(models: np.ndarray, counts: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """Weighted mean of client vectors (rows) with weights n_c / n; ``fallback`` if n = 0."""
-    counts = np.asarray(counts, dtype=np.float64)
-    n = counts.sum()
-    if n <= 0:
-        return fallback.copy()
-    return (counts / n) @ models
+def _label_rows(fed: Federation) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The test labels offline NDCG@10 is averaged over, each with its queries' ideal DCG@10
+    (computed once a run): 2-D ``y_test`` holds one row per judged intent (Type 1 on the
+    intent-change collection)."""
+    rows = fed.y_test if fed.y_test.ndim == 2 else fed.y_test[None]
+    return [(y, ideal_dcg(y, fed.offsets_test, 10)) for y in rows]
 
 
-def _offline(spec: RankerSpec, vectors, fed: Federation) -> float:
-    # 2-D y_test: one row of labels per judged intent, the mean over them (Type 1 on the
-    # intent-change collection); FedPer: the mean over the clients' models.
-    label_rows = fed.y_test if fed.y_test.ndim == 2 else fed.y_test[None]
+def _offline(spec: RankerSpec, vectors, fed: Federation, label_rows) -> float:
+    # The mean over the label rows (`_label_rows`) and, under FedPer, over the clients' models.
     vals = []
     for w in vectors:
         s = spec.score(w, fed.X_test)
-        for y in label_rows:
-            per_q = ndcg(y, s, fed.offsets_test, k=10, no_relevant="exclude")
+        for y, ideal in label_rows:
+            per_q = ndcg(y, s, fed.offsets_test, k=10, ideal_dcg=ideal, no_relevant="exclude")
             vals.append(np.nanmean(per_q) if np.isfinite(per_q).any() else np.nan)
     return float(np.mean(vals))
 
@@ -165,8 +165,8 @@ def _check_run_settings(ranker: str, n_rounds: int, eval_every: int, mu: float, 
 
 class _FederatedRun:
     """The state one run carries from round to round: the global vector, FedPer's local
-    output layers, the random streams, and the buffers the compiled updates write into
-    (allocated once, overwritten every round)."""
+    output layers, the random streams and the clients' views in the compiled rounds' flat
+    layout (`ltrlib.foltr.rounds`), built once per run."""
 
     def __init__(self, fed: Federation, spec: RankerSpec, seed: int, lr: float, mu: float,
                  fedper: bool, prox_every_interaction: bool, n_rounds: int):
@@ -175,37 +175,31 @@ class _FederatedRun:
         n_clients = len(fed.clients)
         child = np.random.SeedSequence(seed).spawn(2 + n_clients)
         self.rng_sample = np.random.default_rng(child[1])
-        self.rng_clients = [np.random.default_rng(c) for c in child[2:]]
+        self.rng_clients = numba.typed.List([np.random.default_rng(c) for c in child[2:]])
         self.clicks = stack_click_models(fed.click_models)
         self.w_global = spec.init(np.random.default_rng(child[0]))
         self.fedper = fedper
-        self.init_out: np.ndarray | None = None
-        self.local_out: list[np.ndarray] | None = None
-        self.online_buf = np.zeros(max(max(c.n_updates for c in fed.clients), 1))
+        self.init_out = np.zeros(spec.hidden)
+        self.local_out = np.zeros((n_clients, spec.hidden))
+        self.views = flat_views(fed.clients)
+        self.label_rows = _label_rows(fed)
         self.client_models = np.empty((n_clients, spec.n_params))
-        self.counts = np.zeros(n_clients)
         self.online = np.full(n_rounds, np.nan)
         self.interactions = 0
-
-    def _update(self, w, w_ref, mu, prox_always, n_updates, view: ClientView, rng_client,
-                buf) -> int:
-        """``n_updates`` compiled PDGD interactions on ``view``, in place on ``w``."""
-        spec = self.spec
-        return client_update(spec.kind_id, spec.hidden, w, w_ref, mu, prox_always, self.lr, n_updates,
-                             self.fed.X, view.rows, view.labels, view.q_off, view.ideal,
-                             view.model_choices, *self.clicks, rng_client, self.rng_sample, buf)
 
     def server_warmup(self, n_interactions: int) -> None:
         # Its clicks come from the sampling stream so that no client's stream is consumed
         # before round 1.
-        self._update(self.w_global, self.w_global.copy(), 0.0, False, n_interactions, self.fed.shared,
-                     self.rng_sample, np.zeros(n_interactions))
+        view, spec = self.fed.shared, self.spec
+        client_update(spec.kind_id, spec.hidden, self.w_global, self.w_global.copy(), 0.0, False, self.lr,
+                      n_interactions, self.fed.X, view.rows, view.labels, view.q_off, view.ideal,
+                      view.model_choices, *self.clicks, self.rng_sample, self.rng_sample, np.zeros(n_interactions))
 
     def keep_output_layers(self) -> None:
         """Fix the initial output layer (after any warm-up); FedPer gives each client a copy."""
-        self.init_out = self.w_global[self.spec.output_slice].copy()
         if self.fedper:
-            self.local_out = [self.init_out.copy() for _ in self.fed.clients]
+            self.init_out = self.w_global[self.spec.output_slice].copy()
+            self.local_out[:] = self.init_out
 
     def personalised(self) -> list[np.ndarray]:
         """The vectors offline NDCG averages over: the global one, or under FedPer the
@@ -219,33 +213,17 @@ class _FederatedRun:
             out.append(w)
         return out
 
-    def play_round(self, t: int) -> None:
-        """Round ``t``: every client's local updates in client order, then FedAvg."""
-        out_sl = self.spec.output_slice
-        round_online = []
-        for c, view in enumerate(self.fed.clients):
-            w = self.w_global.copy()
-            if self.fedper:
-                w[out_sl] = self.local_out[c]
-            n_c = self._update(w, self.w_global, self.mu, self.prox_every_interaction, view.n_updates,
-                               view, self.rng_clients[c], self.online_buf)
-            self.counts[c] = n_c
-            self.client_models[c] = w
-            if self.fedper:
-                self.local_out[c] = w[out_sl].copy()
-            if n_c:
-                round_online.append(self.online_buf[:n_c].mean())
-        self.interactions += int(self.counts.sum())
-        self.w_global = fedavg(self.client_models, self.counts, self.w_global)
-        if self.fedper:
-            # The averaged output layers are discarded: nothing of a client's own layer
-            # reaches the server's vector or another client.
-            self.w_global[out_sl] = self.init_out
-        if round_online:
-            self.online[t] = float(np.mean(round_online))
+    def play_rounds(self, t0: int, t1: int) -> None:
+        """Rounds ``t0 .. t1 - 1`` (`ltrlib.foltr.rounds.play_rounds`)."""
+        v, spec = self.views, self.spec
+        self.interactions += play_rounds(
+            t0, t1, spec.kind_id, spec.hidden, self.lr, self.mu, self.prox_every_interaction, self.fedper,
+            self.w_global, self.init_out, self.local_out, self.fed.X, v["rows"], v["labels"], v["q_lo"], v["q_hi"],
+            v["ideal"], v["client_q"], v["n_updates"], v["choice_off"], v["choices"], *self.clicks,
+            self.rng_clients, self.rng_sample, self.client_models, self.online)
 
     def offline(self) -> float:
-        return _offline(self.spec, self.personalised(), self.fed)
+        return _offline(self.spec, self.personalised(), self.fed, self.label_rows)
 
     def result(self, off_rounds: list[int], off_vals: list[float]) -> RunResult:
         n_rounds = self.online.size
@@ -271,9 +249,9 @@ def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000,
         run.server_warmup(warmup_interactions)
     run.keep_output_layers()
     off_rounds, off_vals = [0], [run.offline()]
-    for t in range(n_rounds):
-        run.play_round(t)
-        if (t + 1) % eval_every == 0 or t + 1 == n_rounds:
-            off_rounds.append(t + 1)
-            off_vals.append(run.offline())
+    for t0 in range(0, n_rounds, eval_every):
+        t1 = min(t0 + eval_every, n_rounds)
+        run.play_rounds(t0, t1)
+        off_rounds.append(t1)
+        off_vals.append(run.offline())
     return run.result(off_rounds, off_vals)

@@ -69,23 +69,32 @@ def normalise_queries(X, offsets):
 
 
 @numba.njit(cache=True, nogil=True)
-def pl_sample(scores, n, k, rng, ranking, pos_max, pos_sum, placed):
+def pl_sample(scores, n, k, rng, ranking, pos_max, pos_sum, placed, expo):
     """Plackett-Luce sample of ``k`` of ``scores[:n]`` into ``ranking[:k]`` (local indices).
 
     ``pos_max[p]``/``pos_sum[p]``: the maximum score of the documents not yet placed at
-    position p and the sum of their ``exp(score - max)``.
+    position p and the sum of their ``exp(score - max)``. ``expo[:n]`` is scratch: it holds
+    ``exp(score - max)`` and is recomputed only when placing a document changed the maximum,
+    so a list costs about ``n`` exponentials instead of ``2 k n``; the sums and the pick read
+    the same values in the same order as computing them afresh at every position.
     """
     for i in range(n):
         placed[i] = False
+    m_exp = np.nan  # the maximum ``expo`` was computed for (none yet)
     for p in range(k):
         m = -np.inf
         for i in range(n):
             if not placed[i] and scores[i] > m:
                 m = scores[i]
+        if not m == m_exp:
+            for i in range(n):
+                if not placed[i]:
+                    expo[i] = np.exp(scores[i] - m)
+            m_exp = m
         total = 0.0
         for i in range(n):
             if not placed[i]:
-                total += np.exp(scores[i] - m)
+                total += expo[i]
         pos_max[p] = m
         pos_sum[p] = total
         u = rng.random() * total
@@ -93,7 +102,7 @@ def pl_sample(scores, n, k, rng, ranking, pos_max, pos_sum, placed):
         pick = -1
         for i in range(n):
             if not placed[i]:
-                acc += np.exp(scores[i] - m)
+                acc += expo[i]
                 pick = i
                 if u < acc:
                     break
@@ -154,19 +163,30 @@ def prox_step(w, w_global, mu, lr):
 
 
 @numba.njit(cache=True, nogil=True)
+def interaction_buffers(max_n, n_params, kind, H):
+    """The scratch arrays of `pdgd_interaction` for lists of up to ``max_n`` documents,
+    allocated once per run (or per `client_update`) and overwritten by every interaction."""
+    return (np.zeros(n_params), np.empty(max_n), np.empty((max_n, H if kind == 1 else 1)),
+            np.empty(max_n, dtype=np.int64), np.empty(max_n), np.empty(max_n),
+            np.empty(max_n, dtype=np.bool_), np.empty(LIST_SIZE, dtype=np.bool_),
+            np.empty(LIST_SIZE, dtype=np.int64), np.empty(LIST_SIZE),
+            np.empty(LIST_SIZE, dtype=np.int64), np.empty(LIST_SIZE), np.empty(max_n))
+
+
+@numba.njit(cache=True, nogil=True)
 def pdgd_interaction(kind, H, w, w_global, mu, prox_always, lr, X, rows, labels, a, b, ideal_q,
-                     model, click_kinds, click_c, click_s, click_eta,
-                     rng_client, rng_sample, grad, scores, hid, ranking, pos_max, pos_sum,
-                     placed, clicks, shown_labels, coef, docs, coefs):
+                     model, click_kinds, click_c, click_s, click_eta, rng_client, rng_sample, buffers):
     """One query interaction on documents ``rows[a:b]``; returns its online NDCG@10.
 
     With ``mu > 0`` the step adds FedProx's pull ``-mu (w - w_global)``; with
     ``prox_always`` also when the clicks give no gradient (no click, or no pair), as the
-    reference implementation does (its update is ``g - mu (w - w_global)`` with ``g = 0``)."""
+    reference implementation does (its update is ``g - mu (w - w_global)`` with ``g = 0``).
+    ``buffers``: `interaction_buffers`."""
+    grad, scores, hid, ranking, pos_max, pos_sum, placed, clicks, shown_labels, coef, docs, coefs, expo = buffers
     n = b - a
     k = min(LIST_SIZE, n)
     score_rows(kind, H, w, X, rows, a, b, scores, hid)
-    pl_sample(scores, n, k, rng_sample, ranking, pos_max, pos_sum, placed)
+    pl_sample(scores, n, k, rng_sample, ranking, pos_max, pos_sum, placed, expo)
     for p in range(k):
         shown_labels[p] = labels[a + ranking[p]]
     n_clicks = simulate_clicks(click_kinds[model], click_c[model], click_s[model], click_eta[model],
@@ -227,6 +247,29 @@ def pdgd_interaction(kind, H, w, w_global, mu, prox_always, lr, X, rows, labels,
 
 
 @numba.njit(cache=True, nogil=True)
+def client_interactions(kind, H, w, w_global, mu, prox_always, lr, n_updates, X, rows, labels, q_lo, q_hi,
+                        ideal, q_first, q_end, model_choices, click_kinds, click_c, click_s, click_eta,
+                        rng_client, rng_sample, online_out, buffers):
+    """``n_updates`` PDGD interactions on random queries ``q_first .. q_end - 1`` (documents
+    ``rows[q_lo[q]:q_hi[q]]``, ideal DCG ``ideal[q]``) of one client, in place on ``w``.
+
+    Returns the number of interactions performed (0 if the client has no query)."""
+    nq = q_end - q_first
+    if nq == 0 or n_updates <= 0:
+        return 0
+    n_models = len(model_choices)
+    for t in range(n_updates):
+        q = q_first + rng_client.integers(0, nq)
+        model = model_choices[0]
+        if n_models > 1:
+            model = model_choices[rng_client.integers(0, n_models)]
+        online_out[t] = pdgd_interaction(kind, H, w, w_global, mu, prox_always, lr, X, rows, labels,
+                                         q_lo[q], q_hi[q], ideal[q], model, click_kinds, click_c, click_s,
+                                         click_eta, rng_client, rng_sample, buffers)
+    return n_updates
+
+
+@numba.njit(cache=True, nogil=True)
 def client_update(kind, H, w, w_global, mu, prox_always, lr, n_updates, X, rows, labels, q_off, ideal,
                   model_choices, click_kinds, click_c, click_s, click_eta,
                   rng_client, rng_sample, online_out):
@@ -240,27 +283,7 @@ def client_update(kind, H, w, w_global, mu, prox_always, lr, n_updates, X, rows,
     max_n = 0
     for q in range(nq):
         max_n = max(max_n, q_off[q + 1] - q_off[q])
-    grad = np.zeros(len(w))
-    scores = np.empty(max_n)
-    hid = np.empty((max_n, H if kind == 1 else 1))
-    ranking = np.empty(max_n, dtype=np.int64)
-    pos_max = np.empty(max_n)
-    pos_sum = np.empty(max_n)
-    placed = np.empty(max_n, dtype=np.bool_)
-    clicks = np.empty(LIST_SIZE, dtype=np.bool_)
-    shown = np.empty(LIST_SIZE, dtype=np.int64)
-    coef = np.empty(LIST_SIZE)
-    docs = np.empty(LIST_SIZE, dtype=np.int64)
-    coefs = np.empty(LIST_SIZE)
-    n_models = len(model_choices)
-    for t in range(n_updates):
-        q = rng_client.integers(0, nq)
-        model = model_choices[0]
-        if n_models > 1:
-            model = model_choices[rng_client.integers(0, n_models)]
-        online_out[t] = pdgd_interaction(kind, H, w, w_global, mu, prox_always, lr, X, rows, labels,
-                                         q_off[q], q_off[q + 1], ideal[q], model, click_kinds,
-                                         click_c, click_s, click_eta, rng_client, rng_sample,
-                                         grad, scores, hid, ranking, pos_max, pos_sum, placed,
-                                         clicks, shown, coef, docs, coefs)
-    return n_updates
+    buffers = interaction_buffers(max_n, len(w), kind, H)
+    return client_interactions(kind, H, w, w_global, mu, prox_always, lr, n_updates, X, rows, labels,
+                               q_off[:-1], q_off[1:], ideal, 0, nq, model_choices, click_kinds, click_c,
+                               click_s, click_eta, rng_client, rng_sample, online_out, buffers)

@@ -144,17 +144,47 @@ def _sigmoid(z):
 
 
 @numba.njit(cache=True, nogil=True)
+def _linear_scores(w, X, rows, a, n, scores):
+    """``scores[i] = sum_f w[f] * X[rows[a + i], f]``, each sum taken in feature order.
+
+    Eight documents advance together: one document's sum is a chain of dependent additions
+    (the order is kept, so no vector reduction), and eight independent chains keep the
+    floating-point units busy where one waits out each addition's latency. Every score is
+    bit-for-bit the one-document loop's (tests/foltr/test_rankers.py)."""
+    F = X.shape[1]
+    i = 0
+    while i + 8 <= n:
+        r0, r1, r2, r3 = rows[a + i], rows[a + i + 1], rows[a + i + 2], rows[a + i + 3]
+        r4, r5, r6, r7 = rows[a + i + 4], rows[a + i + 5], rows[a + i + 6], rows[a + i + 7]
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+        for f in range(F):
+            wf = w[f]
+            s0 += wf * X[r0, f]
+            s1 += wf * X[r1, f]
+            s2 += wf * X[r2, f]
+            s3 += wf * X[r3, f]
+            s4 += wf * X[r4, f]
+            s5 += wf * X[r5, f]
+            s6 += wf * X[r6, f]
+            s7 += wf * X[r7, f]
+        scores[i], scores[i + 1], scores[i + 2], scores[i + 3] = s0, s1, s2, s3
+        scores[i + 4], scores[i + 5], scores[i + 6], scores[i + 7] = s4, s5, s6, s7
+        i += 8
+    for j in range(i, n):
+        r = rows[a + j]
+        s = 0.0
+        for f in range(F):
+            s += w[f] * X[r, f]
+        scores[j] = s
+
+
+@numba.njit(cache=True, nogil=True)
 def score_rows(kind, H, w, X, rows, a, b, scores, hid):
     """Scores of documents ``rows[a:b]`` into ``scores[:b-a]``; neural also fills ``hid``."""
     F = X.shape[1]
     n = b - a
     if kind == 0:
-        for i in range(n):
-            r = rows[a + i]
-            s = 0.0
-            for f in range(F):
-                s += w[f] * X[r, f]
-            scores[i] = s
+        _linear_scores(w, X, rows, a, n, scores)
         return
     # The hidden layer of the whole query is one (n x F) @ (F x H) BLAS product on the
     # gathered rows: ~3.5x faster than per-document loops at F = 300, H = 64.

@@ -99,6 +99,35 @@ def _cut(k, n):
     return k
 
 
+#: Up to this depth the top ranks are selected by insertion, not by sorting the whole list.
+_SELECT_DEPTH = 32
+
+
+@njit(cache=True)
+def _ranked(scores, a, n, depth):
+    """Positions of query ``scores[a:a+n]``'s documents by descending score, ties in input
+    order (LightGBM's ``std::stable_sort`` with ``score[a] > score[b]``); only the first
+    ``depth`` entries are meaningful. A shallow cutoff of a long list (NDCG@10 of 100
+    documents) selects its top ranks by insertion, which orders them exactly as the stable
+    sort of the whole list does, in about ``n`` comparisons instead of ``n log n``."""
+    if depth >= n or depth > _SELECT_DEPTH:
+        # Stable sort of the negated scores = descending score, ties in input order.
+        return np.argsort(-scores[a : a + n], kind="mergesort")
+    order = np.empty(depth, dtype=np.int64)
+    kept = 0
+    for i in range(n):
+        s = scores[a + i]
+        if kept == depth and not s > scores[a + order[depth - 1]]:
+            continue  # not above the last kept score: a tie goes to the earlier document
+        pos = min(kept, depth - 1)
+        while pos > 0 and s > scores[a + order[pos - 1]]:
+            order[pos] = order[pos - 1]
+            pos -= 1
+        order[pos] = i
+        kept = min(kept + 1, depth)
+    return order
+
+
 @njit(cache=True, parallel=True)
 def _metrics_kernel(y, scores, offsets, ndcg_ks, ideal, ap_ks, rr_ks, rel_threshold, fill):
     """Per-query NDCG / AP / RR for all requested cutoffs from one sort per query.
@@ -123,9 +152,7 @@ def _metrics_kernel(y, scores, offsets, ndcg_ks, ideal, ap_ks, rr_ks, rel_thresh
         for j in range(n_rr):
             depth = max(depth, _cut(rr_ks[j], n))
 
-        # Stable sort of the negated scores = descending score, ties in input order
-        # (LightGBM's std::stable_sort with `score[a] > score[b]`).
-        order = np.argsort(-scores[a : a + n], kind="mergesort")
+        order = _ranked(scores, a, n, depth)
 
         cum_dcg = np.empty(depth)
         cum_ap = np.empty(depth)

@@ -11,7 +11,7 @@ from ltrlib.data import Dataset, load_dataset
 from ltrlib.foltr import partition as P
 from ltrlib.foltr import simulate as S
 from ltrlib.foltr.clicks import sdbn
-from ltrlib.foltr.federated import Federation, fedavg, prepare_features, run_federated
+from ltrlib.foltr.federated import Federation, prepare_features, run_federated
 from ltrlib.foltr.views import view_of_queries
 
 
@@ -28,12 +28,6 @@ def toy_dataset(n_queries=60, docs=12, seed=0, name="toy"):
 @pytest.fixture(scope="module")
 def toy():
     return P.prepare_data(toy_dataset(seed=0), toy_dataset(30, seed=1, name="toy_test"))
-
-
-def test_fedavg_weights_by_interactions():
-    models = np.array([[1.0, 0.0], [0.0, 1.0], [4.0, 4.0]])
-    np.testing.assert_allclose(fedavg(models, [1, 3, 0], np.zeros(2)), [0.25, 0.75])
-    np.testing.assert_allclose(fedavg(models, [0, 0, 0], np.array([9.0, 9.0])), [9.0, 9.0])
 
 
 def test_client_without_interactions_gets_no_weight(toy):

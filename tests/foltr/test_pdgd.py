@@ -18,8 +18,9 @@ def _sample_counts(scores, n_samples, seed_rng):
     pm = np.empty(n)
     ps = np.empty(n)
     placed = np.empty(n, dtype=np.bool_)
+    expo = np.empty(n)
     for _ in range(n_samples):
-        D.pl_sample(scores, n, n, seed_rng, ranking, pm, ps, placed)
+        D.pl_sample(scores, n, n, seed_rng, ranking, pm, ps, placed, expo)
         counts[ranking[0], ranking[1], ranking[2]] += 1
     return counts
 
@@ -48,7 +49,7 @@ def test_pl_sampling_survives_huge_score_gaps():
     scores = np.array([800.0, 0.0, -800.0, 1.0])
     ranking = np.empty(4, dtype=np.int64)
     pm, ps, placed = np.empty(4), np.empty(4), np.empty(4, dtype=np.bool_)
-    D.pl_sample(scores, 4, 4, np.random.default_rng(1), ranking, pm, ps, placed)
+    D.pl_sample(scores, 4, 4, np.random.default_rng(1), ranking, pm, ps, placed, np.empty(4))
     assert ranking[0] == 0 and ranking[1] == 3 and sorted(ranking.tolist()) == [0, 1, 2, 3]
     assert np.all(np.isfinite(ps)) and np.all(ps >= 1.0)
 
@@ -60,7 +61,7 @@ def test_rho_matches_brute_force(seed):
     scores = rng.normal(0, 1.5, n)
     ranking = np.empty(n, dtype=np.int64)
     pm, ps, placed = np.empty(n), np.empty(n), np.empty(n, dtype=np.bool_)
-    D.pl_sample(scores, n, k, rng, ranking, pm, ps, placed)
+    D.pl_sample(scores, n, k, rng, ranking, pm, ps, placed, np.empty(n))
     shown = ranking[:k].tolist()
     for i, j in itertools.combinations(range(k), 2):
         swapped = list(shown)

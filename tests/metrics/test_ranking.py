@@ -373,3 +373,18 @@ def test_matches_ranx_per_query():
         ours = zero[zero.metric == metric].value.to_numpy()
         np.testing.assert_allclose(ours, values, atol=1e-9, rtol=0, err_msg=metric)
         assert excl[metric] == pytest.approx(values[has_rel].mean(), abs=1e-9, rel=0)
+
+
+def test_shallow_cutoffs_select_the_stable_sorts_top_ranks():
+    """NDCG@10 of a long list selects its top ranks by insertion: the same documents in the
+    same order as the stable sort of the whole list, ties (and -0.0 against 0.0) included."""
+    from ltrlib.metrics.ranking import _SELECT_DEPTH, _ranked
+
+    rng = np.random.default_rng(0)
+    for trial in range(2000):
+        n, depth = int(rng.integers(1, 120)), int(rng.integers(1, _SELECT_DEPTH + 1))
+        scores = rng.integers(-3, 4, n).astype(float) if trial % 2 else rng.normal(size=n)
+        scores[rng.random(n) < 0.2 * (trial % 3 == 0)] = -0.0
+        top = min(depth, n)
+        np.testing.assert_array_equal(_ranked(scores, 0, n, depth)[:top],
+                                      np.argsort(-scores, kind="mergesort")[:top])
