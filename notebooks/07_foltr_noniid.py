@@ -77,6 +77,7 @@ mu_grid: str = "0.001,0.01,0.1,1,10"  # FedProx mu values
 share_fraction: float = 0.1  # data sharing: share of training queries given to every client
 warmup_interactions: int = 0  # data sharing "as described" (§6.3): server warm-up interactions on the shared queries before round 1; 0 means one per shared query
 label_overlap: bool = False  # Type 2: False gives no document to two clients (the paper's text); True lets them overlap (the authors' runs)
+precision: str = "float32"  # the neural ranker's arithmetic; float64 gives ltrlib's numbers before 2026-11-28 to the bit
 n_jobs: int = 2  # parallel processes for the runs
 scheduler: str = ""  # Dask scheduler address such as tcp://host:8786; empty means joblib here
 
@@ -123,7 +124,7 @@ jobs = foltr.experiment_grid(setting_list, seeds, rankers=ranker_list, clicks=cl
                              type2_R1_with_10_clients=type2_R1_with_10_clients,
                              type2_R1_B_sweep=parse_list(type2_R1_B_sweep, int, "type2_R1_B_sweep", allow_empty=True),
                              remedy_settings=remedy_list, remedy_clicks=remedy_click_list, mus=mus,
-                             share_fraction=share_fraction, warmup_interactions=warmup)
+                             share_fraction=share_fraction, warmup_interactions=warmup, precision=precision)
 # The final rankers of Table 2's perfect-click column (first run seed) come back for the run
 # files; the others stay in the workers: the default grid is 142 runs a seed, and each Type
 # 1 run ranks every training query (about 5 MB compressed at `small`).

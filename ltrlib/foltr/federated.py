@@ -179,11 +179,11 @@ class _FederatedRun:
         self.clicks = stack_click_models(fed.click_models)
         self.w_global = spec.init(np.random.default_rng(child[0]))
         self.fedper = fedper
-        self.init_out = np.zeros(spec.hidden)
-        self.local_out = np.zeros((n_clients, spec.hidden))
+        self.init_out = np.zeros(spec.hidden, dtype=spec.dtype)
+        self.local_out = np.zeros((n_clients, spec.hidden), dtype=spec.dtype)
         self.views = flat_views(fed.clients)
         self.label_rows = _label_rows(fed)
-        self.client_models = np.empty((n_clients, spec.n_params))
+        self.client_models = np.empty((n_clients, spec.n_params), dtype=spec.dtype)
         self.online = np.full(n_rounds, np.nan)
         self.interactions = 0
 
@@ -240,10 +240,12 @@ class _FederatedRun:
 def run_federated(fed: Federation, ranker: str = "linear", n_rounds: int = 1000, *, seed: int = 0,
                   lr: float = 0.1, mu: float = 0.0, fedper: bool = False, eval_every: int = 100,
                   hidden: int = 64, warmup_interactions: int = 0,
-                  prox_every_interaction: bool = True) -> RunResult:
-    """One FPDGD run; see the module docstring."""
+                  prox_every_interaction: bool = True, precision: str = "float32") -> RunResult:
+    """One FPDGD run; see the module docstring. ``precision``: the neural ranker's weights
+    and arithmetic (`ltrlib.foltr.rankers.RankerSpec`); "float64" gives the numbers of
+    ltrlib before the float32 default, to the bit."""
     _check_run_settings(ranker, n_rounds, eval_every, mu, fedper)
-    spec = make_ranker(ranker, fed.n_features, hidden)
+    spec = make_ranker(ranker, fed.n_features, hidden, precision)
     run = _FederatedRun(fed, spec, seed, lr, mu, fedper, prox_every_interaction, n_rounds)
     if fed.shared is not None and warmup_interactions > 0:
         run.server_warmup(warmup_interactions)

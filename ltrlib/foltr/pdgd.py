@@ -163,10 +163,11 @@ def prox_step(w, w_global, mu, lr):
 
 
 @numba.njit(cache=True, nogil=True)
-def interaction_buffers(max_n, n_params, kind, H):
-    """The scratch arrays of `pdgd_interaction` for lists of up to ``max_n`` documents,
-    allocated once per run (or per `client_update`) and overwritten by every interaction."""
-    return (np.zeros(n_params), np.empty(max_n), np.empty((max_n, H if kind == 1 else 1)),
+def interaction_buffers(max_n, w, kind, H):
+    """The scratch arrays of `pdgd_interaction` for lists of up to ``max_n`` documents and
+    weights like ``w`` (the gradient and hidden activations in its dtype), allocated once
+    per run (or per `client_update`) and overwritten by every interaction."""
+    return (np.zeros(len(w), dtype=w.dtype), np.empty(max_n), np.empty((max_n, H if kind == 1 else 1), dtype=w.dtype),
             np.empty(max_n, dtype=np.int64), np.empty(max_n), np.empty(max_n),
             np.empty(max_n, dtype=np.bool_), np.empty(LIST_SIZE, dtype=np.bool_),
             np.empty(LIST_SIZE, dtype=np.int64), np.empty(LIST_SIZE),
@@ -283,7 +284,7 @@ def client_update(kind, H, w, w_global, mu, prox_always, lr, n_updates, X, rows,
     max_n = 0
     for q in range(nq):
         max_n = max(max_n, q_off[q + 1] - q_off[q])
-    buffers = interaction_buffers(max_n, len(w), kind, H)
+    buffers = interaction_buffers(max_n, w, kind, H)
     return client_interactions(kind, H, w, w_global, mu, prox_always, lr, n_updates, X, rows, labels,
                                q_off[:-1], q_off[1:], ideal, 0, nq, model_choices, click_kinds, click_c,
                                click_s, click_eta, rng_client, rng_sample, online_out, buffers)

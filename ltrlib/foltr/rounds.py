@@ -115,7 +115,7 @@ def play_rounds(t0, t1, kind, H, lr, mu, prox_always, fedper, w_global, init_out
     max_n = 1
     for g in range(len(q_lo)):
         max_n = max(max_n, q_hi[g] - q_lo[g])
-    buffers = interaction_buffers(max_n, n_params, kind, H)
+    buffers = interaction_buffers(max_n, w_global, kind, H)
     online_buf = np.zeros(max(1, n_updates.max()))
     client_means = np.empty(n_clients)
     counts = np.zeros(n_clients)
@@ -140,7 +140,7 @@ def play_rounds(t0, t1, kind, H, lr, mu, prox_always, fedper, w_global, init_out
         total = numpy_sum(counts, n_clients)
         interactions += int(total)
         if total > 0:
-            w_global[:] = np.dot(counts / total, client_models)
+            w_global[:] = np.dot((counts / total).astype(client_models.dtype), client_models)
         if fedper:
             # The averaged output layers are discarded: nothing of a client's own layer
             # reaches the server's vector or another client.

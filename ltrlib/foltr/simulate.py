@@ -31,7 +31,7 @@ from ltrlib.data.dataset import Dataset
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
 from ltrlib.foltr.intents import read_intent_collection
-from ltrlib.foltr.rankers import FoltrRanker
+from ltrlib.foltr.rankers import PRECISIONS, FoltrRanker
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.significance import compare_tidy
 from ltrlib.trec import RunFile
@@ -60,6 +60,7 @@ class Job:
     label: str = ""             # display name of the setting (e.g. type2_R1 with 10 clients)
     prox_every_interaction: bool = True  # FedProx's pull also without a click update (the reference's)
     label_overlap: bool = False  # Type 2: a document may go to several clients (the reference's runs)
+    precision: str = "float32"   # the neural ranker's arithmetic; float64: ltrlib's numbers before issue 60
 
     def __post_init__(self):
         if self.setting not in SETTINGS:
@@ -70,6 +71,8 @@ class Job:
             raise ValueError("Job: remedy fedper needs ranker='neural'")
         if self.remedy == "fedprox" and self.mu <= 0:
             raise ValueError(f"Job: remedy fedprox needs mu > 0, got {self.mu}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"Job: precision must be one of {PRECISIONS}, got {self.precision!r}")
 
 
 def build_federation(data: P.FoltrData, job: Job):
@@ -101,7 +104,7 @@ def run_job(data: P.FoltrData, job: Job,
     res = run_federated(fed, job.ranker, job.n_rounds, seed=job.seed, lr=job.lr,
                         mu=job.mu if job.remedy == "fedprox" else 0.0, fedper=job.remedy == "fedper",
                         eval_every=job.eval_every, warmup_interactions=job.warmup_interactions,
-                        prox_every_interaction=job.prox_every_interaction)
+                        prox_every_interaction=job.prox_every_interaction, precision=job.precision)
     tags = _tags(job)
     off = res.offline.assign(**tags)
     row = dict(tags, cumulative_online=res.cumulative_online,
@@ -280,15 +283,16 @@ def settings_the_data_supports(data: P.FoltrData, settings, remedy_settings) -> 
 def experiment_grid(settings, seeds, *, rankers, clicks, n_rounds: int, eval_every: int, B: int,
                     label_overlap: bool, type2_R1_with_10_clients: bool = False, type2_R1_B_sweep=(),
                     remedy_settings=(), remedy_clicks=(), mus=(), share_fraction: float = 0.0,
-                    warmup_interactions: int = 0) -> list[Job]:
+                    warmup_interactions: int = 0, precision: str = "float32") -> list[Job]:
     """Notebook 07's runs, in its order: every one of ``settings``, IID and non-IID, for each
     ranker and click model (`grid`); with ``type2_R1_with_10_clients`` and Type 2 #R = 2 run,
     Type 2 #R = 1 on 10 clients (``type2_R1_10clients``); Type 2 #R = 1 at each other B of
     ``type2_R1_B_sweep`` (settings ``type2_R1_B<b>``, each with its IID baseline at that B);
     then on the non-IID data of each of ``remedy_settings`` FedProx at each mu of ``mus``
     and FedPer, and, except on Type 1 (Figure 4 tries FedProx and FedPer only), data sharing
-    of ``share_fraction`` without and with a server warm-up of ``warmup_interactions``."""
-    common = dict(n_rounds=n_rounds, eval_every=eval_every, B=B, label_overlap=label_overlap)
+    of ``share_fraction`` without and with a server warm-up of ``warmup_interactions``.
+    ``precision``: the neural ranker's arithmetic (`Job`)."""
+    common = dict(n_rounds=n_rounds, eval_every=eval_every, B=B, label_overlap=label_overlap, precision=precision)
     jobs = grid(settings, seeds, rankers=rankers, clicks=clicks, **common)
     if type2_R1_with_10_clients and "type2_R2" in settings:
         jobs += [Job("type2_R1", nn, rk, ck, seed=s, n_clients=10, label="type2_R1_10clients", **common)

@@ -81,7 +81,7 @@ def test_pair_weight_formula_and_stability():
 def test_neural_gradient_matches_finite_differences():
     rng = np.random.default_rng(0)
     F, H = 6, 5
-    spec = make_ranker("neural", F, H)
+    spec = make_ranker("neural", F, H, "float64")  # the float64 arithmetic, to finite-difference precision
     w = spec.init(rng) * 3
     X = rng.random((3, F)).astype(np.float32)
     rows = np.arange(3)
@@ -126,7 +126,7 @@ def test_batched_neural_gradient_equals_sum_of_per_document_gradients():
 
     rng = np.random.default_rng(2)
     F, H = 7, 4
-    spec = make_ranker("neural", F, H)
+    spec = make_ranker("neural", F, H, "float64")  # the float64 arithmetic, to finite-difference precision
     w = spec.init(rng)
     X = rng.random((6, F)).astype(np.float32)
     rows = np.arange(6)[::-1].copy()
@@ -149,7 +149,7 @@ def test_initialisation_follows_the_reference():
     assert np.linalg.norm(lin) == pytest.approx(0.01)
     assert (lin > 0).any() and (lin < 0).any()
     F, H = 300, 64
-    w = make_ranker("neural", F, H).init(rng)
+    w = make_ranker("neural", F, H, "float64").init(rng)
     first, out = w[:F * H + H], w[F * H + H:]
     assert first.std() == pytest.approx(1 / F, rel=0.02) and abs(first.mean()) < 1e-4
     assert out.std() == pytest.approx(1 / H, rel=0.25)

@@ -36,8 +36,8 @@ def python_rounds(fed, ranker, n_rounds, *, seed, lr=0.1, mu=0.0, fedper=False, 
     """The round loop as ltrlib ran it before the compiled rounds (7d3748a,
     ``_FederatedRun.play_round``): one `client_update` call per client and round, FedAvg
     and the online means in numpy. Returns the final global vector, the online NDCG per
-    round, and FedPer's output layers."""
-    spec = make_ranker(ranker, fed.n_features, hidden)
+    round, and FedPer's output layers. Its networks computed in float64."""
+    spec = make_ranker(ranker, fed.n_features, hidden, "float64")
     child = np.random.SeedSequence(seed).spawn(2 + len(fed.clients))
     rng_sample = np.random.default_rng(child[1])
     rng_clients = [np.random.default_rng(c) for c in child[2:]]
@@ -97,9 +97,10 @@ CASES = {
 
 @pytest.mark.parametrize("case", CASES)
 def test_compiled_rounds_give_the_python_loops_numbers_to_the_bit(data, case):
+    """Where the arithmetic is kept (networks in float64), every number is the old loop's."""
     build, ranker, kw = CASES[case]
     fed = build(data)
-    res = run_federated(fed, ranker, 13, seed=5, eval_every=4, **kw)
+    res = run_federated(fed, ranker, 13, seed=5, eval_every=4, precision="float64", **kw)
     w_global, online, local = python_rounds(fed, ranker, 13, seed=5, **kw)
     np.testing.assert_array_equal(res.weights, w_global)
     np.testing.assert_array_equal(res.online.online_ndcg.to_numpy(), online)
@@ -183,3 +184,59 @@ def test_sums_are_numpys_to_the_bit():
     for n in [*range(1, 300), 1000, 3001, 10_007]:
         a = rng.normal(size=n) * 10.0 ** rng.uniform(-3, 3, size=n)
         assert numpy_sum(a, n) == a.sum(), n
+
+
+@pytest.mark.parametrize("setting", ["iid", "type1"])
+def test_float32_networks_draw_the_float64_curves_within_their_run_to_run_spread(data, setting):
+    """float32 cannot keep float64's bits; it must keep its curves. Five runs a precision
+    (the same five seeds): at every offline evaluation and for the cumulative online NDCG,
+    the two means differ by less than one standard error of the five runs' spread (their
+    pooled standard deviation / sqrt(5)). Runs whose Plackett-Luce draws never flip
+    coincide; a wrong float32 kernel moves the curves by far more than the spread."""
+    from ltrlib.foltr.simulate import Job, run_job
+
+    curves, online = {}, {}
+    for precision in ("float64", "float32"):
+        runs = [run_job(data, Job(setting, True, "neural", "informational", seed=s, n_rounds=60, eval_every=10,
+                                  precision=precision)) for s in range(5)]
+        curves[precision] = np.array([off.value.to_numpy() for off, _, _ in runs])
+        online[precision] = np.array([row["cumulative_online"] for _, row, _ in runs])
+    for values in (curves, online):
+        spread = np.sqrt((values["float64"].std(axis=0, ddof=1) ** 2 + values["float32"].std(axis=0, ddof=1) ** 2) / 2)
+        gap = np.abs(values["float32"].mean(axis=0) - values["float64"].mean(axis=0))
+        assert np.all(spread > 0)  # the seeds differ, so the spread is a real yardstick
+        assert np.all(gap <= spread / np.sqrt(5)), (gap, spread)
+
+
+def test_the_networks_train_in_their_precision(data):
+    """The client vectors and FedPer's layers are float32 by default and float64 on request;
+    the trained ranker hands its weights on as float64, and an unknown precision is refused."""
+    fed = P.iid(data, 3, 5, "perfect")
+    for precision, dtype in (("float32", np.float32), ("float64", np.float64)):
+        spec = make_ranker("neural", fed.n_features, 8, precision)
+        assert spec.dtype is dtype and spec.init(np.random.default_rng(0)).dtype == dtype
+        res = run_federated(fed, "neural", 3, seed=1, eval_every=3, hidden=8, precision=precision, fedper=True)
+        assert res.weights.dtype == np.float64 and all(w.dtype == dtype for w in res.client_weights)
+    assert make_ranker("linear", 4, precision="float32").dtype is np.float64
+    with pytest.raises(ValueError, match="precision must be one of"):
+        make_ranker("neural", 4, precision="float16")
+
+
+def test_float32_network_computes_the_float64_scores_and_gradients_to_float32_accuracy():
+    from ltrlib.foltr.rankers import add_neural_gradients
+
+    rng = np.random.default_rng(3)
+    F, H, n = 23, 16, 30
+    X = rng.random((n, F)).astype(np.float32)
+    rows = rng.permutation(n)
+    w64 = make_ranker("neural", F, H, "float64").init(rng) * 20  # hidden units far into both tails
+    w32 = w64.astype(np.float32)
+    docs, coefs = np.array([3, 0, 17]), np.array([0.8, -0.3, -0.5])
+    out = {}
+    for w in (w64, w32):
+        scores, hid, grad = np.empty(n), np.empty((n, H), dtype=w.dtype), np.zeros(len(w), dtype=w.dtype)
+        score_rows(1, H, w, X, rows, 0, n, scores, hid)
+        add_neural_gradients(H, w, X, rows, 0, docs, coefs, 3, hid, grad)
+        out[w.dtype] = scores, hid, grad
+    for a, b in zip(out[np.dtype(np.float64)], out[np.dtype(np.float32)]):
+        np.testing.assert_allclose(b, a, rtol=2e-5, atol=2e-6 * np.abs(a).max())
