@@ -1,6 +1,7 @@
 """Builders of the tables the fidelity ledger reads, as notebooks 06, 07 and 08 write them:
 the `tables` fixture hands them to the tests of every paper and of the ledger."""
 
+import functools
 import itertools
 import json
 from types import SimpleNamespace
@@ -89,49 +90,51 @@ CLICKS = ("perfect", "navigational", "informational")
 T = 300
 
 
-def _foltr_run(setting, data, ranker, click, seed, offline, online, remedy="none"):
+def _foltr_run(setting, data, ranker, click, seed, offline, online, remedy="none", rounds=T):
     return {"setting": setting, "data": data, "ranker": ranker, "click": click, "remedy": remedy, "seed": seed,
-            "n_rounds": T, "B": 5, "cumulative_online": online * discount_sum(T), "mean_online": online,
+            "n_rounds": rounds, "B": 5, "cumulative_online": online * discount_sum(rounds), "mean_online": online,
             "final_offline": offline, "interactions": 100, "n_clients": 5, "seconds": 1.0}
 
 
-def foltr_runs(rng, *, type1_gap=0.2, sharing_gain=0.1, seeds=5):
+def foltr_runs(rng, *, type1_gap=0.2, sharing_gain=0.1, seeds=5, rounds=T):
     """Runs with the paper's pattern: Type 1 and #R = 1 hurt (at B = 2, 5 and 10), #R = 2 barely
     and far above #R = 1, Types 3 and 4 not at all; with perfect clicks a larger B does better,
     IID online rises with B; sharing helps, FedProx and FedPer do not.
 
     Paired over 3 click models × ``seeds`` seeds (15 pairs by default), and over ``seeds``
     for what one click model decides (Type 3's SDBN and PBM, perfect clicks' B = 10 vs 2):
-    the default 5 is `ltrlib.fidelity.claims.MIN_PAIRS`, the fewest a test decides on."""
+    the default 5 is `ltrlib.fidelity.claims.MIN_PAIRS`, the fewest a test decides on.
+    ``rounds``: the runs' T (online values are per-round means times its discount sum)."""
     rows = []
+    run = functools.partial(_foltr_run, rounds=rounds)
     for ranker, click, seed in itertools.product(("linear", "neural"), CLICKS, range(seeds)):
         noise = lambda: rng.normal(0, 0.005)  # noqa: E731
-        rows += [_foltr_run("type1", "IID", ranker, click, seed, 0.6 + noise(), 0.5 + noise()),
-                 _foltr_run("type1", "non-IID", ranker, click, seed, 0.6 - type1_gap + noise(),
+        rows += [run("type1", "IID", ranker, click, seed, 0.6 + noise(), 0.5 + noise()),
+                 run("type1", "non-IID", ranker, click, seed, 0.6 - type1_gap + noise(),
                             0.5 - type1_gap + noise())]
         for setting, gap in (("type2_R1_10clients", 0.2), ("type2_R2", 0.01)):
-            rows += [_foltr_run(setting, "IID", ranker, click, seed, 0.6 + noise(), 0.5 + noise()),
-                     _foltr_run(setting, "non-IID", ranker, click, seed, 0.6 - gap + noise(), 0.5 - gap + noise())]
+            rows += [run(setting, "IID", ranker, click, seed, 0.6 + noise(), 0.5 + noise()),
+                     run(setting, "non-IID", ranker, click, seed, 0.6 - gap + noise(), 0.5 - gap + noise())]
         # No difference (Types 3 and 4): non-IID is its IID twin ± 0.001, alternating, so no
         # paired test finds a difference by chance.
         jitter = 0.001 if (seed + CLICKS.index(click)) % 2 else -0.001
         offline, online = 0.6 + noise(), 0.5 + noise()
-        rows += [_foltr_run("type4", "IID", ranker, click, seed, offline, online),
-                 _foltr_run("type4", "non-IID", ranker, click, seed, offline + jitter, online - jitter)]
-        rows += [_foltr_run("type2_R1", "IID", ranker, click, seed, 0.6 + noise(), 0.5),
-                 _foltr_run("type2_R1", "non-IID", ranker, click, seed, 0.3 + noise(), 0.8),
-                 _foltr_run("type2_R1", "non-IID", ranker, click, seed, 0.3 + sharing_gain + noise(), 0.8, "sharing"),
-                 _foltr_run("type2_R1", "non-IID", ranker, click, seed, 0.3 + noise(), 0.8, "fedprox(mu=0.1)")]
+        rows += [run("type4", "IID", ranker, click, seed, offline, online),
+                 run("type4", "non-IID", ranker, click, seed, offline + jitter, online - jitter)]
+        rows += [run("type2_R1", "IID", ranker, click, seed, 0.6 + noise(), 0.5),
+                 run("type2_R1", "non-IID", ranker, click, seed, 0.3 + noise(), 0.8),
+                 run("type2_R1", "non-IID", ranker, click, seed, 0.3 + sharing_gain + noise(), 0.8, "sharing"),
+                 run("type2_R1", "non-IID", ranker, click, seed, 0.3 + noise(), 0.8, "fedprox(mu=0.1)")]
         # The B sweep of #R = 1 (B = 5 is type2_R1): IID online 0.45 < 0.5 < 0.55.
-        rows += [_foltr_run("type2_R1_B2", "IID", ranker, click, seed, 0.58 + noise(), 0.45),
-                 _foltr_run("type2_R1_B2", "non-IID", ranker, click, seed, 0.25 + noise(), 0.8),
-                 _foltr_run("type2_R1_B10", "IID", ranker, click, seed, 0.62 + noise(), 0.55),
-                 _foltr_run("type2_R1_B10", "non-IID", ranker, click, seed, 0.35 + noise(), 0.8)]
+        rows += [run("type2_R1_B2", "IID", ranker, click, seed, 0.58 + noise(), 0.45),
+                 run("type2_R1_B2", "non-IID", ranker, click, seed, 0.25 + noise(), 0.8),
+                 run("type2_R1_B10", "IID", ranker, click, seed, 0.62 + noise(), 0.55),
+                 run("type2_R1_B10", "non-IID", ranker, click, seed, 0.35 + noise(), 0.8)]
         if click == "perfect":
             for c in ("sdbn", "pbm"):
                 offline, online = 0.6 + noise(), 0.5 + noise()
-                rows += [_foltr_run(f"type3_{c}", "IID", ranker, c, seed, offline, online),
-                         _foltr_run(f"type3_{c}", "non-IID", ranker, c, seed, offline + jitter, online - jitter)]
+                rows += [run(f"type3_{c}", "IID", ranker, c, seed, offline, online),
+                         run(f"type3_{c}", "non-IID", ranker, c, seed, offline + jitter, online - jitter)]
     return pd.DataFrame(rows)
 
 

@@ -13,7 +13,8 @@ from ltrlib.fidelity.across import ACROSS_COLUMNS, effect_ratio_intervals
 
 def _run_dir(tables, tmp_path, seed=4):
     run = tables.bilambdamart_run(tmp_path)
-    tables.write_foltr_runs(run, tables.foltr_runs(np.random.default_rng(seed)))
+    # At the paper's T, so that the online comparisons have Effect Ratios to average.
+    tables.write_foltr_runs(run, tables.foltr_runs(np.random.default_rng(seed), rounds=10_000))
     t08 = run / "tables" / "08_xgboost_backends"
     t08.mkdir(parents=True)
     for name, frame in tables.notes().items():
