@@ -13,13 +13,15 @@ and as the ratio baseline / this checkout:
    per query; ``../shared/data/lightgbm-rank``): 5 IID clients, B = 5, SDBN perfect and
    informational clicks, linear and neural rankers, offline evaluation only at the start and
    the end, so the figure is the per-interaction work plus the per-round FedAvg.
-2. Microseconds per interaction of one run of each of notebook 07's settings (non-IID
-   data, perfect clicks where the setting has a choice) on the ``small`` synthetic twin
-   (~104 documents a query, 220 features), T = ``--small-rounds``, evaluated every T/10
-   rounds as the notebook does, timed as ``runs_online.csv``'s ``seconds`` (the whole
-   ``run_job``, partition included).
-3. With ``--paper``: one paper-length linear run (T = 10,000, 5 IID clients, B = 5, evaluated
-   every 100 rounds) on the ``small`` twin, this checkout only.
+2. Microseconds per interaction of each of notebook 07's settings (non-IID data, perfect
+   clicks where the setting has a choice) on the ``small`` synthetic twin (~104 documents
+   a query, 220 features), over ``--small-rounds`` rounds, and what a notebook 07 run pays
+   besides its rounds (its partition and 11 offline evaluations; `measure`).
+   From them, notebook 07's cost at ``-p profile paper`` is projected for both versions
+   (`paper_protocol_seconds`).
+3. With ``--paper``: paper-length runs of each ranker (T = 10,000, 5 IID clients, B = 5,
+   evaluated every 1,000 rounds) on the ``small`` twin, this checkout only, beside what
+   item 2 projects for them (`paper_runs`).
 """
 
 from __future__ import annotations
@@ -39,14 +41,30 @@ ONE_THREAD = {v: "1" for v in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS
 SETTINGS = ("iid", "type1", "type2_R1", "type2_R2", "type3_sdbn", "type3_pbm", "type4")
 
 
+def _seconds(fn, repeats: int) -> float:
+    """The fastest of ``repeats`` timings of ``fn()``: the machine's noise only adds."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def measure(rounds: int, neural_rounds: int, small_rounds: int) -> dict:
-    """The figures of items 1 and 2, run by whichever ``ltrlib`` this process imports."""
+    """The figures of items 1 and 2, run by whichever ``ltrlib`` this process imports.
+
+    Item 2, per setting and ranker, on its federation (built once, and timed: the
+    partition): a run of one round (its start, two offline evaluations and the round) and a
+    run of ``small_rounds`` rounds evaluated at the start and the end; their difference is
+    the cost of the rounds, half the first the cost of an evaluation. Each is the fastest
+    of repeated timings."""
     from ltrlib.data import load_dataset
     from ltrlib.foltr import partition as P
     from ltrlib.foltr.federated import run_federated
-    from ltrlib.foltr.simulate import Job, run_job
+    from ltrlib.foltr.simulate import Job, build_federation
 
-    out = {"rate": {}, "us_per_interaction": {}}
+    out = {"rate": {}, "us_per_interaction": {}, "per_round": {}, "fixed": {}}
     s = load_dataset("lightgbm-rank", "", "small", 0)
     data = P.prepare_data(s.train, s.test)
     for ranker, n in (("linear", rounds), ("neural", neural_rounds)):
@@ -58,13 +76,49 @@ def measure(rounds: int, neural_rounds: int, small_rounds: int) -> dict:
             out["rate"][f"{ranker} {click}"] = res.interactions / (time.perf_counter() - t0)
     s = load_dataset("synthetic", "", "small", 0)
     data = P.prepare_data(P.online_training_queries(s), s.test)
+    T = small_rounds
     for ranker in ("linear", "neural"):
         for setting in SETTINGS:
-            run_job(data, Job(setting, True, ranker, n_rounds=2, eval_every=1))  # JIT warm-up
-            _, row, _ = run_job(data, Job(setting, True, ranker, n_rounds=small_rounds,
-                                          eval_every=max(1, small_rounds // 10)))
-            out["us_per_interaction"][f"{ranker} {setting}"] = row["seconds"] / row["interactions"] * 1e6
+            job = Job(setting, True, ranker, seed=1)
+            partition = _seconds(lambda: build_federation(data, job), 2)
+            fed = build_federation(data, job)
+            run_federated(fed, ranker, 2, seed=0, eval_every=1)  # JIT warm-up
+            one = _seconds(lambda: run_federated(fed, ranker, 1, seed=1, eval_every=1), 3)
+            full = _seconds(lambda: run_federated(fed, ranker, T, seed=1, eval_every=T), 2)
+            per_round = (full - one) / (T - 1)
+            interactions = run_federated(fed, ranker, 1, seed=1, eval_every=1).interactions
+            key = f"{ranker} {setting}"
+            out["per_round"][key] = per_round
+            out["us_per_interaction"][key] = per_round / interactions * 1e6
+            # What a notebook 07 run pays besides its rounds: its partition and 11 evaluations.
+            out["fixed"][key] = partition + 11 * one / 2
     return out
+
+
+def paper_protocol_seconds(head: dict) -> tuple[dict[str, float], int]:
+    """Projected CPU-seconds of notebook 07 at ``-p profile paper`` on the small twin (its
+    default grid, remedies under every click model), and its number of runs: per run, the
+    fixed cost of its ranker and setting (item 2) plus T rounds at that setting's measured
+    cost a round, scaled by its interactions a round (clients x B) against the measured
+    run's. A projection from item 2's runs, not a measurement of the notebook. Returns the
+    CPU-seconds per ranker."""
+    from ltrlib.foltr.simulate import experiment_grid, remedy_click_models, rounds_and_seeds
+
+    T, n_seeds = rounds_and_seeds("paper", "small")
+    clicks = ["perfect", "navigational", "informational"]
+    jobs = experiment_grid(SETTINGS[1:] + ("type4_type1", "type4_type2"), list(range(n_seeds)),
+                           rankers=["linear", "neural"], clicks=clicks, n_rounds=T, eval_every=T // 10, B=5,
+                           label_overlap=False, type2_R1_with_10_clients=True, type2_R1_B_sweep=[2, 10],
+                           remedy_settings=["type1", "type2_R1"], remedy_clicks=remedy_click_models("", "paper", clicks),
+                           mus=[0.001, 0.01, 0.1, 1, 10], share_fraction=0.1, warmup_interactions=300)
+    base_clients = {"type1": 4, "type2_R2": 10, "type3_sdbn": 3}
+    total = {"linear": 0.0, "neural": 0.0}
+    for job in jobs:
+        setting = "type4" if job.setting.startswith("type4") else job.setting
+        key = f"{job.ranker} {setting}"
+        scale = ((job.n_clients or base_clients.get(job.setting, 5)) * job.B) / (base_clients.get(setting, 5) * 5)
+        total[job.ranker] += head["fixed"][key] + T * head["per_round"][key] * scale
+    return total, len(jobs)
 
 
 def run_version(src: Path, args) -> dict:
@@ -88,21 +142,28 @@ def extract(ref: str, into: Path) -> Path:
     return into
 
 
-def paper_run() -> None:
+def paper_runs(head: dict) -> None:
+    """Paper-length runs (T = 10,000, 5 IID clients, B = 5, evaluated every 1,000 rounds as
+    notebook 07 does) of each ranker on the small twin, beside what item 2's figures project
+    for them: the rounds of a trained model cost more than the first rounds' (its lists
+    concentrate, so Plackett-Luce sampling recomputes more exponentials, and more clicks
+    make more updates), which the projection does not see."""
     from ltrlib.data import load_dataset
     from ltrlib.foltr import partition as P
     from ltrlib.foltr.federated import run_federated
 
     s = load_dataset("synthetic", "", "small", 0)
-    data = P.prepare_data(s.train, s.test)
+    data = P.prepare_data(P.online_training_queries(s), s.test)
     fed = P.iid(data, 5, 5, "perfect")
-    run_federated(fed, "linear", 2, seed=0, eval_every=1)  # JIT warm-up
-    t0 = time.perf_counter()
-    res = run_federated(fed, "linear", 10_000, seed=0, eval_every=100)
-    dt = time.perf_counter() - t0
-    print(f"paper-length run (small twin, T = 10,000, 5 IID clients, B = 5, linear, {len(res.offline)} offline "
-          f"evaluations): {dt:.1f} s for {res.interactions:,} interactions ({dt / res.interactions * 1e6:.1f} us each); "
-          f"offline NDCG@10 {res.offline.value.iloc[0]:.3f} -> {res.offline.value.iloc[-1]:.3f}")
+    for ranker in ("linear", "neural"):
+        run_federated(fed, ranker, 2, seed=0, eval_every=1)  # JIT warm-up
+        t0 = time.perf_counter()
+        res = run_federated(fed, ranker, 10_000, seed=0, eval_every=1000)
+        dt = time.perf_counter() - t0
+        projected = head["fixed"][f"{ranker} iid"] + 10_000 * head["per_round"][f"{ranker} iid"]
+        print(f"  {ranker}: {dt:.1f} s for {res.interactions:,} interactions ({dt / res.interactions * 1e6:.1f} us each; "
+              f"item 2 projects {projected:.1f} s); offline NDCG@10 {res.offline.value.iloc[0]:.3f} -> "
+              f"{res.offline.value.iloc[-1]:.3f}")
 
 
 def main() -> None:
@@ -114,7 +175,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2000, help="rounds of the linear throughput runs")
     ap.add_argument("--neural-rounds", type=int, default=500, help="rounds of the neural throughput runs")
     ap.add_argument("--small-rounds", type=int, default=200, help="T of the runs on the small twin")
-    ap.add_argument("--paper", action="store_true", help="also time a paper-length linear run")
+    ap.add_argument("--paper", action="store_true", help="also time a paper-length run of each ranker")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,13 +187,23 @@ def main() -> None:
         was = f"{base['rate'][key]:10,.0f}/s -> " if base else ""
         ratio = f"  ({rate / base['rate'][key]:.1f}x)" if base else ""
         print(f"  {key:22s} {was}{rate:10,.0f}/s{ratio}")
-    print(f"2. us per interaction, one run a setting on the small twin (T = {args.small_rounds}, non-IID)")
+    print(f"2. us per interaction ({args.small_rounds} rounds) and a notebook 07 run's fixed seconds (partition "
+          "and 11 evaluations), a setting on the small twin (non-IID)")
     for key, us in head["us_per_interaction"].items():
         was = f"{base['us_per_interaction'][key]:8.1f} -> " if base else ""
-        ratio = f"  ({base['us_per_interaction'][key] / us:.1f}x)" if base else ""
-        print(f"  {key:22s} {was}{us:8.1f}{ratio}")
+        ratio = f"  ({base['us_per_interaction'][key] / us:4.1f}x)" if base else ""
+        fixed = f"{base['fixed'][key]:6.2f} -> " if base else ""
+        print(f"  {key:22s} {was}{us:8.1f}{ratio}   fixed {fixed}{head['fixed'][key]:6.2f} s")
+    for name, figures in (("baseline", base), ("this checkout", head)):
+        if figures:
+            by_ranker, runs = paper_protocol_seconds(figures)
+            cpu = sum(by_ranker.values())
+            print(f"3. notebook 07 at -p profile paper on the small twin, {name} (projected, {runs} runs): "
+                  f"{cpu / 3600:.1f} CPU-hours ({', '.join(f'{r} {v / 3600:.1f}' for r, v in by_ranker.items())}), "
+                  f"{cpu / 2 / 3600:.1f} h on 2 cores, {cpu / 16 / 60:.0f} min on 16")
     if args.paper:
-        paper_run()
+        print("4. paper-length runs on the small twin (T = 10,000, 5 IID clients, B = 5), this checkout")
+        paper_runs(head)
 
 
 if __name__ == "__main__":

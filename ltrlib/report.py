@@ -392,11 +392,12 @@ class Reporter(RunFolder):
 
             plt.close(fig)
 
-    def figures(self, figs: Mapping[str, Any], prefix: str = "", close: bool = False) -> None:
+    def figures(self, figs: Mapping[str, Any], prefix: str = "", close: bool = False,
+                caption: str | None = None) -> None:
         """`figure` for each of ``figs`` (name -> figure), saved as ``<prefix><name>``: a
-        notebook's figure per setting or per model in one call."""
+        notebook's figure per setting or per model in one call, each with ``caption``."""
         for name, fig in figs.items():
-            self.figure(fig, f"{prefix}{name}", close=close)
+            self.figure(fig, f"{prefix}{name}", close=close, caption=caption)
 
     def show(self, view, name: str | None = None) -> None:
         """Show what an explorer of `ltrlib.plots` returned for the notebook's

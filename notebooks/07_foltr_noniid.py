@@ -25,10 +25,13 @@
 # qrels file per intent), is read when `intent_qrels` names its qrels files: then `dataset`
 # is its features file, Type 1 uses the judged intents, and, as the paper (it has no test
 # set), every setting is evaluated offline on its training queries (Type 1 under each
-# intent, averaged). Shortened defaults by scale; the paper's protocol, T = 10,000 rounds
-# and 5 seeds, is one flag on any data: `ltrlib run --only 07 -p profile paper` (scale
-# `paper` sets it too). Online cumulative NDCG is comparable with the paper's Tables 2-3
-# only at T = 10,000, since it sums over the rounds.
+# intent, averaged). Shortened defaults by scale (T = 300, 2 runs a curve and the remedies
+# under perfect clicks at `small`); the paper's protocol, T = 10,000 rounds, 5 runs a curve
+# and the remedies under every click model, is one flag on any data:
+# `ltrlib run --only 07 -p profile paper` (scale `paper` sets T and the runs too). Online
+# cumulative NDCG is comparable with the paper's Tables 2-3 only at T = 10,000, since it
+# sums over the rounds. The neural ranker computes in float32 (`-p precision float64`
+# gives the numbers of ltrlib before 2026-11-28, to the bit).
 #
 # **Outputs** under `reports/<run_id>/`: tables `runs_offline`, `runs_online` (every run),
 # `noniid_gaps` (IID against non-IID, online and final offline, paired t-test over seeds),
@@ -72,7 +75,7 @@ settings: str = "type1,type2_R1,type2_R2,type3_sdbn,type3_pbm,type4,type4_type1,
 type2_R1_with_10_clients: bool = True  # also run one label per client with 10 clients, the fair comparison with two labels
 type2_R1_B_sweep: str = "2,10"  # label skew with one label per client again at these B, beside B above (the paper uses 2, 5 and 10); empty skips
 remedy_settings: str = "type1,type2_R1"  # settings where FedProx and FedPer are tried (Figures 4 and 7), and data sharing except on type1; empty skips
-remedy_clicks: str = "perfect"  # click models of the remedy runs, comma-separated
+remedy_clicks: str = ""  # click models of the remedy runs, comma-separated; empty means by profile: every one of clicks at the paper's protocol, else perfect
 mu_grid: str = "0.001,0.01,0.1,1,10"  # FedProx mu values
 share_fraction: float = 0.1  # data sharing: share of training queries given to every client
 warmup_interactions: int = 0  # data sharing "as described" (§6.3): server warm-up interactions on the shared queries before round 1; 0 means one per shared query
@@ -83,6 +86,7 @@ scheduler: str = ""  # Dask scheduler address such as tcp://host:8786; empty mea
 
 # %%
 from ltrlib.config import parse_list
+from ltrlib import foltr
 from ltrlib.foltr import online_table_caption, rounds_and_seeds, run_seeds
 
 by_scale = rounds_and_seeds(profile, scale)
@@ -92,10 +96,10 @@ every = eval_every or max(1, T // 10)
 ranker_list = parse_list(rankers, name="rankers")
 click_list = parse_list(clicks, name="clicks")
 setting_list = parse_list(settings, name="settings")
-remedy_click_list = parse_list(remedy_clicks, name="remedy_clicks", allow_empty=True)
+remedy_click_list = foltr.remedy_click_models(remedy_clicks, profile, click_list)
 remedy_list = parse_list(remedy_settings, name="remedy_settings", allow_empty=True)
 mus = parse_list(mu_grid, float, "mu_grid", allow_empty=True)
-dict(T=T, seeds=seeds, eval_every=every, rankers=ranker_list, clicks=click_list)
+dict(T=T, seeds=seeds, eval_every=every, rankers=ranker_list, clicks=click_list, remedy_clicks=remedy_click_list)
 
 # %%
 from ltrlib import foltr, plots
@@ -142,7 +146,8 @@ online.groupby(["setting", "data"]).agg(runs=("seed", "size"), interactions=("in
 
 # %%
 summary = foltr.summarise_offline(offline)
-report.figures(plots.foltr_setting_curves(summary), prefix="offline_", close=not interactive)
+report.figures(plots.foltr_setting_curves(summary), prefix="offline_", close=not interactive,
+               caption=foltr.protocol_caption(T, len(seeds)))
 report.show(plots.curve_explorer(summary, interactive=interactive))
 
 # %% [markdown]
@@ -158,7 +163,8 @@ report.table(foltr.table2_layout(online), "table2_paper_layout",
 report.table(foltr.table3_layout(online, B), "table3_paper_layout", caption="Table 3's layout: Type 2, #R = 1")
 gaps = foltr.noniid_gaps(online)
 report.table(gaps.round(4), "noniid_gaps", caption="non-IID minus IID, online and final offline")
-report.figure(plots.foltr_online_gaps(gaps), "online_gaps", close=not interactive)
+report.figure(plots.foltr_online_gaps(gaps), "online_gaps", close=not interactive,
+              caption=foltr.protocol_caption(T, len(seeds)))
 gaps.round(3)
 
 # %% [markdown]
@@ -184,7 +190,7 @@ written = report.run_file_records(foltr.final_run_files(data, final_rankers))
 
 # %%
 report.figures(plots.foltr_remedy_curves(summary, remedy_list, remedy_click_list), prefix="remedies_",
-               close=not interactive)
+               close=not interactive, caption=foltr.protocol_caption(T, len(seeds)))
 remedies = foltr.remedies_table(online, remedy_list)  # None without remedy settings
 report.table(remedies, "remedies", digits=4)
 remedies

@@ -297,6 +297,7 @@ def test_outputs_leave_the_index_to_its_builder_which_renders_tables_and_caption
     rep.table(rows, "many", caption="Table 4: NDCG@10 per model")
     rep.figure(plt.subplots()[0], "alpha_sweep", close=True, caption="NDCG@10 against α on D_merge")
     rep.figure(plt.subplots()[0], "no_caption", close=True)
+    rep.figures({"a": plt.subplots()[0], "b": plt.subplots()[0]}, prefix="curve_", close=True, caption="T = 300")
     rep.metrics(x=1)
     # Writing outputs builds no index (the runner builds it after each notebook): a
     # notebook's cost no longer grows with the square of its outputs.
@@ -308,6 +309,7 @@ def test_outputs_leave_the_index_to_its_builder_which_renders_tables_and_caption
     assert "<td>M25</td>" not in html and "15 more rows in the csv" in html
     assert "<b>alpha_sweep</b>: NDCG@10 against α on D_merge" in html
     assert "<b>no_caption</b>: no caption" in html
+    assert "<b>curve_a</b>: T = 300" in html and "<b>curve_b</b>: T = 300" in html
     assert 'Metrics: <a href="metrics.json">' in html
     # The Markdown page shows the same table rows, caption and figures, from the same reading.
     page = (rep.run_dir / "pages" / "00_a.md").read_text()

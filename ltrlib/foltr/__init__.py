@@ -27,6 +27,8 @@ from ltrlib.foltr.simulate import (
     noniid_gaps,
     online_table,
     online_table_caption,
+    protocol_caption,
+    remedy_click_models,
     remedy_table,
     remedies_table,
     rounds_and_seeds,
@@ -42,6 +44,6 @@ __all__ = [
     "SDBN", "PBM", "click_model", "simulate_clicks", "Federation", "run_federated", "N_INTENTS",
     "online_training_queries", "prepare_data", "load_online_data", "settings_the_data_supports",
     "read_intent_collection", "RankerSpec", "make_ranker", "Job", "grid", "experiment_grid", "run_jobs",
-    "online_table", "summarise_offline", "gap_metrics", "noniid_gaps", "online_table_caption", "remedy_table", "remedies_table",
+    "online_table", "summarise_offline", "gap_metrics", "noniid_gaps", "online_table_caption", "protocol_caption", "remedy_click_models", "remedy_table", "remedies_table",
     "rounds_and_seeds", "run_seeds", "table2_layout", "table3_layout", "table2_jobs", "final_run_files",
 ]

@@ -142,11 +142,34 @@ def rounds_and_seeds(profile: str, scale: str) -> tuple[int, int]:
     return PROFILES[profile] or ROUNDS_AND_SEEDS.get(scale, ROUNDS_AND_SEEDS["small"])
 
 
+def remedy_click_models(remedy_clicks: str, profile: str, clicks) -> list[str]:
+    """The click models of notebook 07's remedy runs: ``remedy_clicks`` (comma-separated)
+    when given; otherwise every one of ``clicks`` under the paper's protocol (the paper runs
+    each setting, remedies included, under its three SDBN click models, so a remedy's
+    comparison with FedAvg pairs 3 click models x 5 runs), and perfect clicks alone by scale
+    (the batch's budget)."""
+    from ltrlib.config import parse_list
+
+    if remedy_clicks:
+        return parse_list(remedy_clicks, name="remedy_clicks")
+    rounds_and_seeds(profile, "small")  # refuses an unknown profile
+    return list(clicks) if profile == "paper" else ["perfect"]
+
+
 def run_seeds(seed: int, n: int) -> list[int]:
     """The seeds of notebook 07's ``n`` runs per curve, drawn from the batch's ``seed``
     (`ltrlib.config.stream_seeds`): no two batch seeds share a run, so runs of a multi-seed
     study are independent (``seed, seed + 1, ...`` made batch seeds s and s + 1 share one)."""
     return stream_seeds(seed, "foltr runs", n)
+
+
+def protocol_caption(n_rounds: int, n_seeds: int) -> str:
+    """What notebook 07's figures were run at, against the paper's protocol: its captions."""
+    paper_T, paper_runs = ROUNDS_AND_SEEDS["paper"]
+    if (n_rounds, n_seeds) == (paper_T, paper_runs):
+        return f"The paper's protocol: T = {paper_T:,} rounds, {paper_runs} runs a curve."
+    return (f"T = {n_rounds:,} rounds, {n_seeds} run{'s' if n_seeds != 1 else ''} a curve: shorter than the "
+            f"paper's T = {paper_T:,} and {paper_runs} runs (`-p profile paper` runs them).")
 
 
 def online_table_caption(n_rounds: int, n_seeds: int) -> str:

@@ -320,6 +320,15 @@ def test_paper_profile_is_one_flag_and_captions_say_when_values_compare():
         rounds_and_seeds("huge", "small")
     assert "compare with Tables 2-3" in online_table_caption(10_000, 5)
     assert "not values" in online_table_caption(300, 2)
+    assert S.protocol_caption(10_000, 5) == "The paper's protocol: T = 10,000 rounds, 5 runs a curve."
+    assert S.protocol_caption(300, 2).startswith("T = 300 rounds, 2 runs a curve: shorter than the paper's")
+    # The remedies run under every click model at the paper's protocol, perfect clicks by scale.
+    clicks = ["perfect", "navigational", "informational"]
+    assert S.remedy_click_models("", "paper", clicks) == clicks
+    assert S.remedy_click_models("", "", clicks) == ["perfect"]
+    assert S.remedy_click_models("informational", "paper", clicks) == ["informational"]
+    with pytest.raises(ValueError, match="unknown profile 'huge'"):
+        S.remedy_click_models("", "huge", clicks)
 
 
 def test_gap_metrics():
