@@ -106,14 +106,27 @@ class RankerSpec:
             return out
         # Evaluation scores whole test sets: a float32 BLAS product is ~10x faster than the
         # per-document kernel there. Scores differ from the kernel's by ~1e-6, which can only
-        # reorder near-ties; training always uses the float64 kernel.
+        # reorder near-ties. In float32 precision the hidden layer stays float32, its sigmoid
+        # numpy's vectorised float32 exp (half the time of float64's expit on Type 1's
+        # training queries); float64 precision keeps the float64 sigmoid it always had.
         F, H = self.n_features, self.hidden
         W1 = w[: F * H].reshape(F, H).astype(np.float32)
         b1, w2 = w[F * H: F * H + H], w[F * H + H:]
         Xf = X if X.dtype == np.float32 else X.astype(np.float32)
+        if self.dtype is np.float32:
+            b1, w2, one = b1.astype(np.float32), w2.astype(np.float32), np.float32(1.0)
         for a in range(0, len(X), 8192):
-            z = (Xf[a: a + 8192] @ W1).astype(np.float64) + b1
-            out[a: a + 8192] = expit(z) @ w2
+            if self.dtype is np.float32:
+                z = Xf[a: a + 8192] @ W1
+                z += b1
+                np.negative(z, out=z)
+                np.exp(z, out=z)
+                z += one
+                np.reciprocal(z, out=z)
+                out[a: a + 8192] = z @ w2
+            else:
+                z = (Xf[a: a + 8192] @ W1).astype(np.float64) + b1
+                out[a: a + 8192] = expit(z) @ w2
         return out
 
 
