@@ -134,7 +134,7 @@ def run_version(src: Path, args) -> dict:
 
 def extract(ref: str, into: Path) -> Path:
     """``ltrlib`` at git ``ref``, extracted under ``into``."""
-    archive = into / "ltrlib.tar"
+    archive = into / "source.tar"
     with open(archive, "wb") as f:
         subprocess.run(["git", "archive", "--format=tar", ref, "ltrlib"], cwd=ROOT, stdout=f, check=True)
     with tarfile.open(archive) as t:

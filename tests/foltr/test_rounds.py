@@ -240,3 +240,17 @@ def test_float32_network_computes_the_float64_scores_and_gradients_to_float32_ac
         out[w.dtype] = scores, hid, grad
     for a, b in zip(out[np.dtype(np.float64)], out[np.dtype(np.float32)]):
         np.testing.assert_allclose(b, a, rtol=2e-5, atol=2e-6 * np.abs(a).max())
+
+
+def test_the_float32_sigmoid_is_the_float64_one_to_float32_accuracy():
+    from ltrlib.foltr.rankers import _sigmoid_row32
+
+    z = np.concatenate([np.linspace(-90, 90, 4001), [-1e4, 1e4, 0.0, -0.0, 1e-8]]).astype(np.float32)
+    out, bits = np.empty_like(z), np.empty(len(z), dtype=np.int32)
+    _sigmoid_row32(z, out, bits)
+    with np.errstate(over="ignore"):  # exp(1e4) is inf in float64 too, and 1 / inf the limit 0
+        exact = 1.0 / (1.0 + np.exp(-z.astype(np.float64)))
+    normal = exact > 1e-37  # below, float32 holds denormals at best: both are ~0
+    np.testing.assert_allclose(out[normal], exact[normal], rtol=2e-7)
+    assert np.all(out[~normal] < 1e-37) and np.all(out >= 0) and np.all(out <= 1)
+    assert out[-3] == out[-2] == np.float32(0.5)
