@@ -73,16 +73,22 @@ def test_query_without_relevant_documents_keeps_each_users_convention():
     assert _pdgd_online_ndcg(y, s)[0] == 0.0               # PDGD online NDCG counts 0
 
 
-def test_numba_caches_are_dropped_when_the_kernels_change(tmp_path, monkeypatch):
-    # A caller's numba cache is keyed by the caller's file only; an edit of kernels.py
-    # alone must not leave callers running code compiled with the old kernels.
+def test_numba_caches_are_dropped_when_a_numba_module_changes(tmp_path, monkeypatch):
+    # A caller's numba cache is keyed by the caller's file only; an edit of a callee's file
+    # alone (kernels.py, or the rankers FPDGD's rounds call) must not leave callers running
+    # code compiled with the old callee.
     from ltrlib.metrics import kernels
 
     package = tmp_path / "ltrlib"
     source = package / "metrics" / "kernels.py"
     source.parent.mkdir(parents=True)
-    source.write_text("# kernels, version 1\n")
-    caller_cache = package / "foltr" / "__pycache__" / "pdgd.query_dcg-12.py311.nbi"
+    source.write_text("import numba  # kernels, version 1\n")
+    rankers = package / "foltr" / "rankers.py"
+    rankers.parent.mkdir(parents=True)
+    rankers.write_text("import numba  # rankers, version 1\n")
+    plain = package / "report.py"
+    plain.write_text("# no compiled code\n")
+    caller_cache = package / "foltr" / "__pycache__" / "rounds.play_rounds-12.py311.nbi"
     caller_cache.parent.mkdir(parents=True)
     monkeypatch.setattr(kernels, "__file__", str(source))
 
@@ -92,7 +98,12 @@ def test_numba_caches_are_dropped_when_the_kernels_change(tmp_path, monkeypatch)
     caller_cache.touch()  # compiled again with version 1
     kernels._drop_stale_caches()
     assert caller_cache.exists()
-    source.write_text("# kernels, version 2\n")
+    plain.write_text("# no compiled code, edited\n")  # a module without numba code: caches stay
     kernels._drop_stale_caches()
-    assert not caller_cache.exists()
-    assert len(list((package / "metrics" / "__pycache__").glob("kernels-*.stamp"))) == 1
+    assert caller_cache.exists()
+    for edited in (source, rankers):
+        edited.write_text(edited.read_text() + "# version 2\n")
+        kernels._drop_stale_caches()
+        assert not caller_cache.exists()
+        caller_cache.touch()
+    assert len(list((package / "metrics" / "__pycache__").glob("numba-*.stamp"))) == 1
