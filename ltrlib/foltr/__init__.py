@@ -6,6 +6,7 @@
 - ``pdgd``: Plackett-Luce sampling, preference inference, rho weights and the update, compiled;
 - ``views`` / ``partition``: client views and the non-IID Types 1-4 with IID baselines, data sharing;
 - ``intents``: the intent-change collection (judged intents for Type 1);
+- ``rounds``: Algorithm 1's rounds between two evaluations in one compiled call;
 - ``federated``: Algorithm 1 (FedAvg by interactions), FedProx, FedPer, offline/online metrics;
 - ``simulate``: settings x seeds grids in parallel (joblib, or Dask given a scheduler) as frames,
   and the final rankers of some runs as TREC run files (``final_run_files``).
