@@ -227,13 +227,13 @@ def number_or_na(v: float | None, digits: int = 3) -> str:
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 
 
-def _stability(paper: Effect | None, ours: Comparison | None = None, theirs: Comparison | None = None) -> str:
-    if paper is None:
+def _stability(ours: Comparison, theirs: Comparison | None) -> str:
+    if theirs is None:
         return "no source number"
-    if ours is not None and theirs is not None and ours.horizon != theirs.horizon:
+    if ours.horizon != theirs.horizon:
         return f"not comparable: T = {ours.horizon:,} against {theirs.horizon:,}"
-    if abs(paper.improvement) < UNSTABLE_BELOW:
-        return f"unstable: the source's effect {paper.improvement:+.4f} is below {UNSTABLE_BELOW}"
+    if abs(theirs.effect.improvement) < UNSTABLE_BELOW:
+        return f"unstable: the source's effect {theirs.effect.improvement:+.4f} is below {UNSTABLE_BELOW}"
     return "stable"
 
 
@@ -245,7 +245,7 @@ def _effect_rows(source: str, claim: str, scope: str, ours: Finding, paper: Find
         matched = [p for p in theirs if p.label == c.label] or [None]
         for p in matched:
             pe = None if p is None else p.effect
-            stability = _stability(pe, c, p)
+            stability = _stability(c, p)
             rows.append({"source": source, "claim": claim, "scope": scope, "comparison": c.label,
                          "dataset": "" if p is None else p.dataset,
                          "ours_improvement": c.effect.improvement, "ours_baseline": c.effect.baseline,

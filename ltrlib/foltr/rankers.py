@@ -113,20 +113,20 @@ class RankerSpec:
         W1 = w[: F * H].reshape(F, H).astype(np.float32)
         b1, w2 = w[F * H: F * H + H], w[F * H + H:]
         Xf = X if X.dtype == np.float32 else X.astype(np.float32)
-        if self.dtype is np.float32:
-            b1, w2, one = b1.astype(np.float32), w2.astype(np.float32), np.float32(1.0)
-        for a in range(0, len(X), 8192):
-            if self.dtype is np.float32:
-                z = Xf[a: a + 8192] @ W1
-                z += b1
-                np.negative(z, out=z)
-                np.exp(z, out=z)
-                z += one
-                np.reciprocal(z, out=z)
-                out[a: a + 8192] = z @ w2
-            else:
+        if self.dtype is np.float64:
+            for a in range(0, len(X), 8192):
                 z = (Xf[a: a + 8192] @ W1).astype(np.float64) + b1
                 out[a: a + 8192] = expit(z) @ w2
+            return out
+        b1, w2 = b1.astype(np.float32), w2.astype(np.float32)
+        for a in range(0, len(X), 8192):
+            z = Xf[a: a + 8192] @ W1
+            z += b1
+            np.negative(z, out=z)
+            np.exp(z, out=z)
+            z += np.float32(1.0)
+            np.reciprocal(z, out=z)
+            out[a: a + 8192] = z @ w2
         return out
 
 
@@ -204,7 +204,7 @@ def _linear_scores(w, X, rows, a, n, scores):
     Eight documents advance together: one document's sum is a chain of dependent additions
     (the order is kept, so no vector reduction), and eight independent chains keep the
     floating-point units busy where one waits out each addition's latency. Every score is
-    bit-for-bit the one-document loop's (tests/foltr/test_rankers.py)."""
+    bit-for-bit the one-document loop's (tests/foltr/test_rounds.py)."""
     F = X.shape[1]
     i = 0
     while i + 8 <= n:

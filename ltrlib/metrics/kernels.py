@@ -41,7 +41,7 @@ def _drop_stale_caches() -> None:
     """Delete every numba cache file (``__pycache__/*.nbi``, ``*.nbc``) under the ``ltrlib``
     package when its modules that use numba differ from the ones the caches were compiled
     with, recorded as a stamp ``__pycache__/numba-<hash>.stamp`` beside this file (a hash of
-    those modules' contents, about 1 ms at import); the next call of each cached function
+    those modules' contents, about 5 ms at import); the next call of each cached function
     compiles it again. Best effort: a read-only install keeps its caches (numba then caches
     elsewhere, and an installed release changes every file at once)."""
     here = Path(__file__)
