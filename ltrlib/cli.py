@@ -320,24 +320,41 @@ def _add_runs_parser(subparsers) -> None:
 
 
 def _runs(args: argparse.Namespace) -> int:
+    import warnings
+
     import pandas as pd
 
-    from ltrlib.trec import list_runs
+    from ltrlib.trec import TrecWarning, list_runs
 
     run_dir = _run_dir(args.run)
-    table = list_runs(run_dir)
-    if table.empty:
-        print(f"{run_dir}: no run files (notebooks 03-09 write them under runs/)")
-        return 0
-    with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_colwidth", 50):
-        print(table.to_string(index=False))
-        if args.check:
-            from ltrlib.trec import agreement_counts
+    shown, said = warnings.showwarning, set()
 
-            counts = agreement_counts(run_dir)
-            print("\nranx against ltrlib.metrics, queries with a relevant document:")
-            print(counts.to_string(index=False))
-            print(counts.groupby("metric")[["compared", "agree", "differ_tied", "differ_untied"]].sum().to_string())
+    def show(message, category, *rest, **kwargs):
+        # A missing or empty run file, once, as one line like the errors': Python's display
+        # would add a source line of ltrlib that tells the user nothing.
+        if not issubclass(category, TrecWarning):
+            shown(message, category, *rest, **kwargs)
+        elif str(message) not in said:
+            said.add(str(message))
+            print(f"ltrlib {args.command}: warning: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        # --check scores every run: one listed but missing fails it rather than being left out.
+        table = list_runs(run_dir, strict=args.check)
+        if table.empty:
+            print(f"{run_dir}: no run files (notebooks 03-09 write them under runs/)")
+            return 0
+        with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_colwidth", 50):
+            print(table.to_string(index=False))
+            if args.check:
+                from ltrlib.trec import agreement_counts
+
+                counts = agreement_counts(run_dir)
+                print("\nranx against ltrlib.metrics, queries with a relevant document:")
+                print(counts.to_string(index=False))
+                print(counts.groupby("metric")[["compared", "agree", "differ_tied", "differ_untied"]].sum()
+                      .to_string())
     first = table.iloc[0]
     folder = run_dir / "runs" / first.notebook
     qrels, run = folder / (first.qrels.split(", ")[0] or "qrels.gz"), folder / first.run

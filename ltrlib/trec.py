@@ -33,6 +33,15 @@ query by query against ranx and ir_measures).
 **Scores** are written as Python's ``repr`` of the float64, the shortest text that reads
 back to the same number, so a score reads back exactly and ties stay ties. A file whose
 name ends in ``.gz`` is gzip-compressed.
+
+**Reading** (`read_run`, `read_qrels`, and through them every reader here) refuses what
+our writers never write, with a `TrecFormatError` naming the file and, where there is one,
+the line: a gzip file cut short or corrupt, a ``.gz`` that is not gzip (or gzip under
+another name), text that is not UTF-8, a line of too few or too many columns, a rank or
+label that is not an integer, a score that is not a finite number, a document listed twice
+for one query. An empty file is read as an empty frame (the writers write one for data
+without documents); what cannot compare it says so by name: `agreement` warns
+(`TrecWarning`), `reproduction` refuses it.
 """
 
 from __future__ import annotations
@@ -41,6 +50,9 @@ import functools
 import gzip
 import io
 import os
+import re
+import warnings
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -57,7 +69,7 @@ if TYPE_CHECKING:
 __all__ = ["RANX_NAMES", "REPRO_MEASURES", "RUN_COLUMNS", "QRELS_COLUMNS", "RUN_INDEX", "RunFile", "agreement",
            "agreement_counts", "docnos", "find_run", "index_run", "import_ranx", "list_runs", "lists_of",
            "RANX_KEY_DIGITS", "ranx_keys", "ranx_qrels", "ranx_run", "read_qrels", "read_run", "reproduction",
-           "run_order", "run_records", "write_qrels", "write_run"]
+           "run_order", "run_records", "TrecFormatError", "TrecWarning", "write_qrels", "write_run"]
 
 
 def import_ranx():
@@ -247,10 +259,14 @@ def _write_lines(path: Path, lines) -> Path:
     return path
 
 
+_RUN_TYPES = {"qid": str, "Q0": str, "docno": str, "rank": np.int64, "score": np.float64, "tag": str}
+_QRELS_TYPES = {"qid": str, "iteration": str, "docno": str, "rel": np.int64}
+
+
 def read_run(path: str | os.PathLike) -> pd.DataFrame:
-    """A run file as a frame of `RUN_COLUMNS` (``score`` float64, ``rank`` int)."""
-    return _read(Path(path), RUN_COLUMNS, {"qid": str, "Q0": str, "docno": str, "rank": np.int64,
-                                           "score": np.float64, "tag": str})
+    """A run file as a frame of `RUN_COLUMNS` (``score`` float64, ``rank`` int);
+    `TrecFormatError` naming the file and line where it is not one (module docstring)."""
+    return _read(Path(path), RUN_COLUMNS, _RUN_TYPES)
 
 
 def ranx_run(path: str | os.PathLike):
@@ -297,58 +313,223 @@ def ranx_keys(codes) -> np.ndarray:
 
 
 def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
-    """A qrels file as a frame of `QRELS_COLUMNS`."""
-    return _read(Path(path), QRELS_COLUMNS, {"qid": str, "iteration": str, "docno": str, "rel": np.int64})
+    """A qrels file as a frame of `QRELS_COLUMNS`; `TrecFormatError` naming the file and line
+    where it is not one (module docstring)."""
+    return _read(Path(path), QRELS_COLUMNS, _QRELS_TYPES)
+
+
+class TrecFormatError(ValueError):
+    """A run or qrels file that cannot be read as it is (module docstring: Reading). Carries
+    ``path`` and ``line`` (1-based, or None where the problem is the whole file's), as
+    `ltrlib.data.LetorFormatError` does for the LETOR readers."""
+
+    def __init__(self, message: str, path, line: int | None = None):
+        super().__init__(message)
+        self.path = str(path)
+        self.line = line
+
+
+class TrecWarning(UserWarning):
+    """A run folder or file that can be read on, but that leaves something out: a run
+    `RUN_INDEX` lists that is missing on disk (`list_runs`), an empty run or qrels that
+    `agreement` has nothing to compare in."""
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _read_text(path: Path) -> str:
+    """The text of a run or qrels file, decompressed where its name ends in ``.gz``. A
+    missing file raises FileNotFoundError, as Python's ``open`` does."""
+    raw = path.read_bytes()
+    # Read whole, then parse: a gzip stream cut short would otherwise fail inside pandas'
+    # parser as an EOFError naming no file.
+    if path.suffix == ".gz":
+        if not raw:
+            raise TrecFormatError(f"{path}: an empty file (0 bytes), where gzip writes a header even for no "
+                                  "lines: the file is incomplete; write it again", path)
+        if raw[:2] != _GZIP_MAGIC:
+            raise TrecFormatError(f"{path}: named .gz but not gzip-compressed (it starts with {raw[:12]!r}); "
+                                  "compress it (gzip) or drop .gz from its name", path)
+        try:
+            raw = gzip.decompress(raw)
+        except EOFError:
+            raise TrecFormatError(f"{path}: the gzip stream is cut short ({len(raw)} bytes, no end marker): "
+                                  "the file is incomplete; write it again", path) from None
+        except (gzip.BadGzipFile, zlib.error) as err:
+            raise TrecFormatError(f"{path}: corrupt gzip data ({err}); write it again", path) from None
+    elif raw[:2] == _GZIP_MAGIC:
+        raise TrecFormatError(f"{path}: gzip-compressed (it starts with gzip's magic bytes 1f 8b) but its name "
+                              f"does not end in .gz; name it {path.name}.gz or decompress it", path)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise TrecFormatError(f"{path}: line {line}: not UTF-8 text (byte {raw[err.start]:#04x}); TREC files "
+                              "are plain text", path, line) from None
+
+
+def _filled_lines(text: str) -> list[int]:
+    """The numbers (1-based) of ``text``'s lines that hold more than whitespace: row r of
+    pandas' frame is line ``[r]``, pandas skipping blank lines."""
+    return [i for i, line in enumerate(re.split(r"\r\n|\r|\n", text), 1) if line.strip()]
+
+
+def _line_of(text: str, row: int) -> int:
+    """The file line of a frame's ``row``; for the error paths (it splits the whole text)."""
+    return _filled_lines(text)[row]
+
+
+def _first_bad(values, convert) -> int:
+    """The first row of ``values`` that ``convert`` refuses; -1 where none is."""
+    for row, value in enumerate(values):
+        try:
+            convert(value)
+        except (ValueError, OverflowError):
+            return row
+    return -1
 
 
 def _read(path: Path, columns, dtypes) -> pd.DataFrame:
-    with _open_text(path, "r") as f:
-        try:
-            frame = pd.read_csv(f, sep=r"\s+", header=None, names=list(columns), dtype=str,
-                                keep_default_na=False, na_values=[])
-        except pd.errors.ParserError as err:
-            raise ValueError(f"{path}: not a TREC file of {len(columns)} columns ({err})") from None
+    return _load(path, columns, dtypes)[1]
+
+
+def _load(path: Path, columns, dtypes) -> tuple[str, pd.DataFrame]:
+    """A run or qrels file's text and its frame, checked (module docstring: Reading)."""
+    text = _read_text(path)
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=r"\s+", header=None, names=list(columns), dtype=str,
+                            keep_default_na=False, na_values=[])
+    except pd.errors.ParserError as err:
+        found = re.search(r"Expected \d+ fields in line (\d+), saw (\d+)", str(err))
+        if found is None:
+            raise TrecFormatError(f"{path}: not a TREC file of {len(columns)} columns ({err})", path) from None
+        line = int(found.group(1))
+        raise TrecFormatError(f"{path}: not a TREC file of {len(columns)} columns (line {line} has "
+                              f"{found.group(2)})", path, line) from None
     short = (frame == "").any(axis=1) | frame.isna().any(axis=1)
     if short.any():
-        line = int(np.flatnonzero(short.to_numpy())[0]) + 1
-        raise ValueError(f"{path}: not a TREC file of {len(columns)} columns (line {line} has fewer)")
+        line = _line_of(text, int(np.flatnonzero(short.to_numpy())[0]))
+        raise TrecFormatError(f"{path}: not a TREC file of {len(columns)} columns (line {line} has fewer)",
+                              path, line)
+    words = frame  # the file's own text, for the messages
     try:
-        return frame.astype(dtypes)
-    except ValueError as err:
-        raise ValueError(f"{path}: {err}") from None
+        frame = words.astype(dtypes)
+    except (ValueError, OverflowError) as err:
+        for column, dtype in dtypes.items():
+            if dtype is str:
+                continue
+            row = _first_bad(words[column].tolist(), (lambda v: np.int64(int(v))) if dtype is np.int64 else float)
+            if row >= 0:
+                line = _line_of(text, row)
+                kind = "a 64-bit integer" if dtype is np.int64 else "a number"
+                raise TrecFormatError(f"{path}: line {line}: {column} {words[column].iloc[row]!r} is not {kind}",
+                                      path, line) from None
+        raise TrecFormatError(f"{path}: {err}", path) from None
+    if "score" in frame:
+        # The writer refuses such scores (`run_order`): ranx, trec_eval and our metrics
+        # would each place a NaN or an infinity otherwise, and their numbers would part.
+        bad = ~np.isfinite(frame.score.to_numpy())
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            line = _line_of(text, row)
+            raise TrecFormatError(f"{path}: line {line}: score {words.score.iloc[row]!r} of docno "
+                                  f"{frame.docno.iloc[row]!r} is not a finite number; a run needs finite scores",
+                                  path, line)
+    # trec_eval, ranx and repro_eval key a query's documents by docno: a second line for
+    # one would be dropped or counted twice, each tool its own way (`write_run` refuses it).
+    again = frame.duplicated(["qid", "docno"]).to_numpy()
+    if again.any():
+        second = int(np.flatnonzero(again)[0])
+        qid, docno = frame.qid.iloc[second], frame.docno.iloc[second]
+        first = int(np.flatnonzero(((frame.qid == qid) & (frame.docno == docno)).to_numpy())[0])
+        line = _line_of(text, second)
+        raise TrecFormatError(f"{path}: line {line}: docno {docno!r} of query {qid!r} again (first at line "
+                              f"{_line_of(text, first)}); each document once per query", path, line)
+    return text, frame
 
 
 #: A notebook's run files and the qrels that judge each (`index_run`), beside them.
 RUN_INDEX = "runs.csv"
 
 
+def _read_index(folder: Path) -> pd.DataFrame:
+    """``folder``'s `RUN_INDEX` as ``run, qrels, line`` (each row's line in the file);
+    empty where there is none. `TrecFormatError` naming it where it is not one."""
+    path = folder / RUN_INDEX
+    if not path.exists():
+        return pd.DataFrame({"run": [], "qrels": [], "line": []}).astype({"run": str, "qrels": str, "line": np.int64})
+    try:
+        text = path.read_text(encoding="utf-8")
+        index = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise TrecFormatError(f"{path}: not a {RUN_INDEX} of columns run,qrels ({err})", path) from None
+    if list(index.columns) != ["run", "qrels"]:
+        raise TrecFormatError(f"{path}: line 1: columns {','.join(index.columns)}, not run,qrels", path, 1)
+    return index.assign(line=_filled_lines(text)[1:len(index) + 1])  # after the header
+
+
 def index_run(folder: str | os.PathLike, run: str, qrels: str) -> None:
     """Record in ``folder``'s `RUN_INDEX` that the qrels file ``qrels`` judges the run file
     ``run`` (a run judged by several, as FOLTR's Type 1 by each intent's, lists each)."""
     path = Path(folder) / RUN_INDEX
-    index = pd.read_csv(path, dtype=str) if path.exists() else pd.DataFrame(columns=["run", "qrels"], dtype=str)
+    index = _read_index(Path(folder))[["run", "qrels"]]
     if not ((index.run == run) & (index.qrels == qrels)).any():
         index = pd.concat([index, pd.DataFrame({"run": [run], "qrels": [qrels]})], ignore_index=True)
         with atomic_path(path) as tmp:
             index.to_csv(tmp, index=False)
 
 
-def list_runs(run_dir: str | os.PathLike) -> pd.DataFrame:
-    """The run files of a run folder (``runs/<notebook>/*.run.gz``), one row each:
-    ``notebook, run, tag, queries, documents, kilobytes, qrels`` (the qrels files that judge
-    it, from the notebook's `RUN_INDEX`). Empty when the run wrote none."""
-    rows = []
+class _Missing(NamedTuple):
+    """A file a notebook's `RUN_INDEX` lists that is not on disk."""
+
+    notebook: str
+    name: str  # the run's or the qrels' file name
+    message: str
+    index: Path
+    line: int
+
+
+def _listing(run_dir: str | os.PathLike) -> tuple[pd.DataFrame, list[_Missing]]:
+    """`list_runs`'s table, and the files the run folder's indexes list that are missing."""
+    rows, indexes = [], {}
     for path in sorted(Path(run_dir).glob("runs/*/*.run*")):
         if not path.name.endswith((".run", ".run.gz")):
             continue
-        index = path.parent / RUN_INDEX
-        judged = pd.read_csv(index, dtype=str) if index.exists() else pd.DataFrame(columns=["run", "qrels"])
+        if path.parent not in indexes:
+            indexes[path.parent] = _read_index(path.parent)
+        judged = indexes[path.parent]
         run = read_run(path)
         rows.append({"notebook": path.parent.name, "run": path.name, "tag": run.tag.iloc[0] if len(run) else "",
                      "queries": run.qid.nunique(), "documents": len(run),
                      "kilobytes": round(path.stat().st_size / 1024, 1),
                      "qrels": ", ".join(judged.qrels[judged.run == path.name])})
-    return pd.DataFrame(rows, columns=["notebook", "run", "tag", "queries", "documents", "kilobytes", "qrels"])
+    table = pd.DataFrame(rows, columns=["notebook", "run", "tag", "queries", "documents", "kilobytes", "qrels"])
+    missing, seen = [], set()
+    for index_path in sorted(Path(run_dir).glob(f"runs/*/{RUN_INDEX}")):
+        folder = index_path.parent
+        index = indexes[folder] if folder in indexes else _read_index(folder)
+        for r in index.itertuples():
+            for name, what in ((r.run, f"lists the run {r.run}"), (r.qrels, f"judges {r.run} by {r.qrels}")):
+                if name and (folder, name) not in seen and not (folder / name).exists():
+                    seen.add((folder, name))
+                    missing.append(_Missing(folder.name, name, f"{index_path}: line {r.line} {what}, but "
+                                            f"{folder / name} is missing", index_path, r.line))
+    return table, missing
+
+
+def list_runs(run_dir: str | os.PathLike, strict: bool = False) -> pd.DataFrame:
+    """The run files of a run folder (``runs/<notebook>/*.run.gz``), one row each:
+    ``notebook, run, tag, queries, documents, kilobytes, qrels`` (the qrels files that judge
+    it, from the notebook's `RUN_INDEX`). Empty when the run wrote none. A run or qrels file
+    an index lists but that is missing on disk is named in a `TrecWarning` (the listing
+    shows what is there), or, with ``strict``, in a `TrecFormatError`."""
+    table, missing = _listing(run_dir)
+    for m in missing:
+        if strict:
+            raise TrecFormatError(m.message, m.index, m.line)
+        warnings.warn(m.message, TrecWarning, stacklevel=2)
+    return table
 
 
 #: ranx's names of our metrics (`agreement`): our NDCG gains 2^label - 1, ranx's ndcg_burges.
@@ -363,11 +544,18 @@ def agreement(run_path: str | os.PathLike, qrels_path: str | os.PathLike, k: int
     ``tied`` scores. NDCG@k divides by the ideal DCG of every judged document of the query
     (a re-ranker's run lists its top-k only); AP and RR are compared where the run holds
     every relevant document (else NaN). Scored over flat arrays with query offsets, all
-    queries at once."""
+    queries at once. An empty run or qrels leaves nothing to compare: a `TrecWarning` names
+    it and the frame is empty."""
     from ltrlib.metrics import average_precision, ideal_dcg, ndcg, reciprocal_rank
 
-    ranx = import_ranx()
     run, qrels = read_run(run_path), read_qrels(qrels_path)
+    if run.empty or qrels.empty:
+        # The writers write such files for data without documents; ranx would fail on them
+        # with a numpy message naming neither.
+        empty = [str(p) for p, f in ((run_path, run), (qrels_path, qrels)) if f.empty]
+        warnings.warn(f"{' and '.join(empty)}: no lines; nothing to compare", TrecWarning, stacklevel=2)
+        return pd.DataFrame(columns=["qid", "metric", "ours", "ranx", "tied", "agree"])
+    ranx = import_ranx()
     names = {m: name.format(k=k) for m, name in RANX_NAMES.items()}
     # ranx meets the documents under keys of one width (`ranx_keys`), the same key for a
     # docno in the run and the qrels: the scores, and so every untied order, are the file's.
@@ -411,9 +599,10 @@ def agreement_counts(run_dir: str | os.PathLike, k: int = 10) -> pd.DataFrame:
     """`agreement` of every run file of a run folder against each qrels that judges it
     (`list_runs`), counted: ``notebook, run, qrels, metric, compared, agree, differ_tied,
     differ_untied``. ``differ_untied``
-    would be a disagreement our documented conventions do not explain."""
+    would be a disagreement our documented conventions do not explain. A run or qrels the
+    indexes list but that is missing is a `TrecFormatError`: the counts would leave it out."""
     rows = []
-    for r in list_runs(run_dir).itertuples():
+    for r in list_runs(run_dir, strict=True).itertuples():
         folder = Path(run_dir) / "runs" / r.notebook
         for qrels in r.qrels.split(", ") if r.qrels else []:
             a = agreement(folder / r.run, folder / qrels, k).dropna(subset=["agree"])
@@ -431,11 +620,12 @@ def find_run(run_dir: str | os.PathLike, notebook: str, model: str, qrels: str =
     judges it. ``notebook`` is its number (``08``) or its folder's name (a number two
     notebooks share, as 06's, is refused); ``model`` the run file's name, with or without
     ``.run.gz``, or its tag; ``qrels`` names one where `RUN_INDEX` lists several (FOLTR's
-    Type 1). ValueError naming what is there otherwise."""
-    runs = list_runs(run_dir)
-    if runs.empty:
+    Type 1). ValueError naming what is there otherwise; `TrecFormatError` where the run or
+    its qrels is listed in the notebook's `RUN_INDEX` but missing on disk."""
+    runs, missing = _listing(run_dir)  # other runs' missing files are not this call's business
+    if runs.empty and not missing:
         raise ValueError(f"{run_dir}: no run files (notebooks 03-09 write them under runs/)")
-    folders = sorted(set(runs.notebook))
+    folders = sorted(set(runs.notebook) | {m.notebook for m in missing})
     stem = str(notebook)
     chosen = [f for f in folders if f == stem or stem.isdigit() and int(f.split("_", 1)[0]) == int(stem)]
     if len(chosen) != 1:
@@ -443,6 +633,10 @@ def find_run(run_dir: str | os.PathLike, notebook: str, model: str, qrels: str =
                          f"name (there: {', '.join(folders)})")
     of = runs[runs.notebook == chosen[0]]
     hit = of[(of.run == model) | (of.run == f"{model}.run.gz") | (of.run == f"{model}.run") | (of.tag == model)]
+    lost = {m.name: m for m in missing if m.notebook == chosen[0]}
+    for name in (model, f"{model}.run.gz", f"{model}.run"):
+        if hit.empty and name in lost:
+            raise TrecFormatError(lost[name].message, lost[name].index, lost[name].line)
     if hit.empty:
         raise ValueError(f"{run_dir}: no run {model!r} in {chosen[0]} (runs: {', '.join(of.run)})")
     row = hit.iloc[0]
@@ -454,6 +648,10 @@ def find_run(run_dir: str | os.PathLike, notebook: str, model: str, qrels: str =
     if len(judged) > 1:
         raise ValueError(f"{run_dir}: {row.run} is judged by {', '.join(judged)}: name one (--qrels)")
     folder = Path(run_dir) / "runs" / chosen[0]
+    if judged[0] in lost:
+        raise TrecFormatError(lost[judged[0]].message, lost[judged[0]].index, lost[judged[0]].line)
+    if not (folder / judged[0]).exists():
+        raise ValueError(f"{folder}: no qrels for {row.run}: {RUN_INDEX} lists none and {judged[0]} is missing")
     return folder / row.run, folder / judged[0]
 
 
@@ -483,9 +681,7 @@ def reproduction(original: str | os.PathLike, reproduced: str | os.PathLike, not
     descending ``docno`` as trec_eval does, and RBO is its non-extrapolated form (p = 0.95,
     depth 1000), so two identical lists of n documents score 1 - 0.95^n, not 1.
     """
-    import shutil
     import tempfile
-    import warnings
 
     try:
         with warnings.catch_warnings():  # repro_eval 0.5 imports scipy.stats.stats, deprecated
@@ -508,9 +704,14 @@ def reproduction(original: str | os.PathLike, reproduced: str | os.PathLike, not
     with tempfile.TemporaryDirectory() as tmp:
         plain = {}
         for key, path in files.items():  # repro_eval reads plain files only
+            text, frame = (_load(path, QRELS_COLUMNS, _QRELS_TYPES) if key.startswith("qrels")
+                           else _load(path, RUN_COLUMNS, _RUN_TYPES))
+            if frame.empty:
+                # repro_eval fails on one with an AttributeError or KeyError naming no file.
+                raise TrecFormatError(f"{path}: no lines; repro_eval has nothing to compare", path)
             plain[key] = str(Path(tmp) / f"{key}.txt")
-            with _open_text(path, "r") as src, open(plain[key], "w", encoding="utf-8") as out:
-                shutil.copyfileobj(src, out)
+            with open(plain[key], "w", encoding="utf-8") as out:
+                out.write(text)
         paths = {f"{k}_path": v for k, v in plain.items() if k != "qrels_rep"}
         with warnings.catch_warnings():  # its constructor's ir_measures.convert_trec_name, deprecated
             warnings.simplefilter("ignore", DeprecationWarning)

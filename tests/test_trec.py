@@ -308,3 +308,159 @@ def test_run_records_name_each_models_run_of_one_test_set():
     records = trec.run_records({"a": np.arange(3.0), "b": -np.arange(3.0)}, data, qrels="qrels.test")
     assert [(r.name, r.qrels, r.data is data, r.docnos) for r in records] == [("a", "qrels.test", True, None),
                                                                              ("b", "qrels.test", True, None)]
+
+
+# --------------------------------------------------------------------------- bad input
+# Issue 63: each bad run or qrels file, the clear message naming it (and its line where it
+# has one), and nothing the user owns changed. Hand-made files of a few lines.
+RUN = "1 Q0 1-1 1 3.0 m\n1 Q0 1-0 2 2.0 m\n\n1 Q0 1-2 3 1.0 m\n2 Q0 2-0 1 1.5 m\n"
+QRELS = "1 0 1-0 1\n1 0 1-1 0\n1 0 1-2 0\n2 0 2-0 1\n"
+
+
+def _crc_broken(text: str) -> bytes:
+    data = bytearray(gzip.compress(text.encode()))
+    data[-8] ^= 0xFF  # gzip's CRC-32 of the text, in the trailer
+    return bytes(data)
+
+
+READ_BAD = [
+    # (case, file name, content, line or None, words the message must contain)
+    ("gzip cut short", "m.run.gz", gzip.compress(RUN.encode())[:-12], None, "gzip stream is cut short"),
+    ("gzip corrupt", "m.run.gz", _crc_broken(RUN), None, "corrupt gzip data"),
+    ("a .gz that is not gzip", "m.run.gz", RUN.encode(), None, "named .gz but not gzip-compressed"),
+    ("a .gz of 0 bytes", "m.run.gz", b"", None, "an empty file (0 bytes)"),
+    ("gzip under a plain name", "m.run", gzip.compress(RUN.encode()), None, "name it m.run.gz"),
+    ("not UTF-8", "m.run", RUN.replace("1-0", "1-\xe9").encode("latin-1"), 2, "not UTF-8"),
+    ("too few columns", "m.run", RUN.replace(" 1.0 m\n", " 1.0\n"), 4, "(line 4 has fewer)"),
+    ("too many columns", "m.run", RUN.replace(" 1.0 m\n", " 1.0 m x\n"), 4, "(line 4 has 7)"),
+    ("nan score", "m.run", RUN.replace(" 1.0 m", " nan m"), 4, "score 'nan' of docno '1-2' is not a finite"),
+    ("inf score", "m.run.gz", gzip.compress(RUN.replace("3.0", "inf").encode()), 1, "score 'inf' of docno '1-1'"),
+    ("-Infinity score", "m.run", RUN.replace("1.5", "-Infinity"), 5, "score '-Infinity' of docno '2-0'"),
+    ("score not a number", "m.run", RUN.replace("2.0", "two"), 2, "score 'two' is not a number"),
+    ("rank not an integer", "m.run", RUN.replace(" 3 1.0", " 3.5 1.0"), 4, "rank '3.5' is not a 64-bit integer"),
+    ("duplicate docno", "m.run", RUN.replace("1-2", "1-1"), 4, "docno '1-1' of query '1' again (first at line 1)"),
+    ("qrels cut short", "qrels.gz", gzip.compress(QRELS.encode())[:-3], None, "gzip stream is cut short"),
+    ("qrels not gzip", "qrels.gz", QRELS.encode(), None, "named .gz but not gzip-compressed"),
+    ("qrels label not an integer", "qrels", QRELS.replace("2-0 1", "2-0 0.5"), 4, "rel '0.5' is not a 64-bit"),
+    ("qrels duplicate docno", "qrels", QRELS.replace("1-2", "1-0"), 3, "docno '1-0' of query '1' again"),
+]
+
+
+@pytest.mark.parametrize("name,content,line,words", [c[1:] for c in READ_BAD], ids=[c[0] for c in READ_BAD])
+def test_a_bad_run_or_qrels_file_is_refused_by_file_and_line(tmp_path, name, content, line, words):
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    read = trec.read_qrels if name.startswith("qrels") else trec.read_run
+    with pytest.raises(trec.TrecFormatError) as e:
+        read(path)
+    msg = str(e.value)
+    assert msg.startswith(f"{path}: ") and words in msg and "\n" not in msg, msg
+    assert (e.value.path, e.value.line) == (str(path), line) and (line is None or f"line {line}" in msg), msg
+    assert isinstance(e.value, ValueError)  # the CLI's one mechanism for a one-line error
+    assert path.read_bytes() == (content if isinstance(content, bytes) else content.encode())
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+def test_a_run_of_no_lines_reads_as_the_writer_wrote_it(tmp_path):
+    """A dataset without documents (an empty D_merge) writes runs and qrels of no lines:
+    they read back as empty frames, blank lines and all; CRLF lines read as LF ones."""
+    empty = trec.write_run(tmp_path / "e.run.gz", [], [0], [], "m")
+    assert trec.read_run(empty).empty and trec.read_qrels(trec.write_qrels(tmp_path / "q", [], [0], [])).empty
+    (tmp_path / "blank.run").write_text("\n  \n")
+    assert trec.read_run(tmp_path / "blank.run").empty
+    (tmp_path / "crlf.run").write_bytes(RUN.replace("\n", "\r\n").encode())
+    assert trec.read_run(tmp_path / "crlf.run").equals(trec.read_run(_written(tmp_path / "lf.run", RUN)))
+
+
+def _written(path, text):
+    path.write_text(text)
+    return path
+
+
+NB = "08_xgboost_backends"
+FOLDER = {  # a run folder by hand: two models of notebook 08 on two queries, judged by one qrels
+    "base.run.gz": "1 Q0 1-1 1 3.0 base\n1 Q0 1-0 2 2.0 base\n1 Q0 1-2 3 1.0 base\n"
+                   "2 Q0 2-1 1 3.0 base\n2 Q0 2-0 2 2.0 base\n2 Q0 2-2 3 1.0 base\n",
+    "adv.run.gz": "1 Q0 1-0 1 3.0 adv\n1 Q0 1-1 2 2.0 adv\n1 Q0 1-2 3 1.0 adv\n"
+                  "2 Q0 2-0 1 3.0 adv\n2 Q0 2-1 2 2.0 adv\n2 Q0 2-2 3 1.0 adv\n",
+    "qrels.gz": "1 0 1-0 1\n1 0 1-1 0\n1 0 1-2 0\n2 0 2-0 1\n2 0 2-1 0\n2 0 2-2 0\n",
+    "runs.csv": "run,qrels\nadv.run.gz,qrels.gz\nbase.run.gz,qrels.gz\n",
+}
+
+
+def _gz(text):
+    return gzip.compress(text.encode(), mtime=0)
+
+
+def _dup(text):
+    lines = text.splitlines(True)
+    return "".join([*lines[:2], lines[2].replace("1-2", "1-0"), *lines[3:]])
+
+
+FOLDER_BAD = [
+    # (case, file, new bytes (None: deleted), what `runs`, `runs --check` and `reproduce-eval` say:
+    #  "" for nothing, "error: <words>" or "warning: <words>"; the file named is `file` or runs.csv)
+    ("intact", "base.run.gz", _gz(FOLDER["base.run.gz"]), ("", "", "")),
+    ("run gzip cut short", "base.run.gz", _gz(FOLDER["base.run.gz"])[:-12], ("error: gzip stream is cut short",) * 3),
+    ("run not gzip", "base.run.gz", FOLDER["base.run.gz"].encode(), ("error: not gzip-compressed",) * 3),
+    ("run of 0 bytes", "base.run.gz", b"", ("error: an empty file (0 bytes)",) * 3),
+    ("run of no lines", "base.run.gz", _gz(""),
+     ("", "warning: no lines; nothing to compare", "error: no lines; repro_eval has nothing to compare")),
+    ("run nan score", "base.run.gz", _gz(FOLDER["base.run.gz"].replace("2.0 base", "nan base", 1)),
+     ("error: line 2: score 'nan'",) * 3),
+    ("run inf score", "base.run.gz", _gz(FOLDER["base.run.gz"].replace("1.0 base", "inf base", 1)),
+     ("error: line 3: score 'inf'",) * 3),
+    ("run duplicate docno", "base.run.gz", _gz(_dup(FOLDER["base.run.gz"])),
+     ("error: line 3: docno '1-0' of query '1' again (first at line 2)",) * 3),
+    ("run listed but missing", "base.run.gz", None,
+     ("warning: line 3 lists the run base.run.gz, but", "error: line 3 lists the run base.run.gz, but",
+      "error: line 3 lists the run base.run.gz, but")),
+    # The listing reads the runs, not the qrels: --check and reproduce-eval read those.
+    ("qrels gzip cut short", "qrels.gz", _gz(FOLDER["qrels.gz"])[:-12],
+     ("", *("error: gzip stream is cut short",) * 2)),
+    ("qrels not gzip", "qrels.gz", FOLDER["qrels.gz"].encode(), ("", *("error: not gzip-compressed",) * 2)),
+    ("qrels of no lines", "qrels.gz", _gz(""), ("", "warning: no lines; nothing to compare",
+                                                "error: no lines; repro_eval has nothing to compare")),
+    ("qrels duplicate docno", "qrels.gz", _gz(_dup(FOLDER["qrels.gz"])), ("", *("error: line 3: docno '1-0'",) * 2)),
+    ("qrels listed but missing", "qrels.gz", None, ("warning: line 2 judges adv.run.gz by qrels.gz, but",
+                                                    *("error: line 2 judges adv.run.gz by qrels.gz, but",) * 2)),
+    ("index of other columns", "runs.csv", b"model,labels\nadv.run.gz,qrels.gz\n",
+     ("error: line 1: columns model,labels, not run,qrels",) * 3),
+]
+COMMANDS = {"runs": [], "runs --check": ["--check"], "reproduce-eval": None}
+
+
+@pytest.mark.parametrize("file,content,said", [c[1:] for c in FOLDER_BAD], ids=[c[0] for c in FOLDER_BAD])
+def test_the_run_commands_say_what_is_wrong_in_one_line_and_change_nothing(tmp_path, capsys, file, content, said):
+    """`ltrlib runs`, `runs --check` and `reproduce-eval` on a run folder with one bad file:
+    the exit status, one line naming the file (an error, or a warning where reading on is
+    right), no traceback, and every file of the folder as it was."""
+    from ltrlib import cli
+
+    pytest.importorskip("repro_eval")
+    _ranx()
+    folder = tmp_path / "r" / "runs" / NB
+    folder.mkdir(parents=True)
+    for name, text in FOLDER.items():
+        (folder / name).write_bytes(text.encode() if name.endswith(".csv") else _gz(text))
+    if content is None:
+        (folder / file).unlink()
+    else:
+        (folder / file).write_bytes(content)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    named = folder / ("runs.csv" if content is None else file)
+    run_dir = str(tmp_path / "r")
+    for (command, flags), says in zip(COMMANDS.items(), said):
+        argv = ["runs", run_dir, *flags] if flags is not None else [
+            "reproduce-eval", run_dir, run_dir, "--notebook", "08", "--baseline", "base", "--advanced", "adv"]
+        status = cli.main(argv)
+        err = capsys.readouterr().err
+        assert status == (1 if says.startswith("error") else 0), (command, err)
+        lines = [line for line in err.splitlines() if line.startswith("ltrlib ")]
+        if not says:
+            assert not lines, (command, err)
+            continue
+        kind, words = says.split(": ", 1)
+        assert len(lines) == 1 and lines[0].startswith(f"ltrlib {argv[0]}: {kind}: {named}"), (command, err)
+        assert words in lines[0] and "Traceback" not in err, (command, err)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
