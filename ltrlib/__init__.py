@@ -3,7 +3,8 @@
 Its parts stand in layers, and a module imports only from its own layer or below
 (`tests/test_layout.py` checks every import, those inside functions too):
 
-1. foundations: ``config``, ``atomic``, ``timing``, ``progress``, ``metrics``;
+1. foundations: ``config``, ``atomic``, ``records`` (reading records and tables back), ``timing``,
+   ``progress``, ``metrics``;
 2. data: ``data`` (datasets, readers, the synthetic twin), ``provenance``, ``manifest`` (a
    run's record, ``run.json``), ``trec`` (TREC run files and qrels);
 3. the engine: ``train`` (rankers, backends, tuning);

@@ -113,11 +113,14 @@ def _add_fidelity_parser(subparsers) -> None:
     )
     fid.add_argument("runs", nargs="+", metavar="RUN", help="run ids under reports/, or run directories")
     fid.add_argument("--csv", default=None, metavar="PATH",
-                     help="with several runs: also write the across-seed table to this CSV file")
+                     help="with several runs: also write the across-seed table to this CSV file (its folder must "
+                     "exist)")
     fid.set_defaults(handler=_fidelity)
 
 
 def _fidelity(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     import pandas as pd
 
     from ltrlib.atomic import atomic_path
@@ -125,6 +128,11 @@ def _fidelity(args: argparse.Namespace) -> int:
     from ltrlib.report import write_index
 
     dirs = [_run_dir(r) for r in args.runs]
+    if args.csv:  # checked before any ledger is written: the atomic writer would create the folders
+        csv = Path(args.csv)
+        if csv.is_dir() or not csv.parent.is_dir():
+            raise ValueError(f"--csv {args.csv}: " + ("is a folder; give a file path" if csv.is_dir() else
+                                                     f"the folder {csv.parent} does not exist"))
     for run_dir in dirs:
         path = write_fidelity(run_dir)
         write_index(run_dir)

@@ -51,6 +51,7 @@ from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
 from ltrlib.bivariate import preregistration
+from ltrlib.records import RecordError, read_json, read_table
 from ltrlib.report import table_to_markdown, validate_name
 
 __all__ = ["NEURAL_PROFILES", "THREADS_PER_SEED", "checkpoint", "dispatch", "ledger_design", "neural_design",
@@ -103,13 +104,36 @@ def study_design(profile: str, study: str, seeds: Sequence[int] | None = None,
     return design
 
 
+#: What every study's ``design.json`` holds (`study_design`, `neural_design`, `ledger_design`).
+DESIGN_KEYS = ("study", "profile", "dataset", "scale", "seeds")
+
+
+def _design(study_dir: Path) -> dict:
+    """A study's ``design.json``, refused naming it when damaged (`ltrlib.records.read_json`)."""
+    return read_json(study_dir / "design.json", keys=DESIGN_KEYS)
+
+
+def _seed_record(seed_dir: Path) -> dict:
+    """A recorded seed's ``seed.json`` (`_record`), refused naming it when damaged."""
+    return read_json(seed_dir / "seed.json", keys=("wall_seconds", "metrics"))
+
+
 def _check_design(study_dir: Path, design: dict) -> None:
     path = study_dir / "design.json"
     if not path.exists():
+        # Seeds ran under a design that has gone: writing today's in its place would pass
+        # them off as run under it (the seeds, budgets and rule may differ).
+        ran = [f"seeds/{d.name}" for d in _recorded(study_dir).values()]
+        ran += [f"progress/{p.name}" for p in sorted((study_dir / "progress").glob("seed*"))]
+        if ran:
+            raise RecordError(path, f"does not exist, but the study holds what seeds ran under it "
+                              f"({', '.join(ran)}); a design is fixed before its first seed and never "
+                              f"re-created: restore it (`git checkout -- {path}` where it is committed), or "
+                              "use another study id")
         study_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps(design, indent=1, ensure_ascii=False) + "\n")
         return
-    stored = json.loads(path.read_text(encoding="utf-8"))
+    stored = _design(study_dir)
     differ = sorted(k for k in set(stored) | set(design) if stored.get(k) != design.get(k))
     if differ:
         raise ValueError(f"{path} holds another design (differs in {differ}: stored "
@@ -149,7 +173,7 @@ def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, note
                 (tmp / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, tmp / name)
         shutil.copy2(run_dir / MANIFEST_FILE, tmp / MANIFEST_FILE)
-        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+        metrics = read_json(run_dir / "metrics.json")
         metrics = metrics.get(notebooks[0], {}) if len(notebooks) == 1 else {nb: metrics.get(nb, {}) for nb in notebooks}
         seconds = [e.seconds for e in entries]
         fits = [e.fit_seconds for e in entries]
@@ -305,7 +329,7 @@ def checkpoint(study_dir: Path, reports: Path) -> list[int]:
     ``seed<N>.journal``, `_journal_of`); a ledger seed's run folder (its finished notebooks and the journal
     of the one running, ``seed<N>.tar.gz``, `_pack_run`). Returns those seeds. A recorded
     seed's checkpoint is removed."""
-    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    design = _design(study_dir)
     recorded, saved = _recorded(study_dir), []
     for seed in design["seeds"]:
         kept = _progress_file(study_dir, design, seed)
@@ -360,7 +384,7 @@ def _pack_run(run_dir: Path, target: Path) -> None:
 def _restore(study_dir: Path, run_dir: Path, seed: int) -> bool:
     """Put a seed's checkpoint (`checkpoint`) back where a fresh checkout has no run folder
     for it, or (a bilambdamart seed) a run folder without a journal; True if it did."""
-    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    design = _design(study_dir)
     kept = _progress_file(study_dir, design, seed)
     if not kept.exists():
         return False
@@ -430,17 +454,17 @@ def _seed_minutes(meta: dict) -> dict[str, float]:
 def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
     """``study.md`` and ``study.csv`` (the across-seed table, then the per-seed gains)
     from the recorded seeds."""
-    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    design = _design(study_dir)
     per_seed, walls, spent = {}, {}, []
     for seed, d in _recorded(study_dir).items():
         if seed not in design["seeds"]:
             continue
         uptake = d / "pairwise_uptake.csv"
         per_seed[seed] = (pd.read_parquet(d / "per_query_test.parquet"),
-                          pd.read_csv(uptake) if uptake.exists() else None)
-        walls[seed] = _seed_minutes(json.loads((d / "seed.json").read_text(encoding="utf-8")))
+                          read_table(uptake) if uptake.exists() else None)
+        walls[seed] = _seed_minutes(_seed_record(d))
         if (d / "tuning_summary.csv").exists():
-            spent.append(pd.read_csv(d / "tuning_summary.csv").assign(seed=seed))
+            spent.append(read_table(d / "tuning_summary.csv").assign(seed=seed))
     summary = preregistration.summarise(per_seed, planned=len(design["seeds"]), metric=design["endpoint"])
     text = summary_markdown(summary, design=design, command=command, walls=walls)
     if spent:
@@ -604,7 +628,7 @@ def neural_design(profile: str, source: str, study: str, seeds: Sequence[int] | 
     path = reports / source / "design.json"
     if not path.exists():
         raise ValueError(f"--from {source!r}: {path} does not exist (run or fetch that study first)")
-    src = json.loads(path.read_text(encoding="utf-8"))
+    src = read_json(path, keys=DESIGN_KEYS + ("parameters",))
     chosen = [int(s) for s in (src["seeds"] if seeds is None else seeds)]
     foreign = [s for s in chosen if s not in src["seeds"]]
     if foreign:
@@ -639,7 +663,7 @@ def _trial_minutes(seed_dir: Path) -> dict[str, float]:
     neural seed of one to two hours often is. Trials run one at a time, so this is the seed's
     training time, slowed by whatever else shared the machine."""
     trials = seed_dir / "tables" / NEURAL_NOTEBOOK / "neural_tuning_trials.csv"
-    seconds = pd.read_csv(trials, usecols=["seconds"]).seconds.sum() if trials.exists() else math.nan
+    seconds = read_table(trials, usecols=["seconds"]).seconds.sum() if trials.exists() else math.nan
     return {"trial_minutes": round(float(seconds) / 60, 1)}
 
 
@@ -649,17 +673,17 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     and convergence, each seed's wall time and device. Returns the across-seed table."""
     from ltrlib.fidelity.bilambdamart import neural_across_seeds
 
-    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    design = _design(study_dir)
     recorded = {s: d for s, d in _recorded(study_dir).items() if s in design["seeds"]}
     per_seed, across = neural_across_seeds(recorded, planned=len(design["seeds"]))
     spent, walls = [], []
     for seed, d in recorded.items():
-        meta = json.loads((d / "seed.json").read_text(encoding="utf-8"))
+        meta = _seed_record(d)
         walls.append({"seed": seed, **_seed_minutes(meta), **_trial_minutes(d),
                       "device": meta["metrics"].get("device", "")})
         summary = d / "tables" / NEURAL_NOTEBOOK / "neural_tuning_summary.csv"
         if summary.exists():
-            spent.append(pd.read_csv(summary).assign(seed=seed))
+            spent.append(read_table(summary).assign(seed=seed))
     params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
     grid = (per_seed.pivot_table(index="claim", columns="seed", values="ours", aggfunc="first")
             .reindex(across.claim) if not per_seed.empty else pd.DataFrame())
@@ -792,7 +816,7 @@ def _ledger_tables(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.Data
         return pd.DataFrame(), pd.DataFrame(), {}
     per_seed = pd.concat([r.claims.assign(seed=s) for s, r in reports.items()], ignore_index=True)
     effects = pd.concat([r.effects.assign(seed=s) for s, r in reports.items()], ignore_index=True)
-    meta = {s: json.loads((d / "seed.json").read_text(encoding="utf-8")) for s, d in recorded.items()}
+    meta = {s: _seed_record(d) for s, d in recorded.items()}
     return per_seed, with_effect_ratios(decide_across(per_seed, effects), effects), meta
 
 
@@ -822,12 +846,12 @@ def ledger_headline(study_dir: str | os.PathLike = LEDGER_STUDY) -> str:
     from ltrlib.fidelity.claims import NOT_DECIDED
 
     study_dir = Path(study_dir)
-    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    design = _design(study_dir)
     done = sorted(s for s in _recorded(study_dir) if s in design["seeds"])
     planned = len(design["seeds"])
     if not done or not (study_dir / "study.csv").exists():
         return f"The ledger study ({design['scale']}, {planned} seeds) has recorded no seed yet."
-    across = pd.read_csv(study_dir / "study.csv", dtype={"beyond": bool})
+    across = read_table(study_dir / "study.csv", dtype={"beyond": bool})
     counted = across[(across.kind == "claim") & ~across.beyond]
     verdicts = ("holds", "does not hold", SEED_DEPENDENT, NOT_DECIDED, "not available")
     parts = [f"{SHORT_NAMES.get(source, source)} " + " / ".join(str(int((g.verdict == v).sum())) for v in verdicts)
@@ -849,7 +873,7 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
     Returns the across-seed table."""
     from ltrlib.fidelity.across import RULE
 
-    design = json.loads((study_dir / "design.json").read_text(encoding="utf-8"))
+    design = _design(study_dir)
     per_seed, across, meta = _ledger_tables(study_dir, design)
     lines = [f"# Study {design['study']}: every claim of the ledger across seeds", "",
              f"- Data: the {design['dataset']} data at scale `{design['scale']}`; seeds {design['seeds']}, each a "

@@ -31,7 +31,6 @@ level), and the other endpoints are reported, not tested for a claim.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib import config
+from ltrlib.records import read_json, read_table
 
 __all__ = ["COMPARISONS", "CONFIRMATORY_STUDY", "DECISION_RULE", "ENDPOINT", "FOLLOWUP_STUDY", "PROFILES",
            "REGISTERED_PARAMETERS",
@@ -300,7 +300,7 @@ def followup_sizing(first_study: str | Path = CONFIRMATORY_STUDY) -> tuple[int, 
     (``study.csv``): the seeds for `FOLLOWUP_POWER` at `ALPHA` on the primary endpoint if
     its observed mean and spread are the true ones, and in words what that leaves for the
     difference in differences (its own observed effect)."""
-    table = pd.read_csv(Path(first_study) / "study.csv")
+    table = read_table(Path(first_study) / "study.csv")
     by = table[table.table == "across_seeds"].set_index("endpoint")
     main, did = by.loc["bi_lambdamart/main"], by.loc["bi_lambdamart/did"]
     n = seeds_for_power(float(main["mean"]), float(main["sd"]))
@@ -329,7 +329,7 @@ def read_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> dict | None:
     """A study's ``verdict.json`` (``verdict``, ``words``, ``seeds_done``, ``planned``), or
     None when it has not been written."""
     path = Path(study_dir) / VERDICT_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    return read_json(path) if path.exists() else None
 
 
 def protocol_words(parameters: dict) -> str:
@@ -352,6 +352,6 @@ def study_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> str:
     design = Path(study_dir) / "design.json"
     protocol = ""
     if design.exists():
-        parameters = json.loads(design.read_text(encoding="utf-8"))["parameters"]
+        parameters = read_json(design, keys=("parameters",))["parameters"]
         protocol = f" On a reduced protocol: {protocol_words(parameters)}."
     return f"Pre-registered study, {found['seeds_done']} of {found['planned']} seeds: {found['words']}{protocol}"

@@ -19,7 +19,6 @@ study (`ltrlib.bivariate.preregistration`), whose verdict `section` quotes.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,6 +39,7 @@ from ltrlib.fidelity.claims import (
 )
 from ltrlib.fidelity.datasets import Declaration, declared
 from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table, require_numbers
+from ltrlib.records import read_json
 from ltrlib.report import table_to_markdown
 
 __all__ = ["BUDGET", "COMPARED", "NEURAL_SEEDS_RULE", "across_seeds", "bilambdamart_claims", "budget_gate",
@@ -524,7 +524,7 @@ def _untuned_trials(run_dir: Path) -> int | None:
     path = run_dir / "metrics.json"
     if not path.exists():
         return None
-    trials = json.loads(path.read_text(encoding="utf-8")).get(NOTEBOOK, {}).get("n_trials")
+    trials = read_json(path).get(NOTEBOOK, {}).get("n_trials")
     return trials if trials is not None and trials < MIN_COMPARISON_TRIALS else None
 
 

@@ -9,13 +9,15 @@ look for.
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import config, records
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
 
@@ -50,21 +52,35 @@ def table_path(notebook: str, name: str) -> Path:
 
 
 def read_table(run_dir: str | Path, notebook: str, name: str, missing: list[str]) -> pd.DataFrame | None:
-    """The table, or None with its path appended to ``missing``."""
+    """The table, or None with its path appended to ``missing``; a damaged one is refused,
+    naming it (`ltrlib.records.read_table`)."""
     rel = table_path(notebook, name)
     path = Path(run_dir) / rel
     if not path.exists():
         missing.append(rel.as_posix())
         return None
-    return pd.read_csv(path)
+    return records.read_table(path)
+
+
+#: A seed's record folder, as `ltrlib.studies` names it (``seed<N>``, no leading zero).
+SEED_FOLDER = re.compile(r"seed(0|[1-9][0-9]*)")
 
 
 def recorded_seeds(study_dir: str | Path) -> dict[int, Path]:
     """A study's finished seed records, ``seeds/seed<N>/`` by seed, in seed order: a record is
     complete once its ``seed.json`` is there (`ltrlib.studies.record_seed` renames a record
-    into place whole)."""
-    found = {int(d.name.removeprefix("seed")): d for d in (Path(study_dir) / "seeds").glob("seed*")
-             if (d / "seed.json").exists()}
+    into place whole). Another folder there (a user's ``seed0.bak``) is no record: ignored,
+    with a warning naming it; hidden ones (``.seed<N>.*``, a record being written) silently."""
+    found, strays = {}, []
+    for d in sorted((Path(study_dir) / "seeds").glob("*")):
+        match = SEED_FOLDER.fullmatch(d.name)
+        if match and (d / "seed.json").exists():
+            found[int(match.group(1))] = d
+        elif not match and d.is_dir() and not d.name.startswith("."):
+            strays.append(d.name)
+    if strays:
+        warnings.warn(f"{Path(study_dir) / 'seeds'}: ignored {', '.join(strays)}, not seed records (a seed's "
+                      "folder is seed<N>)", UserWarning, stacklevel=2)
     return dict(sorted(found.items()))
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ltrlib import records
 from ltrlib.bivariate.beyond import control_table
 from ltrlib.bivariate.experiment import STAGE1_ROW, ndcg_table
 from ltrlib.fidelity.bilambdamart import NEURAL_NOTEBOOK, NOTEBOOK
@@ -190,7 +191,7 @@ def _merge_table_from_print(_folders: Folders, printed: Path) -> MarkedTable:
     space), cells a mean and its superscripts; an empty cell is a model the split lacks."""
     from ltrlib.merge.analysis import BASELINE_LABEL, PAPER_BASELINES
 
-    cells = pd.read_csv(printed, dtype=str, keep_default_na=False, index_col=0)
+    cells = records.read_table(printed, dtype=str, keep_default_na=False, index_col=0)
     markers = tuple(PAPER_BASELINES.values())
     labels = {m: BASELINE_LABEL.format(model=m, marker=k) for m, k in PAPER_BASELINES.items()}
     model_of = {label: m for m, label in labels.items()}
