@@ -727,6 +727,8 @@ def run_all(
             _check_resume(run_dir, manifest, run_params, plan)
         manifest = _start_manifest(manifest, run_id, run_params)
 
+        if force:
+            _check_journals(run_dir)
         (run_dir / "notebooks").mkdir(parents=True, exist_ok=True)
         if force:  # the notebooks rebind the run to the data they load (ltrlib.provenance)
             (run_dir / provenance.FILE).unlink(missing_ok=True)
@@ -866,6 +868,16 @@ def _run_lock(run_dir: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def _check_journals(run_dir: Path) -> None:
+    """Refuse a forced rerun of a run whose Optuna journals are damaged beyond a torn last
+    record (`ltrlib.train.tuning.storage.check_journal`), before it deletes any notebook's results:
+    the notebook that opens the journal would fail, leaving the results it replaces gone."""
+    from ltrlib.train.tuning.storage import check_journal
+
+    for journal in sorted(run_dir.glob("*.journal")):
+        check_journal(journal)
 
 
 def _write_fidelity(run_dir: Path) -> None:

@@ -34,6 +34,7 @@ study again with another design is refused, naming what differs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -208,13 +209,118 @@ def _worker_address() -> str:
         return ""
 
 
-def _seed_task(run_seed, design: dict, seed: int, reports: str) -> dict:
-    """One seed in a Dask worker: ``run_seed(design, seed, reports)`` runs it and returns the
-    run folder, its notebooks and the files the study keeps; the seed is then recorded
-    (`_record`). Returns its wall time and worker."""
+class SeedInterrupted(Exception):
+    """A seed the study stopped (`dispatch`): its batch kept its finished notebooks, or it
+    never started. ``running`` and ``finished`` say which, as `ltrlib.runner.RunInterrupted`."""
+
+    def __init__(self, seed: int, running: str = "", finished: Sequence[str] = ()):
+        self.seed, self.running, self.finished = seed, running, list(finished)
+        if not running:
+            words = "not started"
+        else:
+            kept = f"{len(self.finished)} finished notebook(s) kept" if self.finished else "nothing finished"
+            words = f"interrupted during {running}; {kept}"
+        super().__init__(f"seed {seed}: {words}")
+
+
+class StudyInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a study: what was recorded, what was interrupted, and the
+    command that resumes it, in one message."""
+
+
+#: Seconds an interrupted seed's batch has to stop as a batch stops on Ctrl-C (it shuts its
+#: kernel down and writes its index: a few seconds) before it is killed; its kernel and the
+#: kernel's workers then end with it (`ltrlib.config.end_with_parent`).
+STOP_GRACE = 30
+
+
+def _batch(stop, **run_all) -> Path:
+    """`ltrlib.runner.run_all(**run_all)` in a batch process of its own; returns the run folder.
+
+    A seed's batch ran in the Dask worker's thread, where no signal reaches it, so Ctrl-C
+    did not stop a study: it ran the seed to its end and recorded it. In its own process,
+    in its own session, the batch is stopped by the study alone: when the Dask event
+    ``stop`` is set (`dispatch`, on this machine or a cluster's), it is sent SIGINT, a
+    user's Ctrl-C to a batch, keeps its finished notebooks and leaves the one running
+    resumable, and `SeedInterrupted` says which. It also takes SIGINT if the process that
+    started it dies, however it dies. A failed batch raises RuntimeError with its message."""
+    import pickle
+    import signal
+    import subprocess
+    import sys
+
+    with tempfile.TemporaryDirectory(prefix="ltrlib-seed-") as tmp:
+        given, outcome = Path(tmp) / "run_all.pickle", Path(tmp) / "outcome.json"
+        given.write_bytes(pickle.dumps(run_all))
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from ltrlib.studies import _batch_process; "
+             "_batch_process(*sys.argv[1:])", str(given), str(outcome), str(os.getpid())],
+            start_new_session=True)
+        stopped_at = None
+        while True:
+            try:
+                child.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if stopped_at is None and stop is not None and stop.is_set():
+                child.send_signal(signal.SIGINT)
+                stopped_at = time.monotonic()
+            elif stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE:
+                child.kill()
+        result = json.loads(outcome.read_text(encoding="utf-8")) if outcome.exists() else {}
+    status = result.get("status")
+    if status == "completed":
+        return Path(result["run_dir"])
+    seed = run_all.get("seed", -1)
+    if status == "interrupted" or stopped_at is not None:
+        raise SeedInterrupted(seed, result.get("running") or "its batch (killed)", result.get("finished", ()))
+    raise RuntimeError(result.get("error") or f"the batch of seed {seed} ended with status {child.returncode}, "
+                       "without an outcome (killed?)")
+
+
+def _batch_process(given: str, outcome: str, parent: str) -> None:
+    """`_batch`'s child: run the batch and write its outcome as JSON to ``outcome``."""
+    import pickle
+    import signal
+    import traceback
+
+    # A study's worker processes ignore SIGINT (`_interrupts_ignored`), and their children
+    # inherit that; this batch must take it as Ctrl-C.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    config.end_with_parent(int(parent), signal.SIGINT)
+    from ltrlib.runner import NotebookError, RunInterrupted, run_all
+
+    try:
+        result = {"status": "completed", "run_dir": str(run_all(**pickle.loads(Path(given).read_bytes())))}
+    except RunInterrupted as exc:
+        result = {"status": "interrupted", "running": exc.running, "finished": exc.finished}
+    except KeyboardInterrupt:
+        result = {"status": "interrupted", "running": "the batch's start", "finished": []}
+    except (NotebookError, ValueError) as exc:
+        result = {"status": "failed", "error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - reported to the study, with the trace here
+        traceback.print_exc()
+        result = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+    atomic_write_text(Path(outcome), json.dumps(result))
+
+
+def _seed_task(run_seed, design: dict, seed: int, reports: str, stop: str = "") -> dict:
+    """One seed in a Dask worker: ``run_seed(design, seed, reports, stop=...)`` runs its
+    batch (`_batch`) and returns the run folder, its notebooks and the files the study
+    keeps; the seed is then recorded (`_record`). Returns its wall time and worker.
+    ``stop``: the name of the Dask event that stops the study (`dispatch`); a seed that
+    starts once it is set runs nothing (`SeedInterrupted`)."""
     start = time.monotonic()
     reports = Path(reports)
-    run_dir, notebooks, files = run_seed(design, seed, reports)
+    event = None
+    if stop:
+        from dask.distributed import Event
+
+        event = Event(stop)
+        if event.is_set():
+            raise SeedInterrupted(seed)
+    run_dir, notebooks, files = run_seed(design, seed, reports, stop=event)
     wall = time.monotonic() - start
     worker = _worker_address()
     _record(run_dir, reports / design["study"], seed, wall, notebooks, files, worker)
@@ -232,24 +338,53 @@ def local_cluster(workers: int, threads: int):
     import dask
     from dask.distributed import LocalCluster
 
+    # Logs at CRITICAL only: the study reports a seed's failure or interruption in one line,
+    # which Dask's worker would repeat with a traceback of the study's own code.
     with dask.config.set({"distributed.scheduler.worker-ttl": None}):
         if workers > 1:
-            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                env=config.thread_env(threads), silence_logs=40)
+            with _interrupts_ignored():  # the worker processes inherit it
+                return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                    dashboard_address=None, env=config.thread_env(threads), silence_logs=50)
         return LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
-                            silence_logs=40)
+                            silence_logs=50)
+
+
+@contextlib.contextmanager
+def _interrupts_ignored():
+    """Ignore SIGINT here while a study starts its worker processes, which inherit it: Ctrl-C
+    at a terminal reaches the whole process group, and a worker process it killed took its
+    seed's batch with it, where the study must stop that batch itself (`dispatch`)."""
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_done, scheduler: str = "",
-             threads: int = THREADS_PER_SEED, workers: int = 0, log=print) -> None:
+             threads: int = THREADS_PER_SEED, workers: int = 0, resume: str = "", log=print) -> None:
     """Run and record ``seeds``, each a task on ``dask.distributed``: on the cluster at
     ``scheduler`` (its workers must see ``reports``), else on a `LocalCluster` of
     ``workers`` processes (default: the cores // ``threads``, at most one per seed; one
     worker is a thread of this process), each with ``threads`` threads
     (`ltrlib.config.thread_env`). ``on_done(seed, result)`` runs here as each seed
     finishes, in the order they finish. A failed seed is reported and the others go
-    on; RuntimeError at the end names the failed ones (rerunning the study retries them)."""
-    from dask.distributed import Client, as_completed
+    on; RuntimeError at the end names the failed ones (rerunning the study retries them).
+
+    Ctrl-C or SIGTERM stops the study: every seed's batch in progress is stopped as a batch
+    is (`_batch`), on this machine or the cluster's; seeds not started do not start; seeds
+    that finish meanwhile are recorded. Then `StudyInterrupted` says what was recorded, what
+    was interrupted, and that ``resume`` (the study's command) resumes it. A second Ctrl-C
+    stops waiting for the batches (they stop on their own)."""
+    import uuid
+
+    from dask.distributed import Client, Event, as_completed
 
     if not seeds:
         return
@@ -265,21 +400,27 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
             os.environ.update(config.thread_env(threads))
         cluster = local_cluster(workers, threads)
         client = Client(cluster)
-    failed = []
+    failed, recorded = [], []
+    stop = Event(f"ltrlib-study-stop-{uuid.uuid4().hex}", client=client)
+    futures = {}
     try:
         log(f"seeds {list(seeds)} on {len(client.scheduler_info()['workers'])} Dask worker(s) at "
             f"{client.scheduler.address}")
-        futures = {client.submit(_seed_task, run_seed, design, seed, str(reports), key=f"seed-{seed}", pure=False):
-                   seed for seed in seeds}
-        for future in as_completed(futures):
-            seed = futures[future]
+        futures = {client.submit(_seed_task, run_seed, design, seed, str(reports), stop.name, key=f"seed-{seed}",
+                                 pure=False): seed for seed in seeds}
+        with _terminate_as_interrupt():
             try:
-                result = future.result()
-            except Exception as exc:  # one seed's failure must not lose the others'
-                log(f"seed {seed}: failed ({type(exc).__name__}: {exc})")
-                failed.append(seed)
-                continue
-            on_done(seed, result)
+                for future in as_completed(futures):
+                    seed = futures[future]
+                    if _collect(seed, future, on_done, failed, recorded, log) is not None:
+                        # Its batch was interrupted by someone else than this study.
+                        log(f"seed {seed}: its batch was interrupted; not recorded (run the study again to "
+                            "resume it)")
+                        failed.append(seed)
+            except KeyboardInterrupt:
+                stop.set()
+                log("interrupted: stopping the seeds in progress (their finished notebooks are kept) ...")
+                raise _stopped(futures, on_done, failed, recorded, resume, log) from None
     finally:
         client.close()
         if cluster is not None:
@@ -292,6 +433,68 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
     if failed:
         raise RuntimeError(f"seeds {sorted(failed)} failed (above); run the study again to retry them: the "
                            "recorded seeds are kept")
+
+
+def _collect(seed: int, future, on_done, failed: list, recorded: list, log) -> SeedInterrupted | None:
+    """One finished seed task: recorded (``on_done``), failed (logged), or interrupted
+    (returned)."""
+    try:
+        result = future.result()
+    except SeedInterrupted as exc:
+        return exc
+    except Exception as exc:  # one seed's failure must not lose the others'
+        log(f"seed {seed}: failed ({type(exc).__name__}: {exc})")
+        failed.append(seed)
+        return None
+    on_done(seed, result)
+    recorded.append(seed)
+    return None
+
+
+def _stopped(futures: dict, on_done, failed: list, recorded: list, resume: str, log) -> StudyInterrupted:
+    """Wait for the seed tasks once the stop is set, and say what became of each."""
+    from dask.distributed import wait
+
+    # Each batch gets STOP_GRACE to stop, then is killed; the tasks' polling adds a second.
+    wait(list(futures), timeout=STOP_GRACE + 15)
+    stopped = []
+    for future, seed in futures.items():
+        if seed in recorded or seed in failed:
+            continue
+        if not future.done():
+            stopped.append(SeedInterrupted(seed, "its batch (no answer: it may still be stopping)"))
+            continue
+        interrupted = _collect(seed, future, on_done, failed, recorded, log)
+        if interrupted is not None:
+            stopped.append(interrupted)
+    words = [f"recorded: seeds {sorted(recorded)}" if recorded else "no seed recorded"]
+    words += [str(exc) for exc in sorted(stopped, key=lambda e: e.seed) if exc.running]
+    waiting = sorted(exc.seed for exc in stopped if not exc.running)
+    if waiting:
+        words.append(f"not started: seeds {waiting}")
+    if failed:
+        words.append(f"failed: seeds {sorted(failed)}")
+    return StudyInterrupted("; ".join(words) + (f". `{resume}` resumes the study" if resume else ""))
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt here, as Ctrl-C does, while a study waits for its
+    seeds (a scheduler's or a user's `kill`); the previous handler is restored after."""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: signals are not ours to take
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 JOURNAL = "06_bilambdamart.journal"
@@ -489,7 +692,7 @@ def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
 
 
 def _run_seeds(to_run: Sequence[int], run_seed, design: dict, reports: Path, summarise, *, progress: bool,
-               scheduler: str, threads: int, workers: int, log) -> None:
+               scheduler: str, threads: int, workers: int, resume: str, log) -> None:
     """Run and record ``to_run`` through `dispatch` with ``run_seed`` (one of the studies'
     ``_<study>_seed``), and as each seed is recorded rewrite the study's summary:
     ``summarise(seed)`` returns the words that end the seed's log line ("" for none)."""
@@ -498,15 +701,14 @@ def _run_seeds(to_run: Sequence[int], run_seed, design: dict, reports: Path, sum
         log(f"seed {seed}: recorded in {math.ceil(result['wall'])} s" + (f"; {words}" if words else ""))
 
     dispatch(to_run, partial(run_seed, progress=progress), design, reports, on_done=done, scheduler=scheduler,
-             threads=threads, workers=workers, log=log)
+             threads=threads, workers=workers, resume=resume, log=log)
 
 
-def _bilambdamart_seed(design: dict, seed: int, reports: Path, progress: bool = False):
+def _bilambdamart_seed(design: dict, seed: int, reports: Path, progress: bool = False, stop=None):
     """Notebook 06 at ``seed`` into ``<study>-seed<N>`` with the design's parameters
-    (`ltrlib.runner.run_all` resumes an interrupted run); what `record_seed` keeps."""
-    from ltrlib.runner import run_all  # papermill; keep the statistics importable without it
-
-    run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
+    (`ltrlib.runner.run_all` resumes an interrupted run); what `record_seed` keeps.
+    ``stop``: as `_batch`'s."""
+    run_dir = _batch(stop, dataset=design["dataset"], scale=design["scale"], seed=seed,
                       run_id=f"{design['study']}-seed{seed}", only=NOTEBOOK,
                       parameters={**preregistration.REGISTERED_PARAMETERS, **design["parameters"]},
                       reports_dir=reports, progress=progress)
@@ -544,7 +746,7 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
         return write_summary(study_dir, command).words
 
     _run_seeds(to_run, _bilambdamart_seed, design, reports, summarise, progress=progress, scheduler=scheduler,
-               threads=threads, workers=workers, log=log)
+               threads=threads, workers=workers, resume=command, log=log)
     summary = write_summary(study_dir, command)
     log(summary.words)
     return summary
@@ -706,14 +908,13 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     return across
 
 
-def _neural_seed(design: dict, seed: int, reports: Path, progress: bool = False):
+def _neural_seed(design: dict, seed: int, reports: Path, progress: bool = False, stop=None):
     """The networks at ``seed``, paired with the source study's trees of that seed
-    (`_trees_of`), into ``<study>-seed<N>``; what `NEURAL_KEPT` keeps, in a run's layout."""
-    from ltrlib.runner import run_all
-
+    (`_trees_of`), into ``<study>-seed<N>``; what `NEURAL_KEPT` keeps, in a run's layout.
+    ``stop``: as `_batch`'s."""
     run_dir = reports / f"{design['study']}-seed{seed}"
     _trees_of(reports / design["source"], seed, run_dir)
-    run_all(dataset=design["dataset"], scale=design["scale"], seed=seed, run_id=run_dir.name,
+    _batch(stop, dataset=design["dataset"], scale=design["scale"], seed=seed, run_id=run_dir.name,
             only=NEURAL_NOTEBOOK, parameters=design["parameters"], reports_dir=reports, progress=progress)
     files = {run_dir / "tables" / nb / name: f"tables/{nb}/{name}" for nb, names in NEURAL_KEPT.items()
              for name in names}
@@ -754,7 +955,7 @@ def run_neural_study(profile: str, *, source: str, study: str | None = None, see
         return ""
 
     _run_seeds(to_run, _neural_seed, design, reports, summarise, progress=progress, scheduler=scheduler,
-               threads=threads, workers=workers, log=log)
+               threads=threads, workers=workers, resume=command, log=log)
     across = write_neural_summary(study_dir, command)
     log(table_to_markdown(across[["claim", "seeds", "verdict"]]))
     return across
@@ -788,13 +989,12 @@ def ledger_design(study: str, scale: str = "small", seeds: Sequence[int] | None 
             "alpha": ALPHA, "power": POWER}
 
 
-def _ledger_seed(design: dict, seed: int, reports: Path, progress: bool = False):
+def _ledger_seed(design: dict, seed: int, reports: Path, progress: bool = False, stop=None):
     """The batch at ``seed`` into ``<study>-seed<N>`` (resumed per notebook by the runner);
-    what the study keeps, in a run's layout, so the ledger can be rebuilt from the record."""
-    from ltrlib.runner import run_all
-
+    what the study keeps, in a run's layout, so the ledger can be rebuilt from the record.
+    ``stop``: as `_batch`'s."""
     only = None if design["notebooks"] == "all" else design["notebooks"]
-    run_dir = run_all(dataset=design["dataset"], scale=design["scale"], seed=seed,
+    run_dir = _batch(stop, dataset=design["dataset"], scale=design["scale"], seed=seed,
                       run_id=f"{design['study']}-seed{seed}", only=only, reports_dir=reports, progress=progress)
     files = {f: f.relative_to(run_dir).as_posix() for f in sorted((run_dir / "tables").rglob("*"))
              if f.is_file() and f.suffix in (".csv", ".parquet", ".json")}
@@ -947,5 +1147,5 @@ def run_ledger_study(scale: str = "small", *, study: str | None = None, seeds: S
         return ""
 
     _run_seeds(to_run, _ledger_seed, design, reports, summarise, progress=progress, scheduler=scheduler,
-               threads=threads, workers=workers, log=log)
+               threads=threads, workers=workers, resume=command, log=log)
     return write_ledger_summary(study_dir, command)

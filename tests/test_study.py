@@ -27,8 +27,9 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
             raise RuntimeError("interrupted")
         return real_run_all(**kwargs)
 
-    # One Dask worker, a thread of this process (the 2-core default): the patch reaches it.
-    monkeypatch.setattr(runner, "run_all", interrupted_at_seed_1)
+    # One Dask worker, a thread of this process (the 2-core default): the patch reaches it,
+    # in place of the seed's batch process (`_batch`, tested by the interruption tests).
+    monkeypatch.setattr(study, "_batch", lambda stop, **kw: interrupted_at_seed_1(**kw))
     with pytest.raises(RuntimeError, match=r"seeds \[1\] failed"):
         study.run_bilambdamart_study("tiny", study="s", reports_dir=tmp_path, progress=False, workers=1)
     study_dir = tmp_path / "s"
@@ -42,7 +43,7 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     assert {"Bi-GBT_Softmax", "GBT_Softmax"} <= set(per_query[per_query.variant == "control"].model)
 
     # Resume through the command line: seed 0 is read back, only seed 1 runs.
-    monkeypatch.setattr(runner, "run_all", lambda **kw: (calls.append(kw["seed"]), real_run_all(**kw))[1])
+    monkeypatch.setattr(study, "_batch", lambda stop, **kw: (calls.append(kw["seed"]), real_run_all(**kw))[1])
     from ltrlib import config
 
     monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)

@@ -9,6 +9,13 @@ record is one line written and fsynced at once, so an interrupted run loses at m
 trial that was running; it needs no database schema (an RDB study can require
 ``optuna storage upgrade`` after an Optuna upgrade) and is plain text one can inspect.
 
+A machine that loses power mid-write can still leave the last record cut short. Optuna
+would append the next record onto that torn line and fail on every later read, so a
+journal is mended when it is opened (`mend_journal`): the torn tail is cut, kept beside
+the journal as ``<journal>.torn-<time>`` and named in a warning, and the finished trials
+before it are kept. A record damaged anywhere else is not a torn write; the journal is
+refused with its path and line (`JournalDamaged`), before anything is changed.
+
 Asking for ``n_trials`` counts the study's finished (completed or pruned) trials and runs
 only the missing ones; a study that already has them runs nothing. Trials left RUNNING by an interrupted
 process are marked FAIL first (one process per journal study is assumed).
@@ -65,9 +72,11 @@ from typing import Any
 
 import numpy as np
 
+from ltrlib.atomic import atomic_path
+
 __all__ = [
-    "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "JOURNAL_FILE", "database_url", "describe_storage", "is_shared",
-    "stored_study", "study_database", "study_storage",
+    "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "JOURNAL_FILE", "JournalDamaged", "check_journal", "database_url",
+    "describe_storage", "is_shared", "mend_journal", "stored_study", "study_database", "study_storage",
 ]
 
 
@@ -116,7 +125,82 @@ def study_storage(storage: str | os.PathLike | Any | None, *,
     path.parent.mkdir(parents=True, exist_ok=True)
     # The open()-based lock works on every local file system; the default symlink lock
     # needs symlink support, which some mounted volumes lack.
-    return JournalStorage(JournalFileBackend(str(path), lock_obj=JournalFileOpenLock(str(path))))
+    lock = JournalFileOpenLock(str(path))
+    mend_journal(path, lock)
+    return JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
+
+
+class JournalDamaged(ValueError):
+    """An Optuna journal with a damaged record before its last one (`mend_journal`)."""
+
+
+def mend_journal(path: str | os.PathLike, lock=None) -> Path | None:
+    """Cut a torn last record off the Optuna journal at ``path``, keeping it beside the
+    journal as ``<journal>.torn-<time>`` (returned, and named in a warning); None when the
+    journal is whole or absent. `JournalDamaged`, naming the path and line, when a record
+    before the last is not one: that is damage a torn write cannot leave, and nothing is
+    changed.
+
+    ``lock``: the journal's Optuna lock, held while reading and cutting. Several processes
+    append to one journal (trials tuned side by side), each under that lock, so under it a
+    last line without its newline is no write in flight but a torn one."""
+    from optuna.storages.journal import JournalFileOpenLock
+
+    path = Path(path)
+    if not path.exists():
+        return None
+    lock = lock if lock is not None else JournalFileOpenLock(str(path))
+    lock.acquire()
+    try:
+        data = path.read_bytes()
+        end = _records_end(data, path)
+        if end == len(data):
+            return None
+        torn = path.with_name(f"{path.name}.torn-{time.strftime('%Y%m%dT%H%M%S')}")
+        torn.write_bytes(data[end:])
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(data[:end])
+    finally:
+        lock.release()
+    kept = data[:end].count(b"\n")
+    warnings.warn(f"{path}: its last record was cut short (a write interrupted); cut off and kept in {torn}, "
+                  f"with the {kept} records before it kept", stacklevel=2)
+    return torn
+
+
+def check_journal(path: str | os.PathLike) -> None:
+    """`JournalDamaged` when the Optuna journal at ``path`` has a damaged record before its
+    last one, which `mend_journal` would refuse when a notebook opens it; reads only (a torn
+    last record is mended at that opening). A run's ``--force`` checks its journals so, before
+    it deletes any result."""
+    _records_end(Path(path).read_bytes(), Path(path))
+
+
+def _records_end(data: bytes, path: Path) -> int:
+    """Where the journal ``data``'s whole records end: its length when it is whole, earlier
+    when its last record is torn; `JournalDamaged` naming ``path`` and the line when a record
+    before that is no record."""
+    # A torn write leaves bytes after the last newline, or a last line that ends but is not
+    # a record (a block of a power cut's zeros).
+    end = len(data) if data.endswith(b"\n") else data.rfind(b"\n") + 1
+    records = data[:end].split(b"\n")[:-1]
+    bad = [number for number, line in enumerate(records, start=1) if not _is_record(line)]
+    if data.endswith(b"\n") and bad == [len(records)]:
+        end, bad = end - len(records[-1]) - 1, []
+    if bad:
+        raise JournalDamaged(
+            f"{path}: line {bad[0]} is not a journal record ({records[bad[0] - 1][:60]!r}); only a last record "
+            "cut short is mended. Restore the journal from a backup, or move it away to tune afresh")
+    return end
+
+
+def _is_record(line: bytes) -> bool:
+    import json
+
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
 
 
 def database_url(url: str) -> str:
