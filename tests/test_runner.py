@@ -7,10 +7,13 @@ that only inspect its outputs; the checks that must fail early start no kernel a
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -570,3 +573,65 @@ def test_a_notebook_waits_for_those_it_reads():
     assert needs["06_neural_competitors"] == {"06_bilambdamart"} and needs["07_foltr_noniid"] == set()
     with pytest.raises(ValueError, match="jobs = 0"):
         runner.run_all(scale="tiny", only="00", jobs=0)
+
+
+# --------------------------------------------------------------------------- nothing left behind
+
+# A notebook whose pool of loky workers (ltrlib.config.worker_processes) waits: killed
+# during it, a kernel left its workers and loky's resource trackers under PID 1.
+POOL_NOTEBOOK = "# %% [markdown]\n# # Pool\n# Two pool workers wait.\n\n" + STANDARD_CELL + '''
+# %%
+import time
+from joblib import Parallel, delayed
+from ltrlib.config import worker_processes
+
+with worker_processes(2):
+    Parallel(n_jobs=2)(delayed(time.sleep)(120) for _ in range(2))
+'''
+
+
+def _pool_run(tmp_path):
+    """A batch of `POOL_NOTEBOOK` in a session of its own; returns it once its kernel's pool
+    workers run, with the kernel's process."""
+    psutil = pytest.importorskip("psutil")
+    nbs = _write(tmp_path / "nbs", {"00_pool.py": POOL_NOTEBOOK})
+    code = (f"from ltrlib.runner import run_all; run_all(notebooks_dir={str(nbs)!r}, "
+            f"reports_dir={str(tmp_path / 'reports')!r}, scale='tiny', progress=False)")
+    batch = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while True:
+        tree = psutil.Process(batch.pid).children(recursive=True)
+        kernels = [p for p in tree if "ipykernel" in " ".join(p.cmdline())]
+        if kernels and sum("loky" in " ".join(p.cmdline()) for p in tree) >= 2:
+            return batch, kernels[0], tree
+        assert batch.poll() is None and time.monotonic() < deadline, batch.communicate()
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("killed", ["kernel", "batch's process group"])
+def test_no_process_outlives_a_killed_kernel_or_batch(tmp_path, killed):
+    psutil = pytest.importorskip("psutil")
+    batch, kernel, tree = _pool_run(tmp_path)
+    if killed == "kernel":
+        kernel.kill()
+    else:
+        os.killpg(batch.pid, signal.SIGKILL)
+    _, alive = psutil.wait_procs(tree, timeout=10)
+    assert not alive, [" ".join(p.cmdline())[:100] for p in alive]
+    batch.communicate(timeout=60)
+
+
+def test_force_refuses_a_damaged_journal_before_deleting_any_result(two_notebooks, tmp_path):
+    reports = tmp_path / "reports"
+    counter = {"counter": str(tmp_path / "counter.txt")}
+    run_all(notebooks_dir=two_notebooks, reports_dir=reports, run_id="r", scale="tiny", progress=False,
+            parameters=counter)
+    run = reports / "r"
+    lines = ['{"op_code": 0, "worker_id": "w", "study_name": "s", "directions": [1]}', '{"op_co', '{"op_code": 5}']
+    (run / "optuna.journal").write_text("\n".join(lines) + "\n")
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file() and p.name != ".run.lock"}
+    with pytest.raises(ValueError, match=r"optuna.journal: line 2 is not a journal record"):
+        run_all(notebooks_dir=two_notebooks, reports_dir=reports, run_id="r", scale="tiny", progress=False,
+                parameters=counter, force=True)
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file() and p.name != ".run.lock"} == before

@@ -2,7 +2,10 @@
 interruption after the first, and a resume that runs only the second."""
 
 import json
+import os
 import re
+import signal
+import time
 
 import pandas as pd
 import pytest
@@ -249,3 +252,58 @@ def test_the_study_cluster_keeps_a_worker_that_went_silent():
         finally:
             cluster.close()
     assert dask.config.get("distributed.scheduler.worker-ttl") == before
+
+
+# --------------------------------------------------------------------------- interruptions
+
+
+def _study_process(tmp_path, name: str):
+    """``ltrlib study ledger`` at tiny, notebook 00 only, one seed, in a session of its own
+    (so that a test can signal its process group as a terminal's Ctrl-C does)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LTRLIB_REPORTS_DIR": str(tmp_path), "LTRLIB_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "ltrlib", "study", "ledger", "--scale", "tiny", "--seeds", "0",
+               "--notebooks", "00", "--study", name, "--no-progress", "--workers", "1"]
+    return subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _running(path, process, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("signum, to_group", [(signal.SIGINT, True), (signal.SIGTERM, False)],
+                         ids=["ctrl-c to the group", "sigterm to the study"])
+def test_a_signal_stops_a_study_within_seconds_keeping_its_seed_resumable(tmp_path, signum, to_group):
+    psutil = pytest.importorskip("psutil")
+    process = _study_process(tmp_path, "s")
+    run = tmp_path / "s-seed0"
+    _running(run / "notebooks" / ".00_dataset_overview.running.ipynb", process)
+    tree = psutil.Process(process.pid).children(recursive=True)  # the batch and its kernel among them
+    assert any("ipykernel" in " ".join(p.cmdline()) for p in tree)
+    start = time.monotonic()
+    os.killpg(process.pid, signum) if to_group else process.send_signal(signum)
+    out, err = process.communicate(timeout=60)
+    assert time.monotonic() - start < 10, err
+    assert process.returncode == 130, err
+    assert "seed 0: interrupted during 00_dataset_overview; nothing finished" in err
+    assert "ltrlib study ledger --scale tiny --study s --seeds 0 --notebooks 00` resumes the study" in err
+    assert "Traceback" not in err
+    # Nothing recorded half; the run says what became of its notebook, and nothing outlives it.
+    seeds = tmp_path / "s" / "seeds"
+    assert not seeds.exists() or not any(seeds.iterdir())
+    manifest = json.loads((run / "run.json").read_text())
+    assert manifest["notebooks"]["00_dataset_overview"]["status"] == "interrupted"
+    _, alive = psutil.wait_procs(tree, timeout=10)
+    assert not alive, [p.cmdline() for p in alive]
+    if signum == signal.SIGINT:  # the command it names resumes it (the other case stops as this one)
+        again = _study_process(tmp_path, "s")
+        out, err = again.communicate(timeout=300)
+        assert again.returncode == 0, err
+        assert "seed 0: recorded" in out and (tmp_path / "s" / "seeds" / "seed0" / "seed.json").exists()

@@ -336,3 +336,56 @@ def test_the_best_model_is_kept_once_for_every_search_and_only_when_trained_here
     assert resumed.best_trial == 1 and resumed.ranker is None
     plain = tuning_mod.run_study(lambda trial, monitor: values[trial.number], n_trials=1, **{**run, "study_name": "plain"})
     assert plain.ranker is None
+
+
+# --------------------------------------------------------------------------- torn journals
+
+
+def _journal_with_trials(path, n: int = 4):
+    from ltrlib.train.tuning import study_storage
+
+    study = optuna.create_study(storage=study_storage(path), study_name="s")
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=n)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("tear", ["cut mid-record", "a block of zeros"])
+def test_a_torn_last_record_is_cut_kept_beside_and_the_study_resumes(tmp_path, tear):
+    from ltrlib.train.tuning import study_storage
+
+    path = tmp_path / "optuna.journal"
+    whole = _journal_with_trials(path)
+    # A power cut mid-write: the last record half written, or written as zeros.
+    torn = whole[:-25] if tear == "cut mid-record" else whole + b"\0" * 40 + b"\n"
+    path.write_bytes(torn)
+    with pytest.warns(UserWarning, match=r"optuna.journal: its last record was cut short .* kept in .*torn-"):
+        study = optuna.load_study(storage=study_storage(path), study_name="s")
+    kept = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert len(kept) == (3 if tear == "cut mid-record" else 4)
+    backup, = tmp_path.glob("optuna.journal.torn-*")
+    assert torn == path.read_bytes() + backup.read_bytes()  # nothing lost: the cut part is beside it
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)  # resumes, and reads back
+    assert len(optuna.load_study(storage=study_storage(path), study_name="s").trials) == len(study.trials)
+
+
+def test_a_journal_damaged_before_its_last_record_is_refused_by_path_and_line(tmp_path):
+    from ltrlib.train.tuning import study_storage
+    from ltrlib.train.tuning.storage import JournalDamaged
+
+    path = tmp_path / "optuna.journal"
+    lines = _journal_with_trials(path).split(b"\n")
+    lines[2] = lines[2][:20]
+    path.write_bytes(b"\n".join(lines))
+    damaged = path.read_bytes()
+    with pytest.raises(JournalDamaged, match=r"optuna.journal: line 3 is not a journal record"):
+        study_storage(path)
+    assert path.read_bytes() == damaged and sorted(p.name for p in tmp_path.iterdir()) == ["optuna.journal"]
+
+
+def test_a_whole_journal_is_left_as_it_is(tmp_path, recwarn):
+    from ltrlib.train.tuning import study_storage
+
+    path = tmp_path / "optuna.journal"
+    whole = _journal_with_trials(path)
+    study_storage(path)
+    assert path.read_bytes() == whole and not [w for w in recwarn if "journal" in str(w.message)]
