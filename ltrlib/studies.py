@@ -456,7 +456,10 @@ def _stopped(futures: dict, on_done, failed: list, recorded: list, resume: str, 
     from dask.distributed import wait
 
     # Each batch gets STOP_GRACE to stop, then is killed; the tasks' polling adds a second.
-    wait(list(futures), timeout=STOP_GRACE + 15)
+    try:
+        wait(list(futures), timeout=STOP_GRACE + 15)
+    except TimeoutError:  # said below, seed by seed
+        pass
     stopped = []
     for future, seed in futures.items():
         if seed in recorded or seed in failed:
