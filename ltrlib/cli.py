@@ -685,7 +685,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ltrlib {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:
-        print(f"ltrlib {args.command}: {exc or 'interrupted'}", file=sys.stderr)
+        # A bare KeyboardInterrupt is truthy but prints as "": say what stopped.
+        print(f"ltrlib {args.command}: {str(exc) or 'interrupted'}", file=sys.stderr)
         return 130
 
 

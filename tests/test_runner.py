@@ -635,3 +635,14 @@ def test_force_refuses_a_damaged_journal_before_deleting_any_result(two_notebook
         run_all(notebooks_dir=two_notebooks, reports_dir=reports, run_id="r", scale="tiny", progress=False,
                 parameters=counter, force=True)
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file() and p.name != ".run.lock"} == before
+
+
+def test_a_bare_ctrl_c_is_said_as_interrupted(monkeypatch, capsys):
+    def stop(args):
+        raise KeyboardInterrupt
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_args", lambda argv: type("Args", (), {"handler": stop, "command": "lab"}))
+    assert cli.main(["lab"]) == 130
+    assert capsys.readouterr().err == "ltrlib lab: interrupted\n"
