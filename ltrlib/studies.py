@@ -55,9 +55,9 @@ from ltrlib.bivariate import preregistration
 from ltrlib.records import RecordError, read_json, read_table
 from ltrlib.report import table_to_markdown, validate_name
 
-__all__ = ["NEURAL_PROFILES", "THREADS_PER_SEED", "checkpoint", "dispatch", "ledger_design", "neural_design",
-           "parse_seeds", "record_seed", "run_bilambdamart_study", "run_ledger_study", "run_neural_study",
-           "study_design", "summary_markdown", "write_ledger_summary", "write_neural_summary", "write_summary"]
+__all__ = ["NEURAL_PROFILES", "THREADS_PER_SEED", "checkpoint", "dispatch", "ledger_design", "ledger_reading",
+           "neural_design", "parse_seeds", "record_seed", "run_bilambdamart_study", "run_ledger_study",
+           "run_neural_study", "study_design", "summary_markdown", "write_ledger_summary", "write_neural_summary", "write_summary"]
 
 NOTEBOOK = "06_bilambdamart"
 #: Files of a finished run kept for the study (under ``tables/06_bilambdamart/``).
@@ -980,16 +980,25 @@ SHORT_NAMES = {"noniid": "non-IID", "bilambdamart": "Bi-LambdaMART", "foltr": "F
 
 
 def ledger_design(study: str, scale: str = "small", seeds: Sequence[int] | None = None, dataset: str = "synthetic",
-                  notebooks: str = "") -> dict:
+                  notebooks: str = "", rule: str | None = None) -> dict:
     """The ledger study's design: the batch (``notebooks``, default all) at ``scale`` on
-    every seed, and the rule across seeds (`ltrlib.fidelity.across.RULE`), JSON-able."""
-    from ltrlib.fidelity.across import ALPHA, MIN_SEEDS, POWER, RULE
+    every seed, and the rule across seeds, JSON-able: the version ``rule`` of
+    `ltrlib.fidelity.across.RULES` (default `DEFAULT_RULE`, v2) with its margins
+    (`design_terms`). A v1 design holds what ``reports/ledger-small``'s was fixed with."""
+    from ltrlib.fidelity.across import DEFAULT_RULE, design_terms
 
     config.get_scale(scale)  # an unknown scale is refused here, naming the known ones
     chosen = [int(s) for s in (LEDGER_SEEDS if seeds is None else seeds)]
     return {"study": validate_name(study, "study id"), "profile": "ledger", "dataset": dataset, "scale": scale,
-            "seeds": chosen, "notebooks": notebooks or "all", "rule": RULE, "min_seeds": MIN_SEEDS,
-            "alpha": ALPHA, "power": POWER}
+            "seeds": chosen, "notebooks": notebooks or "all", **design_terms(rule or DEFAULT_RULE)}
+
+
+def _registered_rule(study_dir: Path) -> str | None:
+    """The rule version of a study's stored design (None when it has none yet): a study is
+    decided by the rule it was registered with, whatever a new study's default is now."""
+    from ltrlib.fidelity.across import rule_version
+
+    return rule_version(_design(study_dir)) if (study_dir / "design.json").exists() else None
 
 
 def _ledger_seed(design: dict, seed: int, reports: Path, progress: bool = False, stop=None):
@@ -1005,10 +1014,12 @@ def _ledger_seed(design: dict, seed: int, reports: Path, progress: bool = False,
     return run_dir, tuple(RunManifest.require(run_dir).notebooks), files
 
 
-def _ledger_tables(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, dict]]:
+def _ledger_tables(study_dir: Path, design: dict, rule: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
+                                                                                   dict[int, dict]]:
     """The ledger of every recorded seed, rebuilt from its tables with today's claims, and
-    decided across them: ``(per_seed, across, seed records)``."""
-    from ltrlib.fidelity.across import decide_across, with_effect_ratios
+    decided across them by ``rule`` (default: the design's version, `rule_version`):
+    ``(per_seed, across, seed records)``."""
+    from ltrlib.fidelity.across import decide_across, rule_version, with_effect_ratios
     from ltrlib.fidelity.ledger import fidelity_report
     from ltrlib.fidelity.sources import require_numbers
 
@@ -1020,7 +1031,21 @@ def _ledger_tables(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.Data
     per_seed = pd.concat([r.claims.assign(seed=s) for s, r in reports.items()], ignore_index=True)
     effects = pd.concat([r.effects.assign(seed=s) for s, r in reports.items()], ignore_index=True)
     meta = {s: _seed_record(d) for s, d in recorded.items()}
-    return per_seed, with_effect_ratios(decide_across(per_seed, effects), effects), meta
+    across = decide_across(per_seed, effects, rule or rule_version(design))
+    return per_seed, with_effect_ratios(across, effects), meta
+
+
+def ledger_reading(study_dir: str | os.PathLike, rule: str = "v2") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A recorded ledger study decided by another rule version than its design's: a
+    secondary reading, written nowhere (the study's own ``study.csv`` and ``study.md`` stay
+    its registered rule's). Returns ``(across, head)``: every check as `write_ledger_summary`
+    decides it, by ``rule``, and per paper its counted checks by verdict (`_ledger_head`)."""
+    study_dir = Path(study_dir)
+    design = _design(study_dir)
+    per_seed, across, meta = _ledger_tables(study_dir, design, rule)
+    if across.empty:
+        return across, pd.DataFrame()
+    return across, _ledger_head(across, per_seed[per_seed.seed == min(meta)])
 
 
 def _ledger_head(across: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
@@ -1074,20 +1099,26 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
     verdict across seeds by the rule, the effect with its interval and the Effect Ratio's,
     the checks whose verdict differs from the first seed's, and each seed's wall time.
     Returns the across-seed table."""
-    from ltrlib.fidelity.across import RULE
+    from ltrlib.fidelity.across import RULES, rule_version
 
     design = _design(study_dir)
+    version = rule_version(design)
     per_seed, across, meta = _ledger_tables(study_dir, design)
+    named = "" if version == "v1" else f" {version}"  # v1's summary reads as it did before there were versions
     lines = [f"# Study {design['study']}: every claim of the ledger across seeds", "",
              f"- Data: the {design['dataset']} data at scale `{design['scale']}`; seeds {design['seeds']}, each a "
              f"run of notebooks `{design['notebooks']}` (each seed draws its own twin, folds, samplers, networks "
              "and FOLTR runs).",
-             f"- Rule (written before the first seed; `ltrlib.fidelity.across`, docs/fidelity.md), at least "
+             f"- Rule{named} (written before the first seed; `ltrlib.fidelity.across`, docs/fidelity.md), at least "
              f"{design['min_seeds']} seeds, level {design['alpha']}:",
-             *[f"  - `{k}`: {v}." for k, v in design["rule"].items()], "",
+             *[f"  - `{k}`: {v}." for k, v in design["rule"].items()],
+             *([f"- Margins (`ltrlib.fidelity.across.MARGINS`):", *[f"  - {k}: {v}." for k, v in
+                                                                    design["margins"].items()],
+                "- Read on the seeds' means by another rule (`READINGS_V2`):",
+                *[f"  - {k}: {v}." for k, v in design.get("readings", {}).items()]] if version != "v1" else []), "",
              f"Regenerate: `{command}` (finished seeds are read back, not rerun; the ledger is rebuilt from "
              "their tables with the claims as they are now).", ""]
-    if design["rule"] != RULE:
+    if design["rule"] != RULES[version]:
         lines += ["**The rule in `ltrlib.fidelity.across` has changed since this design was fixed**: the "
                   "verdicts below are decided by today's rule.", ""]
     if across.empty:
@@ -1099,6 +1130,8 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
               "The papers' claims in the scopes they ran; notes, exact checks, controls and scopes beyond the "
               "papers are in each paper's last table.", "", table_to_markdown(_ledger_head(across, first)), ""]
     shown = ["claim", "scope", "rule", "per_seed", "verdict", "p_holm", "evidence", "effect_ratios"]
+    if version != "v1":
+        shown[6:6] = ["mean", "low", "high", "margin", "q_p", "seeds_needed"]
     from ltrlib.fidelity.ledger import PAPERS
 
     for source, g in across.groupby("source", sort=False):
@@ -1132,8 +1165,9 @@ def run_ledger_study(scale: str = "small", *, study: str | None = None, seeds: S
     ``save_progress``: run nothing, `checkpoint` the seeds in progress."""
     study = study or f"ledger-{scale}"
     reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
-    design = ledger_design(study, scale, seeds, dataset, notebooks)
     study_dir = reports / study
+    # A study already registered is decided by its own rule version; a new one by today's default.
+    design = ledger_design(study, scale, seeds, dataset, notebooks, rule=_registered_rule(study_dir))
     _check_design(study_dir, design)
     command = (f"{config.cli_command()} study ledger --scale {scale} --study {study} --seeds "
                f"{','.join(str(s) for s in design['seeds'])}"

@@ -81,9 +81,12 @@ CLAIM_COLUMNS = ["source", "claim", "kind", "statement", "scope", "beyond", "our
                  "paper_evidence", "place", "quote", "test", "threshold"]
 
 #: The columns of the per-comparison effect table (`decide`, ``fidelity_effects.csv``):
-#: one row per comparison of ours and dataset of the source's.
+#: one row per comparison of ours and dataset of the source's. ``ours_se`` and ``ours_units``:
+#: our improvement's standard error and the paired units it is the mean of (`Effect.se`,
+#: NaN and 1 for two means); ``horizon``: the rounds an online sum runs over (`Comparison.horizon`).
 EFFECT_COLUMNS = ["source", "claim", "scope", "comparison", "dataset", "ours_improvement", "ours_baseline",
-                  "paper_improvement", "paper_baseline", "effect_ratio", "delta_ri", "stability"]
+                  "paper_improvement", "paper_baseline", "effect_ratio", "delta_ri", "stability", "ours_se",
+                  "ours_units", "horizon"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,12 @@ class Effect:
 
     improvement: float
     baseline: float
+    #: The standard error of ``improvement`` over its units (the sd of A − B over √units),
+    #: NaN for one number against another (a table's two means): what a test of the seeds'
+    #: effects for heterogeneity weighs each seed by (`ltrlib.fidelity.across`, rule v2).
+    se: float = math.nan
+    #: How many paired units ``improvement`` is the mean of (1 for two numbers).
+    units: int = 1
 
     @classmethod
     def of(cls, better: Sequence[float], worse: Sequence[float]) -> Effect:
@@ -99,7 +108,9 @@ class Effect:
         a, b = np.asarray(better, dtype=float), np.asarray(worse, dtype=float)
         if a.shape != b.shape or a.size == 0:
             raise ValueError(f"Effect.of needs as many values of A as of B (at least one), got {a.size} and {b.size}")
-        return cls(float(np.mean(a - b)), float(np.mean(b)))
+        d = (a - b).ravel()
+        se = float(np.std(d, ddof=1) / math.sqrt(d.size)) if d.size > 1 else math.nan
+        return cls(float(np.mean(d)), float(np.mean(b)), se, int(d.size))
 
     @property
     def relative(self) -> float:
@@ -252,7 +263,8 @@ def _effect_rows(source: str, claim: str, scope: str, ours: Finding, paper: Find
                          "paper_improvement": math.nan if pe is None else pe.improvement,
                          "paper_baseline": math.nan if pe is None else pe.baseline,
                          "effect_ratio": effect_ratio(c.effect, pe) if stability == "stable" else math.nan,
-                         "delta_ri": delta_ri(c.effect, pe), "stability": stability})
+                         "delta_ri": delta_ri(c.effect, pe), "stability": stability, "ours_se": c.effect.se,
+                         "ours_units": c.effect.units, "horizon": c.horizon})
     return rows
 
 

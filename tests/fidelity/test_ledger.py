@@ -8,7 +8,7 @@ import pytest
 
 from ltrlib import fidelity as F
 from ltrlib.fidelity.claims import EFFECT_COLUMNS, MIN_PAIRS
-from ltrlib.fidelity.across import ACROSS_COLUMNS, effect_ratio_intervals
+from ltrlib.fidelity.across import ACROSS_COLUMNS_V2, effect_ratio_intervals
 
 
 def _run_dir(tables, tmp_path, seed=4):
@@ -104,7 +104,7 @@ def test_across_seeds_each_check_has_its_verdicts_per_seed_and_an_interval_per_c
     runs = [_run_dir(tables, tmp_path / f"s{seed}", seed) for seed in (4, 5, 6)]
     per_run, summary = F.across_runs(runs)
     assert sorted(per_run.seed.unique()) == [4, 5, 6]
-    assert list(summary.columns) == [*ACROSS_COLUMNS, "effect_ratios"]
+    assert list(summary.columns) == [*ACROSS_COLUMNS_V2, "effect_ratios"]  # a new reading goes by rule v2
     row = summary.set_index(["claim", "scope"]).loc[("type1_hurts", "type1 linear online")]
     assert (row.seeds, row.holds, row.kind, row.rule, row.per_seed) == (3, 3, "claim", "effect", "✓ ✓ ✓")
     # Three seeds are fewer than the rule needs: nothing is decided across them.
