@@ -727,11 +727,10 @@ def run_all(
             _check_resume(run_dir, manifest, run_params, plan)
         manifest = _start_manifest(manifest, run_id, run_params)
 
-        if force:
-            _check_journals(run_dir)
-        (run_dir / "notebooks").mkdir(parents=True, exist_ok=True)
         if force:  # the notebooks rebind the run to the data they load (ltrlib.provenance)
+            _check_journals(run_dir)  # before anything is deleted
             (run_dir / provenance.FILE).unlink(missing_ok=True)
+        (run_dir / "notebooks").mkdir(parents=True, exist_ok=True)
         manifest.write(run_dir)
         try:
             to_run = {nb: params for nb, params in plan.items()
