@@ -169,10 +169,12 @@ trend
 # The notes' other testable statements. Graded labels: `rank:ndcg` and `rank:pairwise`
 # against `rank:map` (which binarises them) on NDCG@10, from the backend comparison above
 # (topk pairs; paired t-tests over the test queries). Reproducibility: the same model with 1
-# and 2 threads scores the test set bit for bit alike; mean's sampled pairs change with the
-# seed. Distributed: the smallest training set's rows cut in two through query groups on a
-# two-worker Dask `LocalCluster`, against one process, with a paired equivalence test
-# (TOST) at a margin of 0.01 NDCG@10 (ours; `xgboost_tutorial.EQUIVALENCE_MARGIN`).
+# and 2 threads scores the test set bit for bit alike, and the comparison tells topk's scores
+# from a copy with one score one ULP apart (our control: it would see the smallest difference
+# threads could make); mean's row at a second seed is shown. Distributed: the smallest
+# training set's rows cut in two through query groups on a two-worker Dask `LocalCluster`,
+# against one process, with a paired equivalence test (TOST) at a margin of 0.01 NDCG@10
+# (ours; `xgboost_tutorial.EQUIVALENCE_MARGIN`).
 
 # %%
 graded = xgboost_tutorial.graded_objectives(runs.per_query)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ltrlib.fidelity.claims import (
     MIN_PAIRS,
@@ -77,6 +78,17 @@ MEASURES = ("offline", "online")
 #: A remedy's gain over FedAvg is "limited" below this share of the IID gap it should close
 #: (ours: the paper gives no number; below half, the remedy ends nearer FedAvg than IID).
 LIMITED = 0.5
+#: The margin within which #R = 2's offline gap to IID is "minimal" (NDCG@10; ours: the paper
+#: gives no number, and Figure 6 prints none). Twice the hundredth the ledger allows one model
+#: trained two ways (the XGBoost notes' distributed training), because two FOLTR runs of one
+#: setting differ by more: the sd of #R = 2's IID − non-IID over click models and runs was
+#: 0.017-0.041 in the committed ledger study's seeds, and the 90 % interval of a paired mean is
+#: ±0.82 sd at the 6 pairs of a `small` batch, ±0.45 sd at the paper profile's 15; within
+#: ±0.01 not even a gap of exactly 0 could be shown. At ±0.02 a small gap can be shown at the
+#: paper profile, and at `small` where the runs spread little. Chosen for what the runs can
+#: show, not for a verdict: a gap beyond it at p < 0.05 fails, one neither within nor beyond
+#: it is not decided.
+MINIMAL = 0.02
 #: The settings of Type 2 #R = 1 at each B of the paper's sweep (notebook 07's names).
 TYPE2_R1_B = {2: "type2_R1_B2", 5: "type2_R1", 10: "type2_R1_B10"}
 #: Settings the paper ran for the linear ranker only (§7.1, §7.2 and Figures 8-9's captions).
@@ -300,25 +312,56 @@ def _remedy_against_fedavg(setting: str, sharing: bool):
     return check
 
 
-def _gaps(runs: Runs, setting: str, ranker: str) -> pd.Series:
-    """IID − non-IID offline per run (click, seed)."""
-    iid, non = runs.values(setting, ranker, "offline", "IID"), runs.values(setting, ranker, "offline")
-    common = iid.index.intersection(non.index)
-    return iid.loc[common] - non.loc[common]
+def _within(a: pd.Series, b: pd.Series, scope: str, name_a: str, name_b: str, margin: float,
+            beyond: bool = False) -> Finding:
+    """A and B differ by less than ``margin``: an equivalence test (TOST, two one-sided paired
+    t-tests over the runs, each at p < 0.05). Holds when both reject (the 90 % interval of
+    A − B lies within ±margin); does not hold when A − B lies beyond the margin at p < 0.05
+    (one-sided); otherwise not decided (too few runs to say either way), and so with fewer
+    than `MIN_PAIRS` pairs. Not available as `_tested` is."""
+    x, y = _common(a, b)
+    effect, _, n = _compare(x, y)
+    comparisons = ((Comparison(f"{name_a} vs {name_b}", effect, horizon=a.attrs.get("horizon", 0)),)
+                   if effect is not None else ())
+    if effect is None:
+        return Finding(scope, None, f"no runs of both {name_a} and {name_b}", beyond=beyond)
+    if np.ptp(np.concatenate([x, y])) == 0:
+        return Finding(scope, None, f"{name_a} and {name_b}: the measure is the same at every run of both, so it "
+                                    "cannot compare them (no test)", beyond=beyond)
+    if n < MIN_PAIRS:
+        return Finding.undecided(scope, f"{name_a} − {name_b} {effect.improvement:+.4f} over {n} runs: fewer than "
+                                        f"{MIN_PAIRS} pairs decide nothing", comparisons, beyond)
+    above_low = paired_ttest(x, y - margin, "greater").p  # A − B > −margin
+    below_high = paired_ttest(x, y + margin, "less").p  # A − B < +margin
+    p_tost = max(above_low, below_high)
+    outside = min(paired_ttest(x, y + margin, "greater").p, paired_ttest(x, y - margin, "less").p)
+    d = x - y
+    half = float(stats.t.ppf(1 - ALPHA, n - 1) * np.std(d, ddof=1) / math.sqrt(n))
+    said = (f"{name_a} − {name_b} {effect.improvement:+.4f}, 90 % interval [{effect.improvement - half:+.4f}, "
+            f"{effect.improvement + half:+.4f}] against ±{margin} (TOST p = {number_or_na(p_tost, 4)}; beyond the "
+            f"margin p = {number_or_na(outside, 4)}; {n} runs)")
+    if p_tost < ALPHA:
+        return Finding(scope, True, said, comparisons, beyond, p=p_tost)
+    if outside < ALPHA:
+        return Finding(scope, False, said, comparisons, beyond, p=p_tost)
+    return Finding.undecided(scope, f"{said}: neither within nor beyond the margin at p < {ALPHA}", comparisons,
+                             beyond)
 
 
-def _r2_gap_smaller(runs: Runs) -> list[Finding]:
+def _r2_gap_minimal(runs: Runs) -> list[Finding]:
+    """#R = 2's offline gap to IID, IID − non-IID over the same runs, within ±`MINIMAL`."""
     out = []
     for ranker in runs.rankers("type2_R2"):
-        r2, r1 = _gaps(runs, "type2_R2", ranker), _gaps(runs, "type2_R1_10clients", ranker)
-        if r1.empty or r2.empty:
-            out.append(Finding(f"type2_R2 {ranker}", None, "needs type2_R2 and type2_R1_10clients runs"))
-            continue
-        out.append(_significantly_above(r1, r2, f"type2_R2 {ranker}", "#R = 1 gap", "#R = 2 gap"))
+        iid, non = runs.values("type2_R2", ranker, "offline", "IID"), runs.values("type2_R2", ranker, "offline")
+        out.append(_within(iid, non, f"type2_R2 {ranker}", "IID", "non-IID", MINIMAL))
     return out or _absent("type2_R2")
 
 
 def _r2_above_r1(runs: Runs) -> list[Finding]:
+    """Non-IID #R = 2 above non-IID #R = 1 (10 clients each), paired over runs. #R = 1's gap to
+    IID against #R = 2's would be this very test: IID data has no #R, so both gaps subtract the
+    same IID runs and their difference is #R = 2 − #R = 1 (until issue 62 it was a second claim,
+    `type2_R2_gap_smaller`)."""
     out = []
     for ranker in runs.rankers("type2_R2"):
         out.append(_significantly_above(runs.values("type2_R2", ranker, "offline"),
@@ -411,16 +454,15 @@ CLAIMS: tuple[Claim, ...] = (
            "NDCG (non-IID, B = 10 significantly above B = 2)", _larger_b_better_perfect, "§6.2, Figure 5",
            "For the perfect click model, a larger number of B achieves better test performance",
            stated="Figure 5 and §6.2", across="effect"),
-    _claim("type2_R1_iid_online_rises_with_b", "Table 3: IID online NDCG rises with B (2 < 5 < 10) for every "
-           "ranker and click model", _iid_online_rises_with_b, "§6.2, Table 3",
-           "Table 3: IID 742.10, 778.56, 798.05 (linear, perfect) ... rising with B in every row",
-           test="the order of the means over seeds (the paper's comparison; it tests nothing here)",
-           threshold="none: a direction", on_paper=_paper_iid_rises_with_b),
-    _claim("type2_R2_gap_smaller", "Type 2 with #R = 2: the offline gap to IID is significantly smaller than "
-           "#R = 1's with the same 10 clients (per run, paired)", _r2_gap_smaller, "§6.2, Figure 6",
+    _claim("type2_R2_gap_minimal", f"Type 2 with #R = 2: the offline gap to IID is minimal, IID and non-IID "
+           f"within ±{MINIMAL} NDCG@10 of each other (paired over click models × runs)", _r2_gap_minimal,
+           "§6.2 (summary), Figure 6",
            "if #R = 2 then gaps in effectiveness compared to IID settings are minimal",
-           threshold=f"{LEVEL}; \"minimal\" read as a direction against #R = 1's gap (ours: the paper gives no "
-                     "number)", stated="Figure 6 and §6.2", across="effect"),
+           test="equivalence test: two one-sided paired t-tests over runs (TOST), a run one seed of one click model "
+                "(ours: the paper names no test); it fails when the gap lies beyond the margin, one-sided",
+           threshold=f"±{MINIMAL} NDCG@10 offline at p < {ALPHA} (the paper's level), with at least {MIN_PAIRS} "
+                     f"pairs (ours); \"minimal\" has no number in the paper: the margin is ours (`MINIMAL`)",
+           stated="Figure 6 and §6.2", across="no difference"),
     _claim("type2_R2_far_above_R1", "Type 2: non-IID #R = 2 is significantly above non-IID #R = 1 offline (same "
            "10 clients)", _r2_above_r1, "§6.2, Figures 5-6",
            "In this case, the effectiveness of the learnt rankers is much higher than for #R = 1",
@@ -449,6 +491,20 @@ CLAIMS: tuple[Claim, ...] = (
            stated="Figure 9 and §7.2", across="no difference"),
 )
 
+#: Notes on the paper's own numbers (not its findings; out of the tally). Table 3's IID rows
+#: rise with B in every row, but the paper never says so: §6.2 reads Table 3 for the non-IID
+#: runs' constant 1589.23 only. Until issue 62 this pattern was counted as six of the paper's
+#: claims (one per ranker and click model).
+NOTES: tuple[Claim, ...] = (
+    _claim("type2_R1_iid_online_rises_with_b", "Note on Table 3 (a pattern of its numbers the paper does not "
+           "state): IID online NDCG rises with B (2 < 5 < 10) for every ranker and click model",
+           _iid_online_rises_with_b, "§6.2, Table 3",
+           "(none: Table 3 prints IID 742.10, 778.56, 798.05 (linear, perfect) ... rising with B in every row; the "
+           "text reads the table for the non-IID runs' 1589.23 only)",
+           test="the order of the means over seeds (the table's pattern; it tests nothing here)",
+           threshold="none: a direction", on_paper=_paper_iid_rises_with_b, kind="note"),
+)
+
 #: Exact checks of our code against numbers the paper derives (not findings; out of the tally).
 #: That our online metric gives the paper's 1589.23 for a constant 0.8 per round is arithmetic
 #: that no run can change: a unit test (tests/foltr), not a check of the ledger.
@@ -463,7 +519,7 @@ EXACT: tuple[Claim, ...] = (
 
 
 #: Every claim of this source, whatever its kind (`ltrlib.fidelity.ledger.Paper.claims`).
-ALL_CLAIMS = (*CLAIMS, *EXACT)
+ALL_CLAIMS = (*CLAIMS, *NOTES, *EXACT)
 
 
 def foltr_claims(run_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
@@ -472,7 +528,7 @@ def foltr_claims(run_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, list[
     missing tables."""
     missing: list[str] = []
     runs = Runs(read_table(run_dir, NOTEBOOK, "runs_online", missing))
-    claims, effects = claim_frames(SOURCE, (*CLAIMS, *EXACT), runs)
+    claims, effects = claim_frames(SOURCE, ALL_CLAIMS, runs)
     return claims, effects, missing
 
 
@@ -530,7 +586,7 @@ def section(run_dir: str | Path, provenance: dict) -> Section:
     T, Table 3's printed numbers beside ours."""
     missing: list[str] = []
     runs = Runs(read_table(run_dir, NOTEBOOK, "runs_online", missing))
-    claims, effects = claim_frames(SOURCE, (*CLAIMS, *EXACT), runs)
+    claims, effects = claim_frames(SOURCE, ALL_CLAIMS, runs)
     declaration = declared(provenance)
     rounds = sorted(set(runs.frame.n_rounds)) if runs.frame is not None else []
     published, lines = None, []

@@ -330,13 +330,22 @@ def _specialise(n: _Numbers) -> list[Finding]:
     return out
 
 
+#: How far below M_full (NDCG@10) M2 may be and still be "nearly as good" (ours: the paper gives
+#: no number). A hundredth of NDCG@10, the ledger's margin for "equivalent" elsewhere (the
+#: XGBoost notes' distributed training); the paper's own shortfalls of M2 that it calls "nearly
+#: as good" are 0.004 (DS2) and 0.003 (DS), and M1's that it calls "some loss" 0.047 and 0.048.
+NEARLY_AS_GOOD = 0.01
+
+
 def _t1_m2_near_full(n: _Numbers) -> list[Finding]:
-    m1, m2, full = ({t: n("Table 1", T1_CONFIG, m, t) for t in ("DS2", "DS")} for m in ("M1", "M2", "M_full"))
-    short = {t: (full[t] - m2[t], full[t] - m1[t]) for t in full}
-    holds = all(a < b for a, b in short.values()) if _ok(*m1.values(), *m2.values(), *full.values()) else None
-    return [Finding("Table 1", holds, "shortfall to M_full, M2 vs M1: "
-                    + "; ".join(f"{t} {number_or_na(a)} vs {number_or_na(b)}" for t, (a, b) in short.items()),
-                    tuple(Comparison.of(f"{t}: M2 vs M1", m2[t], m1[t]) for t in full))]
+    """M_full − M2 below `NEARLY_AS_GOOD` on DS2 and on DS (Table 1's means; no test)."""
+    m2, full = ({t: n("Table 1", T1_CONFIG, m, t) for t in ("DS2", "DS")} for m in ("M2", "M_full"))
+    short = {t: full[t] - m2[t] for t in full}
+    holds = all(v < NEARLY_AS_GOOD for v in short.values()) if _ok(*m2.values(), *full.values()) else None
+    return [Finding("Table 1", holds, f"M_full − M2 (nearly as good below {NEARLY_AS_GOOD}): "
+                    + "; ".join(f"{t} {number_or_na(full[t])} − {number_or_na(m2[t])} = {number_or_na(v)}"
+                                for t, v in short.items()),
+                    tuple(Comparison.of(f"{t}: M2 vs M_full", m2[t], full[t]) for t in full))]
 
 
 def _t1_m1_loses_off_category(n: _Numbers) -> list[Finding]:
@@ -521,12 +530,16 @@ CLAIMS: tuple[Claim, ...] = (
            "on their respective test sets, but experience a slight decline ... on test sets drawn from other "
            "category distributions", across="effect"),
     _claim("t1_m2_near_full",
-           "Table 1: M2 is nearly as good as M_full where M1 loses (DS2 and DS): M2's shortfall to M_full is "
-           "smaller than M1's", _t1_m2_near_full, "§5.2, Table 1",
-           "M_1 experiences some loss in performance, especially on the test sets of DS and DS_2 ... while M_2 "
-           "is nearly as good as M_full",
-           threshold="none: a direction (ours: the paper gives no margin for \"nearly as good\", so it is read "
-                     "against the loss it sets it beside, M1's)", across="effect"),
+           f"Table 1: M2 is nearly as good as M_full where M1 loses (DS2 and DS): M_full − M2 is below "
+           f"{NEARLY_AS_GOOD} NDCG@10 on each", _t1_m2_near_full, "§5.2, Table 1",
+           "Taking M_full as the baseline, we observe that M_1 experiences some loss in performance, especially on "
+           "the test sets of DS and DS_2 ... while M_2 is nearly as good as M_full",
+           test="M_full's NDCG@10 minus M2's in the table, on the test sets the sentence sets M2 beside M1's loss "
+                "(DS2, DS; the paper's comparison, with M_full as its baseline; it prints no test)",
+           threshold=f"below {NEARLY_AS_GOOD} NDCG@10 (ours: the paper gives no number for \"nearly as good\"; "
+                     f"its own shortfalls are 0.004 and 0.003, M1's \"some loss\" 0.047 and 0.048). Until issue 62 "
+                     "the claim compared M2's shortfall with M1's, which is M2 − M1 and never read M_full",
+           across="verdicts"),
     _claim("t1_m1_loses_off_category",
            "Table 1: against M_full, M1 loses more on DS2 and DS than on DS1", _t1_m1_loses_off_category,
            "§5.2, Table 1", "M_1 experiences some loss in performance, especially on the test sets of DS and DS_2"),

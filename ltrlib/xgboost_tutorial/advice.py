@@ -10,7 +10,9 @@ The notes (seed 004) give advice, not findings; what can be put to a test:
   to mean grows with the training set, tested on the same test queries at every size.
 * **Reproducibility** (`reproducibility`): "results should be the same regardless of
   hardware". The same model trained with 1 and with 2 threads scores the test set
-  bit-identically; two different models do not (the comparison can see a difference).
+  bit-identically. The control (`ULP_CONTROL`): the same scores with one moved by one unit in
+  the last place, compared the same way, are not (the comparison sees a difference as small
+  as a thread count could make); two different models are not either, which shows less.
 * **Distributed training** (`distributed_against_single`): "can scatter query group onto
   multiple workers ... theoretically sound but can affect accuracy". The rows cut in two
   through query groups, on a two-worker Dask ``LocalCluster``, against one process: a
@@ -37,9 +39,8 @@ from ltrlib.metrics.significance import compare_tidy, paired_ttest
 from ltrlib.train.ranker import train_ranker
 from ltrlib.train.settings import TrainSettings
 
-__all__ = ["EQUIVALENCE_MARGIN", "distributed_against_single", "equal_budget_metric", "equal_budget_settings",
-           "graded_objectives",
-           "pair_method_trend", "reproducibility"]
+__all__ = ["EQUIVALENCE_MARGIN", "ULP_CONTROL", "distributed_against_single", "equal_budget_metric",
+           "equal_budget_settings", "graded_objectives", "one_ulp_apart", "pair_method_trend", "reproducibility"]
 
 #: The margin within which distributed training counts as equivalent to one process (ours:
 #: the notes give none). A hundredth of NDCG@10 is below the smallest gap the non-IID paper
@@ -88,14 +89,31 @@ def pair_method_trend(runs: pd.DataFrame, setting: str, reference: str, metric: 
     return pd.DataFrame(rows)
 
 
+#: The ``compared`` of `reproducibility`'s control row: one setting's 1-thread test scores
+#: against a copy with one score moved to the next float of its dtype (`one_ulp_apart`).
+ULP_CONTROL = "1-thread scores vs the same with one score moved by 1 ULP"
+
+
+def one_ulp_apart(scores: np.ndarray) -> np.ndarray:
+    """A copy of ``scores`` with its first score moved up to the next representable value of
+    its dtype (one unit in the last place): the smallest difference a change of thread count
+    could make in a sum of leaf values."""
+    out = np.array(scores, copy=True)
+    flat = out.reshape(-1)
+    flat[0] = np.nextafter(flat[0], np.array(np.inf, dtype=out.dtype))
+    return out
+
+
 def reproducibility(splits: Splits, params: Mapping[str, Any], settings: TrainSettings, k: int = 10,
                     max_trees: int = 30) -> pd.DataFrame:
     """Test scores of the same model trained twice, compared bit for bit: ``setting,
     compared, max_abs_difference, identical``. Each of `equal_budget_settings` with 1 and
     with 2 threads at one seed; ``mean`` at the seed and at a second seed drawn from it
     (`ltrlib.config.stream_seeds`, so no other run seed's stream; in XGBoost 3.2 the
-    mean method's sampled pairs do not follow ``seed``: identical, measured); and the two
-    methods against each other (``"both"``), which shows the comparison sees a difference.
+    mean method's sampled pairs do not follow ``seed``: identical, measured); the control
+    (`ULP_CONTROL`): topk's 1-thread scores against themselves with one score one ULP apart
+    (`one_ulp_apart`), which shows the comparison would see the smallest difference threads
+    could make; and the two methods against each other (``"both"``), a gross difference.
     Bit-identity needs no converged model: at most ``max_trees`` trees each."""
     rows, first = [], {}
     settings = settings.replace(backend="xgboost", max_trees=min(settings.max_trees, int(max_trees)))
@@ -111,6 +129,7 @@ def reproducibility(splits: Splits, params: Mapping[str, Any], settings: TrainSe
             rows.append(_bitwise(name, f"seed {settings.seed} vs seed {second}", one,
                                  other.score(splits.test)))
     (a, sa), (b, sb) = first.items()
+    rows.append(_bitwise(b, ULP_CONTROL, sb, one_ulp_apart(sb)))
     rows.append(_bitwise("both", f"{a} vs {b}, same seed", sa, sb))
     return pd.DataFrame(rows)
 

@@ -16,20 +16,26 @@ LETTERS = "abcd"
 NEURAL_MARKS = "†*"
 
 
-def _numbers(path, rows, markers=LETTERS):
+#: The five cutoffs notebooks 06 and 06n write, each with the shift of its values from NDCG@5's
+#: in `_numbers` (NDCG@k rises with k on these lists, as in the paper's tables).
+CUTOFF_SHIFTS = {"ndcg@1": -0.02, "ndcg@3": -0.01, "ndcg@5": 0.0, "ndcg@10": 0.03, "ndcg@20": 0.06}
+
+
+def _numbers(path, rows, markers=LETTERS, cutoffs=tuple(CUTOFF_SHIFTS)):
     """A marked table's numbers as notebooks 06 and 06n save them (`ltrlib.metrics.MarkedTable`,
-    ``<table>_numbers.csv``): rows ``(model, NDCG@5, its marks)``; every NDCG@1 is 0.6, unmarked."""
+    ``<table>_numbers.csv``): rows ``(model, NDCG@5, its marks)``, at every cutoff the notebooks
+    write (`CUTOFF_SHIFTS`): the NDCG@5 value shifted by the cutoff's amount, with the same
+    marks, so every cutoff orders and marks the rows as NDCG@5 does; ``cutoffs``: those written."""
     markers = markers[:len(rows)] if markers == LETTERS else markers
-    records = [{"model": m, "metric": metric, "mean": mean,
-                **{f"marked_{k}": k in (marks if metric == "ndcg@5" else "") for k in markers}}
-               for m, value, marks in rows for metric, mean in (("ndcg@1", 0.6), ("ndcg@5", value))]
+    records = [{"model": m, "metric": metric, "mean": value + shift, **{f"marked_{k}": k in marks for k in markers}}
+               for metric, shift in CUTOFF_SHIFTS.items() if metric in cutoffs for m, value, marks in rows]
     pd.DataFrame(records).to_csv(path, index=False)
 
 
-def set_row(path, model, value, marks):
-    """Change one model's NDCG@5 and marks in a table's numbers (`_numbers`' layout)."""
+def set_row(path, model, value, marks, metric="ndcg@5"):
+    """Change one model's value and marks at ``metric`` in a table's numbers (`_numbers`' layout)."""
     df = pd.read_csv(path)
-    at = (df.model == model) & (df.metric == "ndcg@5")
+    at = (df.model == model) & (df.metric == metric)
     df.loc[at, "mean"] = value
     for column in [c for c in df.columns if c.startswith("marked_")]:
         df.loc[at, column] = column.removeprefix("marked_") in marks
@@ -43,20 +49,22 @@ NETWORKS = {"DNN": 0.670, "GSF(2)": 0.672, "GSF(20)": 0.673, "ATTN-DIN": 0.678, 
 
 
 def bilambdamart_run(tmp_path, *, bi=(0.7100, "abc"), trials=10, control_bi=(0.6610, "a"), networks=NETWORKS,
-                     network_trials=1, spent=None):
+                     network_trials=1, spent=None, cutoffs=tuple(CUTOFF_SHIFTS)):
     """A run's tables; ``bi``, ``control_bi``: Bi-λMART's NDCG@5 and marks in Table 2 and the
     control's; ``spent``: ``{model: usable trials}`` for notebook 06's tuning
     summary and ``{network: (usable trials, stop reason)}`` for the neural one's (the
-    budget gate's inputs), or None for a run without them."""
+    budget gate's inputs), or None for a run without them; ``cutoffs``: the NDCG cutoffs its
+    tables hold (the notebooks write all five)."""
+    numbers = functools.partial(_numbers, cutoffs=cutoffs)
     base = tmp_path / "tables" / "06_bilambdamart"
     base.mkdir(parents=True)
-    _numbers(base / "table2_lambdarank_numbers.csv", [
+    numbers(base / "table2_lambdarank_numbers.csv", [
         ("λMART (stage 1)", 0.6800, ""), ("λMART", 0.6950, "a"), ("λMART*", 0.6960, "a"), ("Bi-λMART", *bi)])
-    _numbers(base / "table4_difference_numbers.csv", [("Bi-λMART w/o d", 0.6990, ""), ("Bi-λMART", *bi)])
+    numbers(base / "table4_difference_numbers.csv", [("Bi-λMART w/o d", 0.6990, ""), ("Bi-λMART", *bi)])
     # Bi-GBT_Softmax slightly above Bi-λMART, as the paper finds (§6.2).
-    _numbers(base / "table5_softmax_numbers.csv", [("GBT_Softmax", 0.6900, ""), ("Bi-GBT_Softmax", 0.7120, "a")])
+    numbers(base / "table5_softmax_numbers.csv", [("GBT_Softmax", 0.6900, ""), ("Bi-GBT_Softmax", 0.7120, "a")])
     if control_bi is not None:
-        _numbers(base / "control_table2_numbers.csv", [("λMART (stage 1)", 0.6500, ""), ("λMART*", 0.6600, "a"),
+        numbers(base / "control_table2_numbers.csv", [("λMART (stage 1)", 0.6500, ""), ("λMART*", 0.6600, "a"),
                                                        ("Bi-λMART", *control_bi)])
     metrics = {"06_bilambdamart": {"n_trials": trials}}
     if spent is not None:
@@ -67,13 +75,13 @@ def bilambdamart_run(tmp_path, *, bi=(0.7100, "abc"), trials=10, control_bi=(0.6
         neural = tmp_path / "tables" / "06_neural_competitors"
         neural.mkdir(parents=True)
         lam = [m for m in networks if not m.endswith("_Softmax")]
-        _numbers(neural / "table3_neural_lambdarank_numbers.csv",
+        numbers(neural / "table3_neural_lambdarank_numbers.csv",
                  [(m, networks[m], "") for m in lam]
                  + [("λMART", 0.6950, "†"), ("λMART*", 0.6960, "†"), ("Bi-λMART", 0.7100, "†*")], NEURAL_MARKS)
-        _numbers(neural / "table5_neural_softmax_numbers.csv",
+        numbers(neural / "table5_neural_softmax_numbers.csv",
                  [(m, networks[m], "") for m in networks if m.endswith("_Softmax")]
                  + [("GBT_Softmax", 0.6900, "†"), ("Bi-GBT_Softmax", 0.7120, "†*")], NEURAL_MARKS)
-        _numbers(neural / "table4_gsf_numbers.csv", [("GSF(2)", 0.6720, ""), ("GSF(2) with d", 0.6730, ""),
+        numbers(neural / "table4_gsf_numbers.csv", [("GSF(2)", 0.6720, ""), ("GSF(2) with d", 0.6730, ""),
                                                      ("Bi-λMART w/o d", 0.6990, "ab"), ("Bi-λMART", *bi)])
         metrics["06_neural_competitors"] = {"neural_trials": network_trials, "max_steps": 1000}
         nets = {m: v for m, v in (spent or {}).items() if isinstance(v, tuple)}
@@ -101,9 +109,13 @@ def foltr_runs(rng, *, type1_gap=0.2, sharing_gain=0.1, seeds=5, rounds=T):
     and far above #R = 1, Types 3 and 4 not at all; with perfect clicks a larger B does better,
     IID online rises with B; sharing helps, FedProx and FedPer do not.
 
-    Paired over 3 click models × ``seeds`` seeds (15 pairs by default), and over ``seeds``
-    for what one click model decides (Type 3's SDBN and PBM, perfect clicks' B = 10 vs 2):
-    the default 5 is `ltrlib.fidelity.claims.MIN_PAIRS`, the fewest a test decides on.
+    Paired over 3 click models × ``seeds`` runs a curve, and over ``seeds`` for what one click
+    model decides (Type 3's SDBN and PBM, perfect clicks' B = 10 vs 2). The default 5 is the
+    paper profile's (15 pairs a scope, 5 for one click model; `-p profile paper`), and
+    `ltrlib.fidelity.claims.MIN_PAIRS`, the fewest a test decides on; a `small` batch runs 2
+    (6 pairs, 2 for one click model and for its perfect-click remedies), `tiny` 1
+    (`ltrlib.foltr.simulate.ROUNDS_AND_SEEDS`; test_guard.py decides issue 62's mended checks
+    at those counts).
     ``rounds``: the runs' T (online values are per-round means times its discount sum)."""
     rows = []
     run = functools.partial(_foltr_run, rounds=rounds)
@@ -180,12 +192,20 @@ def _graded(diff=0.02):
                          for m in ("XGB ndcg/topk", "XGB pairwise/topk")])
 
 
-def _reproducible(threads_identical=True, models_identical=False):
-    return pd.DataFrame([{"setting": s, "compared": c, "max_abs_difference": 0.0 if same else 0.3, "identical": same}
-                         for s, c, same in (("mean, 10 pairs", "1 thread vs 2 threads, same seed", True),
-                                            ("mean, 10 pairs", "seed 0 vs seed 1", True),
-                                            ("topk, k=10", "1 thread vs 2 threads, same seed", threads_identical),
-                                            ("both", "mean, 10 pairs vs topk, k=10, same seed", models_identical))])
+def _reproducible(threads_identical=True, models_identical=False, ulp_identical=False, ulp_row=True,
+                  mean_threads_identical=True):
+    """Notebook 08's ``reproducibility`` (`ltrlib.xgboost_tutorial.advice.reproducibility`):
+    ``ulp_identical`` is what the comparison said of scores one ULP apart (the control),
+    ``ulp_row`` False a run saved before notebook 08 wrote that row."""
+    from ltrlib.xgboost_tutorial.advice import ULP_CONTROL
+
+    rows = [("mean, 10 pairs", "1 thread vs 2 threads, same seed", mean_threads_identical, 0.3),
+            ("mean, 10 pairs", "seed 0 vs seed 1", True, 0.3),
+            ("topk, k=10", "1 thread vs 2 threads, same seed", threads_identical, 0.3),
+            ("topk, k=10", ULP_CONTROL, ulp_identical, 5.96e-8),
+            ("both", "mean, 10 pairs vs topk, k=10, same seed", models_identical, 0.3)]
+    return pd.DataFrame([{"setting": s, "compared": c, "max_abs_difference": 0.0 if same else d, "identical": same}
+                         for s, c, same, d in rows if ulp_row or c != ULP_CONTROL])
 
 
 def _spread(p_tost=0.001):
