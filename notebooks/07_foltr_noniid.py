@@ -25,15 +25,24 @@
 # qrels file per intent), is read when `intent_qrels` names its qrels files: then `dataset`
 # is its features file, Type 1 uses the judged intents, and, as the paper (it has no test
 # set), every setting is evaluated offline on its training queries (Type 1 under each
-# intent, averaged). Shortened defaults by scale (T = 300, 2 runs a curve and the remedies
+# intent, averaged). A collection in cross-validation folds (MSLR-WEB10K's `Fold1`-`Fold5`,
+# or the twin `ltrlib formats mslr` writes) runs the whole grid on each fold, every fold's
+# `train.txt` for the clients and its `test.txt` for offline evaluation (`vali.txt` unused),
+# and averages every curve and table over runs x folds, as the paper averages "across
+# dataset splits and experimental runs"; `folds` (default: every fold the collection has)
+# picks some, e.g. `-p folds 1` for one fold's cost. Each fold's runs have seeds of their
+# own, and every run's row names its fold. A dataset of one split (the default synthetic
+# one) has no folds. Shortened defaults by scale (T = 300, 2 runs a curve and the remedies
 # under perfect clicks at `small`); the paper's protocol, T = 10,000 rounds, 5 runs a curve
 # and the remedies under every click model, is one flag on any data:
-# `ltrlib run --only 07 -p profile paper` (scale `paper` sets T and the runs too). Online
+# `ltrlib run --only 07 -p profile paper` (scale `paper` sets T and the runs too; runs are
+# each fold's on a collection in folds). Online
 # cumulative NDCG is comparable with the paper's Tables 2-3 only at T = 10,000, since it
 # sums over the rounds. The neural ranker computes in float32 (`-p precision float64`
 # gives the numbers of ltrlib before 2026-11-28, to the bit).
 #
-# **Outputs** under `reports/<run_id>/`: tables `runs_offline`, `runs_online` (every run),
+# **Outputs** under `reports/<run_id>/`: tables `runs_offline`, `runs_online` (every run,
+# with its `fold` on a collection in folds),
 # `noniid_gaps` (IID against non-IID, online and final offline, paired t-test over seeds),
 # `online_table` (the counterpart of Tables 2-3: cumulative discounted online NDCG@10,
 # gamma 0.9995, tidy), `table2_paper_layout` and `table3_paper_layout` (the same in the
@@ -41,8 +50,9 @@
 # (offline NDCG@10 against rounds,
 # mean and 95% band over seeds), `online_gaps`, `remedies_<setting>`; headline gaps in
 # `metrics.json`; TREC run files under `runs/07_foltr_noniid/`: Table 2's perfect-click runs
-# (Type 1, no remedy) of the first run seed, `type1.<data>.<ranker>.perfect.none.run.gz`, on the
-# training queries they are evaluated on, with one qrels per intent (`qrels.intent0`, ...).
+# (Type 1, no remedy) of the first run seed (of the first fold),
+# `type1.<data>.<ranker>.perfect.none.run.gz`, on the training queries they are evaluated
+# on, with one qrels per intent (`qrels.intent0`, ...).
 #
 # Conventions: offline NDCG@10 skips test queries without relevant documents; online
 # NDCG@10 counts them as 0 (as the reference does). Features are min-max scaled per query.
@@ -64,9 +74,10 @@ interactive: bool = defaults.interactive  # widgets when True; plain figures in 
 category_feature: str = ""  # real data: feature with the document category for Type 1; empty means none
 category_bins: int = 0  # above 0: quantile-bin category_feature into this many categories
 intent_qrels: str = ""  # intent-change collection: comma-separated qrels files, one per intent; dataset is its features file
+folds: str = ""  # collection in folds (MSLR's Fold1-Fold5): comma-separated folds to run and average over; empty means all it has
 profile: str = ""  # paper: 10000 rounds and 5 seeds as in the paper, on this data; empty: by scale
 n_rounds: int = 0  # global rounds T; 0 means by profile or scale, 40 tiny, 300 small, 10000 paper (the paper value)
-n_seeds: int = 0  # runs per curve; 0 means by profile or scale, 1 tiny, 2 small, 5 paper
+n_seeds: int = 0  # runs per curve (per fold on a collection in folds); 0 means by profile or scale, 1 tiny, 2 small, 5 paper
 eval_every: int = 0  # rounds between offline evaluations; 0 means T/10
 B: int = 5  # local PDGD updates per client and round (paper 5)
 rankers: str = "linear,neural"  # comma-separated: linear, neural
@@ -99,40 +110,45 @@ setting_list = parse_list(settings, name="settings")
 remedy_click_list = foltr.remedy_click_models(remedy_clicks, profile, click_list)
 remedy_list = parse_list(remedy_settings, name="remedy_settings", allow_empty=True)
 mus = parse_list(mu_grid, float, "mu_grid", allow_empty=True)
+fold_list = parse_list(folds, int, "folds", allow_empty=True)
 dict(T=T, seeds=seeds, eval_every=every, rankers=ranker_list, clicks=click_list, remedy_clicks=remedy_click_list)
 
 # %%
 from ltrlib import foltr, plots
 from ltrlib.report import Reporter
 
+# One FoltrData, or {fold: FoltrData} on a collection in folds; `splits`, what the run folder is bound to.
 data, splits = foltr.load_online_data(dataset, data_dir, scale, seed, category_feature=category_feature,
                                       category_bins=category_bins,
-                                      intent_qrels=parse_list(intent_qrels, name="intent_qrels", allow_empty=True))
+                                      intent_qrels=parse_list(intent_qrels, name="intent_qrels", allow_empty=True),
+                                      folds=fold_list)
 report = Reporter(run_id, "07_foltr_noniid", data=splits)
 setting_list, remedy_list = foltr.settings_the_data_supports(data, setting_list, remedy_list)
-dict(train_queries=data.train.n_queries, test_queries=data.test.n_queries, features=data.train.n_features)
+n_folds = len(foltr.folds_of(data))  # 0: one split
+foltr.online_data_sizes(data)
 
 # %% [markdown]
 # ## The runs
 # Every setting, IID and non-IID, for each ranker and click model (Type 3 brings its own
 # click models), label skew with one label per client also at the other B of
 # `type2_R1_B_sweep` (settings `type2_R1_B2`, `type2_R1_B10`), then the remedies on each
-# of `remedy_settings`. Runs go through joblib (or Dask
-# with `scheduler`), one core each.
+# of `remedy_settings`; on a collection in folds, all of it on each fold. Runs go through
+# joblib (or Dask with `scheduler`), one core each.
 
 # %%
 # The server warm-up "as described": by default one interaction per shared query.
-warmup = warmup_interactions or max(1, round(share_fraction * data.train.n_queries))
-jobs = foltr.experiment_grid(setting_list, seeds, rankers=ranker_list, clicks=click_list, n_rounds=T,
-                             eval_every=every, B=B, label_overlap=label_overlap,
+warmup = warmup_interactions or foltr.shared_query_count(data, share_fraction)
+# Each curve's runs: `seeds`, or each fold's own on a collection in folds.
+jobs = foltr.experiment_grid(setting_list, foltr.runs_by_fold(data, seed, len(seeds)), rankers=ranker_list,
+                             clicks=click_list, n_rounds=T, eval_every=every, B=B, label_overlap=label_overlap,
                              type2_R1_with_10_clients=type2_R1_with_10_clients,
                              type2_R1_B_sweep=parse_list(type2_R1_B_sweep, int, "type2_R1_B_sweep", allow_empty=True),
                              remedy_settings=remedy_list, remedy_clicks=remedy_click_list, mus=mus,
                              share_fraction=share_fraction, warmup_interactions=warmup, precision=precision)
-# The final rankers of Table 2's perfect-click column (first run seed) come back for the run
-# files; the others stay in the workers: the default grid is 142 runs a seed, and each Type
-# 1 run ranks every training query (about 5 MB compressed at `small`).
-kept = foltr.table2_jobs(jobs, seeds[0], click="perfect")
+# The final rankers of Table 2's perfect-click column (first run seed, of the first fold) come
+# back for the run files; the others stay in the workers: the default grid is 142 runs a seed,
+# and each Type 1 run ranks every training query (about 5 MB compressed at `small`).
+kept = foltr.table2_jobs(jobs, jobs[0].seed, click="perfect")
 offline, online, final_rankers = foltr.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler, keep_rankers=kept)
 report.table(offline, "runs_offline")
 report.table(online, "runs_online")
@@ -142,12 +158,13 @@ online.groupby(["setting", "data"]).agg(runs=("seed", "size"), interactions=("in
 # %% [markdown]
 # ## Offline NDCG@10 against rounds, IID against non-IID
 # One figure per setting: rows are rankers, columns click models, colours IID and non-IID
-# data; bands are 95% intervals over seeds (none with one seed).
+# data; bands are 95% intervals over seeds (over runs x folds on a collection in folds; none
+# with one run).
 
 # %%
 summary = foltr.summarise_offline(offline)
 report.figures(plots.foltr_setting_curves(summary), prefix="offline_", close=not interactive,
-               caption=foltr.protocol_caption(T, len(seeds)))
+               caption=foltr.protocol_caption(T, len(seeds), n_folds))
 report.show(plots.curve_explorer(summary, interactive=interactive))
 
 # %% [markdown]
@@ -157,22 +174,22 @@ report.show(plots.curve_explorer(summary, interactive=interactive))
 
 # %%
 table = foltr.online_table(online[online.remedy == "none"])
-report.table(table, "online_table", caption=online_table_caption(T, len(seeds)))
+report.table(table, "online_table", caption=online_table_caption(T, len(seeds), n_folds))
 report.table(foltr.table2_layout(online), "table2_paper_layout",
              caption="Table 2's layout: Type 1; ▲ IID significantly above non-IID (paired t-test over seeds, p < 0.05)")
 report.table(foltr.table3_layout(online, B), "table3_paper_layout", caption="Table 3's layout: Type 2, #R = 1")
 gaps = foltr.noniid_gaps(online)
 report.table(gaps.round(4), "noniid_gaps", caption="non-IID minus IID, online and final offline")
 report.figure(plots.foltr_online_gaps(gaps), "online_gaps", close=not interactive,
-              caption=foltr.protocol_caption(T, len(seeds)))
+              caption=foltr.protocol_caption(T, len(seeds), n_folds))
 gaps.round(3)
 
 # %% [markdown]
 # ## Run files of Table 2
-# The final rankers of Table 2's perfect-click runs (first run seed) as TREC run files,
-# ranking what their offline NDCG@10 ranks: the training queries, judged under each intent (`qrels.intent<k>`,
-# one per intent; the offline NDCG is the mean over intents of the mean over queries with
-# a relevant document).
+# The final rankers of Table 2's perfect-click runs (first run seed, of the first fold) as
+# TREC run files, ranking what their offline NDCG@10 ranks: the training queries, judged
+# under each intent (`qrels.intent<k>`, one per intent; the offline NDCG is the mean over
+# intents of the mean over queries with a relevant document).
 
 # %%
 written = report.run_file_records(foltr.final_run_files(data, final_rankers))
@@ -190,11 +207,12 @@ written = report.run_file_records(foltr.final_run_files(data, final_rankers))
 
 # %%
 report.figures(plots.foltr_remedy_curves(summary, remedy_list, remedy_click_list), prefix="remedies_",
-               close=not interactive, caption=foltr.protocol_caption(T, len(seeds)))
+               close=not interactive, caption=foltr.protocol_caption(T, len(seeds), n_folds))
 remedies = foltr.remedies_table(online, remedy_list)  # None without remedy settings
 report.table(remedies, "remedies", digits=4)
 remedies
 
 # %%
-report.metrics(runs=len(online), rounds=T, seeds=len(seeds),
+# `seeds`: runs per curve (per fold); `folds` only on a collection in folds.
+report.metrics(runs=len(online), rounds=T, seeds=len(seeds), **({"folds": n_folds} if n_folds else {}),
                interactions=int(online.interactions.sum()), **foltr.gap_metrics(gaps))

@@ -4,7 +4,7 @@ writers in the public collections' layouts, and the overview analyses of noteboo
 
 from ltrlib.data.dataset import Dataset, Query, Scorer, Splits, concat
 from ltrlib.data.formats import LAYOUTS, write_layout
-from ltrlib.data.loading import load_dataset, locate_dataset, resolve_dataset
+from ltrlib.data.loading import dataset_folds, load_dataset, locate_dataset, resolve_dataset
 from ltrlib.data.overview import (
     category_distribution,
     feature_by_label,
@@ -19,7 +19,7 @@ from ltrlib.data.readers import LetorFormatError, ReadOptions, read_letor, read_
 from ltrlib.data.synthetic import ORACLE, ORACLE_UNIVARIATE, make_synthetic, oracle_scores
 
 __all__ = [
-    "Dataset", "Query", "Scorer", "Splits", "concat", "load_dataset", "make_synthetic", "read_letor",
+    "Dataset", "Query", "Scorer", "Splits", "concat", "dataset_folds", "load_dataset", "make_synthetic", "read_letor",
     "read_letor_folder", "read_lightgbm", "LetorFormatError", "ReadOptions", "locate_dataset", "resolve_dataset",
     "ORACLE", "ORACLE_UNIVARIATE", "oracle_scores", "LAYOUTS", "write_layout", "category_distribution",
     "feature_by_label", "feature_sparsity", "label_distribution", "most_label_correlated", "overview_metrics",

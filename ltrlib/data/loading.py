@@ -7,6 +7,7 @@ the same way, whether synthetic, the shipped LightGBM example, or a user's colle
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -138,6 +139,20 @@ def locate_dataset(dataset: str, data_dir: str | Path = "", *, fold=None) -> Dat
     if Path(str(path) + ".query").exists():
         return DatasetSource("lightgbm", path)
     return DatasetSource("letor", path)
+
+
+def dataset_folds(dataset: str, data_dir: str | Path = "") -> list[int]:
+    """The cross-validation folds of ``dataset``, as the numbers `load_dataset`'s ``fold``
+    takes, in order: ``[1, 2, 3, 4, 5]`` for a folder of ``Fold1``..``Fold5`` (MSLR-WEB10K/30K,
+    MQ2007/8, and the twin `ltrlib formats mslr` writes), each ``Fold<k>`` folder counted
+    (one without its files is refused when read); ``[]`` for a dataset of one split
+    (synthetic, lightgbm-rank, a file, a folder holding its own ``train.txt``, or one fold
+    given as ``.../Fold3``). Reads no data."""
+    src = locate_dataset(dataset, data_dir)
+    if src.kind != "folder" or src.fold is None:
+        return []
+    named = (re.fullmatch(r"Fold([1-9][0-9]*)", p.name) for p in src.path.iterdir() if p.is_dir())
+    return sorted(int(m.group(1)) for m in named if m)
 
 
 def _readable_file(path: Path, dataset: str) -> Path:

@@ -9,7 +9,9 @@
 - ``rounds``: Algorithm 1's rounds between two evaluations in one compiled call;
 - ``federated``: Algorithm 1 (FedAvg by interactions), FedProx, FedPer, offline/online metrics;
 - ``simulate``: settings x seeds grids in parallel (joblib, or Dask given a scheduler) as frames,
-  and the final rankers of some runs as TREC run files (``final_run_files``).
+  on one split or on each fold of a collection in folds (averaged over runs x folds, as the
+  paper averages over dataset splits), and the final rankers of some runs as TREC run files
+  (``final_run_files``).
 """
 
 from ltrlib.foltr.clicks import PBM, SDBN, click_model, simulate_clicks
@@ -20,12 +22,14 @@ from ltrlib.foltr.rankers import RankerSpec, make_ranker
 from ltrlib.foltr.simulate import (
     Job,
     experiment_grid,
+    folds_of,
     load_online_data,
     settings_the_data_supports,
     final_run_files,
     gap_metrics,
     grid,
     noniid_gaps,
+    online_data_sizes,
     online_table,
     online_table_caption,
     protocol_caption,
@@ -35,6 +39,8 @@ from ltrlib.foltr.simulate import (
     rounds_and_seeds,
     run_seeds,
     run_jobs,
+    runs_by_fold,
+    shared_query_count,
     summarise_offline,
     table2_jobs,
     table2_layout,
@@ -46,5 +52,6 @@ __all__ = [
     "online_training_queries", "prepare_data", "load_online_data", "settings_the_data_supports",
     "read_intent_collection", "RankerSpec", "make_ranker", "Job", "grid", "experiment_grid", "run_jobs",
     "online_table", "summarise_offline", "gap_metrics", "noniid_gaps", "online_table_caption", "protocol_caption", "remedy_click_models", "remedy_table", "remedies_table",
-    "rounds_and_seeds", "run_seeds", "table2_layout", "table3_layout", "table2_jobs", "final_run_files",
+    "rounds_and_seeds", "run_seeds", "runs_by_fold", "folds_of", "shared_query_count", "online_data_sizes",
+    "table2_layout", "table3_layout", "table2_jobs", "final_run_files",
 ]

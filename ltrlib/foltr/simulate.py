@@ -12,6 +12,15 @@ installed, on that Dask cluster, with a tqdm progress bar. Results:
 - with ``keep_rankers``, the final rankers of those jobs (`FoltrRanker`), which
   ``final_run_files`` turns into TREC run files of the data their offline NDCG ranks.
 
+On a collection in cross-validation folds (MSLR-WEB10K's ``Fold1``..``Fold5``), as the paper
+averages every curve "across dataset splits and experimental runs", ``load_online_data``
+gives the data of each fold (``{fold: FoltrData}``: its ``train.txt`` for the clients, its
+``test.txt`` for offline evaluation), each job runs on its ``Job.fold``, and the rows carry a
+``fold`` column; each fold's runs have seeds of their own (`run_seeds`), so a seed names one
+run and every table that pairs or counts by seed (IID against non-IID, a remedy against
+FedAvg, the fidelity ledger) pairs the runs of one fold and averages over runs x folds. On
+a dataset of one split nothing carries a fold.
+
 The partition seed (Type 1 intent groups and per-query shuffles, the data-sharing subset)
 is the run's seed, so each seed is also a different re-labelling, as in the paper.
 """
@@ -20,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -61,6 +70,7 @@ class Job:
     prox_every_interaction: bool = True  # FedProx's pull also without a click update (the reference's)
     label_overlap: bool = False  # Type 2: a document may go to several clients (the reference's runs)
     precision: str = "float32"   # the neural ranker's arithmetic; float64: ltrlib's numbers before issue 60
+    fold: int = 0                # the collection's fold it runs on (1-5 of MSLR's); 0: a dataset of one split
 
     def __post_init__(self):
         if self.setting not in SETTINGS:
@@ -73,6 +83,8 @@ class Job:
             raise ValueError(f"Job: remedy fedprox needs mu > 0, got {self.mu}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"Job: precision must be one of {PRECISIONS}, got {self.precision!r}")
+        if self.fold < 0:
+            raise ValueError(f"Job: fold must be 0 (one split) or a fold number, got {self.fold}")
 
 
 def build_federation(data: P.FoltrData, job: Job):
@@ -124,9 +136,10 @@ def _tags(job: Job) -> dict:
         # §6.3 describes Zhao et al.'s method with a server warm-up on the shared data; the
         # authors' code has none. Both run in the batch, so the label says which.
         remedy = "sharing (as described)" if job.warmup_interactions > 0 else "sharing (authors' code)"
+    fold = {"fold": job.fold} if job.fold else {}  # a dataset of one split keeps its tables' columns
     return dict(setting=job.label or job.setting, data="non-IID" if job.noniid else "IID", ranker=job.ranker,
                 click=job.click if not job.setting.startswith("type3") else job.setting.split("_")[1],
-                remedy=remedy, seed=job.seed, n_rounds=d["n_rounds"], B=job.B)
+                remedy=remedy, **fold, seed=job.seed, n_rounds=d["n_rounds"], B=job.B)
 
 
 #: Global rounds T and seeds per curve by scale (shortened), and the paper's protocol.
@@ -156,35 +169,107 @@ def remedy_click_models(remedy_clicks: str, profile: str, clicks) -> list[str]:
     return list(clicks) if profile == "paper" else ["perfect"]
 
 
-def run_seeds(seed: int, n: int) -> list[int]:
+def run_seeds(seed: int, n: int, fold: int = 0) -> list[int]:
     """The seeds of notebook 07's ``n`` runs per curve, drawn from the batch's ``seed``
     (`ltrlib.config.stream_seeds`): no two batch seeds share a run, so runs of a multi-seed
-    study are independent (``seed, seed + 1, ...`` made batch seeds s and s + 1 share one)."""
-    return stream_seeds(seed, "foltr runs", n)
+    study are independent (``seed, seed + 1, ...`` made batch seeds s and s + 1 share one).
+
+    ``fold``: on a collection in folds, each fold's runs have seeds of their own, the
+    ``fold``-th ``n`` of the same stream: fold 1's are a dataset of one split's (``fold=0``),
+    a fold's are the same whichever other folds run, and a seed names one run of one fold."""
+    if fold < 0:
+        raise ValueError(f"run_seeds: fold must be 0 (one split) or a fold number, got {fold}")
+    k = max(fold, 1)
+    return stream_seeds(seed, "foltr runs", n * k)[n * (k - 1):]
 
 
-def protocol_caption(n_rounds: int, n_seeds: int) -> str:
-    """What notebook 07's figures were run at, against the paper's protocol: its captions."""
+def folds_of(data) -> list[int]:
+    """The folds ``data`` holds (`load_online_data`): ``[]`` for a `FoltrData` of one split,
+    the fold numbers of a ``{fold: FoltrData}``."""
+    return sorted(data) if isinstance(data, Mapping) else []
+
+
+def runs_by_fold(data, seed: int, n: int):
+    """The seeds of each curve's runs on ``data``, for `experiment_grid`: `run_seeds`'s list
+    on a dataset of one split; ``{fold: run_seeds(seed, n, fold)}`` on a collection in folds."""
+    folds = folds_of(data)
+    return {k: run_seeds(seed, n, k) for k in folds} if folds else run_seeds(seed, n)
+
+
+def _by_fold(data) -> dict[int, P.FoltrData]:
+    """``data`` keyed by the fold its jobs name: ``{0: data}`` for one split."""
+    if isinstance(data, Mapping):
+        if not data or 0 in data:
+            raise ValueError(f"notebook 07's data by fold: expected fold numbers 1, 2, ..., got {sorted(data)}")
+        return dict(data)
+    return {0: data}
+
+
+def _data_of(by_fold: dict[int, P.FoltrData], job: Job, where: str) -> P.FoltrData:
+    if job.fold not in by_fold:
+        held = "one split" if list(by_fold) == [0] else f"folds {sorted(by_fold)}"
+        wanted = "one split" if job.fold == 0 else f"fold {job.fold}"
+        raise ValueError(f"{where}: job {job_run_name(job)} (seed {job.seed}) runs on {wanted}, but the data "
+                         f"holds {held}")
+    return by_fold[job.fold]
+
+
+def shared_query_count(data, fraction: float) -> int:
+    """The training queries data sharing gives every client (`ltrlib.foltr.partition.with_data_sharing`):
+    ``fraction`` of them, at least one; notebook 07's default server warm-up makes one
+    interaction per shared query. On a collection in folds, its first fold's: MSLR's folds
+    train on three of its five parts each, so their counts differ by a query or two."""
+    first = _by_fold(data)
+    train = first[min(first)].train
+    return max(1, int(round(fraction * train.n_queries)))
+
+
+def online_data_sizes(data) -> pd.DataFrame:
+    """Training queries, test queries and features of ``data``, one row per fold (a
+    ``fold`` column on a collection in folds)."""
+    rows = [dict({"fold": k} if k else {}, train_queries=d.train.n_queries, test_queries=d.test.n_queries,
+                 features=d.train.n_features) for k, d in _by_fold(data).items()]
+    return pd.DataFrame(rows)
+
+
+def _averaged(n_seeds: int, n_folds: int) -> str:
+    """``averaged over 5 folds and 2 runs`` (each fold's), as the paper's captions say it."""
+    return f"averaged over {n_folds} fold{'s' if n_folds != 1 else ''} and {n_seeds} run{'s' if n_seeds != 1 else ''}"
+
+
+def protocol_caption(n_rounds: int, n_seeds: int, n_folds: int = 0) -> str:
+    """What notebook 07's figures were run at, against the paper's protocol: its captions.
+    ``n_folds``: the folds of a collection in folds the curves average over (0: one split)."""
     paper_T, paper_runs = ROUNDS_AND_SEEDS["paper"]
+    if n_folds:
+        said = f"T = {n_rounds:,} rounds, {_averaged(n_seeds, n_folds)} a fold"
+        if (n_rounds, n_seeds) == (paper_T, paper_runs):
+            return f"The paper's protocol: {said}."
+        return f"{said}: shorter than the paper's T = {paper_T:,} and {paper_runs} runs (`-p profile paper` runs them)."
     if (n_rounds, n_seeds) == (paper_T, paper_runs):
         return f"The paper's protocol: T = {paper_T:,} rounds, {paper_runs} runs a curve."
     return (f"T = {n_rounds:,} rounds, {n_seeds} run{'s' if n_seeds != 1 else ''} a curve: shorter than the "
             f"paper's T = {paper_T:,} and {paper_runs} runs (`-p profile paper` runs them).")
 
 
-def online_table_caption(n_rounds: int, n_seeds: int) -> str:
+def online_table_caption(n_rounds: int, n_seeds: int, n_folds: int = 0) -> str:
     """Caption of the Tables 2-3 counterpart, saying when its values compare with the paper's:
-    cumulative online NDCG sums over the rounds, so only at the paper's T."""
+    cumulative online NDCG sums over the rounds, so only at the paper's T. ``n_folds`` as
+    `protocol_caption`'s."""
     paper_T = ROUNDS_AND_SEEDS["paper"][0]
     comparable = ("the paper's T: its values compare with Tables 2-3" if n_rounds == paper_T else
                   f"the paper has T = {paper_T}: compare gaps and orderings with its Tables 2-3, not values")
-    return (f"Cumulative discounted online NDCG@10, mean over {n_seeds} seeds, T = {n_rounds} "
-            f"({comparable})")
+    over = f"{_averaged(n_seeds, n_folds)} a fold" if n_folds else f"mean over {n_seeds} seeds"
+    return f"Cumulative discounted online NDCG@10, {over}, T = {n_rounds} ({comparable})"
 
 
-def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = True,
+def run_jobs(data, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = True,
              keep_rankers=None):
     """Run ``jobs``; returns ``(offline, online)`` frames (see module docstring).
+
+    ``data``: a `FoltrData`, or on a collection in folds ``{fold: FoltrData}``
+    (`load_online_data`), each job running on its ``Job.fold``'s; a job whose fold the data
+    does not hold is refused before anything runs.
 
     ``keep_rankers``: some of ``jobs`` (e.g. `table2_jobs`) whose final rankers to bring back
     from the workers; then returns ``(offline, online, rankers)``, ``rankers`` mapping each
@@ -193,6 +278,8 @@ def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", prog
     jobs = list(jobs)
     if not jobs:
         raise ValueError("run_jobs: no jobs")
+    by_fold = _by_fold(data)
+    parts = [_data_of(by_fold, j, "run_jobs") for j in jobs]
     keep = None if keep_rankers is None else set(keep_rankers)
     if keep is not None:
         missing = keep - set(jobs)
@@ -211,10 +298,10 @@ def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", prog
     # One wall-clock span of fitting, whether the runs are here or in worker processes.
     with timing.fitting():
         if scheduler:
-            results = _run_dask(data, jobs, kept, scheduler, bar)
+            results = _run_dask(by_fold, jobs, kept, scheduler, bar)
         elif n_jobs == 1:
-            for j, k in zip(jobs, kept):
-                results.append(run_job(data, j, k))
+            for d, j, k in zip(parts, jobs, kept):
+                results.append(run_job(d, j, k))
                 bar.update()
         else:
             from joblib import Parallel, delayed
@@ -223,7 +310,7 @@ def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", prog
 
             with worker_processes(n_jobs):
                 par = Parallel(n_jobs=n_jobs, return_as="generator")
-                for r in par(delayed(run_job)(data, j, k) for j, k in zip(jobs, kept)):
+                for r in par(delayed(run_job)(d, j, k) for d, j, k in zip(parts, jobs, kept)):
                     results.append(r)
                     bar.update()
     bar.close()
@@ -234,15 +321,16 @@ def run_jobs(data: P.FoltrData, jobs, n_jobs: int = 1, scheduler: str = "", prog
     return offline, online, {j: r[2] for j, k, r in zip(jobs, kept, results) if k}
 
 
-def _run_dask(data, jobs, kept, scheduler, bar):
+def _run_dask(by_fold, jobs, kept, scheduler, bar):
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
         raise ImportError(f"run_jobs: scheduler={scheduler!r} needs dask.distributed, which is not "
                           "installed; leave scheduler empty to use joblib") from None
     with Client(scheduler) as client:
-        data_f = client.scatter(data, broadcast=True)
-        futures = [client.submit(run_job, data_f, j, k, pure=False) for j, k in zip(jobs, kept)]
+        # Each fold's data goes to every worker once, not with each of its jobs.
+        scattered = {fold: client.scatter(d, broadcast=True) for fold, d in by_fold.items()}
+        futures = [client.submit(run_job, scattered[j.fold], j, k, pure=False) for j, k in zip(jobs, kept)]
         index = {f.key: i for i, f in enumerate(futures)}
         out = [None] * len(jobs)
         for f in as_completed(futures):
@@ -268,34 +356,70 @@ def grid(settings, seeds, *, noniid=(False, True), rankers=("linear",), clicks=(
 
 
 def load_online_data(dataset: str, data_dir: str, scale: str, seed: int, *, category_feature: str = "",
-                     category_bins: int = 0, intent_qrels=()) -> tuple[P.FoltrData, object | None]:
+                     category_bins: int = 0, intent_qrels=(), folds=None):
     """Notebook 07's data from its parameters, and the `ltrlib.data.Splits` it came from
     (None for an intent collection, read outside `load_dataset`, which records no
     provenance). With ``intent_qrels`` (one qrels file per intent): the intent-change
     collection at ``dataset`` (`ltrlib.foltr.intents.read_intent_collection`); otherwise the collection's
     training queries (a validation part cut out of its training file goes back in:
-    `ltrlib.foltr.partition.online_training_queries`) and its test queries, `ltrlib.foltr.partition.prepare_data`'d."""
-    from ltrlib.data import load_dataset, resolve_dataset
+    `ltrlib.foltr.partition.online_training_queries`) and its test queries, `ltrlib.foltr.partition.prepare_data`'d.
 
+    ``folds``: on a collection in cross-validation folds (`ltrlib.data.dataset_folds`:
+    MSLR-WEB10K's ``Fold1``..``Fold5``), the fold numbers to read, every fold it has when
+    empty; the data is then ``{fold: FoltrData}``, each fold's training part for the clients
+    and its test part for offline evaluation (its ``vali.txt`` unused, as the paper's), and the
+    splits returned are the collection as `load_dataset` reads it without a fold (``Fold1``),
+    the reading every other notebook of a batch binds its run folder to. ``None`` (the
+    default) reads one split whatever the layout: a collection in folds gives its ``Fold1``.
+    Folds named on a dataset of one split are refused."""
+    from ltrlib.data import dataset_folds, load_dataset, resolve_dataset
+
+    chosen = []
+    if folds is not None:
+        chosen = _chosen_folds(dataset, list(folds), [] if intent_qrels else dataset_folds(dataset, data_dir))
     if intent_qrels:
         if dataset == "synthetic":
             raise ValueError("intent_qrels needs --dataset set to the intent-change features file")
         return read_intent_collection(resolve_dataset(dataset, data_dir), list(intent_qrels)), None
-    splits = load_dataset(dataset, data_dir, scale, seed, category_feature=category_feature or None,
-                          category_bins=category_bins)
-    return P.prepare_data(P.online_training_queries(splits), splits.test), splits
+    options = dict(category_feature=category_feature or None, category_bins=category_bins)
+    splits = load_dataset(dataset, data_dir, scale, seed, **options)
+    if not chosen:
+        return P.prepare_data(P.online_training_queries(splits), splits.test), splits
+    by_fold = {}
+    for k in chosen:
+        part = splits if k == 1 else load_dataset(dataset, data_dir, scale, seed, fold=k, **options)
+        by_fold[k] = P.prepare_data(P.online_training_queries(part), part.test)
+    return by_fold, splits
+
+
+def _chosen_folds(dataset: str, folds: list[int], available: list[int]) -> list[int]:
+    """The folds `load_online_data` reads: ``folds``, or every one of ``available`` when empty;
+    ``[]`` on a dataset of one split (which refuses named folds)."""
+    if not available:
+        if folds:
+            raise ValueError(f"folds={','.join(map(str, folds))}: dataset {dataset!r} is one split, not a collection "
+                             "in folds (Fold1, Fold2, ... folders); leave folds empty")
+        return []
+    unknown = [k for k in folds if k not in available]
+    if unknown or len(set(folds)) != len(folds):
+        raise ValueError(f"folds={','.join(map(str, folds))}: dataset {dataset!r} has folds "
+                         f"{','.join(map(str, available))}" + (f" (no fold {unknown[0]})" if unknown else
+                                                               " (a fold named twice)"))
+    return folds or available
 
 
 #: The settings whose intents are synthesised from document categories (`ltrlib.foltr`'s Type 1).
 TYPE1_SETTINGS = ("type1", "type4_type1")
 
 
-def settings_the_data_supports(data: P.FoltrData, settings, remedy_settings) -> tuple[list[str], list[str]]:
+def settings_the_data_supports(data, settings, remedy_settings) -> tuple[list[str], list[str]]:
     """``settings`` and ``remedy_settings`` without the Type 1 ones when the data cannot
     synthesise Type 1's intents (groups of document categories, at least one per intent:
-    `ltrlib.foltr.partition.N_INTENTS`) and has no intents of its own; says so when it drops any."""
-    n_categories = 0 if data.train.category is None else len(set(data.train.category.tolist()))
-    if data.intents is not None or n_categories >= P.N_INTENTS \
+    `ltrlib.foltr.partition.N_INTENTS`) and has no intents of its own; says so when it drops any.
+    On a collection in folds (``{fold: FoltrData}``), every fold must be able to."""
+    parts = list(_by_fold(data).values())
+    n_categories = min(0 if d.train.category is None else len(set(d.train.category.tolist())) for d in parts)
+    if all(d.intents is not None for d in parts) or n_categories >= P.N_INTENTS \
             or not any(s in settings or s in remedy_settings for s in TYPE1_SETTINGS):
         return list(settings), list(remedy_settings)
     print(f"Type 1 settings are skipped: {n_categories} document categories, fewer than the "
@@ -314,7 +438,14 @@ def experiment_grid(settings, seeds, *, rankers, clicks, n_rounds: int, eval_eve
     then on the non-IID data of each of ``remedy_settings`` FedProx at each mu of ``mus``
     and FedPer, and, except on Type 1 (Figure 4 tries FedProx and FedPer only), data sharing
     of ``share_fraction`` without and with a server warm-up of ``warmup_interactions``.
-    ``precision``: the neural ranker's arithmetic (`Job`)."""
+    ``precision``: the neural ranker's arithmetic (`Job`).
+
+    ``seeds``: the runs of each curve, or on a collection in folds ``{fold: seeds}``
+    (`runs_by_fold`): then the grid of each fold in turn, its jobs on that fold."""
+    if isinstance(seeds, Mapping):
+        options = {k: v for k, v in locals().items() if k not in ("settings", "seeds")}
+        return [replace(j, fold=int(fold)) for fold, runs in seeds.items()
+                for j in experiment_grid(settings, runs, **options)]
     common = dict(n_rounds=n_rounds, eval_every=eval_every, B=B, label_overlap=label_overlap, precision=precision)
     jobs = grid(settings, seeds, rankers=rankers, clicks=clicks, **common)
     if type2_R1_with_10_clients and "type2_R2" in settings:
@@ -339,7 +470,8 @@ def experiment_grid(settings, seeds, *, rankers, clicks, n_rounds: int, eval_eve
 def table2_jobs(jobs, seed: int, click: str | None = None) -> list[Job]:
     """The jobs behind the paper's Table 2 (`table2_layout`: Type 1 without a remedy, every
     ranker, click model and data) of one run seed, e.g. the first, for `run_jobs`'
-    ``keep_rankers``; with ``click``, of that click model only."""
+    ``keep_rankers``; with ``click``, of that click model only. On a collection in folds a
+    seed is one fold's (`run_seeds`), so these are that fold's."""
     return [j for j in jobs if j.setting == "type1" and not j.label and j.remedy == "none" and j.seed == seed
             and (click is None or j.click == click)]
 
@@ -351,7 +483,7 @@ def job_run_name(job: Job) -> str:
     return ".".join(str(t[k]) for k in ("setting", "data", "ranker", "click", "remedy"))
 
 
-def final_run_files(data: P.FoltrData, rankers) -> list[RunFile]:
+def final_run_files(data, rankers) -> list[RunFile]:
     """Run files of final rankers (``{Job: FoltrRanker}``, from `run_jobs`' ``keep_rankers``)
     on the data their offline NDCG@10 ranks (`ltrlib.foltr.partition.evaluation_sets`), as
     `RunFile` records for `Reporter.run_file`, named by `job_run_name`, one per run.
@@ -360,28 +492,32 @@ def final_run_files(data: P.FoltrData, rankers) -> list[RunFile]:
     and averages: its runs are judged by every ``qrels.intent<k>`` (one per intent, on the
     training queries; the first is ``qrels``, the others ``other_labels``). A qrels name
     stands for one set of labels: Type 1's synthesised intents differ by run seed, so
-    rankers of two seeds that would put two label sets under one name are refused."""
+    rankers of two seeds that would put two label sets under one name are refused. ``data``
+    as `run_jobs`' (each ranker on its job's fold)."""
+    by_fold = _by_fold(data)
     out, labels = [], {}  # labels: qrels name -> (seed, labels) of the first run judged by it
     for job, ranker in rankers.items():
         if not isinstance(ranker, FoltrRanker):
             raise TypeError(f"final_run_files: the ranker of {job_run_name(job)} is a {type(ranker).__name__}, "
                             "expected a FoltrRanker (run_jobs' keep_rankers)")
         name = job_run_name(job)
-        sets = P.evaluation_sets(data, build_federation(data, job))
+        part = _data_of(by_fold, job, "final_run_files")
+        sets = P.evaluation_sets(part, build_federation(part, job))
         named = {"qrels": sets[0]} if len(sets) == 1 else {f"qrels.intent{k}": s for k, s in enumerate(sets)}
         for qrels, ds in named.items():
             seed0, y0 = labels.setdefault(qrels, (job.seed, ds.y))
             if not np.array_equal(y0, ds.y):
                 raise ValueError(f"final_run_files: {name} would write other labels under {qrels!r} than a "
                                  f"run of seed {seed0} (its seed: {job.seed}; Type 1's intents are drawn per run "
-                                 "seed); pass the rankers of one seed")
+                                 "seed, and each fold has its own queries); pass the rankers of one seed")
         (first, ds), *others = named.items()
         out.append(RunFile(name, ds, ranker.score(ds), first, dict(others)))
     return out
 
 
 def summarise_offline(offline: pd.DataFrame, z: float = 1.96) -> pd.DataFrame:
-    """Mean offline NDCG@10 per curve and round, with a normal-approximation 95% band."""
+    """Mean offline NDCG@10 per curve and round over its runs (on a collection in folds, every
+    fold's: ``n`` counts runs x folds), with a normal-approximation 95% band."""
     keys = [c for c in ("setting", "data", "ranker", "click", "remedy", "round") if c in offline]
     g = offline.groupby(keys, dropna=False)["value"]
     out = g.agg(mean="mean", std="std", n="count").reset_index()
@@ -390,11 +526,14 @@ def summarise_offline(offline: pd.DataFrame, z: float = 1.96) -> pd.DataFrame:
 
 
 def online_table(online: pd.DataFrame) -> pd.DataFrame:
-    """Counterpart of Tables 2-3: cumulative online NDCG, mean (std) over seeds, IID vs non-IID."""
+    """Counterpart of Tables 2-3: cumulative online NDCG, mean (std) over seeds, IID vs non-IID.
+    On a collection in folds, over every fold's runs (``seeds`` counts them all; ``folds``
+    how many folds they come from)."""
     keys = [c for c in ("setting", "ranker", "click", "remedy", "data") if c in online]
     g = online.groupby(keys, dropna=False)
+    folds = {"folds": ("fold", "nunique")} if "fold" in online else {}
     t = g.agg(cumulative_online=("cumulative_online", "mean"), std=("cumulative_online", "std"),
-              final_offline=("final_offline", "mean"), seeds=("seed", "nunique")).reset_index()
+              final_offline=("final_offline", "mean"), seeds=("seed", "nunique"), **folds).reset_index()
     return t
 
 
