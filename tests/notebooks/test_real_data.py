@@ -77,7 +77,7 @@ def test_real_data_results_follow_the_data(real_run):
 # (01-02) on MSLR's and Yahoo's, which no later notebook there reads, about 23 CPU-seconds.
 FORMAT_COMMANDS = {
     "mslr": ("MSLR-twin", "--dataset data/raw/MSLR-twin --scale tiny --paper-dataset mslr-web10k "
-                          "--only 00,07 -p category_feature f130 -p category_bins 10"),
+                          "--only 00,07 -p category_feature f130 -p category_bins 10 -p folds 1,2"),
     "istella": ("istella-twin", "--dataset data/raw/istella-twin --scale tiny --paper-dataset istella-s "
                                 "--only 00,01,02,03,04,05 -p category_feature f220"),
     "yahoo": ("yahoo-twin", "--dataset data/raw/yahoo-twin --scale tiny --paper-dataset yahoo-ltrc "
@@ -132,6 +132,7 @@ def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path,
         assert row.ours == pytest.approx(metrics["06_bilambdamart"]["bi-lambdamart.ndcg5"], abs=1e-4)
     if layout == "mslr":  # FOLTR ran: its section knows MSLR-WEB10K too, at a short T
         assert "not compared (`-p profile paper`" in ledger
+        assert metrics["07_foltr_noniid"]["folds"] == 2  # averaged over the two folds asked for
 
 
 def test_real_data_run_files_name_the_documents_as_ranx_and_ours_score_them(real_run):
