@@ -482,6 +482,9 @@ def _add_study_parser(subparsers) -> None:
                        help="run nothing; keep what the seeds in progress have done under "
                        "reports/<study>/progress/ (bilambdamart, neural: their Optuna journals; ledger: their run "
                        "folders, packed); commit it to carry on elsewhere from there")
+    study.add_argument("--reading", default="", metavar="RULE",
+                       help="ledger: run nothing; read the recorded seeds by another rule version (v1, v2) into "
+                       "reports/<study>-reading-<RULE>/, labelled a secondary reading (the study stays as it is)")
     study.add_argument("--no-progress", action="store_true", help="no progress bar")
     study.set_defaults(handler=_study)
 
@@ -495,6 +498,15 @@ def _study(args: argparse.Namespace) -> int:
         raise SystemExit(f"--threads {threads} / --workers {args.workers}: give a positive number of threads and "
                          "zero or more workers")
     where = dict(scheduler=args.scheduler, threads=threads, workers=args.workers, progress=not args.no_progress)
+    if args.name == "ledger" and args.reading:
+        from pathlib import Path
+
+        from ltrlib.studies import write_ledger_reading
+
+        study = Path(config.REPORTS_DIR) / (args.study or f"ledger-{args.scale}")
+        command = f"{config.cli_command()} study ledger --study {study.name} --reading {args.reading}"
+        print(write_ledger_reading(study, args.reading, command) / "reading.md")
+        return 0
     if args.name == "ledger":
         run_ledger_study(args.scale, study=args.study, seeds=seeds, notebooks=args.notebooks,
                          summarise_only=args.summarise_only, save_progress=args.checkpoint, **where)

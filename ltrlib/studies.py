@@ -1048,6 +1048,36 @@ def ledger_reading(study_dir: str | os.PathLike, rule: str = "v2") -> tuple[pd.D
     return across, _ledger_head(across, per_seed[per_seed.seed == min(meta)])
 
 
+def write_ledger_reading(study_dir: str | os.PathLike, rule: str, command: str = "") -> Path:
+    """A recorded ledger study read by ``rule`` after the fact (`ledger_reading`), written
+    beside it, never into it: ``<study>-reading-<rule>/reading.md`` and ``reading.csv``, with
+    the registered rule's verdicts of today's claims next to ``rule``'s, and labelled a
+    secondary reading (the study's verdicts are its registered rule's, in its own folder).
+    Returns the folder."""
+    from ltrlib.fidelity.across import rule_version
+
+    study_dir = Path(study_dir)
+    registered = rule_version(_design(study_dir))
+    if rule == registered:
+        raise ValueError(f"--reading {rule}: {study_dir.name} is registered with {rule}; its study.md is that reading")
+    across, head = ledger_reading(study_dir, rule)
+    _, registered_head = ledger_reading(study_dir, registered)
+    out = study_dir.parent / f"{study_dir.name}-reading-{rule}"
+    out.mkdir(exist_ok=True)
+    lines = [f"# {study_dir.name}, read by rule {rule}: a secondary reading", "",
+             f"**Not the study's result.** `{study_dir.name}` was registered with rule {registered} before its "
+             f"first seed; its verdicts are its own `study.md`. This reads the same recorded seeds by rule {rule} "
+             "(docs/fidelity.md), after the fact, with the claims as they are today (checks mended since the "
+             "study count as they now read, so both tables below may differ from the study's own).", "",
+             f"Regenerate: `{command}`." if command else "", "",
+             f"## Today's claims by the registered rule ({registered})", "", table_to_markdown(registered_head), "",
+             f"## The same seeds by rule {rule}", "", table_to_markdown(head), "",
+             "Every check by rule " + rule + ": `reading.csv`.", ""]
+    atomic_write_text(out / "reading.md", "\n".join(lines))
+    atomic_write_text(out / "reading.csv", across.to_csv(index=False))
+    return out
+
+
 def _ledger_head(across: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
     """Per paper, its counted checks by their verdict across seeds, beside the first seed's."""
     from ltrlib.fidelity.across import SEED_DEPENDENT

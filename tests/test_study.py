@@ -307,3 +307,12 @@ def test_a_signal_stops_a_study_within_seconds_keeping_its_seed_resumable(tmp_pa
         out, err = again.communicate(timeout=300)
         assert again.returncode == 0, err
         assert "seed 0: recorded" in out and (tmp_path / "s" / "seeds" / "seed0" / "seed.json").exists()
+
+
+def test_a_reading_by_the_registered_rule_is_refused_and_writes_nothing(tmp_path):
+    study_dir = tmp_path / "ledger-small"
+    study_dir.mkdir()
+    (study_dir / "design.json").write_bytes((config.PROJ_ROOT / "reports" / "ledger-small" / "design.json").read_bytes())
+    with pytest.raises(ValueError, match="ledger-small is registered with v1; its study.md is that reading"):
+        study.write_ledger_reading(study_dir, "v1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger-small"]
