@@ -661,7 +661,7 @@ def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
     """``study.md`` and ``study.csv`` (the across-seed table, then the per-seed gains)
     from the recorded seeds."""
     design = _design(study_dir)
-    per_seed, walls, spent = {}, {}, []
+    per_seed, walls, spent, trials = {}, {}, [], {}
     for seed, d in _recorded(study_dir).items():
         if seed not in design["seeds"]:
             continue
@@ -671,8 +671,14 @@ def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
         walls[seed] = _seed_minutes(_seed_record(d))
         if (d / "tuning_summary.csv").exists():
             spent.append(read_table(d / "tuning_summary.csv").assign(seed=seed))
+        if (d / "tuning_trials.csv").exists():
+            trials[seed] = read_table(d / "tuning_trials.csv")
     summary = preregistration.summarise(per_seed, planned=len(design["seeds"]), metric=design["endpoint"])
-    text = summary_markdown(summary, design=design, command=command, walls=walls)
+    # Only a study that replaces trials (the follow-up's design states its changes) can keep one
+    # past the budget; the first study ran exactly its trials.
+    sensitivity = (preregistration.replacement_sensitivity(trials, summary.gains, design["parameters"]["n_trials"])
+                   if "changes" in design and not summary.gains.empty else None)
+    text = summary_markdown(summary, design=design, command=command, walls=walls, sensitivity=sensitivity)
     if spent:
         from ltrlib.report import table_to_markdown
 
@@ -756,9 +762,11 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
 
 
 def summary_markdown(summary: preregistration.Summary, *, design: dict, command: str,
-                     walls: dict[int, dict[str, float]]) -> str:
-    """``study.md``: the design, the verdict in words, the across-seed and pooled tables
-    and the per-seed gains with each seed's time (`_seed_minutes`)."""
+                     walls: dict[int, dict[str, float]],
+                     sensitivity: preregistration.ReplacementSensitivity | None = None) -> str:
+    """``study.md``: the design, the verdict in words (and beside it, given, the replacement
+    ``sensitivity``, labelled as after the fact), the across-seed and pooled tables and the
+    per-seed gains with each seed's time (`_seed_minutes`)."""
     params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
     gains = summary.gains.copy()
     if not gains.empty:
@@ -767,6 +775,7 @@ def summary_markdown(summary: preregistration.Summary, *, design: dict, command:
     lines = [
         f"# Study {design['study']}: is Bi-λMART better than λMART*? ({design['profile']} profile)", "",
         f"**Verdict ({summary.verdict}).** {summary.words}", "",
+        *([f"**Replacement sensitivity.** {sensitivity.words}", ""] if sensitivity is not None else []),
         "## Design (fixed before the confirmatory run)", "",
         f"- Data: the synthetic twin at scale `{design['scale']}`; seeds {list(design['seeds'])} "
         "(each seed draws new data, folds, query sample and Optuna sampler).",

@@ -137,7 +137,7 @@ settings_frame(stage1_folds=stage1_folds, trials=trials, stage1_trials=stage1_tr
 from ltrlib import plots
 from ltrlib import bivariate
 from ltrlib.bivariate import build_two_stage, table1, tune_stage1
-from ltrlib.bivariate import study_verdicts
+from ltrlib.bivariate import replacement_sensitivity_words, study_verdicts
 from ltrlib.data import load_dataset
 from ltrlib.data import oracle_scores
 from ltrlib.report import Reporter
@@ -218,6 +218,14 @@ table2
 
 # %%
 print(study_verdicts())
+
+# %% [markdown]
+# Beside the follow-up's verdict, a sensitivity analysis after the fact (not the registered
+# verdict): at how many seeds a model's kept trial exists only because degenerate trials were
+# replaced, and the endpoints' p-values with that trial's validation advantage taken off.
+
+# %%
+print(replacement_sensitivity_words())
 
 # %% [markdown]
 # ## Headroom (synthetic data only)

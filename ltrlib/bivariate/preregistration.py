@@ -42,9 +42,10 @@ from ltrlib import config
 from ltrlib.records import read_json, read_table
 
 __all__ = ["COMPARISONS", "CONFIRMATORY_STUDY", "DECISION_RULE", "ENDPOINT", "FOLLOWUP_STUDY", "PROFILES",
-           "REGISTERED_PARAMETERS",
+           "REGISTERED_PARAMETERS", "ReplacementSensitivity",
            "SHOWN_GAIN_PCT", "Summary", "VARIANTS", "VERDICT_FILE", "across_seed_tests", "decide", "followup_sizing",
-           "pooled_by_seed", "read_verdict", "seed_gains", "seeds_for_power", "study_verdict", "study_verdicts",
+           "kept_trials", "pooled_by_seed", "read_verdict", "replacement_sensitivity",
+           "replacement_sensitivity_words", "seed_gains", "study_replacement_sensitivity", "seeds_for_power", "study_verdict", "study_verdicts",
            "summarise",
            "t_test_power"]
 
@@ -355,3 +356,156 @@ def study_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> str:
         parameters = read_json(design, keys=("parameters",))["parameters"]
         protocol = f" On a reduced protocol: {protocol_words(parameters)}."
     return f"Pre-registered study, {found['seeds_done']} of {found['planned']} seeds: {found['words']}{protocol}"
+
+
+# --------------------------------------------------------------------------- replacement sensitivity
+# After the fact (issue 62, item 5), not part of the registered rule: the follow-up study gives
+# every model `n_trials` *usable* trials, so a model with many degenerate trials runs more
+# trials in all, and may keep one that a budget of `n_trials` trials run would never have seen.
+
+
+def kept_trials(trials: pd.DataFrame, n_trials: int) -> pd.DataFrame:
+    """Per model of one seed's ``tuning_trials`` table (``model, number, value``: Optuna's
+    trial ``number`` counts every trial started, replaced ones included, and replaced trials
+    have no row), the kept trial and the one a budget of ``n_trials`` trials run would have
+    kept: ``model, trials, kept_number, kept_vali, first_vali`` (the best validation value
+    among trials numbered below ``n_trials``), ``beyond`` (the kept trial is numbered
+    ``n_trials`` or more: it exists only because earlier trials were replaced) and
+    ``advantage`` (``kept_vali - first_vali``, 0 unless ``beyond``).
+
+    The kept trial is the best completed one, the first of equals, as Optuna's ``best_trial``.
+    Without replacements the replaced trials themselves would have counted among the first
+    ``n_trials``; their values are not in this table, but where the records have them
+    (``tuning_summary``'s ``replaced_above_kept``, ``replaced_best``) none beat the model's
+    best, and on the follow-up study none beats ``first_vali`` either. The sampler's later
+    points would also have differed (TPE does not learn from a failed trial), so this is the
+    best of the trials the study ran within the budget, not a rerun."""
+    missing = {"model", "number", "value"} - set(trials.columns)
+    if missing:
+        raise ValueError(f"kept_trials needs a tuning_trials table with {sorted(missing)}; it has "
+                         f"{list(trials.columns)}")
+    rows = []
+    for model, g in trials.groupby("model", sort=False):
+        done = g[np.isfinite(g.value.to_numpy(float))].sort_values("number", kind="stable")
+        if done.empty:
+            continue
+        kept = done.loc[done.value.idxmax()]
+        first = done[done.number < n_trials]
+        first_vali = float(first.value.max()) if not first.empty else math.nan
+        beyond = int(kept.number) >= n_trials
+        rows.append({"model": model, "trials": len(g), "kept_number": int(kept.number),
+                     "kept_vali": float(kept.value), "first_vali": first_vali, "beyond": beyond,
+                     "advantage": float(kept.value) - first_vali if beyond else 0.0})
+    return pd.DataFrame(rows, columns=["model", "trials", "kept_number", "kept_vali", "first_vali", "beyond",
+                                       "advantage"])
+
+
+@dataclass
+class ReplacementSensitivity:
+    """What `replacement_sensitivity` found: ``kept`` (`kept_trials` per seed, with ``seed``),
+    ``gains`` (per seed and variant the recorded and the adjusted gain, ``gain_pct`` and
+    ``adjusted_gain_pct``, and the advantages subtracted), ``tests`` (`across_seed_tests` of
+    the adjusted gains), the comparison's model and baseline, ``n_trials``, and whether the
+    control's gains could be adjusted (its trials recorded one by one)."""
+
+    kept: pd.DataFrame
+    gains: pd.DataFrame
+    tests: pd.DataFrame
+    comparison: str
+    model: str
+    baseline: str
+    n_trials: int
+    control_adjusted: bool
+
+    @property
+    def seeds(self) -> int:
+        return int(self.kept.seed.nunique()) if not self.kept.empty else 0
+
+    def beyond(self, model: str) -> int:
+        """At how many seeds ``model``'s kept trial exists only because trials were replaced."""
+        return int(self.kept[self.kept.model == model].beyond.sum())
+
+    def test(self, endpoint: str) -> pd.Series:
+        """The adjusted across-seed test of ``<comparison>/<endpoint>`` (``main``, ``did``)."""
+        return self.tests.set_index("endpoint").loc[f"{self.comparison}/{endpoint}"]
+
+    @property
+    def words(self) -> str:
+        """The sensitivity in one paragraph, labelled as an analysis after the fact."""
+        main, did = self.test("main"), self.test("did")
+
+        def against(p: float) -> str:
+            return f"{'below' if p < ALPHA else 'not below'} the rule's {ALPHA}"
+
+        control = ("the control's gain is adjusted the same way" if self.control_adjusted else
+                   "the control's trials are not recorded one by one, so its gain stands as measured")
+        return (f"A sensitivity analysis after the fact, not the registered verdict: at "
+                f"{self.beyond(self.model)} of {self.seeds} seeds {self.model}'s kept trial (its best on validation) "
+                f"is numbered beyond the {self.n_trials} trials of the budget, so it exists only because trials "
+                f"were replaced ({self.baseline}: {self.beyond(self.baseline)} of {self.seeds}). Subtracting, per "
+                f"seed, the kept trial's validation {ENDPOINT} advantage over the best of the first {self.n_trials} "
+                f"trials from the model's test {ENDPOINT} leaves the mean gain of {self.model} over {self.baseline} "
+                f"at {main['mean']:+.2f} % (across-seed p = {main.p:.2g}, {against(main.p)}) and the difference in "
+                f"differences at {did['mean']:+.2f} points (p = {did.p:.2g}, {against(did.p)}); {control}. The "
+                f"verdict's parity is {self.n_trials} usable trials a model, not {self.n_trials} trials run.")
+
+
+def replacement_sensitivity(trials: dict[int, pd.DataFrame], gains: pd.DataFrame, n_trials: int,
+                            comparison: str = "bi_lambdamart") -> ReplacementSensitivity | None:
+    """How far the verdict leans on replaced trials, from ``{seed: tuning_trials}`` and the
+    study's per-seed gains (`seed_gains`' columns; ``model`` and ``baseline`` are the test
+    means): per seed, each model's `kept_trials`, then each gain with the kept trials'
+    validation advantages taken off the test means, ``100 ((model - adv_model) / (baseline -
+    adv_baseline) - 1)``, and the rule's own across-seed tests (`across_seed_tests`: the
+    one-sample t-test of the gains and of the difference in differences) on the adjusted
+    gains. A variant whose models have no trial records (the control's, which notebook 06
+    does not record one by one) keeps its gain as recorded. None when no seed has records."""
+    _, model, baseline = next(c for c in COMPARISONS if c[0] == comparison)
+    kept = [kept_trials(t, n_trials).assign(seed=int(seed)) for seed, t in sorted(trials.items())]
+    if not kept:
+        return None
+    kept = pd.concat(kept, ignore_index=True)
+    advantage = kept.set_index(["seed", "model"]).advantage
+    names = {"main": (model, baseline), "control": (f"control {model}", f"control {baseline}")}
+    rows, control_adjusted = [], True
+    for g in gains[(gains.comparison == comparison) & gains.seed.isin(kept.seed)].itertuples(index=False):
+        m_name, b_name = names[g.variant]
+        recorded = (int(g.seed), m_name) in advantage.index and (int(g.seed), b_name) in advantage.index
+        if g.variant == "control" and not recorded:
+            control_adjusted = False
+        adv_m = float(advantage.get((int(g.seed), m_name), 0.0))
+        adv_b = float(advantage.get((int(g.seed), b_name), 0.0))
+        rows.append({"seed": int(g.seed), "comparison": comparison, "variant": g.variant, "gain_pct": g.gain_pct,
+                     "model_advantage": adv_m, "baseline_advantage": adv_b,
+                     "adjusted_gain_pct": 100 * ((g.model - adv_m) / (g.baseline - adv_b) - 1)})
+    adjusted = pd.DataFrame(rows)
+    tests = across_seed_tests(adjusted.drop(columns="gain_pct").rename(columns={"adjusted_gain_pct": "gain_pct"}))
+    return ReplacementSensitivity(kept, adjusted, tests, comparison, model, baseline, int(n_trials),
+                                  control_adjusted)
+
+
+def study_replacement_sensitivity(study_dir: str | Path = FOLLOWUP_STUDY) -> ReplacementSensitivity | None:
+    """`replacement_sensitivity` of a committed study: its design's ``n_trials``, the per-seed
+    gains of its ``study.csv`` and each recorded seed's ``tuning_trials.csv``; None before
+    ``study.csv`` or any seed's trials exist."""
+    study_dir = Path(study_dir)
+    if not (study_dir / "study.csv").exists() or not (study_dir / "design.json").exists():
+        return None
+    design = read_json(study_dir / "design.json", keys=("seeds", "parameters"))
+    table = read_table(study_dir / "study.csv")
+    gains = table[table.table == "per_seed"]
+    trials = {}
+    for seed in design["seeds"]:
+        d = study_dir / "seeds" / f"seed{seed}"
+        if (d / "seed.json").exists() and (d / "tuning_trials.csv").exists():
+            trials[int(seed)] = read_table(d / "tuning_trials.csv")
+    return replacement_sensitivity(trials, gains, design["parameters"]["n_trials"])
+
+
+def replacement_sensitivity_words(study_dir: str | Path = FOLLOWUP_STUDY) -> str:
+    """The follow-up study's replacement sensitivity as the README, notebook 06 and
+    docs/bilambdamart.md give it, beside its verdict (`study_verdicts`)."""
+    found = study_replacement_sensitivity(study_dir)
+    if found is None:
+        return f"`{Path(study_dir).name}` has recorded no seed's trials yet; no replacement sensitivity."
+    return f"Follow-up study, replacement sensitivity: {found.words}"
