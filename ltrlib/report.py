@@ -54,6 +54,7 @@ __all__ = [
     "atomic_path",
     "atomic_write_text",
     "clear_notebook_outputs",
+    "embedded_png",
     "flatten_metrics",
     "metric_key_part",
     "numbers_caption",
@@ -61,14 +62,20 @@ __all__ = [
     "read_metrics",
     "settings_frame",
     "table_csv",
+    "html_page",
     "validate_name",
     "write_index",
     "write_table",
 ]
 
 METRICS_FILE = "metrics.json"
+#: The fidelity ledger's section of ``index.html``, an HTML fragment with its pictures, written
+#: beside ``fidelity.html`` by `ltrlib.fidelity.write_fidelity` (once per run: the index, rebuilt
+#: after every notebook, embeds it and draws nothing).
+LEDGER_SECTION = "fidelity_section.html"
 # Written by ltrlib.fidelity after a batch run; linked from the index when present.
-RUN_LEVEL_FILES = (("fidelity.md", "Fidelity ledger: each paper's claims on this run"),
+RUN_LEVEL_FILES = (("fidelity.html", "Fidelity ledger as a page"),
+                   ("fidelity.md", "as Markdown"),
                    ("fidelity_claims.csv", "every claim"),
                    ("fidelity_effects.csv", "every comparison's Effect Ratio"),
                    ("fidelity.csv", "the non-IID paper's numbers"),
@@ -497,6 +504,7 @@ class _TableView:
     head: Any = None  # a DataFrame, None when unreadable
     error: str = ""
     more: int = 0
+    frame: Any = None  # the whole table, for its HTML page and the index's fold
 
 
 @dataclass(frozen=True)
@@ -518,7 +526,7 @@ def _table_view(csv: Path) -> _TableView:
         frame = pd.read_csv(csv)
     except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
         return _TableView(csv, caption, error=str(exc))
-    return _TableView(csv, caption, frame.head(INDEX_TABLE_ROWS), more=len(frame) - INDEX_TABLE_ROWS)
+    return _TableView(csv, caption, frame.head(INDEX_TABLE_ROWS), more=len(frame) - INDEX_TABLE_ROWS, frame=frame)
 
 
 def _run_view(run_dir: Path) -> tuple[list[_NotebookView], list[tuple[str, str]]]:
@@ -552,8 +560,8 @@ def _index_markdown(run_dir: Path, notebooks: list[_NotebookView], links: list[t
 
 
 def _page_markdown(nb: _NotebookView, run_dir: Path) -> str:
-    """``pages/<name>.md``: one notebook's executed notebook, tables (their first
-    `INDEX_TABLE_ROWS` rows) and figures, every link relative to the page."""
+    """``pages/<name>.md``: one notebook's executed notebook, figures (the paper's first) and
+    tables (their first `INDEX_TABLE_ROWS` rows), every link relative to the page."""
     def href(path: Path) -> str:
         return "../" + _href(path, run_dir)
 
@@ -565,6 +573,8 @@ def _page_markdown(nb: _NotebookView, run_dir: Path) -> str:
     if nb.failed_notebook:
         lines.append(f"- Failed notebook (partial): [{nb.failed_notebook.name}]({href(nb.failed_notebook)})")
     lines.append("")
+    for png, caption in _papers_figures_first(nb.figures):
+        lines += [f"## Figure `{png.stem}`", "", caption, "", f"![{png.stem}]({href(png)})", ""]
     for t in nb.tables:
         lines += [f"## Table `{t.csv.stem}`", "", t.caption, ""]
         if t.head is None:
@@ -572,13 +582,15 @@ def _page_markdown(nb: _NotebookView, run_dir: Path) -> str:
             continue
         rest = f"; {t.more} more rows there" if t.more > 0 else ""
         lines += [table_to_markdown(t.head), "", f"[csv]({href(t.csv)}){rest}", ""]
-    for png, caption in nb.figures:
-        lines += [f"## Figure `{png.stem}`", "", caption, "", f"![{png.stem}]({href(png)})", ""]
     return "\n".join(lines)
 
 
-#: Rows of a table shown in index.html; the CSV link holds them all.
+#: Rows of a table in the Markdown pages; the CSV holds them all.
 INDEX_TABLE_ROWS = 25
+#: Rows of a table index.html shows open; the rest (up to `FOLDED_TABLE_ROWS` more) one click
+#: away in a fold, and every row on the table's own page.
+OPEN_TABLE_ROWS = 8
+FOLDED_TABLE_ROWS = 500
 
 
 def _table_caption(csv: Path) -> str:
@@ -596,78 +608,145 @@ def _figure_caption(png: Path) -> str:
     return path.read_text(encoding="utf-8").strip() if path.exists() else png.stem.replace("_", " ")
 
 
+def _frame_html(frame) -> str:
+    return frame.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.4g}")
+
+
+_STYLE = ("body{font-family:sans-serif;max-width:75em;margin:auto;padding:0 1em}"
+          "img{max-width:100%;border:1px solid #ddd}figure{margin:1.2em 0}"
+          "figcaption{margin:.3em 0;color:#333}table{border-collapse:collapse;font-size:90%}"
+          "th,td{padding:.15em .6em;border-bottom:1px solid #ddd;text-align:right;vertical-align:top}"
+          "figure.table{overflow-x:auto}summary{cursor:pointer}summary h2{display:inline}"
+          "details{margin:.6em 0}details.section{border-top:1px solid #ddd;padding-top:.4em}"
+          "table.claims td{text-align:left}table.claims details{margin:0;max-width:40em}"
+          "table.claims details p{margin:.2em 0}tr.v-holds td:nth-child(3){color:#2e7d3a}"
+          "tr.v-does-not-hold td:nth-child(3){color:#b23b2a}")
+
+#: Contents links open the section they name: a closed <details> ignores a link to it.
+_OPEN_ON_LINK = ("<script>function ltrOpen(id){var d=document.getElementById(id);if(!d)return;"
+                 "if(d.tagName==='DETAILS')d.open=true;d.scrollIntoView();}"
+                 "document.addEventListener('click',function(e){var a=e.target.closest('a[href^=\"#\"]');"
+                 "if(a)ltrOpen(decodeURIComponent(a.getAttribute('href').slice(1)));});"
+                 "window.addEventListener('hashchange',function(){ltrOpen(decodeURIComponent(location.hash.slice(1)));});"
+                 "if(location.hash)ltrOpen(decodeURIComponent(location.hash.slice(1)));</script>")
+
+
+def html_page(title: str, body: str) -> str:
+    """A self-contained HTML page in the report's style: ``body`` under an ``<h1>`` of
+    ``title`` (escaped here; ``body`` is HTML)."""
+    esc = html.escape(title)
+    return ("<!DOCTYPE html>\n"
+            f'<html lang="en"><head><meta charset="utf-8"><title>{esc}</title><style>{_STYLE}</style></head>'
+            f"<body><h1>{esc}</h1>\n{body}\n{_OPEN_ON_LINK}</body></html>\n")
+
+
+def _table_page_path(csv: Path) -> Path:
+    return csv.with_suffix(".html")
+
+
+def _write_table_page(t: _TableView, run_dir: Path) -> None:
+    """``<name>.html`` beside the table's CSV: every row, readable where a CSV link would
+    download. Rewritten only when older than its CSV (the index is rebuilt after every notebook)."""
+    page = _table_page_path(t.csv)
+    if t.frame is None or (page.exists() and page.stat().st_mtime >= t.csv.stat().st_mtime):
+        return
+    back = "../" * len(t.csv.relative_to(run_dir).parts[:-1]) + "index.html"
+    body = (f"<p>{html.escape(t.caption)}</p><p><small>{len(t.frame)} rows · "
+            f'<a href="{quote(t.csv.name)}" download>csv</a> · <a href="{back}">report</a></small></p>'
+            f'<figure class="table">{_frame_html(t.frame)}</figure>')
+    atomic_write_text(page, html_page(f"{t.csv.parent.name} / {t.csv.stem}", body))
+
+
 def _table_html(t: _TableView, run_dir: Path) -> str:
+    """A table in the index: its first `OPEN_TABLE_ROWS` rows, the rest folded below them, and
+    links to its page (every row, readable), its CSV (a download) and its Markdown."""
     esc = html.escape
     if t.head is None:
         return f"<p>Table <code>{esc(t.csv.stem)}</code>: unreadable ({esc(t.error)})</p>"
-    body = t.head.to_html(index=False, border=0, na_rep="", float_format=lambda v: f"{v:.4g}")
-    links = f'<a href="{_href(t.csv, run_dir)}">csv</a>'
+    links = (f'<a href="{_href(_table_page_path(t.csv), run_dir)}">table</a> · '
+             f'<a href="{_href(t.csv, run_dir)}" download>csv</a>')
     md = t.csv.with_suffix(".md")
     if md.exists():
         links += f' · <a href="{_href(md, run_dir)}">md</a>'
-    rest = f"; {t.more} more rows in the csv" if t.more > 0 else ""
+    body = _frame_html(t.frame.head(OPEN_TABLE_ROWS))
+    rest = t.frame.iloc[OPEN_TABLE_ROWS:OPEN_TABLE_ROWS + FOLDED_TABLE_ROWS]
+    if len(rest):
+        beyond = len(t.frame) - OPEN_TABLE_ROWS - len(rest)
+        more = f"; {beyond} more rows on the table's page" if beyond > 0 else ""
+        body += (f"<details><summary>{len(rest)} more rows{more}</summary>"
+                 f"{_frame_html(rest)}</details>")
     return (f'<figure class="table"><figcaption><b>{esc(t.csv.stem)}</b>: {esc(t.caption)} '
-            f"<small>({links}{rest})</small></figcaption>{body}</figure>")
+            f"<small>({links}; {len(t.frame)} rows)</small></figcaption>{body}</figure>")
 
 
-def _embedded_png(png: Path) -> str:
-    """A figure as a ``data:`` URI. JupyterLab's HTML viewer shows a page in a sandbox whose
-    requests for files the server refuses (403, no referer), and a browser opening the page
-    as a file cannot always read its neighbours: inside the page, the figure shows anywhere."""
-    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+def embedded_png(png: Path | bytes) -> str:
+    """A figure (a PNG file, or its bytes) as a ``data:`` URI. JupyterLab's HTML viewer shows
+    a page in a sandbox whose requests for files the server refuses (403, no referer), and a
+    browser opening the page as a file cannot always read its neighbours: inside the page,
+    the figure shows anywhere."""
+    data = png if isinstance(png, bytes) else png.read_bytes()
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
+def _papers_figures_first(figures: tuple[tuple[Path, str], ...]) -> list[tuple[Path, str]]:
+    """The paper's figures (their captions name a figure of it: "Figure 3: ...") first, each
+    group in its own order."""
+    def paper_first(item):
+        return not item[1].lstrip().lower().startswith(("figure", "fig.", "paper's figure"))
+
+    return sorted(figures, key=paper_first)
+
+
+def _section_html(nb: _NotebookView, run_dir: Path) -> list[str]:
+    """One notebook's collapsible section: its links, its figures (the paper's first), then
+    its tables."""
+    esc = html.escape
+    status = f" <small>({esc(nb.status)})</small>" if nb.status else ""
+    out = [f'<details class="section" id="{esc(nb.name)}"><summary><h2>{esc(nb.name)}{status}</h2></summary>']
+    items = []
+    if nb.notebook:
+        page = (f'<a href="{_href(nb.notebook_html, run_dir)}">as a page</a>, ' if nb.notebook_html else "")
+        items.append(f'Executed notebook: {page}<a href="{_href(nb.notebook, run_dir)}">{esc(nb.notebook.name)}</a>')
+    if nb.failed_notebook:
+        fn = nb.failed_notebook
+        items.append(f'Failed notebook (partial): <a href="{_href(fn, run_dir)}">{esc(fn.name)}</a>')
+    if items:
+        out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+    for png, caption in _papers_figures_first(nb.figures):
+        out.append(f'<figure><img src="{embedded_png(png)}" alt="{esc(png.stem)}">'
+                   f"<figcaption><b>{esc(png.stem)}</b>: {esc(caption)} "
+                   f'<small>(<a href="{_href(png, run_dir)}">png</a>)</small></figcaption></figure>')
+    out.extend(_table_html(t, run_dir) for t in nb.tables)
+    out.append("</details>")
+    return out
 
 
 def _index_html(run_dir: Path, notebooks: list[_NotebookView], links: list[tuple[str, str]]) -> str:
-    """``index.html``: one self-contained page, a contents table first and then one
-    collapsible section per notebook (closed: a whole run's figures make a very long page)."""
+    """``index.html``: one self-contained page, a contents table first, the fidelity ledger
+    (`LEDGER_SECTION`, when the run has one) and then one collapsible section per notebook
+    (closed: a whole run's figures make a very long page; a contents link opens its section)."""
     esc = html.escape
-    title = esc(f"Report {run_dir.name}")
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{title}</title>",
-        "<style>body{font-family:sans-serif;max-width:75em;margin:auto;padding:0 1em}"
-        "img{max-width:100%;border:1px solid #ddd}figure{margin:1.2em 0}"
-        "figcaption{margin:.3em 0;color:#333}table{border-collapse:collapse;font-size:90%}"
-        "th,td{padding:.15em .6em;border-bottom:1px solid #ddd;text-align:right}"
-        "figure.table{overflow-x:auto}summary{cursor:pointer}summary h2{display:inline}"
-        "details{margin:.6em 0;border-top:1px solid #ddd;padding-top:.4em}</style>",
-        "</head><body>",
-        f"<h1>{title}</h1>",
-    ]
+    out = []
     held = provenance.read_run(run_dir)
     if held:
         out.append(f"<p>Data: {esc(provenance.summary(held))}</p>")
     if links:
         out.append("<p>" + " &middot; ".join(f'{esc(label)}: <a href="{f}">{f}</a>' for label, f in links) + "</p>")
+    ledger = run_dir / LEDGER_SECTION
     if notebooks:
         rows = "".join(f'<tr><td style="text-align:left"><a href="#{esc(nb.name)}">{esc(nb.name)}</a></td>'
                        f"<td>{esc(nb.status)}</td><td>{len(nb.tables)}</td><td>{len(nb.figures)}</td></tr>"
                        for nb in notebooks)
+        first = ('<tr><td style="text-align:left"><a href="#ledger">fidelity ledger</a></td>'
+                 "<td></td><td></td><td></td></tr>" if ledger.exists() else "")
         out.append("<table><tr><th>notebook</th><th>status</th><th>tables</th><th>figures</th></tr>"
-                   f"{rows}</table><p><small>Each notebook's section opens on a click.</small></p>")
+                   f"{first}{rows}</table><p><small>Each section opens on a click.</small></p>")
+    if ledger.exists():
+        out += ['<details class="section" id="ledger"><summary><h2>Fidelity ledger</h2></summary>',
+                ledger.read_text(encoding="utf-8"), "</details>"]
     for nb in notebooks:
-        status = f" <small>({esc(nb.status)})</small>" if nb.status else ""
-        out.append(f'<details id="{esc(nb.name)}"><summary><h2>{esc(nb.name)}{status}</h2></summary>')
-        items = []
-        if nb.notebook:
-            page = (f'<a href="{_href(nb.notebook_html, run_dir)}">as a page</a>, ' if nb.notebook_html else "")
-            items.append(f'Executed notebook: {page}<a href="{_href(nb.notebook, run_dir)}">{esc(nb.notebook.name)}</a>')
-        if nb.failed_notebook:
-            fn = nb.failed_notebook
-            items.append(f'Failed notebook (partial): <a href="{_href(fn, run_dir)}">{esc(fn.name)}</a>')
-        if items:
-            out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
-        out.extend(_table_html(t, run_dir) for t in nb.tables)
-        for png, caption in nb.figures:
-            out.append(
-                f'<figure><img src="{_embedded_png(png)}" alt="{esc(png.stem)}">'
-                f"<figcaption><b>{esc(png.stem)}</b>: {esc(caption)} "
-                f'<small>(<a href="{_href(png, run_dir)}">png</a>)</small></figcaption></figure>'
-            )
-        out.append("</details>")
-    out.append("</body></html>\n")
-    return "\n".join(out)
+        out += _section_html(nb, run_dir)
+    return html_page(f"Report {run_dir.name}", "\n".join(out))
 
 
 def write_index(run_dir: str | os.PathLike) -> Path:
@@ -687,6 +766,8 @@ def write_index(run_dir: str | os.PathLike) -> Path:
         pages.mkdir(exist_ok=True)
     for nb in notebooks:
         atomic_write_text(pages / f"{nb.name}.md", _page_markdown(nb, run_dir))
+        for t in nb.tables:
+            _write_table_page(t, run_dir)
     names = {nb.name for nb in notebooks}
     for stale in pages.glob("[!.]*.md") if pages.is_dir() else ():
         if stale.stem not in names:

@@ -62,7 +62,7 @@ def test_package_reexports_every_plot_function():
     import importlib
     import inspect
 
-    for module in ("data", "noniid", "train", "merge", "foltr", "clicklog"):
+    for module in ("data", "noniid", "train", "merge", "foltr", "clicklog", "neural", "fidelity"):
         mod = importlib.import_module(f"ltrlib.plots.{module}")
         for name, fn in inspect.getmembers(mod, inspect.isfunction):
             if fn.__module__ == mod.__name__ and fn.__annotations__.get("return") == "plt.Figure":
@@ -93,4 +93,30 @@ def test_ranker_means_draws_networks_and_trees_per_loss():
                                                   "λMART*": "tree", "GBT_Softmax": "tree"}
     fig = plots.ranker_means(means)
     assert [ax.get_title() for ax in fig.axes] == ["λRank loss", "softmax loss"]
+    plt.close(fig)
+
+
+def test_ledger_pictures_draw_the_verdicts_and_the_effect_ratios():
+    verdicts = pd.DataFrame([("Paper A", v, n) for v, n in (("holds", 3), ("does not hold", 1), ("not decided", 0),
+                                                           ("not available", 2), ("outside the tally", 4))],
+                            columns=["paper", "verdict", "checks"])
+    fig = plots.verdict_counts(verdicts)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["Paper A"]
+    assert [p.get_width() for p in fig.axes[0].patches] == [3, 1, 0, 2, 4]  # one bar, a segment per verdict
+    plt.close(fig)
+    effects = pd.DataFrame({"claim": "c", "scope": ["s1", "s2", "s3"], "comparison": "A vs B", "dataset": "",
+                            "ours_improvement": [0.01, 0.05, 0.02], "paper_improvement": [0.01, 0.01, np.nan],
+                            "effect_ratio": [1.0, 5.0, np.nan]})
+    fig = plots.effect_ratios(effects, "Paper A")
+    er, side = fig.axes
+    assert [t.get_text() for t in er.get_yticklabels()] == ["c · s1 · A vs B", "c · s2 · A vs B"]
+    assert "1 without a ratio not drawn" in fig._suptitle.get_text()
+    assert any(t.get_text() == "5.0" for t in er.texts)  # past the axis: drawn at its edge with its value
+    plt.close(fig)
+    # Across seeds: the interval of each ratio is drawn.
+    across = effects.drop(columns="effect_ratio").assign(effect_ratio_mean=[1.0, 0.5, 0.8],
+                                                          effect_ratio_low=[0.5, 0.1, np.nan],
+                                                          effect_ratio_high=[1.5, 0.9, np.nan])
+    fig = plots.effect_ratios(across)
+    assert len(fig.axes[0].collections) == 1 and len(fig.axes[0].get_yticklabels()) == 3
     plt.close(fig)

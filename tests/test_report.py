@@ -280,7 +280,7 @@ def test_index_links_everything_relatively(tmp_path, frame):
     assert '<img src="data:image/png;base64,' in html and 'href="figures/00_a/curve.png">png</a>' in html
     assert 'href="tables/00_a/scores.csv"' in html and 'href="metrics.json"' in html
     assert 'href="notebooks/00_a.html">as a page</a>' in html
-    assert '<details id="00_a"><summary><h2>00_a <small>(completed)</small></h2></summary>' in html
+    assert '<details class="section" id="00_a"><summary><h2>00_a <small>(completed)</small></h2></summary>' in html
     assert '<a href="#01_b">01_b</a></td><td>failed</td>' in html
     assert "running" not in md + page and str(tmp_path) not in md + page + html
     # A notebook whose outputs are gone loses its page.
@@ -305,8 +305,17 @@ def test_outputs_leave_the_index_to_its_builder_which_renders_tables_and_caption
     write_index(rep.run_dir)
     html = (rep.run_dir / "index.html").read_text()
     assert "<b>many</b>: Table 4: NDCG@10 per model" in html
-    assert "<table" in html and "<td>M0</td>" in html and "<td>M24</td>" in html
-    assert "<td>M25</td>" not in html and "15 more rows in the csv" in html
+    # The first rows open, the rest one click away, and every row on the table's own page,
+    # a readable HTML table beside the CSV (a download).
+    head, rest = html.split("<summary>32 more rows</summary>")
+    assert "<td>M0</td>" in head and "<td>M7</td>" in head and "<td>M8</td>" not in head
+    assert "<td>M8</td>" in rest and "<td>M39</td>" in rest
+    assert '<a href="tables/00_a/many.html">table</a> · <a href="tables/00_a/many.csv" download>csv</a>' in html
+    page_of_table = (rep.run_dir / "tables" / "00_a" / "many.html").read_text()
+    assert "<td>M0</td>" in page_of_table and "<td>M39</td>" in page_of_table and "40 rows" in page_of_table
+    assert 'href="../../index.html">report</a>' in page_of_table
+    # Figures come before the tables.
+    assert html.index("<b>alpha_sweep</b>") < html.index("<b>many</b>")
     assert "<b>alpha_sweep</b>: NDCG@10 against α on D_merge" in html
     assert "<b>no_caption</b>: no caption" in html
     assert "<b>curve_a</b>: T = 300" in html and "<b>curve_b</b>: T = 300" in html
@@ -314,8 +323,22 @@ def test_outputs_leave_the_index_to_its_builder_which_renders_tables_and_caption
     # The Markdown page shows the same table rows, caption and figures, from the same reading.
     page = (rep.run_dir / "pages" / "00_a.md").read_text()
     assert "Table 4: NDCG@10 per model" in page and "| M24     |" in page and "| M25 " not in page
+    assert page.index("## Figure") < page.index("## Table")
     assert "15 more rows there" in page and "NDCG@10 against α on D_merge" in page
     assert "Metrics: [metrics.json](metrics.json)" in (rep.run_dir / "index.md").read_text()
+
+
+def test_the_index_shows_the_paper_figures_first_and_the_ledger_section_and_opens_sections_on_links(tmp_path):
+    rep = Reporter("run1", "00_a", root=tmp_path)
+    rep.figure(plt.subplots()[0], "a_ours", close=True, caption="Our own view")
+    rep.figure(plt.subplots()[0], "b_paper", close=True, caption="Figure 3: the paper's")
+    (rep.run_dir / "fidelity_section.html").write_text('<p id="ledger-marker">the ledger</p>')
+    html = write_index(rep.run_dir).read_text()
+    assert html.index("<b>b_paper</b>") < html.index("<b>a_ours</b>")
+    assert '<a href="#ledger">fidelity ledger</a>' in html
+    assert '<details class="section" id="ledger"><summary><h2>Fidelity ledger</h2></summary>' in html
+    assert html.index('id="ledger-marker"') < html.index('id="00_a"')
+    assert "d.open=true" in html  # a contents link opens the section it names
 
 
 def test_index_of_missing_run_dir_is_an_error(tmp_path):

@@ -29,11 +29,14 @@ from ltrlib.fidelity.ledger import (
     FIDELITY_CLAIMS_CSV,
     FIDELITY_CSV,
     FIDELITY_EFFECTS_CSV,
+    FIDELITY_HTML,
     FIDELITY_MD,
     FIDELITY_PUBLISHED_CSV,
     PAPERS,
     fidelity_report,
+    ledger_html,
     summary_table,
+    verdict_frame,
     write_fidelity,
 )
 from ltrlib.fidelity.xgboost_tutorial import tutorial_claims
@@ -41,6 +44,6 @@ from ltrlib.fidelity.xgboost_tutorial import tutorial_claims
 __all__ = [
     "across_seeds", "CLAIM_COLUMNS", "EFFECT_COLUMNS", "VERDICTS", "Claim", "Comparison", "Effect", "Finding",
     "decide", "delta_ri", "effect_ratio", "FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_EFFECTS_CSV",
-    "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV", "PAPERS", "across_runs", "decide_across", "fidelity_report", "summary_table",
-    "write_fidelity", "tutorial_claims",
+    "FIDELITY_HTML", "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV", "PAPERS", "across_runs", "decide_across",
+    "fidelity_report", "ledger_html", "summary_table", "verdict_frame", "write_fidelity", "tutorial_claims",
 ]

@@ -15,7 +15,10 @@ the notebooks; ``ltrlib fidelity RUN_DIR`` rebuilds them):
 * ``fidelity_claims.csv``: every check of every paper (`ltrlib.fidelity.claims.CLAIM_COLUMNS`);
 * ``fidelity_effects.csv``: every comparison's Effect Ratio and ΔRI (`EFFECT_COLUMNS`);
 * ``fidelity.csv``: the non-IID paper's printed numbers beside ours (`ltrlib.fidelity.noniid`);
-* ``fidelity.md``: provenance, the head table, then the sections.
+* ``fidelity.md``: provenance, the head table, then the sections;
+* ``fidelity.html`` and ``fidelity_section.html`` (`ltrlib.report.LEDGER_SECTION`, which the
+  run's ``index.html`` embeds): the same numbers to look at (`ledger_html`), a verdict chart,
+  each paper's Effect Ratios as a forest, then its claims with the evidence folded.
 
 Across seeds, `ltrlib.fidelity.across` decides every check by a rule written before the
 runs (``ltrlib fidelity RUN RUN ...`` and ``ltrlib study ledger``).
@@ -23,6 +26,8 @@ runs (``ltrlib fidelity RUN RUN ...`` and ``ltrlib study ledger``).
 
 from __future__ import annotations
 
+import html
+import io
 import math
 import os
 from collections.abc import Callable
@@ -37,13 +42,15 @@ from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.fidelity import bilambdamart, foltr, noniid, xgboost_tutorial
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, KINDS, NOT_DECIDED, UNSTABLE_BELOW, Section, effect_rows
 from ltrlib.manifest import RunManifest
-from ltrlib.report import table_to_markdown
+from ltrlib.report import LEDGER_SECTION, embedded_png, html_page, table_to_markdown
 
-__all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_EFFECTS_CSV", "FIDELITY_MD", "FIDELITY_PUBLISHED_CSV",
-           "ONE_SEED", "PAPERS", "Ledger", "Paper", "executed_papers",
-           "fidelity_report", "summary_table", "write_fidelity"]
+__all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_EFFECTS_CSV", "FIDELITY_HTML", "FIDELITY_MD",
+           "FIDELITY_PUBLISHED_CSV", "ONE_SEED", "PAPERS", "Ledger", "Paper", "executed_papers",
+           "fidelity_report", "ledger_html", "summary_table", "verdict_frame", "write_fidelity"]
 
 FIDELITY_MD = "fidelity.md"
+#: The ledger as a page to look at: its pictures, then each paper's claims (`ledger_html`).
+FIDELITY_HTML = "fidelity.html"
 FIDELITY_CSV = "fidelity.csv"
 FIDELITY_CLAIMS_CSV = "fidelity_claims.csv"
 FIDELITY_PUBLISHED_CSV = "fidelity_published.csv"
@@ -182,6 +189,88 @@ def summary_table(ledger: Ledger) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def verdict_frame(ledger: Ledger) -> pd.DataFrame:
+    """The head table's counts, tidy (columns ``paper, verdict, checks``): per paper, its
+    counted checks by verdict, and the checks outside the tally; what `ltrlib.plots.verdict_counts`
+    draws."""
+    rows = []
+    for s in ledger.sections:
+        c, title = s.claims, PAPERS[s.source].title
+        counted = c[_counted(c)]
+        rows += [(title, v, int((counted.ours == v).sum()))
+                 for v in ("holds", "does not hold", NOT_DECIDED, "not available")]
+        rows.append((title, "outside the tally", int((~_counted(c)).sum())))
+    return pd.DataFrame(rows, columns=["paper", "verdict", "checks"])
+
+
+def _png(fig) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _claims_html(c: pd.DataFrame) -> str:
+    """A paper's checks in short columns, each check's statement, evidence and test folded
+    in its last cell."""
+    esc = html.escape
+
+    def fold(r) -> str:
+        parts = [("claim", r.statement), ("ours", r.evidence), ("paper", r.paper_evidence),
+                 ("source", f"{r.place}: \u201c{r.quote}\u201d"), ("test", r.test), ("threshold", r.threshold)]
+        said = "".join(f"<p><b>{k}</b>: {esc(str(v))}</p>" for k, v in parts if isinstance(v, str) and v)
+        return f"<details><summary>evidence</summary>{said}</details>"
+
+    rows = "".join(f'<tr class="v-{esc(str(r.ours)).replace(" ", "-")}"><td>{esc(r.claim)}</td>'
+                   f"<td>{esc(str(r.scope))}</td><td>{esc(str(r.ours))}</td><td>{esc(str(r.paper))}</td>"
+                   f"<td>{fold(r)}</td></tr>" for r in c.itertuples())
+    return ('<table class="claims"><tr><th>claim</th><th>scope</th><th>ours</th><th>paper</th><th></th></tr>'
+            f"{rows}</table>")
+
+
+def _paper_html(s: Section) -> list[str]:
+    from ltrlib import plots
+
+    esc, paper, c = html.escape, PAPERS[s.source], s.claims
+    out = [f'<h3 id="ledger-{esc(s.source)}">{esc(paper.title)}</h3>',
+           f"<p><small>Notebooks {esc(', '.join(paper.notebooks))}.</small></p>"]
+    if s.missing:
+        out.append("<p>Not in this run (their claims are <i>not available</i>): "
+                   f"{esc(', '.join(s.missing))}.</p>")
+    if not s.effects.empty:
+        out.append(f'<figure><img src="{embedded_png(_png(plots.effect_ratios(s.effects, paper.title)))}" '
+                   f'alt="Effect Ratios: {esc(paper.title)}"><figcaption>{esc(EFFECTS_TEXT)}</figcaption></figure>')
+    out.append(_claims_html(c[_counted(c)]))
+    rest = c[~_counted(c)]
+    if not rest.empty:
+        out.append(f"<details><summary>{len(rest)} checks outside the tally (beyond the paper, notes, exact checks, "
+                   f"controls)</summary>{_claims_html(rest)}</details>")
+    return out
+
+
+def ledger_html(ledger: Ledger) -> str:
+    """The ledger to look at, from the same frames as ``fidelity.md``: the verdict chart
+    (`ltrlib.plots.verdict_counts`) and the head table, then per paper its Effect Ratios
+    (`ltrlib.plots.effect_ratios`) and its claims. An HTML fragment, figures embedded: the
+    run's index and ``fidelity.html`` both show it."""
+    from ltrlib import plots
+
+    esc = html.escape
+    out = [f"<p>{esc(ONE_SEED)}</p>"]
+    if not ledger.sections:
+        return "\n".join([*out, "<p>This run executed none of the papers' notebooks (00-08).</p>"])
+    out.append(f'<figure><img src="{embedded_png(_png(plots.verdict_counts(verdict_frame(ledger))))}" '
+               'alt="Verdicts per paper"><figcaption>Checks of each paper\'s claims by verdict on this run (a check: '
+               "a claim in one scope the paper ran); checks beyond the paper, notes, exact checks and controls "
+               "stand outside the tally.</figcaption></figure>")
+    out.append('<figure class="table">' + summary_table(ledger).to_html(index=False, border=0) + "</figure>")
+    for s in ledger.sections:
+        out += _paper_html(s)
+    return "\n".join(out)
+
+
 def _two_decimals_or_blank(v: Any) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
 
@@ -265,9 +354,9 @@ def _markdown(ledger: Ledger) -> str:
 
 
 def write_fidelity(run_dir: str | os.PathLike) -> Path:
-    """Write ``fidelity.md``, ``fidelity_claims.csv`` and, when the non-IID paper's section
-    is there, ``fidelity.csv`` into ``run_dir`` from the tables on disk; return the Markdown
-    path. Works on a partial run."""
+    """Write ``fidelity.md``, ``fidelity.html`` (its section of the run's index beside it),
+    ``fidelity_claims.csv`` and, when the non-IID paper's section is there, ``fidelity.csv``
+    into ``run_dir`` from the tables on disk; return the Markdown path. Works on a partial run."""
     run_dir = Path(run_dir)
     ledger = fidelity_report(run_dir)
     if ledger.numbers is not None:
@@ -280,4 +369,8 @@ def write_fidelity(run_dir: str | os.PathLike) -> Path:
     if ledger.published is not None:
         with atomic_path(run_dir / FIDELITY_PUBLISHED_CSV) as tmp:
             ledger.published.to_csv(tmp, index=False)
+    section = ledger_html(ledger)
+    atomic_write_text(run_dir / LEDGER_SECTION, section)
+    atomic_write_text(run_dir / FIDELITY_HTML,
+                      html_page(f"Fidelity ledger: run {ledger.provenance.get('run_id', '')}", section))
     return atomic_write_text(run_dir / FIDELITY_MD, _markdown(ledger))

@@ -12,7 +12,8 @@ call ``plots.<figure>(...)``:
   (notebooks 04-05);
 - ``neural``: the networks beside the trees (notebook 06_neural_competitors);
 - ``foltr``: federated online LTR curves and online gaps (notebook 07);
-- ``clicklog``: learning from biased clicks (notebook 09).
+- ``clicklog``: learning from biased clicks (notebook 09);
+- ``fidelity``: the fidelity ledger's verdicts and Effect Ratios (`ltrlib.fidelity`).
 
 ``explore`` holds the interactive explorers (ipywidgets around these plot functions,
 ``plots.<name>_explorer``); each imports ipywidgets when called, so plotting never needs
@@ -36,6 +37,7 @@ from ltrlib.plots.explore import (
     importance_explorer,
     strategy_explorer,
 )
+from ltrlib.plots.fidelity import effect_ratios, verdict_counts
 from ltrlib.plots.foltr import foltr_curves, foltr_online_gaps, foltr_remedy_curves, foltr_setting_curves
 from ltrlib.plots.merge import alpha_sweep, merge_category_deltas, stacking_importance
 from ltrlib.plots.neural import ranker_means
@@ -65,4 +67,6 @@ __all__ = [
     "foltr_curves", "foltr_online_gaps", "foltr_remedy_curves", "foltr_setting_curves",
     # clicklog (notebook 09)
     "click_bias_curves", "propensity_estimates",
+    # fidelity (the ledger)
+    "verdict_counts", "effect_ratios",
 ]

@@ -30,6 +30,13 @@ def test_a_section_per_executed_paper_and_a_summary_that_counts_them(tables, tmp
     run = _run_dir(tables, tmp_path)
     text = F.write_fidelity(run).read_text()
     claims = pd.read_csv(run / F.FIDELITY_CLAIMS_CSV)
+    # The same ledger as a page to look at: the verdict chart, a forest per paper with
+    # comparisons, the claims with their evidence folded; its section is the index's.
+    page, section = (run / F.FIDELITY_HTML).read_text(), (run / "fidelity_section.html").read_text()
+    assert section in page and 'alt="Verdicts per paper"' in section
+    assert section.count('<img src="data:image/png;base64,') == 1 + F.fidelity_report(run).effects.source.nunique()
+    assert section.count("<summary>evidence</summary>") == len(claims)
+    assert F.verdict_frame(F.fidelity_report(run)).groupby("paper").checks.sum().sum() == len(claims)
     assert list(claims.columns) == F.CLAIM_COLUMNS
     assert list(pd.unique(claims.source)) == ["bilambdamart", "foltr", "xgboost"]
     # Notebooks 00-05 did not run: no non-IID section and no numbers file.
