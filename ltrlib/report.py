@@ -589,7 +589,7 @@ def _page_markdown(nb: _NotebookView, run_dir: Path) -> str:
 INDEX_TABLE_ROWS = 25
 #: Rows of a table index.html shows open; the rest (up to `FOLDED_TABLE_ROWS` more) one click
 #: away in a fold, and every row on the table's own page.
-OPEN_TABLE_ROWS = 8
+OPEN_TABLE_ROWS = 5
 FOLDED_TABLE_ROWS = 500
 
 
@@ -620,7 +620,10 @@ _STYLE = ("body{font-family:sans-serif;max-width:75em;margin:auto;padding:0 1em}
           "details{margin:.6em 0}details.section{border-top:1px solid #ddd;padding-top:.4em}"
           "table.claims td{text-align:left}table.claims details{margin:0;max-width:40em}"
           "table.claims details p{margin:.2em 0}tr.v-holds td:nth-child(3){color:#2e7d3a}"
-          "tr.v-does-not-hold td:nth-child(3){color:#b23b2a}")
+          "tr.v-does-not-hold td:nth-child(3){color:#b23b2a}"
+          # Two figures, or two tables, side by side: a section shows its results in half the height.
+          ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(34em,1fr));gap:0 1.5em}"
+          ".grid>figure{margin:.8em 0;min-width:0}")
 
 #: Contents links open the section they name: a closed <details> ignores a link to it.
 _OPEN_ON_LINK = ("<script>function ltrOpen(id){var d=document.getElementById(id);if(!d)return;"
@@ -712,12 +715,14 @@ def _section_html(nb: _NotebookView, run_dir: Path) -> list[str]:
         items.append(f'Failed notebook (partial): <a href="{_href(fn, run_dir)}">{esc(fn.name)}</a>')
     if items:
         out.append("<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+    out.append('<div class="grid">')
     for png, caption in _papers_figures_first(nb.figures):
         out.append(f'<figure><img src="{embedded_png(png)}" alt="{esc(png.stem)}">'
                    f"<figcaption><b>{esc(png.stem)}</b>: {esc(caption)} "
                    f'<small>(<a href="{_href(png, run_dir)}">png</a>)</small></figcaption></figure>')
+    out.append('</div><div class="grid">')
     out.extend(_table_html(t, run_dir) for t in nb.tables)
-    out.append("</details>")
+    out.append("</div></details>")
     return out
 
 

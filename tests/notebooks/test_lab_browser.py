@@ -237,6 +237,8 @@ def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_ru
     url, token, root, _ = lab_server
     shutil.copytree(tiny_run, root / "reports" / "report", ignore=shutil.ignore_patterns("models"))
     n_figures = len(list((tiny_run / "figures").glob("*/*.png")))
+    ledger = tiny_run / "fidelity_section.html"  # the ledger's pictures, embedded in the page too
+    n_pictures = n_figures + (ledger.read_text().count("<img ") if ledger.exists() else 0)
     notebook = "03_client_models"
     page_figures = len(list((tiny_run / "figures" / notebook).glob("*.png")))
     assert n_figures > 10 and page_figures > 0
@@ -264,8 +266,8 @@ def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_ru
 
             _wait_until(lambda: report_frame() is not None, 120, "the report page in the HTML viewer")
             frame = report_frame()
-            _wait_until(lambda: _images_loaded(frame)[1] == n_figures, 60, "the report's figures")
-            assert _images_loaded(frame) == (n_figures, n_figures)
+            _wait_until(lambda: _images_loaded(frame)[1] == n_pictures, 60, "the report's figures")
+            assert _images_loaded(frame) == (n_pictures, n_pictures)
             frame.locator(f'details[id="{notebook}"] summary').click()
             frame.locator(f'details[id="{notebook}"] img').first.scroll_into_view_if_needed()
             page.screenshot(path=tmp_path / "report_1_html_viewer.png")
