@@ -1,69 +1,214 @@
-"""The neural competitors' cost on this machine: training time per 1,000 steps and scoring
-throughput, per model, at the paper's WEB30K size (Tables 6-7) and capped.
+"""The neural competitors' training speed: the per-step loop of before issue 61
+(`reference_neural.py`) against `NeuralRanker.fit`'s chunked loop, in the same run, and
+their compiles per seed.
 
-Data shaped like notebook 06's stage 2 at the small scale: lists of 20 documents with 110
-listwise-expanded features (random values: the cost does not depend on them). Training
-time per step is `NeuralRanker.seconds_per_step` (the steps after the first, which
-compiles, without the validation passes), in batches of 32 lists; scoring runs over
-1,000 lists after a warm-up. JAX uses every core it finds; run it with nothing else on the machine:
+Data shaped like notebook 06's stage 2: lists of 20 documents with 110 listwise-expanded
+features (random values: the cost does not depend on them), 1,000 training lists,
+``--vali`` validation lists, batches of 32, validation every ``--eval-every`` steps.
 
-    .venv/bin/python bench/bench_neural.py                    # every model, paper size and width 256
-    .venv/bin/python bench/bench_neural.py --models DNN --widths 0
+**Speed** (the default): for each network at the width cap ``--width`` (64, the `cpu`
+profile's; 0 = the paper's sizes), ``--rounds`` rounds, each fitting the network for
+``--steps`` steps with the old loop and with the new one, the two interleaved (their order
+alternating by round). Steps per second counts every step and every validation of a fit but
+not its compiles: the old loop compiles in every fit, so its first step (compile and one
+step) is left out (`reference_neural.py` records it); the new loop compiles a shape once
+per process, so each network is fitted once before the rounds. Medians over the rounds; the
+ratio is new over old; "together" is the eleven networks' summed step times at the same
+number of steps. The compile columns are each loop's seconds spent compiling in one fit.
+
+**Compiles per seed** (``--compiles``): one seed's trials as a study runs them (every
+network, ``--trials`` points each: the paper's Tables 6-7 point, then points of the search
+space drawn by Optuna's random sampler; `cpu` widths), each fitted for a few steps,
+counted by JAX's own events (a backend compile, or a program loaded from the persistent
+compilation cache), for two seeds in two fresh processes sharing one compilation cache,
+as a study's seeds do. JAX uses every core it finds; run with nothing else on the machine:
+
+    .venv/bin/python bench/bench_neural.py                          # speed, the eleven networks
+    .venv/bin/python bench/bench_neural.py --models DNN,SetRank --rounds 5
+    .venv/bin/python bench/bench_neural.py --compiles --trials 16
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
-from ltrlib.data.dataset import Dataset
-from ltrlib.neural import NeuralBudget, NeuralRanker
-from ltrlib.neural.competitors import NEURAL_MODELS, PAPER_POINTS, architecture
+HERE = Path(__file__).resolve().parent
 
 
-def lists(n_queries: int, n_features: int = 110, size: int = 20, seed: int = 0) -> Dataset:
+def reference():
+    """`reference_neural.py`, the per-step loop (bench/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("reference_neural", HERE / "reference_neural.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def lists(n_queries: int, n_features: int = 110, size: int = 20, seed: int = 0):
+    from ltrlib.data.dataset import Dataset
+
     rng = np.random.default_rng(seed)
     offsets = np.arange(n_queries + 1, dtype=np.int64) * size
     X = rng.normal(size=(offsets[-1], n_features)).astype(np.float32)
-    y = rng.integers(0, 5, offsets[-1]).astype(np.int32)
+    y = rng.choice(5, offsets[-1], p=[0.5, 0.25, 0.15, 0.07, 0.03]).astype(np.int32)
     return Dataset(X, y, np.arange(n_queries), offsets)
 
 
-def fit_seconds(name: str, width: int, train: Dataset, vali: Dataset, steps: int) -> tuple[float, NeuralRanker]:
+def ranker(name: str, point: dict, width: int, budget):
+    from ltrlib.neural import NeuralRanker
+    from ltrlib.neural.competitors import NEURAL_MODELS, architecture
+
     spec = NEURAL_MODELS[name]
-    point = PAPER_POINTS[spec.family]
-    ranker = NeuralRanker(architecture(spec, point, width), loss=spec.loss, learning_rate=point["learning_rate"],
-                          order_by=train.n_features - 1,
-                          budget=NeuralBudget(max_steps=steps, patience=steps, eval_every=steps))
-    ones = np.ones(train.n_queries)
+    return NeuralRanker(architecture(spec, point, width), loss=spec.loss, learning_rate=float(point["learning_rate"]),
+                        order_by=109, budget=budget)
+
+
+def fit(loop: str, r, train, vali, ref):
+    from ltrlib.metrics import ideal_dcg
+
+    kw = dict(train_ideal=ideal_dcg(train.y, train.offsets, 5), vali_ideal=ideal_dcg(vali.y, vali.offsets, 5))
     start = time.perf_counter()
-    ranker.fit(train, vali, train_ideal=ones, vali_ideal=np.ones(vali.n_queries))
-    return time.perf_counter() - start, ranker
+    if loop == "old":
+        ref.fit_per_step(r, train, vali, **kw)
+    else:
+        r.fit(train, vali, **kw)
+    return time.perf_counter() - start
+
+
+def speed(args) -> None:
+    import jax
+
+    from ltrlib.neural import NeuralBudget, neural_model_list
+    from ltrlib.neural.competitors import NEURAL_MODELS, PAPER_POINTS
+
+    ref = reference()
+    train, vali = lists(1000, seed=1), lists(args.vali, seed=2)
+    budget = NeuralBudget(max_steps=args.steps, patience=args.steps, eval_every=args.eval_every)
+    names = neural_model_list(args.models)
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform} ({jax.devices()[0].device_kind}), "
+          f"{os.cpu_count()} cores; lists of 20 x 110 features, batches of 32, {args.vali} validation lists every "
+          f"{args.eval_every} steps; {args.steps} steps a fit, width {args.width or 'paper'}, {args.rounds} rounds",
+          flush=True)
+    compile_new = {}
+    for name in names:  # the new loop compiles each shape once per process: do it before the rounds
+        r = ranker(name, PAPER_POINTS[NEURAL_MODELS[name].family], args.width, budget)
+        first = fit("new", r, train, vali, ref)
+        again = fit("new", ranker(name, PAPER_POINTS[NEURAL_MODELS[name].family], args.width, budget), train, vali,
+                    ref)
+        compile_new[name] = max(first - again, 0.0)
+    times = {name: {"old": [], "new": [], "old_compile": []} for name in names}
+    for round_ in range(args.rounds):
+        for name in names:
+            point = PAPER_POINTS[NEURAL_MODELS[name].family]
+            for loop in (("old", "new") if round_ % 2 == 0 else ("new", "old")):
+                r = ranker(name, point, args.width, budget)
+                seconds = fit(loop, r, train, vali, ref)
+                if loop == "old":  # its first step compiles: left out, with the step it ran
+                    times[name]["old_compile"].append(r.first_step_seconds)
+                    times[name]["old"].append((seconds - r.first_step_seconds) / (args.steps - 1))
+                else:
+                    times[name]["new"].append(seconds / args.steps)
+        print(f"round {round_ + 1} done", file=sys.stderr, flush=True)
+    print(f"\n| network | old steps/s | new steps/s | ratio | old compile s a fit | new compile s (once a shape) |")
+    print("|---|---|---|---|---|---|")
+    total_old = total_new = 0.0
+    for name in names:
+        old, new = statistics.median(times[name]["old"]), statistics.median(times[name]["new"])
+        total_old, total_new = total_old + old, total_new + new
+        print(f"| {name} | {1 / old:.1f} | {1 / new:.1f} | {old / new:.2f} | "
+              f"{statistics.median(times[name]['old_compile']):.2f} | {compile_new[name]:.2f} |")
+    print(f"| together (summed step times) | {len(names) / total_old:.1f} | {len(names) / total_new:.1f} | "
+          f"{total_old / total_new:.2f} | | |")
+
+
+def count_seed(args) -> None:
+    """One seed's trials with one loop, in this process: prints a JSON line of counts."""
+    import jax
+    import optuna
+
+    from ltrlib.neural import NeuralBudget, neural_model_list
+    from ltrlib.neural.competitors import NEURAL_MODELS, PAPER_POINTS, suggest
+
+    counts = {"compiles": 0, "compile_seconds": 0.0, "cache_hits": 0}
+
+    def on_duration(event, seconds, **_):
+        if event == "/jax/core/compile/backend_compile_duration":
+            counts["compiles"] += 1
+            counts["compile_seconds"] += seconds
+
+    def on_event(event, **_):
+        if event == "/jax/compilation_cache/cache_hits":
+            counts["cache_hits"] += 1
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    jax.monitoring.register_event_listener(on_event)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    ref = reference()
+    train, vali = lists(1000, seed=1), lists(args.vali, seed=2)
+    budget = NeuralBudget(max_steps=4, patience=4, eval_every=2, seed=args.count_seed)
+    start, fits = time.perf_counter(), 0
+    for name in neural_model_list(args.models):
+        family = NEURAL_MODELS[name].family
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=args.count_seed))
+        study.enqueue_trial(PAPER_POINTS[family])
+        for _ in range(args.trials):
+            trial = study.ask()
+            r = ranker(name, suggest(trial, family), args.width, budget)
+            fit(args.loop, r, train, vali, ref)
+            r.score(vali)  # the study scores its best model: the scoring program counts too
+            study.tell(trial, 0.0)
+            fits += 1
+    print(json.dumps({**counts, "fits": fits, "seconds": time.perf_counter() - start}))
+
+
+def compiles(args) -> None:
+    print(f"{args.trials} trials a network (the paper's point, then random points), width {args.width or 'paper'}; "
+          "two seeds, each in a fresh process, one compilation cache per loop shared by its two seeds")
+    print("\n| loop | seed | fits | backend compiles | compile s | loaded from the cache | wall s |")
+    print("|---|---|---|---|---|---|---|")
+    for loop in ("old", "new"):
+        with tempfile.TemporaryDirectory() as cache:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_COMPILATION_CACHE")}
+            env["LTRLIB_CACHE_DIR"] = cache  # use_compilation_cache: <cache>/jax, every program kept
+            for seed in (1, 2):
+                out = subprocess.run([sys.executable, __file__, "--count-seed", str(seed), "--loop", loop,
+                                      "--trials", str(args.trials), "--models", args.models, "--width",
+                                      str(args.width), "--vali", str(args.vali)],
+                                     env=env, capture_output=True, text=True, check=True)
+                c = json.loads(out.stdout.strip().splitlines()[-1])
+                print(f"| {loop} | {seed} | {c['fits']} | {c['compiles']} | {c['compile_seconds']:.0f} | "
+                      f"{c['cache_hits']} | {c['seconds']:.0f} |", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default="DNN,GSF(2),GSF(2) with d,GSF(20),ATTN-DIN,SetRank")
-    parser.add_argument("--widths", default="0,256", help="layer caps to time; 0 = the paper's sizes")
-    parser.add_argument("--steps", type=int, default=60, help="training steps timed per model")
+    parser.add_argument("--models", default="all", help="comma-separated networks, or all")
+    parser.add_argument("--width", type=int, default=64, help="layer cap; 0 = the paper's sizes")
+    parser.add_argument("--steps", type=int, default=300, help="training steps a timed fit")
+    parser.add_argument("--eval-every", type=int, default=100)
+    parser.add_argument("--vali", type=int, default=256, help="validation lists")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--compiles", action="store_true", help="count compiles per seed instead of timing")
+    parser.add_argument("--trials", type=int, default=16, help="trials a network, with --compiles")
+    parser.add_argument("--count-seed", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--loop", choices=("old", "new"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    import jax
-
-    train, vali, test = lists(1000, seed=1), lists(32, seed=2), lists(1000, seed=3)
-    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, {jax.device_count()} device(s); "
-          f"lists of 20 documents x {train.n_features} features, batches of 32 lists")
-    print(f"{'model':<16}{'width':>7}{'s / 1,000 steps':>17}{'lists / s scored':>18}")
-    for name in args.models.split(","):
-        for width in (int(w) for w in args.widths.split(",")):
-            _, ranker = fit_seconds(name, width, train, vali, args.steps)
-            per_step = ranker.seconds_per_step
-            ranker.score(test)  # warm-up: compiled once per shape
-            start = time.perf_counter()
-            ranker.score(test)
-            rate = test.n_queries / (time.perf_counter() - start)
-            print(f"{name:<16}{width or 'paper':>7}{1000 * per_step:>17.1f}{rate:>18.0f}", flush=True)
+    if args.count_seed is not None:
+        count_seed(args)
+    elif args.compiles:
+        compiles(args)
+    else:
+        speed(args)
 
 
 if __name__ == "__main__":

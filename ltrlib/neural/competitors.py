@@ -5,10 +5,10 @@ listwise-expanded features (§5.5), its training-query sample, its full-list ide
 Models (`NEURAL_MODELS`), each a `NeuralRanker`:
 
 ======================  ====================================================================
-``DNN``, ``GSF(2)``,    λRank loss (Table 3). ``GSF(2)`` has no difference features, as
-``GSF(20)``,            Table 3's (its numbers are Table 4's "without" row);
-``ATTN-DIN``,           ``GSF(2) with d`` adds x_i − x_j to each pair (Table 4's "with").
-``SetRank``,
+``DNN``, ``GSF(2)``,    λRank loss (Table 3; `ltrlib.neural.losses`' ``lambdarank``, reduced
+``GSF(20)``,            as TF-Ranking's estimators reduce it). ``GSF(2)`` has no difference
+``ATTN-DIN``,           features, as Table 3's (its numbers are Table 4's "without" row);
+``SetRank``,            ``GSF(2) with d`` adds x_i − x_j to each pair (Table 4's "with").
 ``GSF(2) with d``
 ``DNN_Softmax``, ...    the same five with the softmax loss (Table 5)
 ======================  ====================================================================
@@ -169,6 +169,10 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
                  "top_k": exp.two.top_k, "folds": exp.two.folds, "max_steps": budget.max_steps,
                  "patience": budget.patience, "eval_every": budget.eval_every,
                  "batch_size": budget.batch_size, "max_width": max_width}
+        if spec.loss == "lambdarank":
+            # Issue 61 changed what "lambdarank" reduces by: a journal of the loss before
+            # (now `lambdarank_slot_mean`) is refused rather than resumed.
+            setup["lambdarank_reduction"] = "sum_by_nonzero_weights"
         result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}", storage=storage,
                            seed=exp.seed, setup=setup, progress=progress,
                            first_params=PAPER_POINTS[spec.family], searched=tuple(PAPER_POINTS[spec.family]),

@@ -3,8 +3,9 @@
 Every model maps a batch of padded lists ``x`` ``(batch, list_size, n_features)`` with its
 validity ``mask`` ``(batch, list_size)`` to one score per slot ``(batch, list_size)``;
 padded slots are never attended to, never grouped with a real document, and kept out of
-the batch-normalisation statistics. The architectures follow the papers the seed cites,
-as TF-Ranking (DNN, GSF, ATTN-DIN) and SetRank's own code implement them:
+the batch-normalisation statistics. The architectures follow the papers the seed cites:
+DNN, GSF and ATTN-DIN as TF-Ranking implements them, SetRank as its paper's equations
+write it (see below for how its authors' code differs):
 
 ==============  =============================================================================
 ``dnn``         univariate: batch norm of the inputs, then per hidden layer dense, batch
@@ -25,16 +26,28 @@ as TF-Ranking (DNN, GSF, ATTN-DIN) and SetRank's own code implement them:
                 ``size``; residual, layer norm, dropout), and each document's own
                 (normalised) features joined with its attention output go through the
                 DNN above to a score.
-``setrank``     SetRank (Pang et al., SIGIR 2020, its MSAB variant), as its authors' code
-                builds it: the documents are projected to ``size`` (dense, ReLU, dropout),
-                pass ``attention_layers`` multi-head self-attention blocks (H = LN(X +
-                MHA(X)), LN(H + rFF(H)) with rFF a ReLU layer of 4 x size and a linear
-                one back to size), and a row-wise linear layer scores them: no
-                feed-forward scorer on top.
+``setrank``     SetRank (Pang et al., SIGIR 2020, its MSAB variant), as the paper's
+                equations write the block: the documents are projected to ``size`` (dense,
+                ReLU, dropout: the input layer of the authors' code), pass
+                ``attention_layers`` multi-head self-attention blocks (H = LN(X +
+                MHA(X)), LN(H + rFF(H)) with MHA's linear Q, K, V and output projections
+                and rFF a ReLU layer of 4 x size and a linear one back to size, as the
+                code's), and a row-wise linear layer scores them: no feed-forward scorer
+                on top.
 ==============  =============================================================================
 
 ``dnn``, ``attn_din`` and ``setrank`` are permutation-equivariant by construction; ``gsf``
 is so because its input lists come in canonical order.
+
+SetRank's authors' code (github pl8787/SetRank, ``src/modules.py``'s ``multihead_attention``
+at commit 3845a5a) departs from those equations in three ways we do not follow: Q, K and V
+are dense layers *with* the ReLU activation (``tf.layers.dense(queries, num_units,
+activation=activation)``, ``activation=relu`` in its scripts); the heads' concatenation is
+added to the input with no output projection; and its run script
+(``scripts/train_transformer_istella.sh``) trains the induced variant (IMSAB,
+``multi_abstract=True, num_induced=20``), not MSAB. What we take from the code: the input
+projection with ReLU and dropout, and the 4 x size feed-forward (``feedforward(...,
+num_units=[4*hp.hidden_units, hp.hidden_units])``).
 """
 
 from __future__ import annotations

@@ -9,6 +9,24 @@ best evaluation are kept. The paper's budget is `PAPER_BUDGET`: 150,000 steps wi
 patience of 10,000 (the paper says "epochs"; with TF-Ranking's estimators, whose unit is
 the step, we read steps).
 
+How it runs (issue 61: a loop bound by arithmetic, not by Python). The training lists and
+the validation lists go to the device once a fit. The ``eval_every`` steps between two
+evaluations run as one compiled call (`_advance`): a ``jax.lax.scan`` over the steps, each
+gathering its batch on the device from an index array, then the validation NDCG@cutoff
+computed on the device and the best weights kept there; the host reads back two numbers a
+call (the NDCG and the last loss) to record the curve, call the monitor and decide
+patience. The network's shape, the loss and the list shapes are the compiled program's
+static part; the weights, the optimiser's state *and its learning rate*
+(``optax.inject_hyperparams``) are arguments, so one network shape compiles once and every
+trial of it, at any learning rate, runs the same program, which JAX's persistent
+compilation cache (`use_compilation_cache`) shares with later processes too (another seed,
+another notebook run). The batches' order is drawn on the host, by the same
+``numpy.random.Generator`` and in the same order as before the issue (a step's indices are
+32 integers, sent with their chunk), so a seed trains on the same batches as it did; the
+arithmetic of a step is the same as well, so a fit's curve and scores are the per-step
+loop's within float rounding (tests/neural/test_ranker.py compares them against
+``bench/reference_neural.py``, the per-step loop kept as the reference).
+
 A fitted ranker is a `ltrlib.data.Scorer`: ``score(dataset)`` gives one float64 score per
 row. One seed fixes the weights' initialisation, the dropout masks, GSF's shuffles and the
 order of the batches, so a seed gives the same scores on one machine.
@@ -16,13 +34,15 @@ order of the batches, so a seed gives the same scores on one machine.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import os
 import time
-import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -32,12 +52,17 @@ from flax import nnx
 
 from ltrlib import config
 from ltrlib.data.dataset import Dataset
-from ltrlib.metrics import ndcg
 from ltrlib.neural.lists import PaddedLists, pad_lists
 from ltrlib.neural.losses import LOSSES, list_loss
 from ltrlib.neural.models import Architecture, build_model
 
 __all__ = ["CONVERGED", "NeuralBudget", "NeuralRanker", "PAPER_BUDGET", "STOP_REASONS", "use_compilation_cache"]
+
+# On a GPU, several processes share the device (a study's seeds, notebooks side by side):
+# JAX's default has the first of them take 75 % of its memory when it starts. Off, unless
+# set already: JAX reads it when it starts a GPU backend, at the first array, after this
+# import (no effect on a CPU).
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 #: Why training ended: patience ran out after the best evaluation (``"patience"``: the fit
 #: converged, by the paper's own criterion), the step cap came first (``"step cap"``: the
@@ -105,6 +130,9 @@ class NeuralBudget:
 
 PAPER_BUDGET = NeuralBudget()
 
+#: Lists per scoring call, in `NeuralRanker.score` and in validation: one compiled shape.
+SCORE_CHUNK = 256
+
 
 @dataclass
 class NeuralRanker:
@@ -126,7 +154,8 @@ class NeuralRanker:
     steps: int = 0
     diverged: bool = False
     stop_reason: str = ""  # one of STOP_REASONS once fitted
-    seconds_per_step: float = math.nan  # training steps alone: not the first (compiling), not the evaluations
+    # Per training step, over the chunks after the first (which compiles), their validations included.
+    seconds_per_step: float = math.nan
 
     def __post_init__(self):
         if self.loss not in LOSSES:
@@ -166,80 +195,61 @@ class NeuralRanker:
             self.list_size = int(max(np.diff(train.offsets).max(), np.diff(vali.offsets).max()))
         b = self.budget
         lists = self._pad(train)
-        vali_lists = self._pad(vali)  # once: every evaluation scores the same padded lists
-        ideal = np.asarray(train_ideal, dtype=np.float32)
         batch = min(b.batch_size, lists.n_queries)
         model = build_model(self.arch, train.n_features, b.seed)
-        optimizer = nnx.Optimizer(model, optax.adagrad(self.learning_rate), wrt=nnx.Param)
-        loss_fn = list_loss(self.loss)
+        run = _Program.of(model, self.loss, min(b.cutoff, self.list_size))
+        data = _TrainLists.to_device(lists, train_ideal)
+        checks = _ValiLists.to_device(self._pad(vali), vali_ideal)  # once: every evaluation scores the same lists
+        params, rest = run.weights(model)
+        state = _State(params, rest, _optimiser_state(params, self.learning_rate))
+        best = _Best(jax.tree.map(jnp.copy, (params, rest)), jnp.asarray(-jnp.inf, jnp.float32))
+        batches = _Batches(lists.n_queries, batch, b.seed)
 
-        @nnx.jit
-        def train_step(model, optimizer, x, y, mask, ideal_dcg):
-            def mean_loss(model):
-                return loss_fn(model(x, mask), y, mask, ideal_dcg).mean()
-
-            value, grads = nnx.value_and_grad(mean_loss)(model)
-            optimizer.update(model, grads)
-            return value
-
-        rng = np.random.default_rng(b.seed)
-        order, at = rng.permutation(lists.n_queries), 0
-        best, best_state, self.curve, self.curve_steps, self.diverged = -math.inf, None, [], [], False
+        self.curve, self.curve_steps, self.diverged, self.best_step = [], [], False, 0
         self.stop_reason = "step cap"
         self.model = model
-        step, started, evaluating = 0, 0.0, 0.0
-        model.train()  # dropout on, batch statistics, GSF's shuffles; scoring switches to eval
+        step, started, first, best_score = 0, math.nan, 0, -math.inf
         while step < b.max_steps:
-            if at + batch > order.size:  # a new epoch; the last partial batch is dropped
-                order, at = rng.permutation(lists.n_queries), 0
-            idx = order[at:at + batch]
-            at += batch
-            value = train_step(model, optimizer, lists.X[idx], lists.y[idx], lists.mask[idx], ideal[idx])
-            step += 1
-            if step == 1:
-                jax.block_until_ready(value)  # the first step compiles: the timing starts after it
-                started = time.perf_counter()
-            if step % b.eval_every and step != b.max_steps:
-                continue
-            if not np.isfinite(float(value)):
+            n = min(b.eval_every, b.max_steps - step)  # the last chunk may be shorter
+            state, best, score, last = run.advance(state, best, data, checks, jnp.asarray(batches.take(n)))
+            score, last = float(score), float(last)  # the one sync of a chunk
+            step += n
+            if math.isnan(started):  # the first chunk compiles: the timing starts after it
+                started, first = time.perf_counter(), step
+            if not math.isfinite(last):
                 self.diverged = True  # the loss overflowed: keep the best weights so far
                 self.stop_reason = "diverged"
                 break
-            evaluation = time.perf_counter()
-            score = float(self._vali_ndcg(vali, vali_lists, vali_ideal))
             self.curve.append(score)
             self.curve_steps.append(step)
-            if score > best:
-                best, self.best_step = score, step
-                best_state = jax.tree.map(jnp.copy, nnx.state(model))
+            if score > best_score:  # the comparison `_advance` made: it kept these weights
+                best_score, self.best_step = score, step
             if monitor is not None:
                 monitor(step, score)
-            evaluating += time.perf_counter() - evaluation
             if step - self.best_step >= b.patience:
                 self.stop_reason = CONVERGED
                 break
-            model.train()
-        if step > 1:
-            self.seconds_per_step = (time.perf_counter() - started - evaluating) / (step - 1)
+        if step > first:
+            self.seconds_per_step = (time.perf_counter() - started) / (step - first)
         self.steps = step
-        if best_state is not None:
-            nnx.update(model, best_state)
+        if self.best_step:
+            run.restore(model, *best.weights)
+        else:  # no evaluation was recorded (diverged at once): the last weights stay
+            run.restore(model, state.params, state.rest)
         model.eval()
         return self
 
-    def _vali_ndcg(self, vali: Dataset, vali_lists: PaddedLists, vali_ideal) -> np.ndarray:
-        s = self._score_lists(vali_lists)
-        return ndcg(vali.y, s, vali.offsets, self.budget.cutoff, ideal_dcg=vali_ideal).mean()
-
-    def score(self, data: Dataset, chunk: int = 256) -> np.ndarray:
+    def score(self, data: Dataset, chunk: int = SCORE_CHUNK) -> np.ndarray:
         """One float64 score per row of ``data`` (evaluation mode: no dropout, batch norm's
         running statistics, GSF's groups in canonical order)."""
         if self.model is None:
             raise RuntimeError("this NeuralRanker is not fitted: call fit first")
         return self._score_lists(self._pad(data), chunk)
 
-    def _score_lists(self, lists: PaddedLists, chunk: int = 256) -> np.ndarray:
+    def _score_lists(self, lists: PaddedLists, chunk: int = SCORE_CHUNK) -> np.ndarray:
         self.model.eval()
+        graphdef, params, rest = nnx.split(self.model, nnx.Param, ...)
+        params, rest = nnx.as_pure(params), nnx.as_pure(rest)
         out = np.empty(lists.mask.shape, dtype=np.float32)
         for a in range(0, lists.n_queries, chunk):
             x, mask = lists.X[a:a + chunk], lists.mask[a:a + chunk]
@@ -247,10 +257,179 @@ class NeuralRanker:
             if n < chunk:  # one compiled shape for every chunk
                 x = np.concatenate([x, np.zeros((chunk - n, *x.shape[1:]), x.dtype)])
                 mask = np.concatenate([mask, np.zeros((chunk - n, mask.shape[1]), bool)])
-            out[a:a + n] = np.asarray(_forward(self.model, x, mask))[:n]
+            out[a:a + n] = np.asarray(_forward(graphdef, params, rest, x, mask))[:n]
         return lists.to_flat(out)
 
 
-@nnx.jit
-def _forward(model, x, mask):
-    return model(x, mask)
+#: Adagrad as TF's (initial accumulator 0.1), its learning rate a value of its state: one
+#: transformation for every fit, so that the compiled step does not depend on the rate.
+_ADAGRAD = optax.inject_hyperparams(optax.adagrad)(learning_rate=1.0)
+
+
+def _optimiser_state(params, learning_rate: float):
+    state = _ADAGRAD.init(params)
+    state.hyperparams["learning_rate"] = jnp.asarray(learning_rate, dtype=jnp.float32)
+    return state
+
+
+class _State(NamedTuple):
+    """What a training step changes: the weights, the rest of the network's state (batch
+    norm's statistics, the random streams' counters) and the optimiser's state."""
+
+    params: nnx.State
+    rest: nnx.State
+    opt: optax.OptState
+
+
+class _Best(NamedTuple):
+    """The weights (params, rest) of the best evaluation so far, and its NDCG."""
+
+    weights: tuple
+    score: jax.Array
+
+
+class _TrainLists(NamedTuple):
+    X: jax.Array
+    y: jax.Array
+    mask: jax.Array
+    ideal: jax.Array
+
+    @classmethod
+    def to_device(cls, lists: PaddedLists, ideal) -> _TrainLists:
+        return cls(jnp.asarray(lists.X), jnp.asarray(lists.y), jnp.asarray(lists.mask),
+                   jnp.asarray(np.asarray(ideal, dtype=np.float32)))
+
+
+class _ValiLists(NamedTuple):
+    """Validation lists in chunks of `SCORE_CHUNK` lists (the last padded with empty lists):
+    ``X`` ``(chunks, SCORE_CHUNK, L, F)``, ``mask`` ``(chunks, SCORE_CHUNK, L)``; per list
+    ``y``, ``rows`` (the flat row of each slot: ties are broken by it, as
+    `ltrlib.metrics.ndcg` breaks them), ``ideal`` (the full list's ideal DCG@cutoff) and
+    ``real`` (False for the padding lists)."""
+
+    X: jax.Array
+    mask: jax.Array
+    y: jax.Array
+    rows: jax.Array
+    ideal: jax.Array
+    real: jax.Array
+
+    @classmethod
+    def to_device(cls, lists: PaddedLists, ideal) -> _ValiLists:
+        n, size = lists.mask.shape
+        total = -(-n // SCORE_CHUNK) * SCORE_CHUNK
+
+        def pad(a, fill=0):
+            return np.concatenate([a, np.full((total - n, *a.shape[1:]), fill, a.dtype)])
+
+        return cls(jnp.asarray(pad(lists.X).reshape(-1, SCORE_CHUNK, size, lists.X.shape[2])),
+                   jnp.asarray(pad(lists.mask).reshape(-1, SCORE_CHUNK, size)),
+                   jnp.asarray(pad(lists.y)), jnp.asarray(pad(lists.rows, -1).astype(np.int32)),
+                   jnp.asarray(pad(np.asarray(ideal, dtype=np.float32))),
+                   jnp.asarray(pad(np.ones(n, bool), False)))
+
+
+class _Batches:
+    """Each step's list indices, drawn as the per-step loop drew them: a permutation of the
+    training lists per epoch, ``batch`` lists a step, the last partial batch of an epoch
+    dropped."""
+
+    def __init__(self, n_lists: int, batch: int, seed: int):
+        self.n, self.batch = n_lists, batch
+        self.rng = np.random.default_rng(seed)
+        self.order, self.at = self.rng.permutation(n_lists), 0
+
+    def take(self, steps: int) -> np.ndarray:
+        out = np.empty((steps, self.batch), dtype=np.int32)
+        for s in range(steps):
+            if self.at + self.batch > self.order.size:
+                self.order, self.at = self.rng.permutation(self.n), 0
+            out[s] = self.order[self.at:self.at + self.batch]
+            self.at += self.batch
+        return out
+
+
+@dataclass(frozen=True)
+class _Program:
+    """One network shape's compiled calls: its training-mode and evaluation-mode graphs (the
+    static part of `_advance`), its loss and the NDCG cut-off. Equal shapes give equal
+    programs, so JAX's caches (in memory and on disk) serve every fit of the shape."""
+
+    train_graph: nnx.GraphDef
+    eval_graph: nnx.GraphDef
+    loss: str
+    cutoff: int
+
+    @classmethod
+    def of(cls, model: nnx.Module, loss: str, cutoff: int) -> _Program:
+        model.eval()
+        eval_graph = nnx.graphdef(model)
+        model.train()  # dropout on, batch statistics, GSF's shuffles
+        return cls(nnx.graphdef(model), eval_graph, loss, int(cutoff))
+
+    def weights(self, model: nnx.Module):
+        """The model's parameters and the rest of its state, as plain arrays (states of
+        variables cannot cross JAX's transformations)."""
+        _, params, rest = nnx.split(model, nnx.Param, ...)
+        return nnx.as_pure(params), nnx.as_pure(rest)
+
+    def advance(self, state: _State, best: _Best, data: _TrainLists, checks: _ValiLists, batches):
+        return _advance(state, best, data, checks, batches, train_graph=self.train_graph,
+                        eval_graph=self.eval_graph, loss=self.loss, cutoff=self.cutoff)
+
+    def restore(self, model: nnx.Module, params, rest) -> None:
+        nnx.update(model, params, rest)
+
+
+@functools.partial(jax.jit, static_argnames=("train_graph", "eval_graph", "loss", "cutoff"))
+def _advance(state: _State, best: _Best, data: _TrainLists, checks: _ValiLists, batches, *,
+             train_graph, eval_graph, loss: str, cutoff: int):
+    """``batches.shape[0]`` training steps, then the validation NDCG@cutoff, the best weights
+    updated: ``(state, best, ndcg, last loss)``. Best is updated only when the last loss is
+    finite (a diverged fit keeps its best weights, as it records no evaluation)."""
+    loss_fn = list_loss(loss)
+
+    def step(state: _State, idx):
+        x, y, mask, ideal = data.X[idx], data.y[idx], data.mask[idx], data.ideal[idx]
+
+        def objective(params, rest):
+            model = nnx.merge(train_graph, params, rest)
+            value = loss_fn(model(x, mask), y, mask, ideal)
+            return value, nnx.as_pure(nnx.state(model, nnx.Not(nnx.Param)))
+
+        (value, rest), grads = jax.value_and_grad(objective, has_aux=True)(state.params, state.rest)
+        updates, opt = _ADAGRAD.update(grads, state.opt, state.params)
+        return _State(optax.apply_updates(state.params, updates), rest, opt), value
+
+    state, values = jax.lax.scan(step, state, batches)
+    score = _vali_ndcg(eval_graph, state.params, state.rest, checks, cutoff)
+    last = values[-1]
+    better = jnp.isfinite(last) & (score > best.score)
+    kept = jax.tree.map(lambda new, old: jnp.where(better, new, old), (state.params, state.rest), best.weights)
+    return state, _Best(kept, jnp.where(better, score, best.score)), score, last
+
+
+def _vali_ndcg(eval_graph, params, rest, checks: _ValiLists, cutoff: int):
+    """Mean validation NDCG@cutoff of the network in evaluation mode (`_mean_ndcg`)."""
+    model = nnx.merge(eval_graph, params, rest)
+    scores = jax.lax.map(lambda chunk: model(*chunk), (checks.X, checks.mask))
+    return _mean_ndcg(scores.reshape(checks.y.shape), checks.y, checks.rows, checks.mask.reshape(checks.y.shape),
+                      checks.ideal, checks.real, cutoff)
+
+
+def _mean_ndcg(scores, y, rows, mask, ideal, real, cutoff: int):
+    """Mean NDCG@cutoff over the ``real`` lists, each normalised by ``ideal`` (its full
+    list's ideal DCG; NDCG 1 where that is 0), as `ltrlib.metrics.ndcg` computes it: gain
+    2^y − 1, discount 1/log2(1 + rank), ties in flat row order (``rows``); in float32."""
+    # + 0.0 makes a -0.0 score 0.0: the host's sort holds them equal, so must this one.
+    key = jnp.where(mask, -(scores + 0.0), jnp.inf)  # padded slots last
+    order = jnp.lexsort((rows, key), axis=-1)[:, :cutoff]
+    gain = jnp.exp2(jnp.take_along_axis(y, order, axis=-1)) - 1.0  # padded slots: label 0, gain 0
+    dcg = (gain / jnp.log2(2.0 + jnp.arange(order.shape[-1], dtype=jnp.float32))).sum(axis=-1)
+    ndcg = jnp.where(ideal > 0, dcg / jnp.where(ideal > 0, ideal, 1.0), 1.0)
+    return jnp.where(real, ndcg, 0.0).sum() / real.sum()
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef",))
+def _forward(graphdef, params, rest, x, mask):
+    return nnx.merge(graphdef, params, rest)(x, mask)

@@ -72,7 +72,7 @@ def _kernel_shapes(module) -> dict[str, tuple[int, ...]]:
             for path, value in nnx.to_flat_state(nnx.state(module, nnx.Param)) if path[-1] == "kernel"}
 
 
-def test_setrank_is_built_as_its_authors_code_builds_it():
+def test_setrank_is_built_as_its_papers_msab_with_its_codes_input_layer():
     """Input projection to size d with ReLU and dropout; per block, attention at d split over
     the heads, then a 4d -> d feed-forward: the kernels' shapes, by hand."""
     d, heads, n = 8, 2, 6

@@ -96,3 +96,111 @@ def test_fit_pads_each_partition_once(monkeypatch):
     train, vali = _data(12, 3), _data(6, 4)
     _fit(Architecture("dnn", hidden=(8,), dropout=0.0), "softmax", train, vali, steps=300)
     assert sorted(calls) == sorted([train.offsets.size, vali.offsets.size])
+
+
+# ---------------------------------------------------------------- the chunked loop (issue 61)
+
+def _reference():
+    """bench/reference_neural.py: the per-step loop of before issue 61 (bench/ is not a package)."""
+    import importlib.util
+
+    from ltrlib import config
+
+    spec = importlib.util.spec_from_file_location("reference_neural",
+                                                  config.PROJ_ROOT / "bench" / "reference_neural.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: One network of each family, with dropout (so the random streams must be consumed alike).
+FAMILIES = {
+    "dnn": (Architecture("dnn", hidden=(16, 8), dropout=0.25), "lambdarank"),
+    "gsf2_with_d": (Architecture("gsf", hidden=(16, 8), dropout=0.25, group_size=2, difference=True), "softmax"),
+    "gsf5": (Architecture("gsf", hidden=(16,), dropout=0.5, group_size=5), "lambdarank_slot_mean"),
+    "attn_din": (Architecture("attn_din", hidden=(16,), dropout=0.25, attention_layers=1, heads=2, size=8,
+                              attention_dropout=0.5), "lambdarank"),
+    "setrank": (Architecture("setrank", hidden=(), attention_layers=2, heads=2, size=8, attention_dropout=0.25),
+                "softmax"),
+}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_chunked_loop_trains_as_the_per_step_loop(family):
+    """Same seed, same batches, same arithmetic: the evaluation steps, the kept step and the
+    stop reason are equal, the curve within 1e-6 (validation NDCG is float32 on the device,
+    float64 on the host) and the kept network's scores within 1e-5. The budget makes the
+    fits stop by patience or at a step cap that is not a multiple of the interval."""
+    arch, loss = FAMILIES[family]
+    train, vali = _data(50, 3), _data(300, 4)  # 300 validation lists: two chunks of 256
+    ideal = dict(train_ideal=ideal_dcg(train.y, train.offsets, 5), vali_ideal=ideal_dcg(vali.y, vali.offsets, 5))
+    fits = []
+    for per_step in (False, True):
+        ranker = NeuralRanker(arch, loss=loss, learning_rate=0.1, order_by=4,
+                              budget=NeuralBudget(max_steps=130, patience=60, eval_every=20, batch_size=8, seed=7))
+        if per_step:
+            _reference().fit_per_step(ranker, train, vali, **ideal)
+        else:
+            ranker.fit(train, vali, **ideal)
+        fits.append(ranker)
+    new, old = fits
+    assert (new.curve_steps, new.best_step, new.stop_reason, new.steps) == \
+        (old.curve_steps, old.best_step, old.stop_reason, old.steps)
+    np.testing.assert_allclose(new.curve, old.curve, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(new.score(vali), old.score(vali), rtol=1e-5, atol=1e-5)
+    assert len(set(np.round(new.curve, 4))) > 1  # the curve moved: the test can fail
+
+
+def test_a_network_shape_compiles_once_whatever_its_learning_rate():
+    """The learning rate is an argument of the compiled chunk, not a constant in it: a second
+    trial of the same shape at another rate (and another seed) traces and compiles nothing
+    (no program is even looked up in the persistent cache)."""
+    import jax
+
+    compiles = []
+
+    def count(event, seconds, **_):
+        if event in ("/jax/core/compile/backend_compile_duration", "/jax/core/compile/jaxpr_trace_duration"):
+            compiles.append(event)
+
+    train, vali = _data(30, 5), _data(10, 6)
+    arch = Architecture("attn_din", hidden=(8,), dropout=0.5, attention_layers=1, heads=2, size=4)
+    first = _fit(arch, "lambdarank", train, vali, steps=100, lr=0.1)
+    first.score(vali)
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+        again = _fit(arch, "lambdarank", train, vali, steps=100, lr=0.0123, seed=4)
+        again.score(vali)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(count)
+    assert compiles == [] and again.curve != first.curve
+
+
+def test_validation_ndcg_on_the_device_is_the_hosts_ties_and_all():
+    """`_mean_ndcg` against `ltrlib.metrics.ndcg`: tied scores broken by flat row order
+    although the padded lists are in another (canonical) order, -0.0 tied with 0.0, lists
+    shorter than the cut-off, queries whose ideal DCG is 0 (NDCG 1), padding lists left out."""
+    import jax.numpy as jnp
+
+    from ltrlib.neural.lists import pad_lists
+    from ltrlib.neural.ranker import _mean_ndcg
+
+    data = _data(60, 8)
+    rng = np.random.default_rng(9)
+    scores = np.round(rng.normal(size=data.n_docs), 1).astype(np.float32)  # many ties
+    scores[scores == 0] = rng.choice([0.0, -0.0], int((scores == 0).sum()))
+    ideal = ideal_dcg(data.y, data.offsets, 5) * rng.choice([0.0, 1.0, 1.5], data.n_queries, p=[0.2, 0.4, 0.4])
+    host = ndcg(data.y, scores.astype(np.float64), data.offsets, 5, ideal_dcg=ideal).mean()
+    lists = pad_lists(data.X, data.offsets, data.y, list_size=12, order_by=4)
+    padded = np.where(lists.mask, scores[np.maximum(lists.rows, 0)], 0.0)
+    extra = 4  # padding lists, as the validation chunks have
+    args = [np.concatenate([a, np.zeros((extra, *a.shape[1:]), a.dtype)])
+            for a in (padded, lists.y, lists.rows, lists.mask)]
+    real = np.r_[np.ones(data.n_queries, bool), np.zeros(extra, bool)]
+    device = _mean_ndcg(*map(jnp.asarray, args), jnp.asarray(np.r_[ideal, np.zeros(extra)], jnp.float32),
+                        jnp.asarray(real), 5)
+    assert float(device) == pytest.approx(host, abs=1e-6)
+    # Without the row order for ties the two disagree: the test can fail.
+    shuffled = _mean_ndcg(*map(jnp.asarray, [args[0], args[1], -args[2], args[3]]),
+                          jnp.asarray(np.r_[ideal, np.zeros(extra)], jnp.float32), jnp.asarray(real), 5)
+    assert abs(float(shuffled) - host) > 1e-4
