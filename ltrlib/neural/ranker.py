@@ -201,8 +201,7 @@ class NeuralRanker:
         data = _TrainLists.to_device(lists, train_ideal)
         checks = _ValiLists.to_device(self._pad(vali), vali_ideal)  # once: every evaluation scores the same lists
         params, rest = run.weights(model)
-        state = _State(params, rest, _optimiser_state(params, self.learning_rate))
-        best = _Best(jax.tree.map(jnp.copy, (params, rest)), jnp.asarray(-jnp.inf, jnp.float32))
+        state, best = _begin(params, rest, jnp.asarray(self.learning_rate, dtype=jnp.float32))
         batches = _Batches(lists.n_queries, batch, b.seed)
 
         self.curve, self.curve_steps, self.diverged, self.best_step = [], [], False, 0
@@ -266,12 +265,6 @@ class NeuralRanker:
 _ADAGRAD = optax.inject_hyperparams(optax.adagrad)(learning_rate=1.0)
 
 
-def _optimiser_state(params, learning_rate: float):
-    state = _ADAGRAD.init(params)
-    state.hyperparams["learning_rate"] = jnp.asarray(learning_rate, dtype=jnp.float32)
-    return state
-
-
 class _State(NamedTuple):
     """What a training step changes: the weights, the rest of the network's state (batch
     norm's statistics, the random streams' counters) and the optimiser's state."""
@@ -286,6 +279,16 @@ class _Best(NamedTuple):
 
     weights: tuple
     score: jax.Array
+
+
+@jax.jit
+def _begin(params, rest, learning_rate):
+    """The training state at step 0 (Adagrad's accumulators, its learning rate) and the best
+    weights so far (a copy, NDCG -inf): one compiled call, not one small one per array."""
+    opt = _ADAGRAD.init(params)
+    opt.hyperparams["learning_rate"] = learning_rate
+    best = _Best(jax.tree.map(jnp.copy, (params, rest)), jnp.asarray(-jnp.inf, jnp.float32))
+    return _State(params, rest, opt), best
 
 
 class _TrainLists(NamedTuple):

@@ -164,7 +164,8 @@ def test_a_network_shape_compiles_once_whatever_its_learning_rate():
             compiles.append(event)
 
     train, vali = _data(30, 5), _data(10, 6)
-    arch = Architecture("attn_din", hidden=(8,), dropout=0.5, attention_layers=1, heads=2, size=4)
+    arch = Architecture("attn_din", hidden=(8,), dropout=0.5, attention_layers=1, heads=2, size=4,
+                        attention_dropout=0.25)
     first = _fit(arch, "lambdarank", train, vali, steps=100, lr=0.1)
     first.score(vali)
     jax.monitoring.register_event_duration_secs_listener(count)
