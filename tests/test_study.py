@@ -278,6 +278,17 @@ def _running(path, process, timeout: float = 180.0) -> None:
         time.sleep(0.2)
 
 
+def _descendants(psutil, pid: int) -> dict:
+    """The processes under ``pid`` by their command line (one gone since the listing is left out)."""
+    out = {}
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            out[child] = " ".join(child.cmdline())
+        except psutil.Error:
+            continue
+    return out
+
+
 @pytest.mark.parametrize("signum, to_group", [(signal.SIGINT, True), (signal.SIGTERM, False)],
                          ids=["ctrl-c to the group", "sigterm to the study"])
 def test_a_signal_stops_a_study_within_seconds_keeping_its_seed_resumable(tmp_path, signum, to_group):
@@ -285,8 +296,13 @@ def test_a_signal_stops_a_study_within_seconds_keeping_its_seed_resumable(tmp_pa
     process = _study_process(tmp_path, "s")
     run = tmp_path / "s-seed0"
     _running(run / "notebooks" / ".00_dataset_overview.running.ipynb", process)
-    tree = psutil.Process(process.pid).children(recursive=True)  # the batch and its kernel among them
-    assert any("ipykernel" in " ".join(p.cmdline()) for p in tree)
+    # papermill writes the notebook before its kernel starts: wait for the kernel (a loaded
+    # machine takes seconds), so that the tree holds the batch and its kernel.
+    deadline = time.monotonic() + 60
+    while not any("ipykernel" in command for command in _descendants(psutil, process.pid).values()):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.2)
+    tree = list(_descendants(psutil, process.pid))
     start = time.monotonic()
     os.killpg(process.pid, signum) if to_group else process.send_signal(signum)
     out, err = process.communicate(timeout=60)

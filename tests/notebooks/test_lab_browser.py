@@ -268,7 +268,7 @@ def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_ru
             frame = report_frame()
             _wait_until(lambda: _images_loaded(frame)[1] == n_pictures, 60, "the report's figures")
             assert _images_loaded(frame) == (n_pictures, n_pictures)
-            frame.locator(f'details[id="{notebook}"] summary').click()
+            frame.locator(f'details[id="{notebook}"] > summary').click()  # not a table's fold inside
             frame.locator(f'details[id="{notebook}"] img').first.scroll_into_view_if_needed()
             page.screenshot(path=tmp_path / "report_1_html_viewer.png")
 
