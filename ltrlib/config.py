@@ -324,6 +324,18 @@ def worker_processes(n_jobs: int):
                            initializer=end_with_parent, initargs=(os.getpid(),))
 
 
+def _parent_death_signal():
+    """Linux's prctl(PR_SET_PDEATHSIG, signum) as a function of ``signum``; None elsewhere."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # no prctl: not Linux
+        return None
+    PR_SET_PDEATHSIG = 1
+    return lambda signum: prctl(PR_SET_PDEATHSIG, int(signum))
+
+
 def end_with_parent(parent: int, signum: int = signal.SIGKILL) -> None:
     """Make this process (a loky worker, `worker_processes`) die when its parent ``parent``
     does, however it dies: Linux sends it ``signum`` (SIGKILL; a study's batch takes SIGINT,
@@ -337,13 +349,32 @@ def end_with_parent(parent: int, signum: int = signal.SIGKILL) -> None:
     first submits work (a notebook's main thread) or, replacing a lost one, from its own
     manager thread, which lives as long as the workers. Elsewhere than Linux, workers end
     as loky ends them."""
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):  # no prctl: not Linux
+    arm = _parent_death_signal()
+    if arm is None:
         return
-    PR_SET_PDEATHSIG = 1
-    prctl(PR_SET_PDEATHSIG, int(signum))
+    arm(signum)
     if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
+
+
+def ends_with_this_thread(signum: int = signal.SIGKILL):
+    """A ``preexec_fn`` for `subprocess.Popen`: the child gets ``signum`` when the thread
+    that starts it ends, with its process or not (None where that cannot be armed).
+
+    For notebook kernels (`ltrlib.runner`): ipykernel ends itself when its parent changes,
+    but only once it has started polling for that; a batch stopped while its kernel was
+    still starting (a study's Ctrl-C on a loaded machine) left the kernel running, in CI
+    under a reaper that is not PID 1, where ipykernel's other test (parent is PID 1) never
+    fires. The thread that starts a kernel runs its notebook, and ends after the kernel is
+    shut down. prctl is looked up here, before the fork: the child only calls it."""
+    arm = _parent_death_signal()
+    if arm is None:
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        arm(signum)
+        if os.getppid() != parent:  # the starting thread's process died before it was armed
+            os._exit(1)
+
+    return preexec

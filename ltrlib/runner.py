@@ -420,6 +420,9 @@ def _this_interpreter_kernel_manager(socket_dir: str, kernel_log=None, env: dict
                 kw.update(stdout=kernel_log, stderr=kernel_log)
             if env:
                 kw["env"] = {**(kw.get("env") or os.environ), **env}
+            # A batch that dies (killed, or stopped before its kernel was up) takes its
+            # kernel with it; the kernel's workers then end with the kernel.
+            kw["preexec_fn"] = config.ends_with_this_thread()
             return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     return ThisInterpreterKernelManager

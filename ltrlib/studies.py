@@ -229,8 +229,9 @@ class StudyInterrupted(KeyboardInterrupt):
 
 
 #: Seconds an interrupted seed's batch has to stop as a batch stops on Ctrl-C (it shuts its
-#: kernel down and writes its index: a few seconds) before it is killed; its kernel and the
-#: kernel's workers then end with it (`ltrlib.config.end_with_parent`).
+#: kernel down and writes its index: a few seconds) before it is killed; its kernel then ends
+#: with it (`ltrlib.config.ends_with_this_thread`), and the kernel's workers with the kernel
+#: (`ltrlib.config.end_with_parent`).
 STOP_GRACE = 30
 
 

@@ -622,6 +622,44 @@ def test_no_process_outlives_a_killed_kernel_or_batch(tmp_path, killed):
     batch.communicate(timeout=60)
 
 
+# A process that adopts its orphaned descendants (as CI's reaper does, which is not PID 1),
+# starts the batch given as argv[1], writes its pid and reaps until no descendant is left.
+REAPER = """
+import ctypes, os, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+print(subprocess.Popen([sys.executable, "-c", sys.argv[1]]).pid, flush=True)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+"""
+
+
+def test_a_batch_killed_while_its_kernel_starts_takes_the_kernel_with_it(tmp_path):
+    """ipykernel ends itself when its parent changes only once it polls for that; killed
+    before, under a reaper other than PID 1, a kernel ran on (a study stopped in CI)."""
+    psutil = pytest.importorskip("psutil")
+    nbs = _write(tmp_path / "nbs", {"00_pool.py": POOL_NOTEBOOK})
+    code = (f"from ltrlib.runner import run_all; run_all(notebooks_dir={str(nbs)!r}, "
+            f"reports_dir={str(tmp_path / 'reports')!r}, scale='tiny', progress=False)")
+    reaper = subprocess.Popen([sys.executable, "-c", REAPER, code], start_new_session=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    batch = psutil.Process(int(reaper.stdout.readline()))
+    try:
+        deadline = time.monotonic() + 120
+        while not (kernels := [p for p in batch.children() if "ipykernel" in " ".join(p.cmdline())]):
+            assert batch.is_running() and time.monotonic() < deadline
+            time.sleep(0.01)
+        batch.kill()
+        _, alive = psutil.wait_procs(kernels, timeout=10)
+        assert not alive, [" ".join(p.cmdline())[:100] for p in alive]
+        reaper.wait(timeout=30)
+    finally:
+        for process in [reaper, *psutil.Process(reaper.pid).children(recursive=True)] if reaper.poll() is None else []:
+            process.kill()
+
+
 def test_force_refuses_a_damaged_journal_before_deleting_any_result(two_notebooks, tmp_path):
     reports = tmp_path / "reports"
     counter = {"counter": str(tmp_path / "counter.txt")}
