@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ltrlib import __version__, config
@@ -281,8 +282,9 @@ def _add_lab_parser(subparsers) -> None:
     )
     _add_data_arguments(lab, dataset_help="the notebooks' dataset", seed_help="the notebooks' seed")
     lab.add_argument("--run-id", default="", metavar="ID",
-                     help="report folder under reports/ (default: interactive-<dataset>-<scale>-seed<seed>; "
-                     "give a batch run's id to explore its models)")
+                     help="report folder under reports/ (default: interactive-<dataset>-<scale>-seed<seed>); "
+                     "a batch run's id explores it: the session reads its models and results from a copy in "
+                     "reports/ID-lab/ and writes there, on the batch's data, and the batch's report is left as it is")
     lab.add_argument("--port", type=int, default=None, help="serve on 127.0.0.1:PORT (default: JupyterLab's)")
     lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
     lab.add_argument("jupyter_options", nargs=argparse.REMAINDER, metavar="-- JUPYTER OPTION ...",
@@ -680,8 +682,17 @@ def _run(args: argparse.Namespace) -> int:
         paper_dataset=args.paper_dataset,
         jobs=args.jobs,
     )
-    print(run_dir)
+    print(f"ltrlib run: report {_shown(Path(run_dir) / 'index.html')}")
     return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the user can type it from where they are: relative to the working
+    directory when it lies below it (``reports/<run>/index.html``), else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

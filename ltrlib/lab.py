@@ -4,6 +4,10 @@
 
 * rooted at the repository, so ``reports/`` (tables, figures, executed notebooks) is in the
   file browser beside ``notebooks/``;
+* on a run of its own when it explores a batch run (`session_run`): ``RUN_ID=<batch run>``
+  gives the session ``reports/<batch run>-lab/``, seeded with the batch's models, studies
+  and tables (`seed_lab_run`), so what a notebook recomputes in the session never rewrites
+  the batch's report;
 * with the session's data, scale, seed and run id in the environment
   (`ltrlib.config.session`): the notebooks' parameters cells read them, so nobody edits a
   tracked notebook to change them, and a batch run's injected parameters still win;
@@ -23,14 +27,21 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from ltrlib import config
 from ltrlib.atomic import atomic_write_text
+from ltrlib.manifest import FILE as MANIFEST_FILE
+from ltrlib.manifest import RunManifest
+from ltrlib.provenance import validate_name
 
-__all__ = ["KERNEL_NAME", "LAB_SETTINGS", "command", "environment", "install", "main"]
+__all__ = ["KERNEL_NAME", "LAB_SETTINGS", "LAB_SUFFIX", "command", "environment", "install", "main",
+           "seed_lab_run", "session_run"]
 
 KERNEL_NAME = "ltrlib"
 #: JupyterLab settings the project's lab overrides (JupyterLab's ``overrides.json`` format).
@@ -91,6 +102,67 @@ def environment(*, dataset: str = "synthetic", data_dir: str = "", scale: str = 
     return env
 
 
+#: A session on a batch run works in ``<batch run>`` + this (`session_run`).
+LAB_SUFFIX = "-lab"
+#: What a lab run does not take from its batch run: the batch's own record and report
+#: (``run.json`` would make the lab run pass for a batch; the index, pages, fidelity ledger
+#: and executed notebooks describe the batch, and a notebook rerun in the session writes its
+#: own tables, not these). Everything else, the models, Optuna journals, tables, per-query
+#: results and caches that later notebooks read, is copied.
+_NOT_SEEDED = (MANIFEST_FILE, "index.html", "index.md", "pages", "notebooks", "fidelity*")
+
+
+def _is_batch_run(run_dir: Path) -> bool:
+    return (run_dir / MANIFEST_FILE).is_file()
+
+
+def session_run(run_id: str, *, dataset: str = "synthetic", scale: str = "small", seed: int = 0,
+                reports_dir: str | os.PathLike | None = None) -> tuple[str, Path | None]:
+    """The run a JupyterLab session writes to, and the batch run it explores (or None).
+
+    No ``run_id``: ``interactive-<dataset>-<scale>-seed<seed>`` (`config.interactive_run_id`).
+    A ``run_id`` naming a batch run (a folder of ``reports_dir`` with a ``run.json``):
+    ``<run_id>-lab``, a run of the session's own, so the batch's report stays what the
+    batch made. Any other ``run_id`` is the session's run as given."""
+    if not run_id:
+        return config.interactive_run_id(dataset, scale, seed), None
+    batch = Path(reports_dir or config.REPORTS_DIR) / run_id
+    if _is_batch_run(batch):
+        return validate_name(run_id + LAB_SUFFIX, "run_id"), batch
+    return run_id, None
+
+
+def seed_lab_run(batch_dir: str | os.PathLike, lab_dir: str | os.PathLike) -> int:
+    """Copy into ``lab_dir`` what the notebooks of a session read of batch run ``batch_dir``:
+    every file but the batch's record and report (`_NOT_SEEDED`). A file is copied when the
+    lab run lacks it or holds an older copy than the batch's (the batch ran again since);
+    one the session wrote since it was copied is newer, and kept. Copies, not links: an Optuna
+    journal is appended to in place, and a linked one would add the session's trials to the
+    batch's study. Each copy is atomic (a temporary file renamed), as every write here is.
+    Returns the number of files copied."""
+    batch_dir, lab_dir = Path(batch_dir), Path(lab_dir)
+    copied = 0
+    for source in sorted(batch_dir.rglob("*")):
+        relative = source.relative_to(batch_dir)
+        top = relative.parts[0]
+        if not source.is_file() or top.startswith(".") or any(Path(top).match(p) for p in _NOT_SEEDED) \
+                or any(part.startswith(".") for part in relative.parts):  # locks, temporaries
+            continue
+        target = lab_dir / relative
+        if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            shutil.copy2(source, tmp)  # keeps the batch's time: the next session sees it as a copy
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        copied += 1
+    return copied
+
+
 def command(*, root: str | os.PathLike | None = None, port: int | None = None, token: str | None = None,
             open_browser: bool = True, extra: list[str] = ()) -> list[str]:
     """The ``jupyter lab`` command line for the project's lab; ``extra`` are Jupyter's own
@@ -108,13 +180,60 @@ def command(*, root: str | os.PathLike | None = None, port: int | None = None, t
     return argv + list(extra)
 
 
+def _batch_data(batch: Path, asked: dict) -> tuple[dict, str]:
+    """The data options of a session on batch run ``batch``: the batch's own (its ``run.json``),
+    since its models load only on the data they were trained on (`ltrlib.provenance`), and a
+    note naming what differs from ``asked`` ("" when nothing does)."""
+    made = RunManifest.read(batch).params
+    data = {name: made.get(name, value) for name, value in asked.items()}
+    changed = [f"{name} {data[name]!r} (not {value!r})" for name, value in asked.items() if data[name] != value]
+    return data, (f"; run {batch.name} was made on its own data: " + ", ".join(changed)) if changed else ""
+
+
+#: Seconds JupyterLab gets to shut its kernels down after Ctrl-C before it is killed.
+STOP_SECONDS = 10.0
+
+
+def _stop(server: subprocess.Popen) -> str:
+    """Stop the JupyterLab server after Ctrl-C; say how it ended. Ctrl-C reached it too,
+    and it waits at its "Shut down this Jupyter server (y/[n])?" prompt: SIGTERM is its own
+    orderly shutdown, which stops every kernel it started. A server that has not ended
+    within `STOP_SECONDS` (or a second Ctrl-C) is killed, and its kernels may outlive it."""
+    if server.poll() is None:
+        try:
+            server.send_signal(signal.SIGTERM)
+            server.wait(STOP_SECONDS)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            server.kill()
+            server.wait()
+            return f"killed JupyterLab (pid {server.pid}), which had not stopped; its kernels may still run"
+    return "stopped JupyterLab and the notebooks' kernels"
+
+
 def main(*, dataset: str, data_dir: str, scale: str, seed: int, run_id: str, port: int | None,
-         open_browser: bool, extra: list[str] = ()) -> int:
-    """`ltrlib lab`: install, say what the session is, and run JupyterLab until it stops."""
+         open_browser: bool, extra: list[str] = (), reports_dir: str | os.PathLike | None = None) -> int:
+    """`ltrlib lab`: install, say what the session is, and run JupyterLab until it stops.
+
+    A ``run_id`` naming a batch run is explored in a run of the session's own
+    (`session_run`, `seed_lab_run`), on the batch's data. Ctrl-C stops the server and its
+    kernels, then raises KeyboardInterrupt saying what it stopped and where the results are."""
+    reports = Path(reports_dir or config.REPORTS_DIR)
+    data = {"dataset": dataset, "data_dir": data_dir, "scale": scale, "seed": seed}
+    session, batch = session_run(run_id, dataset=dataset, scale=scale, seed=seed, reports_dir=reports)
+    note = ""
+    if batch is not None:
+        data, note = _batch_data(batch, data)
+        copied = seed_lab_run(batch, reports / session)
+        note += (f"; exploring batch run {run_id}: its models and results are read from a copy "
+                 f"({copied} file(s) copied now), and reports/{run_id}/ stays as the batch made it")
     install()
-    env = environment(dataset=dataset, data_dir=data_dir, scale=scale, seed=seed, run_id=run_id)
-    session_run = run_id or config.interactive_run_id(dataset, scale, seed)
-    print(f"ltrlib lab: notebooks default to dataset {dataset}, scale {scale}, seed {seed}; "
-          f"results go to reports/{session_run}/", file=sys.stderr)
-    return subprocess.call(command(port=port, open_browser=open_browser, extra=extra), env=env,
-                           cwd=config.PROJ_ROOT)
+    env = environment(**data, run_id=session)
+    print(f"ltrlib lab: notebooks default to dataset {data['dataset']}, scale {data['scale']}, seed {data['seed']}; "
+          f"results go to reports/{session}/{note}", file=sys.stderr)
+    server = subprocess.Popen(command(port=port, open_browser=open_browser, extra=extra), env=env,
+                              cwd=config.PROJ_ROOT)
+    try:
+        return server.wait()
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"interrupted: {_stop(server)}; the session's results are in "
+                                f"reports/{session}/") from None
