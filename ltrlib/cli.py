@@ -526,8 +526,10 @@ def _add_dashboard_parser(subparsers) -> None:
     dash = subparsers.add_parser(
         "dashboard", help="a run's Optuna studies in optuna-dashboard",
         description="Serve the Optuna studies of run RUN_ID (every journal of reports/RUN_ID/, copied into "
-        "one view, each study named <journal>/<study>), one of its journals live (--journal), or a shared "
-        "study database (--storage), in optuna-dashboard. Ctrl-C stops it.")
+        "one view, each study named by notebook, split and model, e.g. '03 · Split1 · M1', its objective by "
+        "the metric it maximised, e.g. 'NDCG@10 (validation)', and a note saying why its parameter importance "
+        "is empty when it is; the run's files are not written), one of its journals live under its own study "
+        "names (--journal), or a shared study database (--storage), in optuna-dashboard. Ctrl-C stops it.")
     dash.add_argument("run_id", nargs="?", default=None, help="the run under reports/ (not with --storage)")
     dash.add_argument("--journal", default=None, help="serve this journal of the run live, e.g. 06_bilambdamart")
     dash.add_argument("--storage", default=None, help="a study database URL instead of a run")
