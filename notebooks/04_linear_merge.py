@@ -14,7 +14,8 @@
 # data and split parameters as notebooks 02-03.
 #
 # **Outputs** under `reports/<run_id>/`: tables `alpha_choices`, `table4_linear` (with
-# `table4_linear_numeric`: means and p-values), `fusion_baselines` and `fusion_weights`
+# `table4_linear_numeric`: means and p-values), `fusion_baselines` (with
+# `fusion_baselines_numeric`: means, p-values and Holm's) and `fusion_weights`
 # (beyond the paper), `category_deltas`; figures `alpha_sweep`, `alpha_explorer_batch`, `category_deltas_vs_M1`,
 # `category_deltas_vs_M2`; chosen α and mean NDCG@10 per model in `metrics.json`; TREC run
 # files in `runs/04_linear_merge/`, `<split>.M12α.run.gz` and `<split>.M21α.run.gz` (each
@@ -114,6 +115,9 @@ fusion_table = merge.marked_table(fused, models=fusion_rows)
 report.table(fusion_table, "fusion_baselines", index=True,
              caption="Beyond the paper: ranx's fusion methods beside the linear merges; superscripts a, b: "
                      "paired t-test p < 0.05 against M1, M2")
+# The table keeps Table 4's uncorrected marks; `fusion_baselines_numeric` holds their
+# p-values and Holm's correction over the table's marks beside them (ours).
+report.table(merge.means_table(fused, models=fusion_rows), "fusion_baselines_numeric")
 report.table(fusion_weights, "fusion_weights",
              caption="The weighted sums' weights (M1, M2), tuned by ranx on each client's D_merge by NDCG@10")
 fusion_table

@@ -33,8 +33,8 @@
 # trials are run (see the cell after the parameters).
 #
 # **Outputs** under `reports/<run_id>/`: tables `table5_stacking`, `table5_stacking_numeric`,
-# `stacking_params`, `comparison`, `selection_choices`, `category_deltas`; figures
-# `figure3_importance`, `category_deltas_vs_M2`; Optuna studies `<split>.M12S`/`.M21S` in
+# `stacking_params`, `comparison` (with `comparison_numeric`: means, p-values and Holm's),
+# `selection_choices`, `category_deltas`; figures `figure3_importance`, `category_deltas_vs_M2`; Optuna studies `<split>.M12S`/`.M21S` in
 # `optuna.journal`; TREC run files in `runs/05_stacking/`, `<split>.<model>.run.gz` for M12S,
 # M21S, M12sel and M21sel (each model's ranking of the full test set) beside `qrels`.
 
@@ -170,12 +170,15 @@ fusion_per_query, _ = merge.fusion_baselines(nsplits, models, linear_runs, split
                                              cache_dir=store.run_dir / "fusion")
 all_per_query = pd.concat([merge.collect([linear_runs, stacked, selected], "per_query"), fusion_per_query],
                           ignore_index=True)
-comparison = merge.marked_table(all_per_query, models=["M1", "M2", "M12α", "M21α", "M12S", "M21S", "M12sel",
-                                                       "M21sel", *merge.FUSIONS, "M12wsum", "M21wsum",
-                                                       "oracle"])
+compared = ["M1", "M2", "M12α", "M21α", "M12S", "M21S", "M12sel", "M21sel", *merge.FUSIONS, "M12wsum", "M21wsum",
+            "oracle"]
+comparison = merge.marked_table(all_per_query, models=compared)
 report.table(comparison, "comparison", index=True,
              caption="Linear merge, stacking, per-query selection and (beyond the paper) ranx's fusion methods "
                      "against M1 (a) and M2 (b)")
+# The table keeps Table 5's uncorrected marks; `comparison_numeric` holds their p-values and
+# Holm's correction over the table's marks beside them (ours).
+report.table(merge.means_table(all_per_query, models=compared), "comparison_numeric")
 comparison
 
 # %% [markdown]

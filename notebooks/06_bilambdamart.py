@@ -73,7 +73,9 @@
 # `table4_difference`, `table5_softmax` (each with its marks' p-values, uncorrected and
 # Holm-corrected, in `table2_pvalues`, `table4_pvalues`, `table5_pvalues`),
 # `table8_hyperparameters`, `ndcg_means`,
-# `headroom_oracle`, `pairwise_uptake` and `control_table2` (synthetic data),
+# `headroom_oracle`, `pairwise_uptake` and `control_table2` (synthetic data; the marked two
+# with their marks' p-values, uncorrected and Holm-corrected, in `headroom_oracle_pvalues`
+# and `control_table2_pvalues`),
 # `tuning_trials`, `tuning_summary`, `ablation_listwise`; `per_query_test.parquet` (test
 # NDCG@k of every model and query, main run and control, for tests pooled across seeds);
 # figures `validation_curves`, `tuning_history`; test NDCG@5 per model in `metrics.json`;
@@ -239,6 +241,10 @@ print(replacement_sensitivity_words())
 headroom = bivariate.headroom_table(per_query, oracles)
 report.table(headroom, "headroom_oracle", index=True,
              caption=f"Test NDCG@k of the models against oracle rankings by the true utility; {budget_caption}")
+# The table keeps Table 2's uncorrected marks; `headroom_oracle_pvalues` holds their
+# p-values and Holm's correction over the table's marks beside them (ours).
+report.table(bivariate.headroom_pvalues(per_query, oracles), "headroom_oracle_pvalues",
+             caption="The oracle table's marks: paired t-test p, and Holm-corrected over the table's marks")
 headroom
 
 # %% [markdown]
@@ -266,6 +272,10 @@ control_pq = bivariate.control_results(control_exp, control_fitted)
 control_table = bivariate.control_table(control_pq)
 report.table(control_table, "control_table2", index=True,
              caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {budget_caption}")
+# The table keeps Table 2's uncorrected marks; `control_table2_pvalues` holds their
+# p-values and Holm's correction over the table's marks beside them (ours).
+report.table(bivariate.control_pvalues(control_pq), "control_table2_pvalues",
+             caption="The control's marks: paired t-test p, and Holm-corrected over the table's marks")
 control_table
 
 # %% [markdown]

@@ -45,7 +45,9 @@
 # stage-1 row.
 #
 # **Outputs** under `reports/<run_id>/`: tables `table3_neural_lambdarank`, `table4_gsf`,
-# `table5_neural_softmax`, `table6_neural_hyperparameters`, `table7_attention`,
+# `table5_neural_softmax` (each with its marks' tests, uncorrected and Holm-corrected, in
+# `table3_neural_pvalues`, `table4_gsf_pvalues`, `table5_neural_pvalues`),
+# `table6_neural_hyperparameters`, `table7_attention`,
 # `neural_tuning_summary`, `neural_tuning_trials`, `ranker_means`; `per_query_neural.parquet`;
 # the figures `ranker_means` and `neural_validation_curves`; test NDCG@5 per model in `metrics.json`; Optuna studies in
 # `06_neural_competitors.journal` (a rerun resumes them); under `runs/06_neural_competitors/`,
@@ -169,6 +171,10 @@ table3 = neural.table3(both, names)
 report.table(table3, "table3_neural_lambdarank", index=True,
              caption=f"Table 3: NDCG@k, λRank loss; † better than every network, * better than λMART*, "
                      f"p < 0.01; {budget_caption}")
+# The table keeps the paper's uncorrected marks; `table3_neural_pvalues` holds the tests behind
+# them and Holm's correction over the table's marks beside them (ours).
+report.table(neural.table3_pvalues(both, names), "table3_neural_pvalues",
+             caption="Table 3's marks: paired t-test p, and Holm-corrected over the table's marks")
 table3
 
 # %% [markdown]
@@ -181,6 +187,10 @@ table3
 table4 = bivariate.ndcg_table(both, neural.table4_rows(both))
 report.table(table4, "table4_gsf", index=True,
              caption=f"Table 4: bivariate models without and with x_i − x_j; p < 0.01; {budget_caption}")
+# The table keeps the paper's uncorrected marks; `table4_gsf_pvalues` holds their p-values
+# and Holm's correction over the table's marks beside them (ours).
+report.table(bivariate.ndcg_pvalues(both, neural.table4_rows(both)), "table4_gsf_pvalues",
+             caption="Table 4's marks: paired t-test p, and Holm-corrected over the table's marks")
 table4
 
 # %% [markdown]
@@ -193,6 +203,10 @@ table5 = neural.table5(both, names)
 report.table(table5, "table5_neural_softmax", index=True,
              caption=f"Table 5: NDCG@k, softmax loss; † better than every network, * better than GBT_Softmax, "
                      f"p < 0.01; {budget_caption}")
+# The table keeps the paper's uncorrected marks; `table5_neural_pvalues` holds the tests behind
+# them and Holm's correction over the table's marks beside them (ours).
+report.table(neural.table5_pvalues(both, names), "table5_neural_pvalues",
+             caption="Table 5's marks: paired t-test p, and Holm-corrected over the table's marks")
 table5
 
 # %% [markdown]

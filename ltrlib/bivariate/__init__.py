@@ -19,8 +19,10 @@ from ltrlib.bivariate.beyond import (
     MAIN_GROUP,
     ablation_table,
     control_experiment,
+    control_pvalues,
     control_results,
     control_table,
+    headroom_pvalues,
     headroom_table,
     listwise_ablation,
     model_groups,
@@ -57,7 +59,8 @@ from ltrlib.bivariate.two_stage import STAGE1_SETTINGS, build_two_stage, table1,
 from ltrlib.bivariate.uptake import uptake_table
 
 __all__ = [
-    "CONTROL_GROUP", "MAIN_GROUP", "ablation_table", "control_experiment", "control_results", "control_table", "headroom_table", "listwise_ablation",
+    "CONTROL_GROUP", "MAIN_GROUP", "ablation_table", "control_experiment", "control_pvalues", "control_results", "control_table",
+    "headroom_pvalues", "headroom_table", "listwise_ablation",
     "model_groups", "pairwise_uptakes", "stage2_run_files",
     "MODELS", "STAGE1_ROW", "Stage2Experiment", "curves_frame", "eval_table", "fit_model_groups", "fit_models",
     "bilambdamart_metrics", "model_list", "model_scores", "per_query_frame", "per_query_results", "ndcg_pvalues", "ndcg_table",

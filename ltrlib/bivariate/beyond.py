@@ -2,11 +2,12 @@
 experiment does not apply, so the notebook shows and saves nothing then
 (`ltrlib.report.Reporter.table` skips None) instead of branching:
 
-* `headroom_table`: the models against oracle rankings by the true utility (synthetic data);
+* `headroom_table`: the models against oracle rankings by the true utility (synthetic data),
+  and `headroom_pvalues`, the tests behind its marks with Holm's correction;
 * `pairwise_uptakes`: how much of the pairwise term each model's test scores hold (synthetic);
 * the control (synthetic): `control_experiment` (the same experiment on the data generated
   without the pairwise mechanism), `model_groups` (tuned with the main models, in one pool),
-  `control_results` and `control_table`;
+  `control_results`, `control_table` and `control_pvalues` (its marks' tests, with Holm's);
 * `listwise_ablation` and `ablation_table`: Table 2's models without listwise features;
 * `stage2_run_files`: every model's TREC run file, the control's judged by its own labels.
 """
@@ -19,14 +20,14 @@ from typing import Any
 import pandas as pd
 
 from ltrlib.bivariate.experiment import (MODELS, STAGE1_ROW, FittedModel, Stage2Experiment, fit_models, model_list,
-                                         ndcg_table, per_query_results, stage2_runs)
+                                         ndcg_pvalues, ndcg_table, per_query_results, stage2_runs)
 from ltrlib.bivariate.uptake import uptake_table
 from ltrlib.data import ORACLE, ORACLE_UNIVARIATE, load_dataset, oracle_scores
 from ltrlib.metrics import MarkedTable
 from ltrlib.trec import RunFile
 
 __all__ = ["ABLATION_ROWS", "CONTROL_GROUP", "MAIN_GROUP", "ablation_table", "control_experiment", "control_results",
-           "control_table", "headroom_table", "listwise_ablation", "model_groups", "pairwise_uptakes",
+           "control_pvalues", "control_table", "headroom_pvalues", "headroom_table", "listwise_ablation", "model_groups", "pairwise_uptakes",
            "stage2_run_files"]
 
 #: The study prefixes of notebook 06's model groups (`ltrlib.bivariate.fit_model_groups`).
@@ -39,6 +40,13 @@ def headroom_table(per_query: pd.DataFrame, oracles: Mapping[str, Any]) -> Marke
     """λMART* and Bi-λMART against the oracle rankings ``oracles`` names (Table 2's marks);
     None without oracles (data other than the synthetic twin)."""
     return ndcg_table(per_query, ["λMART*", "Bi-λMART", *oracles]) if oracles else None
+
+
+def headroom_pvalues(per_query: pd.DataFrame, oracles: Mapping[str, Any]) -> pd.DataFrame | None:
+    """The tests behind `headroom_table`'s marks, with Holm's correction over the table's
+    marks beside them (`ndcg_pvalues`: ``p_holm``, ``marked_holm``; ours, and the table keeps
+    its uncorrected marks); None without oracles."""
+    return ndcg_pvalues(per_query, ["λMART*", "Bi-λMART", *oracles]) if oracles else None
 
 
 def pairwise_uptakes(exp: Stage2Experiment, fitted: Mapping[str, FittedModel],
@@ -88,6 +96,13 @@ def control_table(per_query: pd.DataFrame | None) -> MarkedTable | None:
     """Table 2's claim without pairwise structure: the control's rows in the order
     `control_results` gives them (stage 1, the models, the oracles); None without a control."""
     return None if per_query is None else ndcg_table(per_query, list(pd.unique(per_query.model)))
+
+
+def control_pvalues(per_query: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The tests behind `control_table`'s marks, with Holm's correction over the table's
+    marks beside them (`ndcg_pvalues`: ``p_holm``, ``marked_holm``; ours, and the table keeps
+    its uncorrected marks); None without a control."""
+    return None if per_query is None else ndcg_pvalues(per_query, list(pd.unique(per_query.model)))
 
 
 def listwise_ablation(exp: Stage2Experiment, *, wanted: bool, n_trials: int, n_jobs: int,

@@ -23,9 +23,12 @@ from ltrlib.neural.competitors import (
     network_summary,
     neural_model_list,
     paper_marks,
+    paper_marks_pvalues,
     table3,
+    table3_pvalues,
     table4_rows,
     table5,
+    table5_pvalues,
     ranker_means,
     table6,
     table7,
@@ -37,7 +40,8 @@ from ltrlib.neural.models import build_model
 from ltrlib.neural.ranker import CONVERGED, PAPER_BUDGET, STOP_REASONS, NeuralBudget, NeuralRanker
 
 __all__ = [
-    "NEURAL_MODELS", "PAPER_POINTS", "budget_caption", "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks", "table3", "table4_rows", "table5",
+    "NEURAL_MODELS", "PAPER_POINTS", "budget_caption", "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks",
+    "paper_marks_pvalues", "table3", "table3_pvalues", "table4_rows", "table5", "table5_pvalues",
     "ranker_means", "table6", "table7", "tree_rows", "pad_lists", "LOSSES", "build_model", "NeuralBudget",
     "NeuralRanker", "PAPER_BUDGET", "CONVERGED", "STOP_REASONS",
 ]

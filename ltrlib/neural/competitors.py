@@ -31,12 +31,13 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment, model_list
-from ltrlib.metrics.significance import MarkedTable, compare
+from ltrlib.metrics.significance import MarkedTable, compare, compare_tidy, corrected
 from ltrlib.neural.models import Architecture
 from ltrlib.neural.ranker import CONVERGED, NeuralBudget, NeuralRanker
 
 __all__ = ["ATTENTION", "HIDDEN_LAYERS", "NEURAL_MODELS", "PAPER_POINTS", "NeuralSpec", "architecture", "budget_caption",
-           "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks", "ranker_means", "table6",
+           "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks",
+           "paper_marks_pvalues", "ranker_means", "table6",
            "table7", "tree_rows"]
 
 #: Notebook 06's tree models by the loss they train with, as `ranker_means` groups them.
@@ -226,13 +227,24 @@ def table7(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
                         columns=["model", "layers", "heads", "size", "trained_size", "dropout"])
 
 
+def _table3_rows(per_query: pd.DataFrame, names) -> tuple[list[str], list[str], list[str]]:
+    # Table 3's rows, the networks † is tested against and the trees * is.
+    lambdarank = [n for n in names if NEURAL_MODELS[n].loss == "lambdarank" and n != "GSF(2) with d"]
+    trees = [m for m in ("λMART", "λMART*", "Bi-λMART") if m in set(per_query.model)]
+    return lambdarank + trees, lambdarank, [m for m in ("λMART*",) if m in trees]
+
+
 def table3(per_query: pd.DataFrame, names) -> MarkedTable:
     """Table 3: the networks of ``names`` trained with the λRank loss (GSF(2) with d is Table
     4's), then notebook 06's λRank trees present in ``per_query``, marked as the paper marks
     (`paper_marks`: † against every network, * against λMART*)."""
-    lambdarank = [n for n in names if NEURAL_MODELS[n].loss == "lambdarank" and n != "GSF(2) with d"]
-    trees = [m for m in ("λMART", "λMART*", "Bi-λMART") if m in set(per_query.model)]
-    return paper_marks(per_query, lambdarank + trees, lambdarank, [m for m in ("λMART*",) if m in trees])
+    return paper_marks(per_query, *_table3_rows(per_query, names))
+
+
+def table3_pvalues(per_query: pd.DataFrame, names) -> pd.DataFrame:
+    """The tests behind `table3`'s marks with Holm's correction beside them
+    (`paper_marks_pvalues`)."""
+    return paper_marks_pvalues(per_query, *_table3_rows(per_query, names))
 
 
 #: Table 4's rows, those of them present: GSF(2) without and with the differences, and the trees'.
@@ -244,13 +256,24 @@ def table4_rows(per_query: pd.DataFrame) -> list[str]:
     return [m for m in TABLE4_ROWS if m in set(per_query.model)]
 
 
+def _table5_rows(per_query: pd.DataFrame, names) -> tuple[list[str], list[str], list[str]]:
+    # Table 5's rows, the networks † is tested against and the trees * is.
+    softmax = [n for n in names if NEURAL_MODELS[n].loss == "softmax"]
+    trees = [m for m in ("GBT_Softmax", "Bi-GBT_Softmax") if m in set(per_query.model)]
+    return softmax + trees, softmax, [m for m in ("GBT_Softmax",) if m in trees]
+
+
 def table5(per_query: pd.DataFrame, names) -> MarkedTable:
     """Table 5: the networks of ``names`` trained with the softmax loss, then notebook 06's
     softmax trees present in ``per_query``, marked as the paper marks (`paper_marks`: †
     against every network, * against GBT_Softmax)."""
-    softmax = [n for n in names if NEURAL_MODELS[n].loss == "softmax"]
-    trees = [m for m in ("GBT_Softmax", "Bi-GBT_Softmax") if m in set(per_query.model)]
-    return paper_marks(per_query, softmax + trees, softmax, [m for m in ("GBT_Softmax",) if m in trees])
+    return paper_marks(per_query, *_table5_rows(per_query, names))
+
+
+def table5_pvalues(per_query: pd.DataFrame, names) -> pd.DataFrame:
+    """The tests behind `table5`'s marks with Holm's correction beside them
+    (`paper_marks_pvalues`)."""
+    return paper_marks_pvalues(per_query, *_table5_rows(per_query, names))
 
 
 def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 0.01) -> MarkedTable:
@@ -279,6 +302,26 @@ def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 
     tests = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
     return MarkedTable(numbers, ("†", "*"), tests=tests, order=tuple(rows), superscript=False,
                        named_columns=False)
+
+
+def paper_marks_pvalues(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 0.01) -> pd.DataFrame:
+    """The tests behind `paper_marks`' marks, with Holm's correction beside them: one row per
+    cutoff, row of the table and model it is tested against (``metric, model, baseline,
+    mark, diff, p, marked, p_holm, marked_holm``). ``mark`` is the symbol the test feeds (†:
+    ``baseline`` is in ``neural``, *: in ``trees``); ``p`` the two-sided paired t-test's over
+    the test queries and ``marked`` ``p < alpha`` with a positive difference (a cell carries
+    its symbol when every test feeding it is marked); ``p_holm`` Holm's step-down over the
+    table's family, every test behind a mark it could print (ours: the paper corrects
+    nothing, and the table keeps its marks) and ``marked_holm`` the test's mark under it."""
+    rows, neural, trees = list(rows), list(neural), list(trees)
+    baselines = list(dict.fromkeys(neural + trees))
+    tests = compare_tidy(per_query, baselines, by="metric", models=list(dict.fromkeys(rows + baselines)))
+    tests = tests[tests.model.isin(rows) & (tests.model != tests.baseline)].reset_index(drop=True)
+    tests["mark"] = np.where(tests.baseline.isin(neural), "†", "*")
+    tests["marked"] = (tests.p < alpha) & (tests["diff"] > 0)
+    tests["p_holm"] = corrected(tests.p.to_numpy(dtype=float))
+    tests["marked_holm"] = (tests.p_holm < alpha) & (tests["diff"] > 0)
+    return tests[["metric", "model", "baseline", "mark", "diff", "p", "marked", "p_holm", "marked_holm"]]
 
 
 def budget_caption(trials: int, max_steps: int, max_width: int | None = None) -> str:

@@ -28,7 +28,7 @@ import pandas as pd
 from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics.keys import flatten_metrics
-from ltrlib.metrics.significance import compare_tidy
+from ltrlib.metrics.significance import compare_tidy, corrected
 from ltrlib.train.ranker import Ranker, evaluate_rankers, evaluate_scores, train_ranker
 from ltrlib.train.settings import TrainSettings
 
@@ -110,12 +110,20 @@ def compare_backends(splits: Splits, variants: Mapping[str, tuple[str, dict]], *
 
 
 def comparison_numeric(per_query: pd.DataFrame, timing: pd.DataFrame | None = None,
-                       baseline: str = LIGHTGBM) -> pd.DataFrame:
+                       baseline: str = LIGHTGBM, alpha: float = 0.05) -> pd.DataFrame:
     """Tidy numbers: ``model, metric, mean, diff`` (minus the baseline), ``p_value`` of the
-    paired t-test against the baseline, plus training seconds and trees when given."""
+    two-sided paired t-test against the baseline (the ᵃ of notebook 08's
+    ``backend_comparison``: ``p_value < alpha``), ``p_holm``: those p-values Holm-corrected
+    over the table's family (every model against the baseline at every metric; NaN for the
+    baseline's own rows) and ``marked_holm``, where ``p_holm < alpha``; plus training
+    seconds and trees when given. The printed table keeps its uncorrected marks (ours, as
+    every marked table of the project); ``marked_holm`` says which of them Holm keeps."""
     stats = _against(per_query, baseline, ["metric"], "model")
     out = pd.DataFrame([{"model": r["model"], "metric": r["metric"], "mean": r["mean"], "diff": r["diff"],
                          "p_value": r["p"]} for r in stats])
+    if not out.empty:
+        out["p_holm"] = corrected(out.p_value.to_numpy(dtype=float))
+        out["marked_holm"] = out.p_holm < alpha
     if timing is not None:
         out = out.merge(timing[["model", "seconds", "trees"]], on="model", how="left")
     return out

@@ -24,6 +24,7 @@ def test_what_does_not_apply_is_none():
     assert beyond.pairwise_uptakes(None, {}, {"λMART*": np.zeros(3)}) is None
     assert beyond.control_experiment(None, "synthetic", "", "tiny", 0, wanted=False) is None
     assert beyond.control_results(None, None) is None and beyond.control_table(None) is None
+    assert beyond.headroom_pvalues(pq, {}) is None and beyond.control_pvalues(None) is None
     assert beyond.listwise_ablation(None, wanted=False, n_trials=1, n_jobs=1, storage=None) is None
     assert beyond.ablation_table(None) is None
     assert list(beyond.model_groups("exp", None, ["λMART*"])) == [beyond.MAIN_GROUP]
@@ -38,6 +39,16 @@ def test_what_applies_gives_the_tables_the_notebook_saves():
     # The control's rows in the order its results list them (stage 1, models, oracles).
     control = _per_query([STAGE1_ROW, "λMART*", "Bi-λMART", ORACLE])
     assert list(beyond.control_table(control).numbers.model.unique()) == [STAGE1_ROW, "λMART*", "Bi-λMART", ORACLE]
+    # Beside each, its marks' tests with Holm's step-down over the table's family, as
+    # statsmodels gives it on the raw p-values; the marks stay the uncorrected tests'.
+    from statsmodels.stats.multitest import multipletests
+
+    for table, tests in ((headroom, beyond.headroom_pvalues(pq, oracles)),
+                         (beyond.control_table(control), beyond.control_pvalues(control))):
+        assert len(tests) == 6 and {"p", "marked", "p_holm", "marked_holm"} <= set(tests.columns)
+        np.testing.assert_allclose(tests.p_holm, multipletests(tests.p, method="holm")[1])
+        assert (tests.marked_holm == ((tests.p_holm < 0.01) & (tests["diff"] > 0))).all()
+        assert table.numbers.filter(like="marked_").to_numpy().sum() == tests.marked.sum()
     ablation = beyond.ablation_table(_per_query(list(beyond.ABLATION_ROWS)))
     assert list(ablation.numbers.model.unique()) == list(beyond.ABLATION_ROWS)
     groups = beyond.model_groups("exp", "control", "λMART*,Bi-λMART")  # the notebook's parameter

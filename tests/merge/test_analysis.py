@@ -90,6 +90,29 @@ def test_means_table_gives_means_and_paired_p_values():
     assert np.isnan(t.loc["M1", "p_vs_M2_holm"])  # a baseline is not marked, so not corrected
 
 
+def test_the_fusion_and_comparison_tables_carry_holm_over_every_mark_they_print():
+    """Notebook 04's ``fusion_baselines_numeric`` and 05's ``comparison_numeric``: `means_table`
+    of the marked table's rows, Holm-corrected over every comparison the table marks (each
+    row but M1 and M2, against each, in every split and metric), as statsmodels gives it."""
+    from statsmodels.stats.multitest import multipletests
+
+    from ltrlib.merge import FUSIONS, means_table
+
+    rng = np.random.default_rng(3)
+    rows = ["M1", "M2", "M12α", "M21α", *FUSIONS, "M12wsum", "M21wsum", "oracle"]
+    pq = pd.DataFrame([(split, m, q, metric, 0.4 + 0.01 * i + rng.normal(0, 0.05))
+                       for split in ("Split1", "Split2") for metric in ("ndcg@10", "map")
+                       for i, m in enumerate(rows) for q in range(12)],
+                      columns=["split", "model", "qid", "metric", "value"])
+    t = means_table(pq, models=rows)
+    marked = t[~t.model.isin(["M1", "M2"])]
+    raw = marked[["p_vs_M1", "p_vs_M2"]].to_numpy().ravel()
+    holm = marked[["p_vs_M1_holm", "p_vs_M2_holm"]].to_numpy().ravel()
+    assert len(raw) == 2 * 2 * 2 * (len(rows) - 2)
+    np.testing.assert_allclose(holm, multipletests(raw, method="holm")[1])
+    assert t[t.model.isin(["M1", "M2"])][["p_vs_M1_holm", "p_vs_M2_holm"]].isna().all().all()
+
+
 def test_merge_metrics_keys():
     pq = _per_query()
     choices = pd.DataFrame({"split": ["Split1", "Split1"], "client": ["client1", "client2"],

@@ -108,6 +108,33 @@ def test_tables_3_to_5_take_their_rows_by_loss_and_the_trees_present():
     assert table5(pq, names).formatted().loc["GBT_Softmax", "ndcg@5"].endswith("†")
 
 
+def test_tables_3_4_and_5_carry_holm_beside_their_marks_as_statsmodels_gives_it():
+    """The tests behind Tables 3-5's marks (the paper's, kept) with Holm's step-down over each
+    table's family beside them, equal to statsmodels' on the table's raw p-values."""
+    from statsmodels.stats.multitest import multipletests
+
+    from ltrlib.bivariate import ndcg_pvalues
+    from ltrlib.neural import table3, table3_pvalues, table4_rows, table5, table5_pvalues
+
+    pq = pd.concat([_per_query({"DNN": 0.70, "GSF(2)": 0.69, "GSF(2) with d": 0.695, "DNN_Softmax": 0.71,
+                                "SetRank_Softmax": 0.7101, "λMART*": 0.73, "Bi-λMART": 0.74,
+                                "GBT_Softmax": 0.72}, seed=s).assign(metric=m)
+                    for s, m in enumerate(["ndcg@1", "ndcg@5"])], ignore_index=True)
+    names = ["DNN", "GSF(2)", "GSF(2) with d", "DNN_Softmax", "SetRank_Softmax"]
+    for build, pvalues in ((table3, table3_pvalues), (table5, table5_pvalues)):
+        tests = pvalues(pq, names)
+        assert {"p", "p_holm", "marked_holm"} <= set(tests.columns)
+        np.testing.assert_allclose(tests.p_holm, multipletests(tests.p, method="holm")[1])
+        assert (tests.marked_holm == ((tests.p_holm < 0.01) & (tests["diff"] > 0))).all()
+        # The table's marks are the uncorrected tests': a cell carries its symbol where every
+        # test feeding it is marked.
+        numbers = build(pq, names).numbers.set_index(["model", "metric"])
+        for (model, metric, mark), g in tests.groupby(["model", "metric", "mark"]):
+            assert numbers.loc[(model, metric), f"marked_{mark}"] == g.marked.all()
+    gsf = ndcg_pvalues(pq, table4_rows(pq))  # Table 4's (notebook 06n's table4_gsf_pvalues)
+    np.testing.assert_allclose(gsf.p_holm, multipletests(gsf.p, method="holm")[1])
+
+
 def test_the_budget_caption_names_the_trials_steps_and_any_width_cap():
     from ltrlib.neural import budget_caption
 

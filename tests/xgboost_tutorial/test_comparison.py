@@ -82,6 +82,12 @@ def test_compare_backends_tables():
     numeric = comparison.comparison_numeric(runs.per_query, runs.timing)
     base = numeric[numeric.model == comparison.LIGHTGBM]
     assert (base["diff"] == 0).all() and base.p_value.isna().all()
+    # Holm's step-down over the table's family (every model against LightGBM at every metric).
+    from statsmodels.stats.multitest import multipletests
+
+    tested = numeric[numeric.model != comparison.LIGHTGBM]
+    np.testing.assert_allclose(tested.p_holm, multipletests(tested.p_value, method="holm")[1])
+    assert base.p_holm.isna().all() and (numeric.marked_holm == (numeric.p_holm < 0.05)).all()
     metrics = comparison.tutorial_metrics(numeric)
     assert "lightgbm_lambdamart.ndcg10" in metrics and metrics["lightgbm_lambdamart.seconds"] > 0
 
