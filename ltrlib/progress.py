@@ -28,7 +28,7 @@ from pathlib import Path
 from ltrlib import config
 from ltrlib.atomic import atomic_write_text
 
-__all__ = ["BATCH_INTERVAL", "STATUS_ENV", "STATUS_INTERVAL", "RunBar", "bar", "read_status"]
+__all__ = ["BATCH_INTERVAL", "STATUS_ENV", "STATUS_INTERVAL", "RunBar", "bar", "fit_status", "read_status"]
 
 #: Seconds between two updates of a batch run's text bar.
 BATCH_INTERVAL = 30.0
@@ -226,29 +226,33 @@ class RunBar:
     The bar counts expected seconds: a finished notebook adds its whole weight, and the
     running one moves with the clock up to 95 % of its weight, so the bar moves inside a long
     notebook and stalls, rather than overshoots, when the notebook runs slower than expected.
-    The ETA scales the expected seconds left by how fast this machine has been so far, with
-    ``prior_weight`` expected seconds of belief in the expectation itself: the first
-    notebooks are short and mostly kernel start-up, and at their pace alone a first run's
-    ETA was off by half. Without a terminal (CI, a log file) it redraws once a minute.
+    The ETA is `ltrlib.timing.Estimate`'s: the expectation with its range (``slow``: the
+    range's top, `ltrlib.timing.slow_factor`) until enough of the run has finished, then the
+    run's own pace; it never grows within a notebook by more than that notebook's elapsed
+    time. The line fits the terminal: what the notebook reports is shortened so that the bar
+    keeps `MIN_BAR` columns. Without a terminal (CI, a log file) it redraws once a minute.
     """
 
-    #: The share of the expected total the ETA trusts the expectation for (`remaining`).
-    PRIOR_SHARE = 0.25
+    #: Columns the bar itself keeps however long the status beside it.
+    MIN_BAR = 20
 
-    def __init__(self, expected: dict[str, float], enabled: bool = True, file=None,
-                 prior_weight: float | None = None):
+    def __init__(self, expected: dict[str, float], enabled: bool = True, file=None, slow: float | None = None,
+                 ncols: int | None = None, clock=None):
         from tqdm.std import tqdm
 
+        from ltrlib import timing
+
+        self.clock = clock or time.monotonic
         self.expected = {name: max(float(s), 1.0) for name, s in expected.items()}
+        self.estimate = timing.Estimate(self.expected, slow=timing.PACE_NOISE if slow is None else slow,
+                                        clock=self.clock)
         self.file = file if file is not None else sys.stderr
         tty = hasattr(self.file, "isatty") and self.file.isatty()
         self.interval = 1.0 if tty else 60.0
         self.total = round(sum(self.expected.values()), 1)
-        self.prior_weight = self.PRIOR_SHARE * self.total if prior_weight is None else float(prior_weight)
-        self.t0 = time.monotonic()
         self.bar = tqdm(total=self.total, desc="ltrlib run", file=self.file,
-                        disable=not enabled, mininterval=self.interval, smoothing=0, dynamic_ncols=tty,
-                        bar_format=self._format(None))
+                        disable=not enabled, mininterval=self.interval, smoothing=0,
+                        ncols=ncols, dynamic_ncols=tty and ncols is None, bar_format=self._format(None))
         self.done = 0.0
         # The notebooks running now (several when the runner runs the batch as a graph,
         # `ltrlib.runner.run_all`'s ``jobs``): name -> (when it started, its status folder).
@@ -270,12 +274,14 @@ class RunBar:
 
     def start(self, name: str, status_dir: Path | None = None) -> None:
         """``name`` runs now; its kernel reports into ``status_dir``."""
+        self.estimate.start(name)
         with self._lock:
-            self.running[name] = (time.monotonic(), status_dir)
+            self.running[name] = (self.clock(), status_dir)
         self._draw()
 
     def finish(self, name: str) -> None:
         """``name`` is done (or was already): its whole weight counts."""
+        self.estimate.finish(name)
         with self._lock:
             self.done += self.expected.get(name, 0.0)
             self.running.pop(name, None)
@@ -283,28 +289,33 @@ class RunBar:
 
     def position(self) -> float:
         """Expected seconds done: finished notebooks, and the clock of each running one."""
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             moving = sum(min(now - started, 0.95 * self.expected.get(name, 1.0))
                          for name, (started, _) in self.running.items())
             return min(self.done + moving, self.total)
 
     def remaining(self) -> float | None:
-        """The seconds the bar says are left (its ETA): the expected seconds left, times the
-        pace so far, (elapsed + w) / (done + w) with ``w = prior_weight``: the expectation's
-        pace (1) at first, this machine's once more than ``w`` expected seconds are done.
-        None before anything has moved when ``w`` is 0."""
-        done, elapsed = self.position(), time.monotonic() - self.t0
-        if done + self.prior_weight <= 0:
-            return None
-        return round((self.total - done) * (elapsed + self.prior_weight) / (done + self.prior_weight), 1)
+        """The seconds the bar says are left (its ETA, `ltrlib.timing.Estimate.remaining`)."""
+        return self.estimate.remaining()
 
     @staticmethod
-    def _format(remaining: float | None) -> str:
+    def _format(remaining: float | None, bounds: tuple[float, float] | None = None) -> str:
         from tqdm.std import tqdm
 
-        eta = "?" if remaining is None else tqdm.format_interval(remaining).replace("{", "").replace("}", "")
+        def clock(seconds: float) -> str:
+            return tqdm.format_interval(seconds).replace("{", "").replace("}", "")
+
+        eta = "?" if remaining is None else clock(remaining)
+        if bounds is not None:
+            eta += f" ({clock(bounds[0])}-{clock(bounds[1])})"
         return "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<" + eta + "{postfix}]"
+
+    def _columns(self) -> int | None:
+        """The line's width: the terminal's now, or the fixed ``ncols``; None without either."""
+        if callable(self.bar.dynamic_ncols):
+            return self.bar.dynamic_ncols(self.bar.fp)
+        return self.bar.ncols
 
     def _follow(self) -> None:
         while not self._stop.wait(self.interval):
@@ -315,12 +326,53 @@ class RunBar:
             return
         with self._lock:
             running = list(self.running.items())
-        parts = []
+        statuses = []
         for name, (_, status_dir) in running:
             bars = read_status(status_dir) if status_dir is not None else []
-            parts.append(name + (": " + " · ".join(_shown(b) for b in bars) if bars else ""))
-        postfix = " | ".join(parts)
+            statuses.append((name, bars))
         self.bar.n = round(self.position(), 1)
-        self.bar.bar_format = self._format(self.remaining())
-        self.bar.set_postfix_str(postfix, refresh=False)
+        self.bar.bar_format = self._format(self.remaining(), self.estimate.bounds())
+        columns = self._columns()
+        room = None if columns is None else columns - self._fixed_width() - self.MIN_BAR
+        self.bar.set_postfix_str(fit_status(statuses, room), refresh=False)
         self.bar.refresh()
+
+    def _fixed_width(self) -> int:
+        """Columns of the line without its bar and status: what the status and bar share the rest of."""
+        from tqdm.std import tqdm
+        from tqdm.utils import disp_len
+
+        shown = dict(self.bar.format_dict, ncols=None, postfix=None,
+                     bar_format=self.bar.bar_format.replace("{bar}", ""))
+        return disp_len(tqdm.format_meter(**shown)) + len(", ")  # tqdm puts ", " before the status
+
+
+def fit_status(statuses: list[tuple[str, list[dict]]], room: int | None) -> str:
+    """What the running notebooks report, as the run's line shows it, in at most ``room``
+    columns (None: no limit): ``03_client_models: models, 2 at a time 4/9 · tuning Split1.M1
+    3/6 (trial 3: 340 trees)``. Too long, it is shortened in steps that keep what matters
+    most: first the running trials' details go, then each notebook keeps only its innermost
+    bar (the last opened), then each notebook's part is cut to an equal share with "…", then
+    only the notebooks' names are left, and last the text itself is cut."""
+    def parts(detail: bool, innermost: bool) -> list[str]:
+        out = []
+        for name, shown in statuses:
+            shown = shown[-1:] if innermost else shown
+            text = " · ".join(_shown(b if detail else {**b, "detail": None}) for b in shown)
+            out.append(name + (": " + text if text else ""))
+        return out
+
+    def cut(text: str, width: int) -> str:
+        return text if len(text) <= width else text[:max(width - 1, 0)] + "…" if width > 0 else ""
+
+    text = " | ".join(parts(True, False))
+    if room is None or len(text) <= room:
+        return text
+    for detail, innermost in ((False, False), (False, True)):
+        text = " | ".join(parts(detail, innermost))
+        if len(text) <= room:
+            return text
+    share = (room - len(" | ") * (len(statuses) - 1)) // max(len(statuses), 1)
+    if all(share > len(name) + len(": ") for name, _ in statuses):
+        return " | ".join(cut(part, share) for part in parts(False, True))
+    return cut(" | ".join(name for name, _ in statuses), room)

@@ -577,25 +577,25 @@ def _keep_partial(partial: Path, failed: Path) -> Path | None:
     return None
 
 
-def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]], pace: float = 1.0) -> dict[str, float]:
+def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Per notebook of ``plan``, the seconds it is expected to take, for the run's ETA: its
     time in the most recent comparable run recorded under ``reports_dir`` (`_measured_seconds`),
     else the scale's `config.NOTEBOOK_SECONDS` (``small``'s for a scale without figures; a
-    notebook not listed there gets their median) times ``pace``, this machine's fitting pace
-    against the machine that measured them (`ltrlib.timing.pace`)."""
+    notebook not listed there gets their median). This machine's probed pace does not scale
+    them: it only widens the range the ETA states (`ltrlib.timing.slow_factor`)."""
     measured = _measured_seconds(reports_dir, plan)
 
     def default(name: str) -> float:
         figures = config.NOTEBOOK_SECONDS.get(plan[name].get("scale"), config.NOTEBOOK_SECONDS["small"])
-        return figures.get(name, figures.get(name[:2], statistics.median(figures.values()))) * pace
+        return figures.get(name, figures.get(name[:2], statistics.median(figures.values())))
 
     return {name: measured[name] if name in measured else default(name) for name in plan}
 
 
 def _machine_pace(reports_dir: Path, to_run: dict[str, dict[str, Any]], progress: bool) -> float:
-    """This machine's pace for the run's bar (`ltrlib.timing.pace`, a fit of a second or two),
-    measured only for a shown bar with a notebook that no comparable run here has timed;
-    1.0 otherwise. The run records it as ``machine_pace``."""
+    """This machine's pace (`ltrlib.timing.pace`, a fit of a second or two), measured only for
+    a shown bar with a notebook that no comparable run here has timed; 1.0 otherwise. The run
+    records it as ``machine_pace``, and the bar's ETA takes it as the top of its range."""
     return timing.pace() if progress and set(to_run) - set(_measured_seconds(reports_dir, to_run)) else 1.0
 
 
@@ -742,8 +742,8 @@ def run_all(
                 manifest.paper_dataset_queries = declared_queries
             pace = _machine_pace(reports_dir, to_run, progress)
             manifest.machine_pace = round(pace, 3)
-            with _kernel_environment(reports_dir), RunBar(_expected_seconds(reports_dir, to_run, pace),
-                                                          progress) as bar:
+            with _kernel_environment(reports_dir), RunBar(_expected_seconds(reports_dir, to_run), progress,
+                                                          slow=timing.slow_factor(pace)) as bar:
                 _run_notebooks(to_run, loaded, plan, run_dir, manifest, kernel_name, log_output, bar, jobs)
         finally:
             # Also after a failure or an interrupt: the fidelity report and the index then show

@@ -17,8 +17,12 @@ child, the kernel: the kernel times a side-by-side block as one wall-clock span,
 workers' overlapping seconds would count the same wall time twice.
 
 `pace` says how fast this machine fits trees against the machine that measured the batch's
-default notebook timings (`ltrlib.config.NOTEBOOK_SECONDS`), from a fit of a second or two:
-a first batch run on a new machine scales its ETA by it.
+default notebook timings (`ltrlib.config.NOTEBOOK_SECONDS`), from a fit of a second or two.
+`Estimate` is a batch run's ETA over its notebooks. It trusts the run's own pace only once
+enough of the run has finished, and before that says the expectation with a range; the
+probe's pace only widens that range (`slow_factor`). The first ``tiny`` run on a loaded
+machine showed why (issue 64): the probe read 27.6 where the notebooks ran 1.2-5 times
+slower than the table, and an ETA of 4:13:45 at 00:05 came out of a run of 28 minutes.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["ENV_VAR", "PACE_NOISE", "PROBE_REFERENCE_SECONDS", "fitting", "pace", "probe_seconds", "read_log",
-           "seconds"]
+__all__ = ["ENOUGH_SECONDS", "ENOUGH_SHARE", "ENV_VAR", "LOADED_PACE", "PACE_NOISE", "PROBE_REFERENCE_SECONDS",
+           "Estimate", "fitting", "pace", "probe_seconds", "read_log", "seconds", "slow_factor"]
 
 #: Environment variable naming the file the fitting seconds are appended to.
 ENV_VAR = "LTRLIB_FIT_LOG"
@@ -108,3 +112,98 @@ def pace() -> float:
     reference's own run-to-run noise (`PACE_NOISE`)."""
     ratio = probe_seconds() / PROBE_REFERENCE_SECONDS
     return ratio if not 1 / PACE_NOISE <= ratio <= PACE_NOISE else 1.0
+
+
+#: How many times slower than `ltrlib.config.NOTEBOOK_SECONDS` a loaded machine's notebooks
+#: ran: the first ``tiny`` run on a loaded 2-core machine (issue 64), 1.2-5 times per
+#: notebook. The top of the range an ETA states before the run's own pace counts.
+LOADED_PACE = 5.0
+#: The run's own pace counts once its finished notebooks were expected to take this share of
+#: the run and at least `ENOUGH_SECONDS`: before that it rests on notebooks 00-02, short and
+#: mostly kernel start-up, whose pace alone put a first run's ETA 44 % short at notebook 3.
+ENOUGH_SHARE = 0.2
+ENOUGH_SECONDS = 60.0
+
+
+def slow_factor(probe_pace: float) -> float:
+    """The top of an expectation's range, as a multiple of it: the probe's pace (`pace`),
+    held between the reference's own noise (`PACE_NOISE`) and a loaded machine's worst
+    (`LOADED_PACE`). A fit of a second on a loaded machine overstates how much slower whole
+    notebooks run (27.6 against 1.2-5), so it widens the range and never moves the estimate."""
+    return min(max(float(probe_pace), PACE_NOISE), LOADED_PACE)
+
+
+class Estimate:
+    """The seconds left of a batch run over notebooks with ``expected`` seconds each, as
+    notebooks `start` and `finish` by ``clock`` (`time.monotonic`; tests give a fake one).
+
+    * Until the finished notebooks were expected to take `ENOUGH_SHARE` of the run and
+      `ENOUGH_SECONDS`, the estimate is the expectation itself, and `bounds` states its range:
+      ``1 / PACE_NOISE`` to ``slow`` times it (`slow_factor`).
+    * From then on it is the expectation times the run's `pace`: the seconds the finished
+      notebooks took over those they were expected to take. No range is stated.
+    * A running notebook counts its expected seconds less its own elapsed time, never below 0:
+      a notebook that overruns holds the estimate, it does not raise it.
+    * Within a notebook the estimate never grows by more than that notebook's elapsed time
+      (with several running, by any of theirs): it changes its pace only when a notebook
+      finishes, so that can only happen when another notebook finishes beside it.
+    """
+
+    def __init__(self, expected: dict[str, float], *, slow: float = PACE_NOISE, clock=time.monotonic):
+        self.expected = {name: max(float(s), 0.0) for name, s in expected.items()}
+        self.total = sum(self.expected.values())
+        self.slow = max(float(slow), 1.0)
+        self.clock = clock
+        self.running: dict[str, tuple[float, float]] = {}  # name -> (started, the estimate then)
+        self.took: dict[str, float | None] = {}  # finished: seconds taken (None: not timed here)
+        self._lock = threading.Lock()
+
+    def start(self, name: str) -> None:
+        at_start = self.remaining()
+        with self._lock:
+            self.running[name] = (self.clock(), at_start)
+
+    def finish(self, name: str) -> None:
+        """``name`` is done; its seconds count toward the pace when it was started here."""
+        with self._lock:
+            started = self.running.pop(name, None)
+            self.took[name] = None if started is None else self.clock() - started[0]
+
+    def pace(self) -> float | None:
+        """Seconds taken per expected second by the finished notebooks, once they rest on
+        enough work (see the class docstring); None before."""
+        timed = [(took, self.expected.get(name, 0.0)) for name, took in self.took.items() if took is not None]
+        expected = sum(e for _, e in timed)
+        if not timed or expected < max(ENOUGH_SHARE * self.total, ENOUGH_SECONDS):
+            return None
+        return sum(t for t, _ in timed) / expected
+
+    def _left(self, factor: float, now: float) -> float:
+        left = 0.0
+        for name, seconds in self.expected.items():
+            if name in self.took:
+                continue
+            elapsed = now - self.running[name][0] if name in self.running else 0.0
+            left += max(factor * seconds - elapsed, 0.0)
+        return left
+
+    def remaining(self) -> float:
+        """The estimate: seconds left, by the rules of the class docstring."""
+        with self._lock:
+            now = self.clock()
+            pace = self.pace()
+            left = self._left(1.0 if pace is None else pace, now)
+            for started, at_start in self.running.values():
+                left = min(left, at_start + (now - started))
+            return round(left, 1)
+
+    def bounds(self) -> tuple[float, float] | None:
+        """The range stated beside the estimate while it is the expectation; None once the
+        run's own pace counts."""
+        point = self.remaining()
+        with self._lock:
+            if self.pace() is not None:
+                return None
+            now = self.clock()
+            low, high = self._left(1 / PACE_NOISE, now), self._left(self.slow, now)
+        return round(min(low, point), 1), round(max(high, point), 1)

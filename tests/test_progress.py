@@ -62,35 +62,70 @@ def test_a_batch_kernel_reports_its_open_bars_to_the_runner(kernel, monkeypatch,
     assert [b["desc"] for b in progress.read_status(tmp_path)] == ["slow"]
 
 
-def test_the_run_bar_weights_notebooks_by_their_expected_seconds(monkeypatch, tmp_path):
+def test_the_run_bar_weights_notebooks_by_their_expected_seconds(tmp_path):
     clock = [100.0]
-    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
-    # Without belief in the expectation (prior_weight 0): the pace so far alone.
-    run = progress.RunBar({"00_a": 10, "03_b": 100, "04_c": 10}, enabled=False, prior_weight=0)
-    assert run.remaining() is None  # nothing moved yet
+    run = progress.RunBar({"00_a": 10, "03_b": 100, "04_c": 10}, enabled=False, slow=5.0, clock=lambda: clock[0])
+    assert run.remaining() == 120.0  # the expectation, before anything ran (ltrlib.timing.Estimate)
     run.start("00_a")
     clock[0] += 20  # twice as slow as expected
     assert run.position() == 9.5  # the running notebook moves with the clock, to 95 % of its weight
+    assert run.remaining() == 110.0  # an overrunning notebook holds the ETA, it does not raise it
     run.finish("00_a")
-    assert run.remaining() == 220.0  # 110 expected seconds left, at half the expected pace
+    assert run.remaining() == 110.0 and run.estimate.bounds() == (round(110 / 1.3, 1), 550.0)
     run.start("03_b", tmp_path)
-    (tmp_path / "1.json").write_text(json.dumps([{"desc": "tuning full.M_full", "n": 3, "total": 6, "started": 1}]))
     clock[0] += 20
-    assert run.position() == 30.0 and run.remaining() == 120.0  # 90 left at 30 per 40 s
-    # By default a quarter of the expected total (30 s) is belief in the expectation: a short
-    # first notebook moves the pace only part of the way.
-    run = progress.RunBar({"00_a": 10, "03_b": 100, "04_c": 10}, enabled=False)
-    assert run.prior_weight == 30.0 and run.remaining() == 120.0  # the expectation, before anything ran
-    run.start("00_a")
-    clock[0] += 20
-    run.finish("00_a")
-    assert run.remaining() == 137.5  # 110 left at (20 + 30) / (10 + 30) of the expected pace
+    assert run.position() == 30.0 and run.remaining() == 90.0
     run = progress.RunBar({"00_a": 10}, enabled=True, file=open(os.devnull, "w"))
+    (tmp_path / "1.json").write_text(json.dumps([{"desc": "tuning full.M_full", "n": 3, "total": 6, "started": 1}]))
     run.start("00_a", tmp_path)
     run._draw()
     assert run.bar.postfix == "00_a: tuning full.M_full 3/6"
-    assert "<00:10" in str(run.bar)  # the bar shows the ETA of `remaining`
+    assert "<00:10 (00:07-00:13)" in str(run.bar)  # the bar shows the ETA of `remaining`, with its range
     run.bar.close()
+
+
+def _bar_columns(line: str) -> int:
+    return line.index("| [") - line.index("|") - 1
+
+
+def test_the_runs_line_fits_the_terminal_and_keeps_its_bar(tmp_path):
+    # At 160 columns a long status cut the line and squeezed the bar to "| |".
+    first, second = tmp_path / "03", tmp_path / "06"
+    first.mkdir(), second.mkdir()
+    (first / "1.json").write_text(json.dumps([
+        {"desc": "models, 2 at a time", "n": 4, "total": 9, "started": 1},
+        {"desc": "tuning Split1.M1_category_feature_220", "n": 3, "total": 6, "started": 2,
+         "detail": "trial 3: 340 trees, best NDCG@10 0.4321 so far, pruned 2"}]))
+    (second / "2.json").write_text(json.dumps([{"desc": "tuning bilambdamart stage 2 fold 7 of 10", "n": 1,
+                                                "total": 20, "started": 3, "detail": "trial 1: 900 trees"}]))
+    for columns in (160, 120, 100, 80):
+        run = progress.RunBar({"03_client_models": 936, "06_bilambdamart": 666, "09_click_bias": 129},
+                              enabled=True, file=open(os.devnull, "w"), slow=5.0, ncols=columns)
+        run.start("03_client_models", first)
+        run.start("06_bilambdamart", second)
+        run._draw()
+        line = str(run.bar)
+        assert len(line) <= columns and _bar_columns(line) >= progress.RunBar.MIN_BAR, (columns, line)
+        assert line.startswith("ltrlib run:") and line.endswith("]") and "03_client" in line
+        if columns == 160:  # room for what each notebook does, cut to its share
+            assert "03_client_models: tuning Split1" in line and "06_bilambdamart: tuning" in line, line
+        run.bar.close()
+    # Unlimited, nothing is left out.
+    bars = [{"desc": "models", "n": 4, "total": 9}, {"desc": "tuning Split1.M1", "n": 3, "total": 6,
+                                                     "detail": "trial 3: 340 trees"}]
+    full = "03: models 4/9 · tuning Split1.M1 3/6 (trial 3: 340 trees)"
+    assert progress.fit_status([("03", bars)], None) == full
+    # Shortened in steps: details go, then all but the innermost bar, then each notebook's part
+    # is cut to its share, then only the names are left, and last those are cut.
+    assert progress.fit_status([("03", bars)], len(full) - 1) == "03: models 4/9 · tuning Split1.M1 3/6"
+    assert progress.fit_status([("03", bars)], 30) == "03: tuning Split1.M1 3/6"
+    assert progress.fit_status([("03_client_models", bars), ("06_bilambdamart", bars)], 60) \
+        == "03_client_models: tuning Sp… | 06_bilambdamart: tuning Spl…"  # 28 columns each
+    assert progress.fit_status([("03_client_models", bars), ("06_bilambdamart", bars)], 40) \
+        == "03_client_models | 06_bilambdamart"
+    assert progress.fit_status([("03_client_models", bars), ("06_bilambdamart", bars)], 20) \
+        == "03_client_models | …"
+    assert progress.fit_status([("03", bars)], 0) == ""
 
 
 def test_a_batch_workers_bars_only_report(monkeypatch, tmp_path, capsys):
