@@ -149,7 +149,11 @@ jobs = foltr.experiment_grid(setting_list, foltr.runs_by_fold(data, seed, len(se
 # back for the run files; the others stay in the workers: the default grid is 142 runs a seed,
 # and each Type 1 run ranks every training query (about 5 MB compressed at `small`).
 kept = foltr.table2_jobs(jobs, jobs[0].seed, click="perfect")
-offline, online, final_rankers = foltr.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler, keep_rankers=kept)
+# Each finished run is kept in the run folder as it ends, so that a rerun after an interruption
+# resumes with the runs already done (`ltrlib.foltr.store`: a run made by other code or data is
+# computed again).
+offline, online, final_rankers = foltr.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler, keep_rankers=kept,
+                                                store=report.run_dir / ".07_foltr_noniid.runs")
 report.table(offline, "runs_offline")
 report.table(online, "runs_online")
 online.groupby(["setting", "data"]).agg(runs=("seed", "size"), interactions=("interactions", "sum"),

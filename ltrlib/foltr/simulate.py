@@ -41,6 +41,7 @@ from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
 from ltrlib.foltr.intents import read_intent_collection
 from ltrlib.foltr.rankers import PRECISIONS, FoltrRanker
+from ltrlib.foltr.store import RunStore
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.significance import compare_tidy
 from ltrlib.trec import RunFile
@@ -264,7 +265,7 @@ def online_table_caption(n_rounds: int, n_seeds: int, n_folds: int = 0) -> str:
 
 
 def run_jobs(data, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = True,
-             keep_rankers=None):
+             keep_rankers=None, store=None):
     """Run ``jobs``; returns ``(offline, online)`` frames (see module docstring).
 
     ``data``: a `FoltrData`, or on a collection in folds ``{fold: FoltrData}``
@@ -274,7 +275,11 @@ def run_jobs(data, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = 
     ``keep_rankers``: some of ``jobs`` (e.g. `table2_jobs`) whose final rankers to bring back
     from the workers; then returns ``(offline, online, rankers)``, ``rankers`` mapping each
     of those jobs to its `FoltrRanker`. FedPer jobs have no single final ranker (their
-    offline NDCG averages the clients' personalised models) and are refused."""
+    offline NDCG averages the clients' personalised models) and are refused.
+
+    ``store``: a folder (`ltrlib.foltr.store.RunStore`) where each run is written as it
+    finishes and read back instead of run again: a grid interrupted, or run again, resumes
+    with the runs it has. The results are the same as without it."""
     jobs = list(jobs)
     if not jobs:
         raise ValueError("run_jobs: no jobs")
@@ -291,28 +296,19 @@ def run_jobs(data, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = 
             raise ValueError(f"run_jobs: keep_rankers holds a FedPer job ({fedper[0]}), which has no single "
                              "final ranker: its offline NDCG averages the clients' personalised models")
     kept = [keep is not None and j in keep for j in jobs]
+    runs = None if store is None else RunStore(store)
+    results = [None if runs is None else runs.load(d, j, k) for d, j, k in zip(parts, jobs, kept)]
+    todo = [i for i, r in enumerate(results) if r is None]
     from ltrlib.progress import bar as progress_bar
 
-    bar = progress_bar(total=len(jobs), desc="foltr runs", enabled=progress)
-    results = []
+    bar = progress_bar(total=len(jobs), initial=len(jobs) - len(todo), desc="foltr runs", enabled=progress)
     # One wall-clock span of fitting, whether the runs are here or in worker processes.
     with timing.fitting():
-        if scheduler:
-            results = _run_dask(by_fold, jobs, kept, scheduler, bar)
-        elif n_jobs == 1:
-            for d, j, k in zip(parts, jobs, kept):
-                results.append(run_job(d, j, k))
-                bar.update()
-        else:
-            from joblib import Parallel, delayed
-
-            from ltrlib.config import worker_processes
-
-            with worker_processes(n_jobs):
-                par = Parallel(n_jobs=n_jobs, return_as="generator")
-                for r in par(delayed(run_job)(d, j, k) for d, j, k in zip(parts, jobs, kept)):
-                    results.append(r)
-                    bar.update()
+        for i, result in _run_todo(by_fold, parts, jobs, kept, todo, n_jobs, scheduler):
+            results[i] = result
+            if runs is not None:
+                runs.save(parts[i], jobs[i], kept[i], result)
+            bar.update()
     bar.close()
     offline = pd.concat([r[0] for r in results], ignore_index=True)
     online = pd.DataFrame([r[1] for r in results])
@@ -321,7 +317,30 @@ def run_jobs(data, jobs, n_jobs: int = 1, scheduler: str = "", progress: bool = 
     return offline, online, {j: r[2] for j, k, r in zip(jobs, kept, results) if k}
 
 
-def _run_dask(by_fold, jobs, kept, scheduler, bar):
+def _indexed_run(i: int, data, job: Job, keep_ranker: bool):
+    return i, run_job(data, job, keep_ranker)
+
+
+def _run_todo(by_fold, parts, jobs, kept, todo, n_jobs, scheduler):
+    """Yield ``(index, run_job's result)`` for each index in ``todo``, as each run finishes."""
+    if not todo:
+        return
+    if scheduler:
+        yield from _run_dask(by_fold, jobs, kept, todo, scheduler)
+    elif n_jobs == 1:
+        for i in todo:
+            yield _indexed_run(i, parts[i], jobs[i], kept[i])
+    else:
+        from joblib import Parallel, delayed
+
+        from ltrlib.config import worker_processes
+
+        with worker_processes(n_jobs):
+            par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+            yield from par(delayed(_indexed_run)(i, parts[i], jobs[i], kept[i]) for i in todo)
+
+
+def _run_dask(by_fold, jobs, kept, todo, scheduler):
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -329,14 +348,12 @@ def _run_dask(by_fold, jobs, kept, scheduler, bar):
                           "installed; leave scheduler empty to use joblib") from None
     with Client(scheduler) as client:
         # Each fold's data goes to every worker once, not with each of its jobs.
-        scattered = {fold: client.scatter(d, broadcast=True) for fold, d in by_fold.items()}
-        futures = [client.submit(run_job, scattered[j.fold], j, k, pure=False) for j, k in zip(jobs, kept)]
-        index = {f.key: i for i, f in enumerate(futures)}
-        out = [None] * len(jobs)
+        folds = {jobs[i].fold for i in todo}
+        scattered = {fold: client.scatter(d, broadcast=True) for fold, d in by_fold.items() if fold in folds}
+        futures = [client.submit(_indexed_run, i, scattered[jobs[i].fold], jobs[i], kept[i], pure=False)
+                   for i in todo]
         for f in as_completed(futures):
-            out[index[f.key]] = f.result()
-            bar.update()
-    return out
+            yield f.result()
 
 
 def grid(settings, seeds, *, noniid=(False, True), rankers=("linear",), clicks=("perfect",),

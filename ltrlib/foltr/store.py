@@ -1,0 +1,91 @@
+"""Finished FOLTR runs kept on disk, so that an interrupted grid resumes where it stopped.
+
+Notebook 07 at the paper's protocol is about 970 runs and hours on 2 cores: a Ctrl-C, a
+killed kernel or the end of a session must not lose the runs already done. `RunStore`
+writes each finished run (`ltrlib.foltr.simulate.run_job`'s result) as one file, atomically,
+named by a key of everything that fixes its numbers:
+
+- the `Job` (setting, ranker, clicks, remedy, seed, T, ...) and whether its ranker is kept;
+- the data: `ltrlib.provenance`'s fingerprint of the training and test sets, the label
+  scale and the judged intents;
+- the code: the sources of `ltrlib.foltr` and `ltrlib.metrics` (the simulation and its
+  NDCG), so that a run made by other code is computed again, never served.
+
+A run is either a whole file or absent; a file that cannot be read (a disk that filled
+up, a file from another pickle protocol) is computed again and replaced. Nothing else
+reads or changes the folder: it is a cache of a run folder's own making, and ``rm -r``
+of it costs only the time to compute the runs again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+from dataclasses import asdict
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from ltrlib import provenance
+from ltrlib.atomic import atomic_path
+
+#: Bumped when the stored result's layout changes.
+_FORMAT = 1
+
+
+@cache
+def _code_digest() -> str:
+    """A hash of the modules whose code makes a run's numbers."""
+    package = Path(__file__).parents[1]
+    digest = hashlib.blake2b(digest_size=8)
+    for folder in ("foltr", "metrics"):
+        for path in sorted((package / folder).glob("*.py")):
+            digest.update(f"{folder}/{path.name}".encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _data_digest(data) -> str:
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(provenance.describe({"train": data.train, "test": data.test})["fingerprint"].encode())
+    digest.update(str(data.n_levels).encode())
+    if data.intents is not None:
+        digest.update(np.ascontiguousarray(data.intents).tobytes())
+    return digest.hexdigest()
+
+
+class RunStore:
+    """Finished runs under ``folder`` (made when the first run is saved)."""
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+        self._data: dict[int, str] = {}  # id(FoltrData) -> digest, computed once a call
+
+    def _key(self, data, job, keep_ranker: bool) -> str:
+        if id(data) not in self._data:
+            self._data[id(data)] = _data_digest(data)
+        payload = {"format": _FORMAT, "job": asdict(job), "keep_ranker": bool(keep_ranker),
+                   "data": self._data[id(data)], "code": _code_digest()}
+        return hashlib.blake2b(json.dumps(payload, sort_keys=True).encode(), digest_size=16).hexdigest()
+
+    def _path(self, data, job, keep_ranker: bool) -> Path:
+        return self.folder / f"{self._key(data, job, keep_ranker)}.pickle"
+
+    def load(self, data, job, keep_ranker: bool = False):
+        """The stored result of ``job`` on ``data``, or None when there is none (or none that reads)."""
+        path = self._path(data, job, keep_ranker)
+        try:
+            with path.open("rb") as f:
+                return pickle.load(f)
+        except FileNotFoundError:
+            return None
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            return None  # unreadable: computed again, and the file replaced when saved
+
+    def save(self, data, job, keep_ranker: bool, result) -> None:
+        """Write ``result`` for ``job`` on ``data``, whole or not at all."""
+        with atomic_path(self._path(data, job, keep_ranker)) as tmp:
+            with tmp.open("wb") as f:
+                pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
