@@ -321,7 +321,12 @@ def _add_runs_parser(subparsers) -> None:
         "runs", help="list a run's TREC run files and qrels, with the commands that score them",
         description="List RUN's TREC run files (runs/<notebook>/<model>.run: every model's test ranking, "
         "qid Q0 docno rank score tag) and the qrels beside them, then print a trec_eval and a ranx command "
-        "on the first (docs/ecosystem.md).")
+        "on the first, and, where notebook 07 wrote runs, the command that gives its table's number "
+        "(docs/ecosystem.md). The tools score a query without a relevant document 0 and count it; "
+        "07's offline NDCG@10 leaves such queries out and averages the intents' means, so their plain "
+        "mean is lower than its table's. Tied scores are written in our order, row order (ascending docno, "
+        "but in 06's stage-2 runs); trec_eval, ir_measures and repro_eval re-sort them by descending docno, "
+        "ranx in no set order.")
     runs.add_argument("run", metavar="RUN", help="a run id under reports/, or a run directory")
     runs.add_argument("--check", action="store_true",
                       help="score every run with ranx and with ltrlib.metrics, query by query, and count where they "
@@ -373,7 +378,26 @@ def _runs(args: argparse.Namespace) -> int:
     print(f"\n{len(table)} runs, {table.kilobytes.sum() / 1024:.1f} MB (gzip). Score one:\n"
           f"  trec_eval -m map -m recip_rank <(gunzip -c {qrels}) <(gunzip -c {run})\n"
           f"  python -c \"from ranx import evaluate; from ltrlib.trec import ranx_qrels, ranx_run; "
-          f"print(evaluate(ranx_qrels('{qrels}'), ranx_run('{run}'), ['ndcg_burges@10', 'map', 'mrr']))\"")
+          f"print(evaluate(ranx_qrels('{qrels}'), ranx_run('{run}'), ['ndcg_burges@10', 'map', 'mrr']))\"\n"
+          "Both count a query without a relevant document as 0 and break tied scores their own way "
+          "(trec_eval by descending docno; the files hold ours, row order).")
+    intents = table[table.qrels.str.count(",") > 0]
+    if not intents.empty:
+        # Notebook 07's Type 1 runs: one qrels per intent, and a table that no tool's default gives.
+        first = intents.iloc[0]
+        folder = run_dir / "runs" / first.notebook
+        run, qrels = folder / first.run, " ".join(str(folder / q) for q in first.qrels.split(", "))
+        print(f"\n{first.run} is judged by {first.qrels.count(',') + 1} qrels, one per intent. Its table's offline "
+              "NDCG@10 leaves out the queries without a relevant document and averages the intents' means; the "
+              "tools' plain mean counts those queries as 0 and is lower. The table's number (ranx; "
+              "make_comparable trims the run it is given, so each intent reads it again):\n"
+              "  python -c \"import sys, statistics; from ranx import Qrels, evaluate; "
+              "from ltrlib.trec import ranx_run, read_qrels\n"
+              "def judged(path):\n"
+              "    q = read_qrels(path); q = q[q.qid.isin(q.qid[q.rel > 0])].astype({'qid': object, 'docno': object})\n"
+              "    return Qrels.from_df(q, q_id_col='qid', doc_id_col='docno', score_col='rel')\n"
+              "print(statistics.mean(evaluate(judged(q), ranx_run(sys.argv[1]), 'ndcg_burges@10', "
+              f"make_comparable=True) for q in sys.argv[2:]))\" {run} {qrels}")
     return 0
 
 

@@ -78,7 +78,9 @@ list(variants)
 # %% [markdown]
 # ## LightGBM λMART against XGBoost's objectives and pair methods
 # Superscript ᵃ: the mean differs from LightGBM λMART's (two-sided paired t-test over the
-# test queries, p < 0.05). `rank:map` trains on binarised labels (label ≥ 1); every model
+# test queries, p < 0.05, uncorrected); `backend_comparison_numeric` holds each p-value and,
+# beside it, Holm's correction over the table's tests (`p_holm`, `marked_holm`: which marks
+# Holm keeps). `rank:map` trains on binarised labels (label ≥ 1); every model
 # early-stops on graded validation NDCG@10.
 
 # %%

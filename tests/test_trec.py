@@ -184,6 +184,37 @@ def test_the_runs_command_lists_a_runs_files_and_how_to_score_them(tmp_path, cap
     assert cli.main(["runs", str(empty)]) == 0 and "no run files" in capsys.readouterr().out
 
 
+def test_the_runs_command_gives_the_command_that_reproduces_notebook_07s_mean_over_intents(tmp_path, capsys):
+    """07's offline NDCG@10 leaves out queries without a relevant document and averages the
+    intents' means; the tools count those queries as 0. The command `ltrlib runs` prints for a
+    run judged by several qrels gives the table's number, and the plain mean is lower."""
+    import re
+    import subprocess
+    import sys
+
+    from ltrlib import cli
+    from ltrlib.data import Dataset
+    from ltrlib.report import Reporter
+
+    _ranx()
+    qids, offsets, y, s = _data(queries=12)
+    rng = np.random.default_rng(5)
+    intents = [np.where(rng.random(y.size) < 0.2, y, 0) for _ in range(2)]  # many queries lose every relevant one
+    data = [Dataset(np.zeros((y.size, 1), np.float32), labels, qids, offsets) for labels in intents]
+    rep = Reporter("r", "07_foltr_noniid", root=tmp_path)
+    rep.run_file_records([trec.RunFile("type1.d.linear.perfect.none", data[0], s, "qrels.intent0",
+                                       {"qrels.intent1": data[1]})])
+    assert cli.main(["runs", str(rep.run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "judged by 2 qrels" in out and "counts those queries as 0" in out
+    code, args = re.search(r'python -c "(import sys, statistics.*?)" (\S+ \S+ \S+)\n?$', out, re.S).groups()
+    got = float(subprocess.run([sys.executable, "-c", code, *args.split()], capture_output=True, text=True,
+                               check=True).stdout)
+    table = np.mean([np.nanmean(ndcg(labels, s, offsets, k=10, no_relevant="exclude")) for labels in intents])
+    plain = np.mean([ndcg(labels, s, offsets, k=10, no_relevant="zero").mean() for labels in intents])
+    assert got == pytest.approx(table, abs=1e-12) and plain < table
+
+
 def test_agreement_counts_queries_where_ranx_and_ours_part_and_says_when_ties_explain_it(tmp_path):
     from ltrlib.data import Dataset
     from ltrlib.report import Reporter
