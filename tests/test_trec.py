@@ -215,6 +215,29 @@ def test_the_runs_command_gives_the_command_that_reproduces_notebook_07s_mean_ov
     assert got == pytest.approx(table, abs=1e-12) and plain < table
 
 
+def test_tied_scores_are_written_in_ascending_docno_and_trec_eval_reads_them_descending(tmp_path):
+    """docs/ecosystem.md, Ties: the file holds our order (ties by row, so ascending docno);
+    trec_eval (here through ir_measures' pytrec_eval) re-sorts ties by descending docno, and
+    reads the file's own order when the score is the negated rank."""
+    M = pytest.importorskip("ir_measures")
+    offsets, qids = np.array([0, 3]), np.array([3])
+    labels, scores = np.array([0, 1, 1]), np.array([0.5, 0.4, 0.5])  # rows 0 and 2 tied
+    run = trec.write_run(tmp_path / "r.run", qids, offsets, scores, "m")
+    qrels = trec.write_qrels(tmp_path / "q.qrels", qids, offsets, labels)
+    assert trec.read_run(run).docno.tolist() == ["3-0", "3-2", "3-1"]
+    ours = ndcg(labels, scores, offsets, k=10)[0]  # 3-0 (0), 3-2 (1), 3-1 (1)
+    theirs = ndcg(labels[[2, 0, 1]], np.array([3.0, 2.0, 1.0]), offsets, k=10)[0]  # 3-2 before 3-0
+    measure = M.nDCG(gains=GAINS) @ 10
+    assert abs(theirs - ours) > 0.1
+    assert M.calc_aggregate([measure], M.read_trec_qrels(str(qrels)), M.read_trec_run(str(run)))[measure] \
+        == pytest.approx(theirs)
+    ranked = tmp_path / "ranked.run"
+    ranked.write_text("".join(f"{q} Q0 {d} {r} {-r} m\n" for q, d, r in trec.read_run(run)[["qid", "docno", "rank"]]
+                              .itertuples(index=False)))
+    assert M.calc_aggregate([measure], M.read_trec_qrels(str(qrels)), M.read_trec_run(str(ranked)))[measure] \
+        == pytest.approx(ours)
+
+
 def test_agreement_counts_queries_where_ranx_and_ours_part_and_says_when_ties_explain_it(tmp_path):
     from ltrlib.data import Dataset
     from ltrlib.report import Reporter
