@@ -25,7 +25,8 @@ the documents the run leaves out count as not retrieved.
 **Ties.** Our metrics rank a query's documents by descending score, tied scores in row
 order (a stable sort, LightGBM's convention, `ltrlib.metrics.ranking`). The ``rank`` column
 states that order. trec_eval ignores the rank column and re-sorts by score, breaking ties by
-``docno``; ranx sorts by score with an unstable sort. So where a
+descending ``docno`` (as pytrec_eval, ir_measures and repro_eval's ``break_ties`` do); ranx
+sorts by score with an unstable sort. So where a
 query has tied scores those tools may order it otherwise, and its metrics may differ from
 ours; where scores are distinct they agree (tests/test_trec.py checks NDCG@k, MAP and MRR
 query by query against ranx and ir_measures).

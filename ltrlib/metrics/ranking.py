@@ -47,8 +47,9 @@ Queries where the metric is undefined (``no_relevant=``)
       scores as perfect. This is LightGBM's convention for both ``ndcg`` and ``map``
       (checked against LightGBM 4.x), so our means match LightGBM's eval output.
     - ``"zero"``: 0.0. This is ranx's convention for all its metrics.
-    - ``"exclude"``: NaN; means skip it (trec_eval style: only queries with relevant
-      documents count).
+    - ``"exclude"``: NaN; means skip it (only queries with relevant documents count: the
+      FPDGD reference's convention, notebook 07's. trec_eval, ranx and ir_measures score such
+      a query 0 and count it when the qrels list its documents; docs/ecosystem.md).
 
     One value for all metrics keeps the switch easy to reason about. The choice shifts
     every model's mean by the same amount and leaves paired differences (and so
