@@ -563,8 +563,10 @@ def _pack_run(run_dir: Path, target: Path) -> None:
     its files by then (the runner records a notebook once it has finished), so the
     tarball holds each of them whole; a notebook still running is rerun on resume, over
     whatever part of its files came along. Optuna journals are cut at their last complete
-    record (`_complete_records`). Left out: hidden files (the run's lock, kernel logs),
-    lock files, and the TREC run files (``runs/``), which no notebook reads back and the
+    record (`_complete_records`), and notebook 07's finished FOLTR runs (files in its hidden
+    ``.07_foltr_noniid.runs/``, `ltrlib.foltr.store`) come along, so that a resumed notebook
+    07 reruns only the runs it had not finished. Left out: hidden files (the run's lock,
+    kernel logs), lock files, and the TREC run files (``runs/``), which no notebook reads back and the
     study does not keep, and which are half of a `small` seed's packed size (40 of 77 MB
     after notebook 06): a resumed seed's folder lacks those of the notebooks packed."""
     import io

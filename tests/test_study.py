@@ -124,7 +124,7 @@ def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries
                                                                                            monkeypatch):
     """A ledger seed in progress is checkpointed as its run folder: the manifest as it was
     read first, finished notebooks' files, the running notebook's journal up to its last
-    complete record, no locks, kernel logs or run files. A checkout without the run folder gets it
+    complete record, notebook 07's finished FOLTR runs, no locks, kernel logs or run files. A checkout without the run folder gets it
     back whole before the seed runs; one with it keeps its own."""
     import shutil
     import tarfile
@@ -139,6 +139,8 @@ def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries
     (run / "run.json").write_text('{"notebooks": {"02_split_stats": {"status": "completed"}}}')
     (run / "tables" / "02_split_stats" / "merge_summary.csv").write_text("a,b\n1,2\n")
     (run / "optuna.journal").write_bytes(b'{"op": 1}\n{"op": 2, "half')
+    (run / ".07_foltr_noniid.runs").mkdir()
+    (run / ".07_foltr_noniid.runs" / "ab12.pickle").write_bytes(b"a finished FOLTR run")
     (run / "runs" / "02_split_stats").mkdir(parents=True)
     for left_out in (".run.lock", ".03_client_models.kernel.log", "metrics.json.lock", "runs/02_split_stats/m.run.gz"):
         (run / left_out).write_text("x")
@@ -150,7 +152,8 @@ def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries
     fresh.parent.mkdir()
     assert study._restore(study_dir, fresh, 3)
     files = sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
-    assert files == ["optuna.journal", "run.json", "tables/02_split_stats/merge_summary.csv"]
+    assert files == [".07_foltr_noniid.runs/ab12.pickle", "optuna.journal", "run.json",
+                     "tables/02_split_stats/merge_summary.csv"]
     assert (fresh / "optuna.journal").read_bytes() == b'{"op": 1}\n'
     assert (fresh / "run.json").read_bytes() == (run / "run.json").read_bytes()
     assert [p.name for p in fresh.parent.iterdir()] == ["L-seed3"]  # unpacked beside it, renamed into place
