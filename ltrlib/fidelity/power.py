@@ -164,3 +164,35 @@ def power_tables(per_seed: pd.DataFrame, effects: pd.DataFrame, chosen: int,
                          "80 % power at 0.05": int((g.power_at_alpha >= POWER).sum()),
                          "80 % power at 0.05 / m": int((g.power_at_alpha_over_m >= POWER).sum())})
     return pd.DataFrame(rows), checks, comparisons
+
+
+def power_markdown(by_seeds: pd.DataFrame, checks: pd.DataFrame, study: str, chosen: int, command: str = "") -> str:
+    """The power report (`power_tables`' frames) as Markdown: what it assumes, the checks with
+    80 % power by seed count per paper, and every check's seeds needed and power at ``chosen``."""
+    from ltrlib.report import table_to_markdown
+
+    def seeds(v: float) -> str:
+        return "–" if math.isnan(v) else (f"> {SEEDS_CAP}" if math.isinf(v) else f"{v:.0f}")
+
+    shown = checks.assign(**{"seeds at 0.05": checks.seeds_at_alpha.map(seeds),
+                             "seeds at 0.05 / m": checks.seeds_at_alpha_over_m.map(seeds),
+                             f"power at {chosen} (0.05)": checks.power_at_alpha.round(2),
+                             f"power at {chosen} (0.05 / m)": checks.power_at_alpha_over_m.round(2)})
+    shown = shown[["source", "claim", "scope", "in_tally", "kind", "comparisons", "seeds at 0.05",
+                   "seeds at 0.05 / m", f"power at {chosen} (0.05)", f"power at {chosen} (0.05 / m)"]]
+    lines = [f"# Seeds for a ledger study: power from `{study}`'s spreads", "",
+             "For each comparison of every check that rule v2 decides by a test, the seeds at which its test "
+             "would decide the claim with 80 % power, were the true effect **the paper's** and the seeds spread as "
+             f"`{study}`'s did (`ltrlib.fidelity.power`: the tests, the margins and the levels; every choice is "
+             "ours). Where the paper gives no number, or one in other units (FOLTR's online sums over "
+             "T = 10,000 rounds against a study at T = 300), the observed mean stands in. A check needs all its "
+             "comparisons, so its seeds are their most and its power their least. 0.05 is the level Holm's "
+             "last step tests at, 0.05 / m its first (m: the paper's tested checks in its tally). The spreads "
+             f"rest on `{study}`'s few seeds: estimates, not guarantees.", "",
+             f"Regenerate: `{command}`." if command else "", "",
+             "## Tally checks with 80 % power, by seeds", "", table_to_markdown(by_seeds), "",
+             f"## Every check: seeds needed, and power at {chosen} seeds", "",
+             "`> 1000`: no study here could decide it at the paper's effect (an effect the wrong way, or an "
+             "equivalence the paper's own difference breaks); `–`: the seeds did not spread.", "",
+             table_to_markdown(shown), ""]
+    return "\n".join(lines)

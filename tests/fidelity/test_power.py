@@ -88,3 +88,11 @@ def test_the_report_counts_each_papers_checks_with_enough_power_by_seeds():
     assert (foltr["tested tally checks"] == 2).all()
     assert foltr["80 % power at 0.05"].is_monotonic_increasing
     assert checks.in_tally.all() and set(checks.columns) >= {"seeds_at_alpha", "power_at_alpha"}
+
+
+def test_the_power_report_says_its_assumptions_and_every_checks_seeds():
+    per_seed, effects = _frames()
+    by_seeds, checks, _ = power.power_tables(per_seed, effects, chosen=10, seeds=(5, 10))
+    text = power.power_markdown(by_seeds, checks, "S", 10, command="ltrlib study ledger --study S --power 10")
+    assert "were the true effect **the paper's**" in text and "`ltrlib study ledger --study S --power 10`" in text
+    assert text.count("| foltr ") >= 2 + 2 and "power at 10 (0.05 / m)" in text
