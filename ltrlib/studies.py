@@ -1030,7 +1030,15 @@ def _ledger_tables(study_dir: Path, design: dict, rule: str | None = None) -> tu
                                                                                    dict[int, dict]]:
     """The ledger of every recorded seed, rebuilt from its tables with today's claims, and
     decided across them by ``rule`` (default: the design's version, `rule_version`):
-    ``(per_seed, across, seed records)``."""
+    ``(per_seed, across, seed records)``; `_ledger_frames` adds the seeds' effects."""
+    per_seed, across, _, meta = _ledger_frames(study_dir, design, rule)
+    return per_seed, across, meta
+
+
+def _ledger_frames(study_dir: Path, design: dict, rule: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
+                                                                                   pd.DataFrame, dict[int, dict]]:
+    """`_ledger_tables` with every seed's comparisons (``EFFECT_COLUMNS`` and ``seed``), which
+    the Effect Ratio forests draw: ``(per_seed, across, effects, seed records)``."""
     from ltrlib.fidelity.across import decide_across, rule_version, with_effect_ratios
     from ltrlib.fidelity.ledger import fidelity_report
     from ltrlib.fidelity.sources import require_numbers
@@ -1039,12 +1047,12 @@ def _ledger_tables(study_dir: Path, design: dict, rule: str | None = None) -> tu
     require_numbers(recorded)
     reports = {s: fidelity_report(d) for s, d in recorded.items()}
     if not reports:
-        return pd.DataFrame(), pd.DataFrame(), {}
+        return pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), {}
     per_seed = pd.concat([r.claims.assign(seed=s) for s, r in reports.items()], ignore_index=True)
     effects = pd.concat([r.effects.assign(seed=s) for s, r in reports.items()], ignore_index=True)
     meta = {s: _seed_record(d) for s, d in recorded.items()}
     across = decide_across(per_seed, effects, rule or rule_version(design))
-    return per_seed, with_effect_ratios(across, effects), meta
+    return per_seed, with_effect_ratios(across, effects), effects, meta
 
 
 def ledger_reading(study_dir: str | os.PathLike, rule: str = "v2") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -1076,6 +1084,12 @@ def write_ledger_reading(study_dir: str | os.PathLike, rule: str, command: str =
     _, registered_head = ledger_reading(study_dir, registered)
     out = study_dir.parent / f"{study_dir.name}-reading-{rule}"
     out.mkdir(exist_ok=True)
+    seeds = len(set(_recorded(study_dir)) & set(_design(study_dir)["seeds"]))
+    chart = (_figure_lines(write_ledger_figures(out, across, None, f"{study_dir.name} read by rule {rule} across "
+                                                f"{seeds} seeds: a secondary reading, not the study's result")
+                           ["verdicts"], f"Checks by verdict, {study_dir.name} read by rule {rule}",
+                           f"Each paper's checks by their verdict by rule {rule}, as the table below counts them, "
+                           "and the checks outside the tally.") if not across.empty else [])
     lines = [f"# {study_dir.name}, read by rule {rule}: a secondary reading", "",
              f"**Not the study's result.** `{study_dir.name}` was registered with rule {registered} before its "
              f"first seed; its verdicts are its own `study.md`. This reads the same recorded seeds by rule {rule} "
@@ -1083,7 +1097,7 @@ def write_ledger_reading(study_dir: str | os.PathLike, rule: str, command: str =
              "study count as they now read, so both tables below may differ from the study's own).", "",
              f"Regenerate: `{command}`." if command else "", "",
              f"## Today's claims by the registered rule ({registered})", "", table_to_markdown(registered_head), "",
-             f"## The same seeds by rule {rule}", "", table_to_markdown(head), "",
+             f"## The same seeds by rule {rule}", "", *chart, table_to_markdown(head), "",
              "Every check by rule " + rule + ": `reading.csv`.", ""]
     atomic_write_text(out / "reading.md", "\n".join(lines))
     atomic_write_text(out / "reading.csv", across.to_csv(index=False))
@@ -1105,6 +1119,91 @@ def _ledger_head(across: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
                      "first seed (holds / does not hold)": f"{int((mine.ours == 'holds').sum())} / "
                                                            f"{int((mine.ours == 'does not hold').sum())}"})
     return pd.DataFrame(rows)
+
+
+#: The verdicts a ledger study's head table counts, in its order (`_ledger_head`).
+LEDGER_VERDICTS = ("holds", "does not hold", "seed-dependent", "not decided", "not available")
+#: Where a ledger study (or a reading of one) keeps its pictures, beside its Markdown: the
+#: verdict chart, ``verdicts.png`` (the study's headline image, for the README), and one
+#: Effect Ratio forest per paper, ``effect_ratios_<source>.png``; each also as SVG.
+FIGURES_DIR = "figures"
+VERDICTS_FIGURE = "verdicts"
+
+
+def ledger_verdict_frame(across: pd.DataFrame) -> pd.DataFrame:
+    """Per paper, its checks by their verdict across seeds, tidy (``paper, verdict, checks``):
+    the counted ones (the papers' claims in their scopes) by `LEDGER_VERDICTS`, as the head
+    table counts them (`_ledger_head`), then the checks outside the tally (beyond the paper,
+    notes, exact checks, controls); what `ltrlib.plots.verdict_counts` draws."""
+    from ltrlib.fidelity.across import SEED_DEPENDENT
+    from ltrlib.fidelity.claims import NOT_DECIDED
+    from ltrlib.fidelity.ledger import PAPERS
+
+    assert (LEDGER_VERDICTS[2], LEDGER_VERDICTS[3]) == (SEED_DEPENDENT, NOT_DECIDED)
+    rows = []
+    for source, g in across.groupby("source", sort=False):
+        counted = (g.kind == "claim") & ~g.beyond.astype(bool)
+        rows += [(PAPERS[source].title, v, int((g.verdict[counted] == v).sum())) for v in LEDGER_VERDICTS]
+        rows.append((PAPERS[source].title, "outside the tally", int((~counted).sum())))
+    return pd.DataFrame(rows, columns=["paper", "verdict", "checks"])
+
+
+def _save_figure(fig, folder: Path, name: str) -> str:
+    """``fig`` as ``<name>.png`` and ``.svg`` in ``folder``, each written atomically and the
+    same bytes from the same frame (no date, no version, fixed SVG ids), so regenerating a
+    committed study's pictures changes no file whose numbers did not change; closes ``fig``.
+    Returns the PNG's path relative to the study folder."""
+    import matplotlib.pyplot as plt
+
+    try:
+        for fmt, metadata in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
+            with atomic_path(folder / f"{name}.{fmt}") as tmp, plt.rc_context({"svg.hashsalt": name}):
+                fig.savefig(tmp, format=fmt, dpi=100, bbox_inches="tight", metadata=metadata)
+    finally:
+        plt.close(fig)
+    return f"{FIGURES_DIR}/{name}.png"
+
+
+def write_ledger_figures(folder: Path, across: pd.DataFrame, effects: pd.DataFrame | None, title: str
+                         ) -> dict[str, str]:
+    """The pictures of a ledger study across seeds, under ``folder/figures/``: the verdict
+    chart (`ledger_verdict_frame`, `ltrlib.plots.verdict_counts`) titled ``title``, and per
+    paper with comparisons in ``effects`` (every seed's, with ``seed``) its Effect Ratios'
+    forest, each comparison's mean ratio with its 95 % interval across seeds and the paper's
+    improvement beside our mean one (`ltrlib.fidelity.across.effect_ratio_intervals`,
+    `ltrlib.plots.effect_ratios`); a paper none of whose comparisons has a stable ratio gets
+    none. Pictures of a paper no longer in the study are removed.
+    Returns ``{"verdicts": path, source: path, ...}``, PNG paths relative to ``folder``."""
+    from ltrlib import plots
+    from ltrlib.fidelity.across import effect_ratio_intervals
+    from ltrlib.fidelity.ledger import PAPERS
+
+    out = folder / FIGURES_DIR
+    written = {"verdicts": _save_figure(plots.verdict_counts(ledger_verdict_frame(across), title), out,
+                                        VERDICTS_FIGURE)}
+    if effects is not None and not effects.empty:
+        seeds = effects.seed.nunique()
+        for source, g in effect_ratio_intervals(effects).groupby("source", sort=False):
+            if g.effect_ratio_mean.isna().all():  # no comparison with a stable ratio: nothing to draw
+                continue
+            fig = plots.effect_ratios(g.reset_index(drop=True),
+                                      f"{SHORT_NAMES.get(source, source)}, {seeds} seeds (mean, 95 % interval)")
+            written[source] = _save_figure(fig, out, f"effect_ratios_{source}")
+    kept = {Path(p).stem for p in written.values()}
+    for f in out.glob("effect_ratios_*.*"):
+        if f.suffix in (".png", ".svg") and f.stem not in kept:
+            f.unlink()
+    return written
+
+
+def _figure_lines(path: str, alt: str, caption: str) -> list[str]:
+    """A picture in a study's Markdown: the PNG, its caption and the SVG beside it."""
+    return [f"![{alt}]({path})", "", f"{caption} ([SVG]({path[:-4]}.svg))", ""]
+
+
+EFFECT_RATIOS_CAPTION = ("Each comparison's Effect Ratio (our improvement / the paper's: 1 the paper's effect, 0 "
+                         "none, below 0 reversed): its mean over the seeds with a stable one, with its 95 % "
+                         "t-interval; beside it the paper's improvement and our mean one.")
 
 
 def ledger_headline(study_dir: str | os.PathLike = LEDGER_STUDY) -> str:
@@ -1145,7 +1244,7 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
 
     design = _design(study_dir)
     version = rule_version(design)
-    per_seed, across, meta = _ledger_tables(study_dir, design)
+    per_seed, across, effects, meta = _ledger_frames(study_dir, design)
     named = "" if version == "v1" else f" {version}"  # v1's summary reads as it did before there were versions
     lines = [f"# Study {design['study']}: every claim of the ledger across seeds", "",
              f"- Data: the {design['dataset']} data at scale `{design['scale']}`; seeds {design['seeds']}, each a "
@@ -1168,7 +1267,14 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
         return across
     done = sorted(meta)
     first = per_seed[per_seed.seed == done[0]]
+    interim = "" if len(done) == len(design["seeds"]) else ", interim"
+    figures = write_ledger_figures(study_dir, across, effects,
+                                   f"{design['study']}: checks by verdict across {len(done)} of "
+                                   f"{len(design['seeds'])} seeds (rule {version}{interim})")
     lines += [f"## Across {len(done)} of {len(design['seeds'])} seeds", "",
+              *_figure_lines(figures["verdicts"], "Checks of each paper's claims by verdict across seeds",
+                             "Each paper's checks by their verdict across seeds, as the table below counts them, "
+                             "and the checks outside the tally."),
               "The papers' claims in the scopes they ran; notes, exact checks, controls and scopes beyond the "
               "papers are in each paper's last table.", "", table_to_markdown(_ledger_head(across, first)), ""]
     shown = ["claim", "scope", "rule", "per_seed", "verdict", "p_holm", "evidence", "effect_ratios"]
@@ -1178,7 +1284,10 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
 
     for source, g in across.groupby("source", sort=False):
         counted = (g.kind == "claim") & ~g.beyond.astype(bool)
-        lines += [f"## {PAPERS[source].title}", "", table_to_markdown(g[counted][shown].round(4)), ""]
+        lines += [f"## {PAPERS[source].title}", ""]
+        if source in figures:
+            lines += _figure_lines(figures[source], f"Effect Ratios: {PAPERS[source].title}", EFFECT_RATIOS_CAPTION)
+        lines += [table_to_markdown(g[counted][shown].round(4)), ""]
         if (~counted).any():
             lines += ["Outside the tally:", "", table_to_markdown(g[~counted][shown].round(4)), ""]
     seed0 = first.set_index(["source", "claim", "scope"]).ours

@@ -4,6 +4,7 @@ interruption after the first, and a resume that runs only the second."""
 import json
 import os
 import re
+import shutil
 import signal
 import time
 
@@ -335,3 +336,58 @@ def test_a_reading_by_the_registered_rule_is_refused_and_writes_nothing(tmp_path
     with pytest.raises(ValueError, match="ledger-small is registered with v1; its study.md is that reading"):
         study.write_ledger_reading(study_dir, "v1")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger-small"]
+
+
+def test_a_ledger_studys_summary_draws_its_pictures_from_its_frames_and_links_them(tmp_path, monkeypatch):
+    """Two committed seeds of ledger-small as a study of their own: the summary writes the
+    verdict chart and each paper's Effect Ratio forest as PNG and SVG, study.md embeds them
+    (the chart above the head table) and every link is a file; the chart's bars are the
+    across-seed table's verdict counts, each forest's rows its comparisons with a ratio, and
+    the same frames draw the same bytes (a regenerated study changes no picture)."""
+    from ltrlib import plots
+    from ltrlib.fidelity.across import effect_ratio_intervals
+    from ltrlib.fidelity.ledger import PAPERS
+
+    committed, folder = config.PROJ_ROOT / "reports" / "ledger-small", tmp_path / "L"
+    for seed in (0, 1):
+        shutil.copytree(committed / "seeds" / f"seed{seed}", folder / "seeds" / f"seed{seed}")
+    (folder / "design.json").write_text(json.dumps(study.ledger_design("L", "small", seeds=(0, 1), rule="v1")))
+    (folder / "figures").mkdir()
+    (folder / "figures" / "effect_ratios_gone.png").write_bytes(b"")  # a paper no longer in the study
+    drawn = {}
+
+    def spy(name):
+        original = getattr(plots, name)
+        monkeypatch.setattr(plots, name, lambda df, *a: drawn.setdefault(name, []).append(df) or original(df, *a))
+
+    spy("verdict_counts")
+    spy("effect_ratios")
+    across = study.write_ledger_summary(folder, "ltrlib study ledger --study L --summarise-only")
+    text = (folder / "study.md").read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)|\[SVG\]\(([^)]+)\)", text)
+    assert links and all((folder / (png or svg)).is_file() for png, svg in links)
+    assert text.index("](figures/verdicts.png)") < text.index("| paper ")  # near the top, above the head table
+    assert not (folder / "figures" / "effect_ratios_gone.png").exists()
+    # The chart counts the across-seed table's verdicts: per paper its counted checks, then the rest.
+    (verdicts,) = drawn["verdict_counts"]
+    counted = (across.kind == "claim") & ~across.beyond.astype(bool)
+    for source, g in across.groupby("source"):
+        mine = verdicts[verdicts.paper == PAPERS[source].title].set_index("verdict").checks
+        assert mine.drop("outside the tally").to_dict() == {v: int((g.verdict[counted] == v).sum())
+                                                            for v in study.LEDGER_VERDICTS}
+        assert mine["outside the tally"] == int((~counted[g.index]).sum())
+    assert verdicts.checks.sum() == len(across)
+    # Each forest draws its paper's comparisons across the seeds, one row per stable ratio.
+    _, _, effects, _ = study._ledger_frames(folder, json.loads((folder / "design.json").read_text()))
+    intervals = effect_ratio_intervals(effects)
+    forests = {f.source.iloc[0]: f for f in drawn["effect_ratios"]}
+    assert forests and set(forests) == {s for s, g in intervals.groupby("source") if g.effect_ratio_mean.notna().any()}
+    for source, f in forests.items():
+        assert f"](figures/effect_ratios_{source}.png)" in text
+        pd.testing.assert_frame_equal(f, intervals[intervals.source == source].reset_index(drop=True))
+    title = "L: checks by verdict across 2 of 2 seeds (rule v1)"  # the summary's, for a finished v1 study
+    again = study.write_ledger_figures(tmp_path / "again", across, effects, title)
+    for path in again.values():
+        for suffix in (".png", ".svg"):
+            name = path[:-4] + suffix
+            assert (tmp_path / "again" / name).read_bytes() == (folder / name).read_bytes(), name

@@ -626,7 +626,9 @@ def _verdict_v2(r, tests: pd.DataFrame) -> tuple:
 def effect_ratio_intervals(effects: pd.DataFrame) -> pd.DataFrame:
     """Per comparison (``source, claim, scope, comparison, dataset``) of a multi-seed effect
     table (`EFFECT_COLUMNS` and ``seed``): the Effect Ratio's mean over the seeds that have a
-    stable one and its 95 % t-interval (NaN with fewer than two)."""
+    stable one and its 95 % t-interval (NaN with fewer than two), then our improvement's mean
+    over the seeds and the paper's (one number, the same at every seed), which
+    `ltrlib.plots.effect_ratios` draws beside the ratio."""
     rows = []
     keys = ["source", "claim", "scope", "comparison", "dataset"]
     # A CSV read back turns the empty dataset of a single-dataset paper into NaN: one key.
@@ -637,11 +639,14 @@ def effect_ratio_intervals(effects: pd.DataFrame) -> pd.DataFrame:
         if len(er) >= 2:
             half = stats.t.ppf(0.975, len(er) - 1) * er.std(ddof=1) / math.sqrt(len(er))
             low, high = er.mean() - half, er.mean() + half
+        ours, paper = g.ours_improvement.astype(float).dropna(), g.paper_improvement.astype(float).dropna()
         rows.append({**dict(zip(keys, key)), "seeds_with_ratio": len(er),
                      "effect_ratio_mean": er.mean() if len(er) else math.nan,
-                     "effect_ratio_low": low, "effect_ratio_high": high})
+                     "effect_ratio_low": low, "effect_ratio_high": high,
+                     "ours_improvement": ours.mean() if len(ours) else math.nan,
+                     "paper_improvement": paper.iloc[0] if len(paper) else math.nan})
     return pd.DataFrame(rows, columns=[*keys, "seeds_with_ratio", "effect_ratio_mean", "effect_ratio_low",
-                                       "effect_ratio_high"])
+                                       "effect_ratio_high", "ours_improvement", "paper_improvement"])
 
 
 def _interval(r) -> str:

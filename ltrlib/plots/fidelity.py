@@ -8,23 +8,29 @@ import pandas as pd
 import seaborn as sns
 
 #: The verdicts in the order the ledger's head table counts them, with their colours: the
-#: tally's four, then the checks it does not count.
-VERDICT_COLORS = {"holds": "#4c9a5b", "does not hold": "#c8553d", "not decided": "#e0b04a",
-                  "not available": "#9a9a9a", "outside the tally": "#cfd8e3"}
+#: tally's four (and, across seeds, "seed-dependent"), then the checks it does not count.
+VERDICT_COLORS = {"holds": "#4c9a5b", "does not hold": "#c8553d", "seed-dependent": "#8e6bb0",
+                  "not decided": "#e0b04a", "not available": "#9a9a9a", "outside the tally": "#cfd8e3"}
 #: The Effect Ratio axis is cut here: a ratio past it is drawn at the edge as an arrow head
 #: with its value (a paper's small effect makes a ratio large without making it readable).
 ER_LIMITS = (-2.0, 4.0)
 
 
-def verdict_counts(df: pd.DataFrame) -> plt.Figure:
-    """One horizontal bar per paper, its checks split by verdict (`ltrlib.fidelity.verdict_frame`:
-    columns ``paper, verdict, checks``), each segment labelled with its count."""
+def verdict_counts(df: pd.DataFrame, title: str = "") -> plt.Figure:
+    """One horizontal bar per paper, its checks split by verdict (`ltrlib.fidelity.verdict_frame`
+    on one run, `ltrlib.studies.ledger_verdict_frame` across seeds: columns ``paper, verdict,
+    checks``), each segment labelled with its count. A verdict the frame does not name (one
+    run has no "seed-dependent") gets no segment and no legend entry."""
+    unknown = set(df.verdict) - set(VERDICT_COLORS)
+    if unknown:
+        raise ValueError(f"verdict_counts: verdicts {sorted(unknown)} have no colour; known: {list(VERDICT_COLORS)}")
     papers = list(dict.fromkeys(df.paper))
+    shown = {v: c for v, c in VERDICT_COLORS.items() if v in set(df.verdict)}
     wide = (df.pivot_table(index="paper", columns="verdict", values="checks", aggfunc="sum", fill_value=0)
-            .reindex(index=papers, columns=list(VERDICT_COLORS), fill_value=0))
-    fig, ax = plt.subplots(figsize=(9, 0.55 * max(len(papers), 1) + 1.3))
+            .reindex(index=papers, columns=list(shown), fill_value=0))
+    fig, ax = plt.subplots(figsize=(9, 0.55 * max(len(papers), 1) + (1.6 if title else 1.3)))
     left = pd.Series(0.0, index=wide.index)
-    for verdict, color in VERDICT_COLORS.items():
+    for verdict, color in shown.items():
         counts = wide[verdict]
         bars = ax.barh(range(len(papers)), counts, left=left, color=color, label=verdict, edgecolor="white")
         ax.bar_label(bars, labels=[str(int(n)) if n else "" for n in counts], label_type="center", fontsize=8)
@@ -32,7 +38,9 @@ def verdict_counts(df: pd.DataFrame) -> plt.Figure:
     ax.set_yticks(range(len(papers)), [_wrap(p, 38) for p in papers], fontsize=9)
     ax.invert_yaxis()
     ax.set_xlabel("checks (a claim in one scope)")
-    ax.legend(ncol=len(VERDICT_COLORS), fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    ax.legend(ncol=len(shown) if len(shown) <= 5 else 3, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
