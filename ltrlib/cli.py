@@ -511,6 +511,13 @@ def _add_study_parser(subparsers) -> None:
     study.add_argument("--reading", default="", metavar="RULE",
                        help="ledger: run nothing; read the recorded seeds by another rule version (v1, v2) into "
                        "reports/<study>-reading-<RULE>/, labelled a secondary reading (the study stays as it is)")
+    study.add_argument("--power", type=int, default=0, metavar="N",
+                       help="ledger: run nothing; from the recorded seeds' spreads, the seeds each check would need "
+                       "at the paper's effect, and the power at N seeds, into reports/<study>-power/ (to size a "
+                       "new study before its first seed)")
+    study.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                       dest="parameters", help="ledger: a notebook parameter every seed's batch gets, as `ltrlib "
+                       "run -p` (part of the design; repeatable)")
     study.add_argument("--no-progress", action="store_true", help="no progress bar")
     study.set_defaults(handler=_study)
 
@@ -533,9 +540,21 @@ def _study(args: argparse.Namespace) -> int:
         command = f"{config.cli_command()} study ledger --study {study.name} --reading {args.reading}"
         print(write_ledger_reading(study, args.reading, command) / "reading.md")
         return 0
+    if args.name == "ledger" and args.power:
+        from pathlib import Path
+
+        from ltrlib.studies import write_ledger_power
+
+        study = Path(config.REPORTS_DIR) / (args.study or f"ledger-{args.scale}")
+        command = f"{config.cli_command()} study ledger --study {study.name} --power {args.power}"
+        print(write_ledger_power(study, args.power, command) / "power.md")
+        return 0
+    if args.parameters and args.name != "ledger":
+        raise SystemExit(f"-p: only a ledger study takes notebook parameters; {args.name}'s are its profile's")
     if args.name == "ledger":
         run_ledger_study(args.scale, study=args.study, seeds=seeds, notebooks=args.notebooks,
-                         summarise_only=args.summarise_only, save_progress=args.checkpoint, **where)
+                         summarise_only=args.summarise_only, save_progress=args.checkpoint,
+                         parameters=_parameters(args.parameters), **where)
         return 0
     if args.name == "neural":
         run_neural_study(args.profile or "cpu", source=args.source, study=args.study, seeds=seeds,

@@ -38,6 +38,7 @@ import contextlib
 import json
 import math
 import os
+import shlex
 import shutil
 import tempfile
 import time
@@ -660,6 +661,15 @@ def _seed_minutes(meta: dict) -> dict[str, float]:
     return {"wall_minutes": round(meta["wall_seconds"] / 60, 1), "notebook_minutes": round(notebooks / 60, 1)}
 
 
+def _seed_code(seed_dir: Path) -> str:
+    """The code a recorded seed ran: its notebooks' commits (`ltrlib.manifest.code_commit`,
+    in its ``run.json``), shortened, "; "-joined where they differ (a seed resumed on other
+    code), or "not recorded" (runs from before commits were kept)."""
+    notebooks = read_json(seed_dir / MANIFEST_FILE).get("notebooks", {})
+    codes = sorted({str(e.get("code")) for e in notebooks.values() if isinstance(e, dict) and e.get("code")})
+    return "; ".join(c[:10] + c[40:] for c in codes) or "not recorded"
+
+
 def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
     """``study.md`` and ``study.csv`` (the across-seed table, then the per-seed gains)
     from the recorded seeds."""
@@ -671,7 +681,7 @@ def write_summary(study_dir: Path, command: str) -> preregistration.Summary:
         uptake = d / "pairwise_uptake.csv"
         per_seed[seed] = (pd.read_parquet(d / "per_query_test.parquet"),
                           read_table(uptake) if uptake.exists() else None)
-        walls[seed] = _seed_minutes(_seed_record(d))
+        walls[seed] = {**_seed_minutes(_seed_record(d)), "code": _seed_code(d)}
         if (d / "tuning_summary.csv").exists():
             spent.append(read_table(d / "tuning_summary.csv").assign(seed=seed))
         if (d / "tuning_trials.csv").exists():
@@ -765,15 +775,15 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
 
 
 def summary_markdown(summary: preregistration.Summary, *, design: dict, command: str,
-                     walls: dict[int, dict[str, float]],
+                     walls: dict[int, dict[str, float | str]],
                      sensitivity: preregistration.ReplacementSensitivity | None = None) -> str:
     """``study.md``: the design, the verdict in words (and beside it, given, the replacement
     ``sensitivity``, labelled as after the fact), the across-seed and pooled tables and the
-    per-seed gains with each seed's time (`_seed_minutes`)."""
+    per-seed gains with each seed's time (`_seed_minutes`) and code (`_seed_code`)."""
     params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
     gains = summary.gains.copy()
     if not gains.empty:
-        for column in ("wall_minutes", "notebook_minutes"):
+        for column in ("wall_minutes", "notebook_minutes", "code"):
             gains[column] = gains.seed.map(lambda s: walls.get(int(s), {}).get(column, math.nan))
     lines = [
         f"# Study {design['study']}: is Bi-λMART better than λMART*? ({design['profile']} profile)", "",
@@ -897,7 +907,7 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     for seed, d in recorded.items():
         meta = _seed_record(d)
         walls.append({"seed": seed, **_seed_minutes(meta), **_trial_minutes(d),
-                      "device": meta["metrics"].get("device", "")})
+                      "device": meta["metrics"].get("device", ""), "code": _seed_code(d)})
         summary = d / "tables" / NEURAL_NOTEBOOK / "neural_tuning_summary.csv"
         if summary.exists():
             spent.append(read_table(summary).assign(seed=seed))
@@ -992,17 +1002,21 @@ SHORT_NAMES = {"noniid": "non-IID", "bilambdamart": "Bi-LambdaMART", "foltr": "F
 
 
 def ledger_design(study: str, scale: str = "small", seeds: Sequence[int] | None = None, dataset: str = "synthetic",
-                  notebooks: str = "", rule: str | None = None) -> dict:
+                  notebooks: str = "", rule: str | None = None, parameters: dict | None = None) -> dict:
     """The ledger study's design: the batch (``notebooks``, default all) at ``scale`` on
-    every seed, and the rule across seeds, JSON-able: the version ``rule`` of
-    `ltrlib.fidelity.across.RULES` (default `DEFAULT_RULE`, v2) with its margins
-    (`design_terms`). A v1 design holds what ``reports/ledger-small``'s was fixed with."""
+    every seed, with the notebook ``parameters`` (``ltrlib run -p``'s: each goes to the
+    notebooks that declare it, e.g. ``{"profile": "paper"}`` to notebook 07), and the rule
+    across seeds, JSON-able: the version ``rule`` of `ltrlib.fidelity.across.RULES` (default
+    `DEFAULT_RULE`, v2) with its margins (`design_terms`). A v1 design holds what
+    ``reports/ledger-small``'s was fixed with (and, like every design without parameters,
+    no ``parameters`` key)."""
     from ltrlib.fidelity.across import DEFAULT_RULE, design_terms
 
     config.get_scale(scale)  # an unknown scale is refused here, naming the known ones
     chosen = [int(s) for s in (LEDGER_SEEDS if seeds is None else seeds)]
     return {"study": validate_name(study, "study id"), "profile": "ledger", "dataset": dataset, "scale": scale,
-            "seeds": chosen, "notebooks": notebooks or "all", **design_terms(rule or DEFAULT_RULE)}
+            "seeds": chosen, "notebooks": notebooks or "all", **({"parameters": dict(parameters)} if parameters else {}),
+            **design_terms(rule or DEFAULT_RULE)}
 
 
 def _registered_rule(study_dir: Path) -> str | None:
@@ -1019,7 +1033,8 @@ def _ledger_seed(design: dict, seed: int, reports: Path, progress: bool = False,
     ``stop``: as `_batch`'s."""
     only = None if design["notebooks"] == "all" else design["notebooks"]
     run_dir = _batch(stop, dataset=design["dataset"], scale=design["scale"], seed=seed,
-                      run_id=f"{design['study']}-seed{seed}", only=only, reports_dir=reports, progress=progress)
+                      run_id=f"{design['study']}-seed{seed}", only=only, reports_dir=reports, progress=progress,
+                      parameters=design.get("parameters") or None)
     files = {f: f.relative_to(run_dir).as_posix() for f in sorted((run_dir / "tables").rglob("*"))
              if f.is_file() and f.suffix in (".csv", ".parquet", ".json")}
     files.update({run_dir / name: name for name in LEDGER_KEPT})
@@ -1066,6 +1081,25 @@ def ledger_reading(study_dir: str | os.PathLike, rule: str = "v2") -> tuple[pd.D
     if across.empty:
         return across, pd.DataFrame()
     return across, _ledger_head(across, per_seed[per_seed.seed == min(meta)])
+
+
+def write_ledger_power(study_dir: str | os.PathLike, chosen: int, command: str = "") -> Path:
+    """How many seeds a new ledger study needs, from a recorded one's spreads
+    (`ltrlib.fidelity.power`), written beside it, never into it: ``<study>-power/power.md``
+    and ``checks.csv`` (every check's seeds needed and power at ``chosen`` seeds). Returns
+    the folder."""
+    from ltrlib.fidelity.power import power_markdown, power_tables
+
+    study_dir = Path(study_dir)
+    per_seed, _, effects, _ = _ledger_frames(study_dir, _design(study_dir), "v2")
+    if per_seed.empty:
+        raise ValueError(f"--power: {study_dir.name} has no recorded seed to take spreads from")
+    by_seeds, checks, _ = power_tables(per_seed, effects, chosen)
+    out = study_dir.parent / f"{study_dir.name}-power"
+    out.mkdir(exist_ok=True)
+    atomic_write_text(out / "power.md", power_markdown(by_seeds, checks, study_dir.name, chosen, command))
+    atomic_write_text(out / "checks.csv", checks.to_csv(index=False))
+    return out
 
 
 def write_ledger_reading(study_dir: str | os.PathLike, rule: str, command: str = "") -> Path:
@@ -1245,11 +1279,14 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
     design = _design(study_dir)
     version = rule_version(design)
     per_seed, across, effects, meta = _ledger_frames(study_dir, design)
+    seed_dirs = _recorded(study_dir)
     named = "" if version == "v1" else f" {version}"  # v1's summary reads as it did before there were versions
     lines = [f"# Study {design['study']}: every claim of the ledger across seeds", "",
              f"- Data: the {design['dataset']} data at scale `{design['scale']}`; seeds {design['seeds']}, each a "
              f"run of notebooks `{design['notebooks']}` (each seed draws its own twin, folds, samplers, networks "
-             "and FOLTR runs).",
+             "and FOLTR runs)."
+             + ("" if not design.get("parameters") else " Notebook parameters, as `ltrlib run -p` gives them: "
+                + ", ".join(f"`{k}` = {v!r}" for k, v in design["parameters"].items()) + "."),
              f"- Rule{named} (written before the first seed; `ltrlib.fidelity.across`, docs/fidelity.md), at least "
              f"{design['min_seeds']} seeds, level {design['alpha']}:",
              *[f"  - `{k}`: {v}." for k, v in design["rule"].items()],
@@ -1298,8 +1335,8 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
                                 .reset_index()[["source", "claim", "scope", f"seed {done[0]}", "verdict"]])
               if not changed.empty else "(none)", "",
               "## Wall time per seed", "",
-              table_to_markdown(pd.DataFrame([{"seed": s, **_seed_minutes(m), "worker": m.get("worker", "")}
-                                              for s, m in meta.items()])), ""]
+              table_to_markdown(pd.DataFrame([{"seed": s, **_seed_minutes(m), "worker": m.get("worker", ""),
+                                               "code": _seed_code(seed_dirs[s])} for s, m in meta.items()])), ""]
     atomic_write_text(study_dir / "study.md", "\n".join(lines))
     atomic_write_text(study_dir / "study.csv", across.to_csv(index=False))
     return across
@@ -1309,20 +1346,24 @@ def run_ledger_study(scale: str = "small", *, study: str | None = None, seeds: S
                      dataset: str = "synthetic", notebooks: str = "", reports_dir: str | os.PathLike | None = None,
                      summarise_only: bool = False, save_progress: bool = False, progress: bool = True,
                      scheduler: str = "", threads: int = THREADS_PER_SEED, workers: int = 0,
-                     log=print) -> pd.DataFrame:
+                     parameters: dict | None = None, log=print) -> pd.DataFrame:
     """Run (or resume) the batch at every seed of the design (`ledger_design`), each a task
     of `dispatch` (`_ledger_seed`), and decide every check of the ledger across the seeds
     (`write_ledger_summary`, rewritten after every seed); returns the across-seed table.
-    ``save_progress``: run nothing, `checkpoint` the seeds in progress."""
+    ``save_progress``: run nothing, `checkpoint` the seeds in progress. ``parameters``: the
+    notebooks', part of the design."""
     study = study or f"ledger-{scale}"
     reports = Path(reports_dir) if reports_dir is not None else Path(config.REPORTS_DIR)
     study_dir = reports / study
     # A study already registered is decided by its own rule version; a new one by today's default.
-    design = ledger_design(study, scale, seeds, dataset, notebooks, rule=_registered_rule(study_dir))
+    design = ledger_design(study, scale, seeds, dataset, notebooks, rule=_registered_rule(study_dir),
+                           parameters=parameters)
     _check_design(study_dir, design)
     command = (f"{config.cli_command()} study ledger --scale {scale} --study {study} --seeds "
                f"{','.join(str(s) for s in design['seeds'])}"
-               + (f" --notebooks {design['notebooks']}" if design["notebooks"] != "all" else ""))
+               + (f" --notebooks {design['notebooks']}" if design["notebooks"] != "all" else "")
+               + "".join(f" -p {k} {shlex.quote(json.dumps(v) if not isinstance(v, str) else v)}"
+                         for k, v in design.get("parameters", {}).items()))
     if save_progress:
         log(f"checkpointed the run folders of seeds {checkpoint(study_dir, reports) or 'none'} in progress")
         summarise_only = True

@@ -391,3 +391,54 @@ def test_a_ledger_studys_summary_draws_its_pictures_from_its_frames_and_links_th
         for suffix in (".png", ".svg"):
             name = path[:-4] + suffix
             assert (tmp_path / "again" / name).read_bytes() == (folder / name).read_bytes(), name
+
+
+def test_a_ledger_designs_notebook_parameters_reach_every_seeds_batch(tmp_path, monkeypatch, capsys):
+    """`-p profile paper` is part of a ledger study's design (a design without parameters has
+    no such key, as ledger-small's), goes to each seed's batch, and a rerun without it is
+    refused, naming the difference."""
+    from ltrlib import cli
+
+    assert "parameters" not in study.ledger_design("L", "tiny")
+    assert study.ledger_design("L", "tiny", parameters={"profile": "paper"})["parameters"] == {"profile": "paper"}
+    batches = []
+    monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
+    monkeypatch.setattr(study, "_batch", lambda stop, **kw: batches.append(kw) or (_ for _ in ()).throw(
+        RuntimeError("stopped here")))
+    with pytest.raises(RuntimeError, match=r"seeds \[7\] failed"):
+        cli.main(["study", "ledger", "--study", "P", "--scale", "tiny", "--seeds", "7", "-p", "profile", "paper",
+                  "--workers", "1", "--threads", "1", "--no-progress"])
+    assert batches[0]["parameters"] == {"profile": "paper"} and batches[0]["seed"] == 7
+    assert json.loads((tmp_path / "P" / "design.json").read_text())["parameters"] == {"profile": "paper"}
+    with pytest.raises(ValueError, match=r"differs in \['parameters'\]"):
+        study.run_ledger_study("tiny", study="P", seeds=(7,), reports_dir=tmp_path, summarise_only=True,
+                               progress=False, log=lambda _: None)
+
+
+def test_the_power_report_sizes_a_new_study_from_recorded_seeds_and_each_summary_names_its_seeds_code(
+        tmp_path, monkeypatch):
+    """`--power N` reads a recorded study's seeds (two committed ledger-small seeds here) and
+    writes the seeds needed beside it, never into it; the study's summary gives each seed's
+    code commit from its run.json."""
+    from ltrlib import cli
+
+    committed, folder = config.PROJ_ROOT / "reports" / "ledger-small", tmp_path / "L"
+    for seed in (0, 1):
+        shutil.copytree(committed / "seeds" / f"seed{seed}", folder / "seeds" / f"seed{seed}")
+    manifest = folder / "seeds" / "seed1" / "run.json"
+    run = json.loads(manifest.read_text())
+    for entry in run["notebooks"].values():
+        entry["code"] = "0123456789abcdef0123456789abcdef01234567 + local changes"
+    manifest.write_text(json.dumps(run))
+    (folder / "design.json").write_text(json.dumps(study.ledger_design("L", "small", seeds=(0, 1), rule="v1")))
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
+    assert cli.main(["study", "ledger", "--study", "L", "--power", "10"]) == 0
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    text = (tmp_path / "L-power" / "power.md").read_text()
+    assert "power from `L`'s spreads" in text and "--study L --power 10" in text
+    checks = pd.read_csv(tmp_path / "L-power" / "checks.csv")
+    assert {"seeds_at_alpha", "power_at_alpha"} <= set(checks.columns) and checks.in_tally.any()
+    study.write_ledger_summary(folder, "ltrlib study ledger --study L --summarise-only")
+    times = (folder / "study.md").read_text().split("## Wall time per seed")[1]
+    assert "0123456789 + local changes" in times and "not recorded" in times  # seed 0 ran before codes were kept
