@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from ltrlib import provenance
 from ltrlib.atomic import atomic_path, atomic_write_text, exclusive
@@ -587,8 +587,8 @@ def _page_markdown(nb: _NotebookView, run_dir: Path) -> str:
 
 #: Rows of a table in the Markdown pages; the CSV holds them all.
 INDEX_TABLE_ROWS = 25
-#: Rows of a table index.html shows open; the rest (up to `FOLDED_TABLE_ROWS` more) one click
-#: away in a fold, and every row on the table's own page.
+#: Rows of a table index.html shows open; all of them (up to `FOLDED_TABLE_ROWS` more) one click
+#: away in a fold, which its "table" link opens, and every row on the table's own page.
 OPEN_TABLE_ROWS = 5
 FOLDED_TABLE_ROWS = 500
 
@@ -623,11 +623,16 @@ _STYLE = ("body{font-family:sans-serif;max-width:75em;margin:auto;padding:0 1em}
           "tr.v-does-not-hold td:nth-child(3){color:#b23b2a}"
           # Two figures, or two tables, side by side: a section shows its results in half the height.
           ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(34em,1fr));gap:0 1.5em}"
-          ".grid>figure{margin:.8em 0;min-width:0}")
+          ".grid>figure{margin:.8em 0;min-width:0}"
+          # A table's fold of all its rows, open, replaces its first rows above it.
+          "figure.table:has(>details[open])>.head{display:none}"
+          # A link to a table's rows shows its caption above them.
+          "figure.table [id]{scroll-margin-top:4em}")
 
-#: Contents links open the section they name: a closed <details> ignores a link to it.
+#: Links into the page open what they name and every fold around it: a closed <details> ignores
+#: a link to it (Chromium opens the folds around a link's target, but not the target itself).
 _OPEN_ON_LINK = ("<script>function ltrOpen(id){var d=document.getElementById(id);if(!d)return;"
-                 "if(d.tagName==='DETAILS')d.open=true;d.scrollIntoView();}"
+                 "for(var p=d;p;p=p.parentElement)if(p.tagName==='DETAILS')p.open=true;d.scrollIntoView();}"
                  "document.addEventListener('click',function(e){var a=e.target.closest('a[href^=\"#\"]');"
                  "if(a)ltrOpen(decodeURIComponent(a.getAttribute('href').slice(1)));});"
                  "window.addEventListener('hashchange',function(){ltrOpen(decodeURIComponent(location.hash.slice(1)));});"
@@ -660,26 +665,53 @@ def _write_table_page(t: _TableView, run_dir: Path) -> None:
     atomic_write_text(page, html_page(f"{t.csv.parent.name} / {t.csv.stem}", body))
 
 
+def _table_id(t: _TableView) -> str:
+    """The id of a table's rows in the index, which its "table" link names."""
+    return f"table-{t.csv.parent.name}-{t.csv.stem}"
+
+
 def _table_html(t: _TableView, run_dir: Path) -> str:
-    """A table in the index: its first `OPEN_TABLE_ROWS` rows, the rest folded below them, and
-    links to its page (every row, readable), its CSV (a download) and its Markdown."""
+    """A table in the index: its first `OPEN_TABLE_ROWS` rows, then a fold of all its rows (up
+    to `OPEN_TABLE_ROWS` + `FOLDED_TABLE_ROWS`; a longer table's fold links its page, which
+    has every row), and links to those rows, its CSV (a download) and its Markdown.
+
+    The "table" link is a link into the page (``#table-<notebook>-<name>``), not to the
+    table's page: inside JupyterLab's HTML viewer the index is a ``blob:`` document whose
+    ``<base>`` is ``files/.../index.html?_xsrf=...``, and a relative link to another file
+    loses that ``_xsrf`` and, from a ``blob:`` document, any Referer, so the Jupyter server
+    refuses it (403 "Blocking request from unknown origin"). A link to ``#id`` keeps the
+    base's query; the viewer's frame reloads the index from the server at that id, and
+    Chromium opens the closed folds around the target of a fragment link, even with scripts
+    off (the viewer's sandbox). In a browser the page's script opens them. From there the
+    server sends no other file (the page it serves is sandboxed: its links carry no login),
+    so the link to a long table's page opens a new tab, which the viewer blocks without
+    replacing the report.
+    """
     esc = html.escape
     if t.head is None:
         return f"<p>Table <code>{esc(t.csv.stem)}</code>: unreadable ({esc(t.error)})</p>"
-    links = (f'<a href="{_href(_table_page_path(t.csv), run_dir)}">table</a> · '
+    rows_id = _table_id(t)
+    links = (f'<a href="#{quote(rows_id)}">table</a> · '
              f'<a href="{_href(t.csv, run_dir)}" download>csv</a>')
     md = t.csv.with_suffix(".md")
     if md.exists():
         links += f' · <a href="{_href(md, run_dir)}">md</a>'
-    body = _frame_html(t.frame.head(OPEN_TABLE_ROWS))
-    rest = t.frame.iloc[OPEN_TABLE_ROWS:OPEN_TABLE_ROWS + FOLDED_TABLE_ROWS]
-    if len(rest):
-        beyond = len(t.frame) - OPEN_TABLE_ROWS - len(rest)
-        more = f"; {beyond} more rows on the table's page" if beyond > 0 else ""
-        body += (f"<details><summary>{len(rest)} more rows{more}</summary>"
-                 f"{_frame_html(rest)}</details>")
+    n = len(t.frame)
+    if n <= OPEN_TABLE_ROWS:
+        body = f'<div id="{esc(rows_id)}">{_frame_html(t.frame)}</div>'
+    else:
+        shown = t.frame.head(OPEN_TABLE_ROWS + FOLDED_TABLE_ROWS)
+        whole = ""
+        if len(shown) < n:
+            page = _href(_table_page_path(t.csv), run_dir)
+            whole = (f"<p><small>The first {len(shown)} of {n} rows; every row on the table's page, "
+                     f'<a href="{page}" target="_blank">{esc(unquote(page))}</a> (in JupyterLab, open it from '
+                     "the file browser).</small></p>")
+        body = (f'<div class="head">{_frame_html(t.frame.head(OPEN_TABLE_ROWS))}</div>'
+                f'<details><summary>all {n} rows</summary><div id="{esc(rows_id)}">{_frame_html(shown)}{whole}'
+                "</div></details>")
     return (f'<figure class="table"><figcaption><b>{esc(t.csv.stem)}</b>: {esc(t.caption)} '
-            f"<small>({links}; {len(t.frame)} rows)</small></figcaption>{body}</figure>")
+            f"<small>({links}; {n} rows)</small></figcaption>{body}</figure>")
 
 
 def embedded_png(png: Path | bytes) -> str:

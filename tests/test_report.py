@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib import config, trec
+from ltrlib import config, report, trec
 from ltrlib.report import (
     Reporter,
     atomic_write_text,
@@ -305,12 +305,14 @@ def test_outputs_leave_the_index_to_its_builder_which_renders_tables_and_caption
     write_index(rep.run_dir)
     html = (rep.run_dir / "index.html").read_text()
     assert "<b>many</b>: Table 4: NDCG@10 per model" in html
-    # The first rows open, the rest one click away, and every row on the table's own page,
-    # a readable HTML table beside the CSV (a download).
-    head, rest = html.split("<summary>35 more rows</summary>")
+    # The first rows open, all of them one click away in a fold that the table link opens (a
+    # link into the page: JupyterLab's HTML viewer refuses links to other files), the CSV
+    # (a download) beside it, and every row on the table's own page too.
+    head, rest = html.split("<summary>all 40 rows</summary>")
     assert "<td>M0</td>" in head and "<td>M4</td>" in head and "<td>M5</td>" not in head
-    assert "<td>M5</td>" in rest and "<td>M39</td>" in rest
-    assert '<a href="tables/00_a/many.html">table</a> · <a href="tables/00_a/many.csv" download>csv</a>' in html
+    assert '<div id="table-00_a-many"><table' in rest and "<td>M0</td>" in rest and "<td>M39</td>" in rest
+    assert '<a href="#table-00_a-many">table</a> · <a href="tables/00_a/many.csv" download>csv</a>' in html
+    assert "table's page" not in html  # every row is in the fold
     page_of_table = (rep.run_dir / "tables" / "00_a" / "many.html").read_text()
     assert "<td>M0</td>" in page_of_table and "<td>M39</td>" in page_of_table and "40 rows" in page_of_table
     assert 'href="../../index.html">report</a>' in page_of_table
@@ -328,6 +330,20 @@ def test_outputs_leave_the_index_to_its_builder_which_renders_tables_and_caption
     assert "Metrics: [metrics.json](metrics.json)" in (rep.run_dir / "index.md").read_text()
 
 
+def test_a_long_tables_fold_holds_its_first_rows_and_names_its_page(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "FOLDED_TABLE_ROWS", 10)
+    rep = Reporter("run1", "00_a", root=tmp_path)
+    rep.table(pd.DataFrame({"q": range(40)}), "long")
+    write_index(rep.run_dir)
+    fold = (rep.run_dir / "index.html").read_text().split("<summary>all 40 rows</summary>")[1]
+    assert "<td>14</td>" in fold and "<td>15</td>" not in fold
+    # The page opens in a new tab: JupyterLab's viewer blocks that, where a link in place
+    # would replace the report with the server's login page.
+    assert ('The first 15 of 40 rows; every row on the table\'s page, '
+            '<a href="tables/00_a/long.html" target="_blank">tables/00_a/long.html</a>') in fold
+    assert "<td>39</td>" in (rep.run_dir / "tables" / "00_a" / "long.html").read_text()
+
+
 def test_the_index_shows_the_paper_figures_first_and_the_ledger_section_and_opens_sections_on_links(tmp_path):
     rep = Reporter("run1", "00_a", root=tmp_path)
     rep.figure(plt.subplots()[0], "a_ours", close=True, caption="Our own view")
@@ -338,7 +354,7 @@ def test_the_index_shows_the_paper_figures_first_and_the_ledger_section_and_open
     assert '<a href="#ledger">fidelity ledger</a>' in html
     assert '<details class="section" id="ledger"><summary><h2>Fidelity ledger</h2></summary>' in html
     assert html.index('id="ledger-marker"') < html.index('id="00_a"')
-    assert "d.open=true" in html  # a contents link opens the section it names
+    assert "p.open=true" in html  # a link into the page opens the section (and fold) it names
 
 
 def test_index_of_missing_run_dir_is_an_error(tmp_path):

@@ -233,7 +233,8 @@ def _images_loaded(frame) -> tuple[int, int]:
 def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_run, tmp_path):
     """The run's report opened from JupyterLab's file browser, as a researcher on a remote
     server reads it: index.html in JupyterLab's HTML viewer, and index.md with a notebook's
-    page in its Markdown preview. Every figure loads in both."""
+    page in its Markdown preview. Every figure loads in both, and a table link in the HTML
+    viewer shows the table."""
     url, token, root, _ = lab_server
     shutil.copytree(tiny_run, root / "reports" / "report", ignore=shutil.ignore_patterns("models"))
     n_figures = len(list((tiny_run / "figures").glob("*/*.png")))
@@ -271,6 +272,29 @@ def test_the_report_reads_inside_jupyterlab(lab_server, sync_playwright, tiny_ru
             frame.locator(f'details[id="{notebook}"] > summary').click()  # not a table's fold inside
             frame.locator(f'details[id="{notebook}"] img').first.scroll_into_view_if_needed()
             page.screenshot(path=tmp_path / "report_1_html_viewer.png")
+
+            # A table link shows the table in the viewer (issue 64, item 3): a link to another
+            # file is refused there (403, "Blocking request from unknown origin"), a link into
+            # the page reloads it from the server at the table's rows, with their fold open.
+            link = frame.locator(f'details[id="{notebook}"] a:text-is("table")').first
+            rows_id = link.get_attribute("href")[1:]
+            with page.expect_event("framenavigated", lambda f: f.url.endswith(f"#{rows_id}"),
+                                   timeout=60_000) as navigated:
+                link.click()
+            shown = navigated.value
+            assert "/files/reports/report/index.html?_xsrf=" in shown.url
+            visible = ("(id) => { const d = document.getElementById(id); const r = d && d.getBoundingClientRect();"
+                       " return !!d && d.querySelectorAll('tr').length > 1 && r.height > 0"
+                       " && r.top >= 0 && r.top < innerHeight; }")
+
+            def table_shown():
+                # evaluate, not wait_for_function: the sandbox runs no scripts, so no timers.
+                page.wait_for_timeout(250)
+                return shown.evaluate(visible, rows_id)
+
+            _wait_until(table_shown, 60, f"the table {rows_id} in the HTML viewer")
+            assert "Forbidden" not in shown.evaluate("() => document.body.innerText")
+            page.screenshot(path=tmp_path / "report_1b_table_link.png")
 
             # index.md opens rendered (the project's lab settings), and a notebook's page
             # opens from its link, with its figures.

@@ -4,7 +4,7 @@ test_lab_browser.py drives it (the system binary; nothing is downloaded).
 
 * the fidelity ledger's pictures load;
 * a contents link opens its section and scrolls to it;
-* a table link shows a readable HTML table (not a download);
+* a table link shows a readable HTML table (not a download), and the table's own page reads;
 * with every section open, each section's first figure sits near its heading, and the page
   is at most half as tall as with every table's rows unfolded too.
 
@@ -54,11 +54,21 @@ def check_report_page(run_dir, shots, launch) -> dict:
         heights["everything"] = page.evaluate(
             "() => { document.querySelectorAll('details').forEach(d => d.open = true);"
             " return document.body.scrollHeight; }")
-        # A table link opens a readable table where a CSV link would download.
+        # A table link shows the table's rows, readable, where a CSV link would download: a
+        # link into the page, which opens the table's fold (and works in JupyterLab too).
         page.goto(index)
         link = page.locator('details.section:not(#ledger) a:text-is("table")').first
-        href = link.get_attribute("href")
-        page.goto((run_dir / href).resolve().as_uri())
+        rows_id = link.get_attribute("href")[1:]
+        csv = page.locator(f'a[href="#{rows_id}"] ~ a[download]').first.get_attribute("href")
+        page.locator(f'details.section:has(a[href="#{rows_id}"]) > summary').click()
+        link.click()
+        rows = page.locator(f'[id="{rows_id}"]')
+        assert rows.locator("tr").count() > 1 and rows.locator("tr").nth(1).is_visible()
+        top = rows.evaluate("d => d.getBoundingClientRect().top")
+        assert 0 <= top < 200, f"table {rows_id} shown {top:.0f} px down"
+        page.screenshot(path=shots / "table_link.png")
+        # Every row is on the table's own page too, beside its CSV.
+        page.goto((run_dir / csv).with_suffix(".html").resolve().as_uri())
         assert page.locator("table tr").count() > 1
         page.screenshot(path=shots / "table_page.png")
     finally:
