@@ -727,7 +727,9 @@ def _run(args: argparse.Namespace) -> int:
         paper_dataset=args.paper_dataset,
         jobs=args.jobs,
     )
-    print(f"ltrlib run: report {_shown(Path(run_dir) / 'index.html')}")
+    # The run folder on stdout, alone, as scripts read it; the page to open, for people, beside it.
+    print(run_dir)
+    print(f"ltrlib run: open {_shown(Path(run_dir) / 'index.html')}", file=sys.stderr)
     return 0
 
 

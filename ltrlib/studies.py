@@ -664,8 +664,10 @@ def _seed_minutes(meta: dict) -> dict[str, float]:
 def _seed_code(seed_dir: Path) -> str:
     """The code a recorded seed ran: its notebooks' commits (`ltrlib.manifest.code_commit`,
     in its ``run.json``), shortened, "; "-joined where they differ (a seed resumed on other
-    code), or "not recorded" (runs from before commits were kept)."""
-    notebooks = read_json(seed_dir / MANIFEST_FILE).get("notebooks", {})
+    code), or "not recorded" (runs from before commits were kept, or a record without its
+    ``run.json``)."""
+    manifest = seed_dir / MANIFEST_FILE
+    notebooks = read_json(manifest).get("notebooks", {}) if manifest.exists() else {}
     codes = sorted({str(e.get("code")) for e in notebooks.values() if isinstance(e, dict) and e.get("code")})
     return "; ".join(c[:10] + c[40:] for c in codes) or "not recorded"
 

@@ -256,7 +256,9 @@ def test_cli_resumes_the_run_and_prints_its_dir(project, monkeypatch, capsys):
     monkeypatch.setattr(config, "REPORTS_DIR", project["root"] / "reports")
     argv = ["run", "--scale", "tiny", "--no-progress", "-p", "n_rows", "4", "-p", "counter", str(project["counter"])]
     assert cli.main(argv) == 0
-    assert capsys.readouterr().out.strip() == str(project["run_dir"])
+    out, err = capsys.readouterr()
+    assert out.strip() == str(project["run_dir"])  # alone on stdout, for scripts
+    assert err.strip().endswith(f"ltrlib run: open {project['run_dir'] / 'index.html'}")
 
 
 HOLD_LOCK = """

@@ -87,13 +87,15 @@ def test_summary_markdown_states_design_verdict_and_walls():
     summary = study.summarise(_seeds([1.0, 0.9], [0.0, 0.0], [2.0, 2.0]), planned=2)
     design = {"study": "s", "profile": "tiny", "scale": "tiny", "seeds": [0, 1], "parameters": {"n_trials": 1}}
     text = study_runner.summary_markdown(summary, design=design, command="ltrlib study bilambdamart",
-                                         walls={0: study_runner._seed_minutes(
-                                             {"wall_seconds": 120.0, "notebook_seconds": {"06": 60.0, "07": 6.0}})})
+                                         walls={0: {**study_runner._seed_minutes(
+                                             {"wall_seconds": 120.0, "notebook_seconds": {"06": 60.0, "07": 6.0}}),
+                                             "code": "9f3c0a1b2d"}})
     assert "**Verdict (" in text and study.DECISION_RULE in text and "n_trials = 1" in text
     assert "ltrlib study bilambdamart" in text
     # Seed 0 finished in this process (2 minutes) after notebooks that ran 1.1 minutes in all,
-    # earlier sessions included; seed 1 has no record.
-    assert re.search(r"wall_minutes \|\s+notebook_minutes \|\n", text) and re.search(r"\|\s+2 \|\s+1\.1 \|\n", text)
+    # earlier sessions included, on the code it names; seed 1 has no record.
+    assert re.search(r"wall_minutes \|\s+notebook_minutes \| code\s+\|\n", text)
+    assert re.search(r"\|\s+2 \|\s+1\.1 \| 9f3c0a1b2d \|\n", text)
 
 
 def test_one_seed_gives_no_interval():
