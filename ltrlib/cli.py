@@ -531,23 +531,18 @@ def _study(args: argparse.Namespace) -> int:
         raise SystemExit(f"--threads {threads} / --workers {args.workers}: give a positive number of threads and "
                          "zero or more workers")
     where = dict(scheduler=args.scheduler, threads=threads, workers=args.workers, progress=not args.no_progress)
+    recorded = Path(config.REPORTS_DIR) / (args.study or f"ledger-{args.scale}")  # a ledger study read back
     if args.name == "ledger" and args.reading:
-        from pathlib import Path
-
         from ltrlib.studies import write_ledger_reading
 
-        study = Path(config.REPORTS_DIR) / (args.study or f"ledger-{args.scale}")
-        command = f"{config.cli_command()} study ledger --study {study.name} --reading {args.reading}"
-        print(write_ledger_reading(study, args.reading, command) / "reading.md")
+        command = f"{config.cli_command()} study ledger --study {recorded.name} --reading {args.reading}"
+        print(write_ledger_reading(recorded, args.reading, command) / "reading.md")
         return 0
     if args.name == "ledger" and args.power:
-        from pathlib import Path
-
         from ltrlib.studies import write_ledger_power
 
-        study = Path(config.REPORTS_DIR) / (args.study or f"ledger-{args.scale}")
-        command = f"{config.cli_command()} study ledger --study {study.name} --power {args.power}"
-        print(write_ledger_power(study, args.power, command) / "power.md")
+        command = f"{config.cli_command()} study ledger --study {recorded.name} --power {args.power}"
+        print(write_ledger_power(recorded, args.power, command) / "power.md")
         return 0
     if args.parameters and args.name != "ledger":
         raise SystemExit(f"-p: only a ledger study takes notebook parameters; {args.name}'s are its profile's")

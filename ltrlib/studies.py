@@ -1052,11 +1052,11 @@ def _ledger_tables(study_dir: Path, design: dict, rule: str | None = None) -> tu
     return per_seed, across, meta
 
 
-def _ledger_frames(study_dir: Path, design: dict, rule: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
-                                                                                   pd.DataFrame, dict[int, dict]]:
-    """`_ledger_tables` with every seed's comparisons (``EFFECT_COLUMNS`` and ``seed``), which
-    the Effect Ratio forests draw: ``(per_seed, across, effects, seed records)``."""
-    from ltrlib.fidelity.across import decide_across, rule_version, with_effect_ratios
+def _ledger_seeds(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, dict]]:
+    """Every recorded seed of the design, its ledger rebuilt from its tables with today's
+    claims: ``(per_seed, effects, seed records)``, ``effects`` every seed's comparisons
+    (``EFFECT_COLUMNS`` and ``seed``), each record its ``seed.json`` with the ``code`` it
+    ran (`_seed_code`)."""
     from ltrlib.fidelity.ledger import fidelity_report
     from ltrlib.fidelity.sources import require_numbers
 
@@ -1064,10 +1064,21 @@ def _ledger_frames(study_dir: Path, design: dict, rule: str | None = None) -> tu
     require_numbers(recorded)
     reports = {s: fidelity_report(d) for s, d in recorded.items()}
     if not reports:
-        return pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), {}
+        return pd.DataFrame(), pd.DataFrame(), {}
     per_seed = pd.concat([r.claims.assign(seed=s) for s, r in reports.items()], ignore_index=True)
     effects = pd.concat([r.effects.assign(seed=s) for s, r in reports.items()], ignore_index=True)
-    meta = {s: _seed_record(d) for s, d in recorded.items()}
+    return per_seed, effects, {s: {**_seed_record(d), "code": _seed_code(d)} for s, d in recorded.items()}
+
+
+def _ledger_frames(study_dir: Path, design: dict, rule: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
+                                                                                   pd.DataFrame, dict[int, dict]]:
+    """`_ledger_seeds` decided across the seeds (`_ledger_tables`), with every seed's
+    comparisons, which the Effect Ratio forests draw: ``(per_seed, across, effects, seed records)``."""
+    from ltrlib.fidelity.across import decide_across, rule_version, with_effect_ratios
+
+    per_seed, effects, meta = _ledger_seeds(study_dir, design)
+    if per_seed.empty:
+        return pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), {}
     across = decide_across(per_seed, effects, rule or rule_version(design))
     return per_seed, with_effect_ratios(across, effects), effects, meta
 
@@ -1093,7 +1104,7 @@ def write_ledger_power(study_dir: str | os.PathLike, chosen: int, command: str =
     from ltrlib.fidelity.power import power_markdown, power_tables
 
     study_dir = Path(study_dir)
-    per_seed, _, effects, _ = _ledger_frames(study_dir, _design(study_dir), "v2")
+    per_seed, effects, _ = _ledger_seeds(study_dir, _design(study_dir))
     if per_seed.empty:
         raise ValueError(f"--power: {study_dir.name} has no recorded seed to take spreads from")
     by_seeds, checks, _ = power_tables(per_seed, effects, chosen)
@@ -1281,7 +1292,6 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
     design = _design(study_dir)
     version = rule_version(design)
     per_seed, across, effects, meta = _ledger_frames(study_dir, design)
-    seed_dirs = _recorded(study_dir)
     named = "" if version == "v1" else f" {version}"  # v1's summary reads as it did before there were versions
     lines = [f"# Study {design['study']}: every claim of the ledger across seeds", "",
              f"- Data: the {design['dataset']} data at scale `{design['scale']}`; seeds {design['seeds']}, each a "
@@ -1338,7 +1348,7 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
               if not changed.empty else "(none)", "",
               "## Wall time per seed", "",
               table_to_markdown(pd.DataFrame([{"seed": s, **_seed_minutes(m), "worker": m.get("worker", ""),
-                                               "code": _seed_code(seed_dirs[s])} for s, m in meta.items()])), ""]
+                                               "code": m["code"]} for s, m in meta.items()])), ""]
     atomic_write_text(study_dir / "study.md", "\n".join(lines))
     atomic_write_text(study_dir / "study.csv", across.to_csv(index=False))
     return across

@@ -455,6 +455,22 @@ def _heterogeneity(x: np.ndarray, se: np.ndarray, units: np.ndarray) -> tuple[fl
         return float(combine_effects(x, se ** 2, method_re="chi2").test_homogeneity().pvalue), ""
 
 
+def _fewest_seeds(enough, cap: int = 1_000_000) -> float:
+    """The fewest seeds n (2 or more) with ``enough(n)``, which must rise with n; inf past
+    ``cap``. Doubles to a bound, then bisects (statsmodels' solve_power fails to converge for
+    large effects, where the answer is 2 or 3)."""
+    high = 2
+    while not enough(high):
+        high *= 2
+        if high > cap:
+            return math.inf
+    low = high // 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return float(max(2, high))
+
+
 def _seeds_for(d: float, level: float = ALPHA) -> float:
     """The fewest seeds at which a one-sided one-sample t-test at ``level`` sees a
     standardised difference ``d`` with `POWER` (inf when ``d`` is not above 0, or past a
@@ -463,22 +479,8 @@ def _seeds_for(d: float, level: float = ALPHA) -> float:
 
     if not (d > 0 and math.isfinite(d)):
         return math.inf
-
-    def enough(n: int) -> bool:
-        return TTestPower().power(effect_size=d, nobs=n, alpha=level, alternative="larger") >= POWER
-
-    # Power rises with n: double to a bound, then bisect (statsmodels' solve_power fails to
-    # converge for large d, where the answer is 2 or 3).
-    high = 2
-    while not enough(high):
-        high *= 2
-        if high > 1_000_000:
-            return math.inf
-    low = high // 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if enough(mid) else (mid, high)
-    return float(max(2, high))
+    return _fewest_seeds(lambda n: TTestPower().power(effect_size=d, nobs=n, alpha=level,
+                                                      alternative="larger") >= POWER)
 
 
 def comparison_tests_v2(per_seed: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:

@@ -28,7 +28,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ltrlib.fidelity.across import ALPHA, POWER, _kind_v2, _usable, margin_of
+from ltrlib.fidelity.across import ALPHA, POWER, _fewest_seeds, _kind_v2, _usable, margin_of
 from ltrlib.fidelity.foltr import PAPER_T
 
 __all__ = ["SEEDS_CAP", "claim_seeds", "comparison_seeds", "power_at"]
@@ -58,21 +58,10 @@ def power_at(kind: str, n: int, effect: float, sd: float, margin: float, level: 
 
 def _seeds(kind: str, effect: float, sd: float, margin: float, level: float) -> float:
     """The fewest seeds (2 or more) at which `power_at` reaches `POWER`; inf past `SEEDS_CAP`."""
-    def enough(n: int) -> bool:
-        return power_at(kind, n, effect, sd, margin, level) >= POWER
-
     if not (sd > 0) or not math.isfinite(effect):
         return math.nan
-    high = 2
-    while not enough(high):
-        high *= 2
-        if high > SEEDS_CAP:
-            return math.inf
-    low = high // 2
-    while high - low > 1:  # power rises with n for every kind here
-        mid = (low + high) // 2
-        low, high = (low, mid) if enough(mid) else (mid, high)
-    return float(max(2, high))
+    # Power rises with n for every kind here.
+    return _fewest_seeds(lambda n: power_at(kind, n, effect, sd, margin, level) >= POWER, SEEDS_CAP)
 
 
 def _paper_effect(g: pd.DataFrame, source: str) -> tuple[float, str]:
@@ -95,15 +84,12 @@ def comparison_seeds(per_seed: pd.DataFrame, effects: pd.DataFrame, n: int | Non
     usable = _usable(per_seed)[keys].drop_duplicates()
     ours = effects.drop_duplicates(["source", "claim", "scope", "comparison", "seed"]).merge(usable, on=keys)
     ours = ours[ours.ours_improvement.notna()]
-    kinds = {(s, c): _kind_v2(s, c)[0] for s, c in ours[["source", "claim"]].drop_duplicates().itertuples(index=False)}
-    tally = per_seed[(per_seed.kind == "claim") & ~per_seed.beyond.astype(bool)]
-    checks = tally.drop_duplicates(["source", "claim", "scope"])
-    family = {source: int(sum(kinds.get((source, c), _kind_v2(source, c)[0]) in _TESTED
-                              for c in checks[checks.source == source].claim))
+    tally = _tally(per_seed)
+    family = {source: sum(_kind_v2(s, c)[0] in _TESTED for s, c, _ in tally if s == source)
               for source in ours.source.unique()}
     rows = []
     for (source, claim, scope, comparison), g in ours.groupby(["source", "claim", "scope", "comparison"], sort=False):
-        kind = kinds[(source, claim)]
+        kind = _kind_v2(source, claim)[0]
         if kind not in _TESTED or len(g) < 2:
             continue
         horizon = int(pd.to_numeric(g.get("horizon", pd.Series([0])), errors="coerce").fillna(0).max())
@@ -138,11 +124,10 @@ def claim_seeds(comparisons: pd.DataFrame) -> pd.DataFrame:
 REPORT_SEEDS = (5, 8, 10, 12, 15, 20, 30)
 
 
-def _in_tally(per_seed: pd.DataFrame, checks: pd.DataFrame) -> pd.Series:
-    tally = per_seed[(per_seed.kind == "claim") & ~per_seed.beyond.astype(bool)][["source", "claim", "scope"]]
-    counted = set(tally.drop_duplicates().itertuples(index=False, name=None))
-    return pd.Series([(s, c, sc) in counted for s, c, sc in checks[["source", "claim", "scope"]].itertuples(
-        index=False, name=None)], index=checks.index)
+def _tally(per_seed: pd.DataFrame) -> set[tuple[str, str, str]]:
+    """The checks the papers' tallies count (their claims in their scopes), as (source, claim, scope)."""
+    counted = per_seed[(per_seed.kind == "claim") & ~per_seed.beyond.astype(bool)]
+    return set(counted[["source", "claim", "scope"]].itertuples(index=False, name=None))
 
 
 def power_tables(per_seed: pd.DataFrame, effects: pd.DataFrame, chosen: int,
@@ -150,19 +135,20 @@ def power_tables(per_seed: pd.DataFrame, effects: pd.DataFrame, chosen: int,
     """The power report's frames: ``(by_seeds, checks, comparisons)``.
 
     ``by_seeds``: per paper and seed count, how many of its tested tally checks have 80 %
-    power at 0.05 and at 0.05 / m. ``checks``: per check, its seeds needed and its power at
-    ``chosen`` seeds. ``comparisons``: `comparison_seeds` at ``chosen``."""
+    power at 0.05 and at 0.05 / m: those that need no more seeds than that (power rises
+    with the seeds). ``checks``: per check, its seeds needed and its power at ``chosen``
+    seeds. ``comparisons``: `comparison_seeds` at ``chosen``."""
     comparisons = comparison_seeds(per_seed, effects, n=chosen)
     checks = claim_seeds(comparisons)
-    checks.insert(3, "in_tally", _in_tally(per_seed, checks))
+    tally = _tally(per_seed)
+    checks.insert(3, "in_tally", [key in tally for key in checks[["source", "claim", "scope"]].itertuples(
+        index=False, name=None)])
     rows = []
     for n in sorted({*seeds, chosen}):
-        at = claim_seeds(comparison_seeds(per_seed, effects, n=n))
-        at = at[_in_tally(per_seed, at)]
-        for source, g in at.groupby("source", sort=False):
+        for source, g in checks[checks.in_tally].groupby("source", sort=False):
             rows.append({"paper": source, "seeds": n, "tested tally checks": len(g),
-                         "80 % power at 0.05": int((g.power_at_alpha >= POWER).sum()),
-                         "80 % power at 0.05 / m": int((g.power_at_alpha_over_m >= POWER).sum())})
+                         "80 % power at 0.05": int((g.seeds_at_alpha <= n).sum()),
+                         "80 % power at 0.05 / m": int((g.seeds_at_alpha_over_m <= n).sum())})
     return pd.DataFrame(rows), checks, comparisons
 
 
