@@ -1017,8 +1017,8 @@ def ledger_design(study: str, scale: str = "small", seeds: Sequence[int] | None 
     config.get_scale(scale)  # an unknown scale is refused here, naming the known ones
     chosen = [int(s) for s in (LEDGER_SEEDS if seeds is None else seeds)]
     return {"study": validate_name(study, "study id"), "profile": "ledger", "dataset": dataset, "scale": scale,
-            "seeds": chosen, "notebooks": notebooks or "all", **({"parameters": dict(parameters)} if parameters else {}),
-            **design_terms(rule or DEFAULT_RULE)}
+            "seeds": chosen, "notebooks": notebooks or "all",
+            **({"parameters": dict(parameters)} if parameters else {}), **design_terms(rule or DEFAULT_RULE)}
 
 
 def _registered_rule(study_dir: Path) -> str | None:

@@ -69,7 +69,8 @@ def _paper_effect(g: pd.DataFrame, source: str) -> tuple[float, str]:
     paper = pd.to_numeric(g.paper_improvement, errors="coerce").dropna()
     horizon = int(pd.to_numeric(g.get("horizon", pd.Series([0])), errors="coerce").fillna(0).max())
     if source == "foltr" and horizon and horizon != PAPER_T:
-        return float(g.ours_improvement.mean()), f"observed mean (the paper's is over T = {PAPER_T:,}, ours {horizon:,})"
+        return (float(g.ours_improvement.mean()),
+                f"observed mean (the paper's is over T = {PAPER_T:,}, ours {horizon:,})")
     if paper.empty:
         return float(g.ours_improvement.mean()), "observed mean (the paper gives no number)"
     return float(paper.iloc[0]), "the paper's"
