@@ -511,6 +511,10 @@ def _add_study_parser(subparsers) -> None:
     study.add_argument("--reading", default="", metavar="RULE",
                        help="ledger: run nothing; read the recorded seeds by another rule version (v1, v2) into "
                        "reports/<study>-reading-<RULE>/, labelled a secondary reading (the study stays as it is)")
+    study.add_argument("--figures", action="store_true",
+                       help="ledger: run nothing; draw the study's verdict chart from its recorded study.csv into "
+                       "reports/<study>/figures/, deciding nothing again (for a study recorded before it had "
+                       "pictures)")
     study.add_argument("--power", type=int, default=0, metavar="N",
                        help="ledger: run nothing; from the recorded seeds' spreads, the seeds each check would need "
                        "at the paper's effect, and the power at N seeds, into reports/<study>-power/ (to size a "
@@ -537,6 +541,11 @@ def _study(args: argparse.Namespace) -> int:
 
         command = f"{config.cli_command()} study ledger --study {recorded.name} --reading {args.reading}"
         print(write_ledger_reading(recorded, args.reading, command) / "reading.md")
+        return 0
+    if args.name == "ledger" and args.figures:
+        from ltrlib.studies import write_recorded_verdicts
+
+        print(write_recorded_verdicts(recorded))
         return 0
     if args.name == "ledger" and args.power:
         from ltrlib.studies import write_ledger_power

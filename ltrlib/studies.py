@@ -1243,6 +1243,29 @@ def write_ledger_figures(folder: Path, across: pd.DataFrame, effects: pd.DataFra
     return written
 
 
+def write_recorded_verdicts(study_dir: str | os.PathLike) -> Path:
+    """The verdict chart of a recorded ledger study drawn from its ``study.csv``, deciding
+    nothing: a study recorded before it had pictures (ledger-small) gets its headline image
+    without its seeds being read again by today's checks, which would change its recorded
+    verdicts. Writes ``figures/verdicts.png`` and ``.svg`` beside ``study.md`` and leaves
+    ``study.md``, ``study.csv`` and any Effect Ratio pictures as they are. Returns the PNG."""
+    from ltrlib.fidelity.across import rule_version
+
+    study_dir = Path(study_dir)
+    design = _design(study_dir)
+    if not (study_dir / "study.csv").exists():
+        raise FileNotFoundError(f"{study_dir / 'study.csv'}: the study has no recorded summary to draw "
+                                f"(`ltrlib study ledger --study {study_dir.name} --summarise-only` writes it)")
+    across = read_table(study_dir / "study.csv", dtype={"beyond": bool})
+    done = sum(s in design["seeds"] for s in _recorded(study_dir))
+    title = (f"{design['study']}: checks by verdict across {done} of {len(design['seeds'])} seeds "
+             f"(rule {rule_version(design)}, as recorded)")
+    from ltrlib import plots
+
+    return study_dir / _save_figure(plots.verdict_counts(ledger_verdict_frame(across), title),
+                                    study_dir / FIGURES_DIR, VERDICTS_FIGURE)
+
+
 def _figure_lines(path: str, alt: str, caption: str) -> list[str]:
     """A picture in a study's Markdown: the PNG, its caption and the SVG beside it."""
     return [f"![{alt}]({path})", "", f"{caption} ([SVG]({path[:-4]}.svg))", ""]

@@ -240,6 +240,29 @@ def test_the_readme_quotes_the_committed_ledger_study_and_the_headline_counts_it
     assert study.ledger_headline(folder).startswith("The ledger study at `tiny`, across 2 of 2 seeds (seeds 3, 4)")
 
 
+def test_a_recorded_study_gets_its_verdict_chart_from_its_study_csv_deciding_nothing(tmp_path):
+    """`ltrlib study ledger --figures` draws the chart from the recorded verdicts, leaving the
+    record as it is; the README shows the committed study's chart beside its headline."""
+    readme = (config.PROJ_ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](reports/ledger-small/figures/verdicts.png)" in readme
+    assert (config.PROJ_ROOT / "reports" / "ledger-small" / "figures" / "verdicts.png").exists()
+    folder = tmp_path / "L"
+    (folder / "seeds" / "seed3").mkdir(parents=True)
+    (folder / "seeds" / "seed3" / "seed.json").write_text("{}")
+    (folder / "design.json").write_text(json.dumps(study.ledger_design("L", "tiny", seeds=(3, 4))))
+    with pytest.raises(FileNotFoundError, match="study.csv"):
+        study.write_recorded_verdicts(folder)
+    rows = [("noniid", "claim", False, "holds"), ("noniid", "claim", False, "does not hold"),
+            ("foltr", "note", False, "holds")]
+    pd.DataFrame(rows, columns=["source", "kind", "beyond", "verdict"]).to_csv(folder / "study.csv", index=False)
+    (folder / "study.md").write_text("# recorded")
+    record = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    png = study.write_recorded_verdicts(folder)
+    assert png == folder / "figures" / "verdicts.png" and png.with_suffix(".svg").exists()
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == record
+    assert study.ledger_verdict_frame(pd.read_csv(folder / "study.csv")).checks.sum() == 3
+
+
 def test_the_study_cluster_keeps_a_worker_that_went_silent():
     """A seed is one task of up to an hour: a study stopped and continued (or a machine
     suspended) past Dask's worker TTL lost its worker and then waited forever. The study's
