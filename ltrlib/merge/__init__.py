@@ -40,14 +40,20 @@ from ltrlib.merge.analysis import (
     score_models,
 )
 from ltrlib.merge.fusion import FUSIONS, FusedModel, fusion_baselines, fusion_experiment, fusion_models
-from ltrlib.merge.linear import LinearMerge, alpha_sweep, linear_experiment, linear_merge, sweep_at
+from ltrlib.merge.linear import LinearMerge, alpha_sweep, linear_experiment, linear_merge, optimize_linear, sweep_at
 from ltrlib.merge.selection import RankerSelector, selection_experiment
-from ltrlib.merge.stacking import STACKING_SETTINGS, StackingModel, feature_importance, stacking_experiment
+from ltrlib.merge.stacking import (
+    STACKING_SETTINGS,
+    StackingModel,
+    feature_importance,
+    optimize_stacking,
+    stacking_experiment,
+)
 
 __all__ = [
     "FUSIONS", "FusedModel", "fusion_baselines", "fusion_experiment", "fusion_models", "TABLE_METRICS",
     "category_deltas", "collect", "merge_metrics", "meta_models", "per_split", "load_local_models", "merged_run_files",
     "means_table", "query_categories", "marked_table", "score_models", "LinearMerge", "alpha_sweep",
-    "linear_experiment", "linear_merge", "sweep_at", "RankerSelector", "selection_experiment", "STACKING_SETTINGS",
-    "StackingModel", "feature_importance", "stacking_experiment",
+    "linear_experiment", "linear_merge", "optimize_linear", "sweep_at", "RankerSelector", "selection_experiment",
+    "STACKING_SETTINGS", "StackingModel", "feature_importance", "optimize_stacking", "stacking_experiment",
 ]

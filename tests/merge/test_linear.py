@@ -212,3 +212,12 @@ def test_weights_tuned_from_bare_scores_score_only_from_scores():
         fit.score(ds)
     with pytest.raises(KeyError, match="M2"):
         linear.optimize_linear(ds, {"M1": s1, "M2": s2}, models={"M1": ColumnModel(0)})
+
+
+def test_the_package_exports_each_merge_beside_its_optimiser():
+    """ranx-style pairs, as `ltrlib.merge`'s docstring presents them (issue 65)."""
+    import ltrlib.merge as merge
+    from ltrlib.merge import stacking
+
+    assert merge.optimize_linear is linear.optimize_linear and merge.linear_merge is linear.linear_merge
+    assert merge.optimize_stacking is stacking.optimize_stacking
