@@ -679,11 +679,12 @@ def _add_formats_parser(subparsers) -> None:
 
 
 def _formats(args: argparse.Namespace) -> int:
-    from ltrlib.data.formats import LAYOUTS, write_layout
+    from ltrlib.data.catalogue import layouts
+    from ltrlib.data.formats import write_layout
     from ltrlib.data.synthetic import make_synthetic
 
-    if args.layout not in LAYOUTS:  # before generating the twin, which takes a while at small
-        raise ValueError(f"layout {args.layout!r} unknown; choose from {', '.join(sorted(LAYOUTS))}")
+    if args.layout not in layouts():  # before generating the twin, which takes a while at small
+        raise ValueError(f"layout {args.layout!r} unknown; choose from {', '.join(layouts())}")
     print(write_layout(make_synthetic(args.scale, args.seed), args.folder, args.layout))
     return 0
 

@@ -16,7 +16,9 @@ end to end with the commands a user of that collection runs (README, "Your own d
   features spread over Yahoo's 700 indices (feature c at index 3c + 1, the rest absent, as
   Yahoo's sparse files leave most of their 700 features out).
 
-Labels are the twin's 0-4 grades in every layout. Files are written atomically.
+Labels are the twin's 0-4 grades in every layout. Files are written atomically. A layout's
+file names, folds, width and index base are its collection's (`ltrlib.data.catalogue`); this
+module says only where the twin's columns go in it.
 """
 
 from __future__ import annotations
@@ -25,13 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ltrlib.data.catalogue import Collection, fold_folder, in_layout, layouts
 from ltrlib.data.dataset import Dataset, Splits, concat
 from ltrlib.data.svmlight.write import write_svmlight
+from ltrlib.data.synthetic import N_FEATURES
 
-__all__ = ["LAYOUTS", "write_layout"]
-
-#: Layout name -> number of feature indices of the collection.
-LAYOUTS = {"mslr": 136, "istella": 220, "yahoo": 700}
+__all__ = ["write_layout"]
 
 
 def _columns(ds: Dataset, source: np.ndarray, target: np.ndarray, width: int, name: str) -> Dataset:
@@ -42,42 +43,61 @@ def _columns(ds: Dataset, source: np.ndarray, target: np.ndarray, width: int, na
     return Dataset(X=X, y=ds.y, query_ids=ds.query_ids, offsets=ds.offsets, name=name)
 
 
-# MSLR's f130 (PageRank) is a dense, heavy-tailed document score that users bin into
-# categories; the twin's f130 is a sparse match feature, so its authority score (f211, a
-# per-query level plus noise) takes that place. Otherwise the first 136 columns, in order.
-_MSLR_SOURCE = np.r_[0:129, 210, 130:136]
+# Where the twin's columns go in a layout: (twin columns, the layout's columns). MSLR's f130
+# (PageRank) is a dense, heavy-tailed document score that users bin into categories; the
+# twin's f130 is a sparse match feature, so its authority score (f211, a per-query level
+# plus noise) takes that place, the first 136 columns otherwise in order. Yahoo's sparse
+# files leave most of their 700 features out, so the twin's spread over them. A layout not
+# named here takes the twin's first columns in order.
+_PLACEMENTS = {
+    "mslr": (np.r_[0:129, 210, 130:136], np.arange(136)),
+    "yahoo": (np.arange(N_FEATURES), 3 * np.arange(N_FEATURES)),
+}
+
+
+def _placement(collection: Collection) -> tuple[np.ndarray, np.ndarray]:
+    if collection.layout in _PLACEMENTS:
+        return _PLACEMENTS[collection.layout]
+    first = np.arange(min(collection.width, N_FEATURES))
+    return first, first
 
 
 def write_layout(splits: Splits, folder: str | Path, layout: str) -> Path:
-    """Write ``splits`` (train, vali, test) under ``folder`` in ``layout``'s files; returns
-    ``folder``. Nothing outside ``folder`` is touched; existing files there are replaced."""
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout {layout!r} unknown; choose from {sorted(LAYOUTS)}")
-    width = LAYOUTS[layout]
+    """Write ``splits`` (train, vali, test) under ``folder`` in ``layout``'s files (a layout
+    of `ltrlib.data.catalogue.layouts`: its collection's file names, folds, width and index
+    base); returns ``folder``. Nothing outside ``folder`` is touched; existing files there
+    are replaced."""
+    if layout not in layouts():
+        raise ValueError(f"layout {layout!r} unknown; choose from {layouts()}")
+    collection = in_layout(layout)
+    width = collection.width
     parts = [p for p in (splits.train, splits.vali, splits.test) if p is not None]
     if len(parts) != 3:
         raise ValueError("write_layout needs train, vali and test partitions")
-    if parts[0].n_features < min(width, 220):
-        raise ValueError(f"{layout} needs {min(width, 220)} features, the data has {parts[0].n_features}")
+    if parts[0].n_features < min(width, N_FEATURES):
+        raise ValueError(f"{layout} needs {min(width, N_FEATURES)} features, the data has {parts[0].n_features}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    if layout == "mslr":
+    source, target = _placement(collection)
+
+    def write(part: Dataset, where: Path, fname: str) -> None:
+        placed = _columns(part, source, target, width, fname)
+        write_svmlight(placed, where / fname, zero_based=collection.index_base == 0)
+
+    if collection.folds:
         everything = concat(parts, name="all")
-        chunks = np.array_split(np.arange(everything.n_queries), 5)
+        n = collection.folds
+        chunks = np.array_split(np.arange(everything.n_queries), n)
         qids = everything.query_ids
-        for k in range(5):
-            order = [chunks[(k + i) % 5] for i in range(5)]  # S_k.. rotating, as MSLR's folds
-            fold = folder / f"Fold{k + 1}"
+        for k in range(n):
+            # S_k.. rotating, as MSLR's folds: train on all but two parts, validate on the
+            # next, test on the last.
+            order = [chunks[(k + i) % n] for i in range(n)]
+            fold = folder / fold_folder(k + 1)
             fold.mkdir(exist_ok=True)
-            for fname, idx in (("train.txt", np.concatenate(order[:3])), ("vali.txt", order[3]),
-                               ("test.txt", order[4])):
-                part = everything.subset(qids[np.sort(idx)], name=fname)
-                write_svmlight(_columns(part, _MSLR_SOURCE, np.arange(width), width, fname), fold / fname)
+            for fname, idx in zip(collection.files, (np.concatenate(order[:n - 2]), order[n - 2], order[n - 1])):
+                write(everything.subset(qids[np.sort(idx)], name=fname), fold, fname)
         return folder
-    if layout == "istella":
-        target, names = np.arange(width), ("train.txt", "vali.txt", "test.txt")
-    else:  # yahoo
-        target, names = 3 * np.arange(220), ("set1.train.txt", "set1.valid.txt", "set1.test.txt")
-    for part, fname in zip(parts, names):
-        write_svmlight(_columns(part, np.arange(220), target, width, fname), folder / fname)
+    for part, fname in zip(parts, collection.files):
+        write(part, folder, fname)
     return folder

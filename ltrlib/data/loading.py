@@ -7,12 +7,12 @@ the same way, whether synthetic, the shipped LightGBM example, or a user's colle
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from ltrlib import config, provenance
+from ltrlib.data.catalogue import COLLECTIONS, fold_folder, fold_number
 from ltrlib.data.dataset import Splits
 from ltrlib.data.readers import read_letor, read_letor_folder, read_lightgbm
 from ltrlib.data.svmlight.parse import check_plain_text
@@ -40,10 +40,11 @@ def load_dataset(
     ``dataset``
         ``"synthetic"`` (the Istella-like default, sized by ``scale``, drawn from ``seed``);
         ``"lightgbm-rank"`` (the small real example shipped in ``../shared``); or a path, or
-        a name under ``data_dir`` (default ``data/raw``): a LETOR folder
-        (``train.txt, vali.txt, test.txt``; MSLR's ``Fold1``-``Fold5`` read ``Fold1``
-        unless ``fold`` says otherwise; Yahoo's ``set1.{train,valid,test}.txt``), a LETOR
-        file with ``qid:``, or a LightGBM-format file with its ``.query`` file.
+        a name under ``data_dir`` (default ``data/raw``): a collection folder, known by the
+        files of a collection of `ltrlib.data.catalogue` (``train.txt, vali.txt, test.txt``;
+        MSLR's ``Fold1``-``Fold5`` read ``Fold1`` unless ``fold`` says otherwise; Yahoo's
+        ``set1.{train,valid,test}.txt``), a LETOR file with ``qid:``, or a LightGBM-format
+        file with its ``.query`` file.
     ``category_feature``
         The feature holding each document's topic category (file index or name, e.g. ``220``
         or ``"f220"``). With ``category_bins > 0`` the feature is binned by quantiles
@@ -124,15 +125,14 @@ def locate_dataset(dataset: str, data_dir: str | Path = "", *, fold=None) -> Dat
     path = resolve_dataset(dataset, data_dir)
     if path.is_dir():
         fold, files = _folder_layout(path, fold)
-        folder = path if fold is None else path / (f"Fold{fold}" if isinstance(fold, int) else str(fold))
+        folder = _fold_path(path, fold)
         train = folder / files[0]
         if not train.exists():
             shown = folder if folder.is_dir() else path
             have = sorted(p.name for p in shown.iterdir())
             raise FileNotFoundError(
                 f"dataset {dataset!r}: {path} is a folder but not a LETOR collection: no {train} "
-                f"(expected {', '.join(FOLDER_FILES[0])}, Yahoo's {', '.join(FOLDER_FILES[1])}, "
-                f"or Fold1..Fold5 holding them; {shown} holds {have[:20]})")
+                f"(expected {_expected_files()}; {shown} holds {have[:20]})")
         _readable_file(train, dataset)
         return DatasetSource("folder", path, fold, files)
     _readable_file(path, dataset)
@@ -151,8 +151,8 @@ def dataset_folds(dataset: str, data_dir: str | Path = "") -> list[int]:
     src = locate_dataset(dataset, data_dir)
     if src.kind != "folder" or src.fold is None:
         return []
-    named = (re.fullmatch(r"Fold([1-9][0-9]*)", p.name) for p in src.path.iterdir() if p.is_dir())
-    return sorted(int(m.group(1)) for m in named if m)
+    numbers = (fold_number(p.name) for p in src.path.iterdir() if p.is_dir())
+    return sorted(k for k in numbers if k is not None)
 
 
 def _readable_file(path: Path, dataset: str) -> Path:
@@ -167,21 +167,43 @@ def _readable_file(path: Path, dataset: str) -> Path:
     return path
 
 
-#: The three files of a collection folder: LETOR's names, then Yahoo LTRC's (set 1).
-FOLDER_FILES = (("train.txt", "vali.txt", "test.txt"),
-                ("set1.train.txt", "set1.valid.txt", "set1.test.txt"))
+def _folder_files() -> dict[tuple[str, str, str], str]:
+    """The catalogue's sets of train / vali / test file names, each with the layout of its
+    first collection, in the catalogue's order (LETOR's names first): read from the
+    catalogue on each call, so a collection added to it is known at once."""
+    named: dict[tuple[str, str, str], str] = {}
+    for collection in COLLECTIONS.values():
+        named.setdefault(collection.files, collection.layout)
+    return named
+
+
+def _expected_files() -> str:
+    """What a collection folder holds, for the refusal of one that holds none of it:
+    LETOR's names, the others' by their layout (``Yahoo's set1.train.txt, ...``), or the
+    most folds a collection has, holding them."""
+    first, *others = _folder_files().items()
+    said = [", ".join(first[0])] + [f"{layout.capitalize()}'s {', '.join(files)}" for files, layout in others]
+    folds = max(c.folds for c in COLLECTIONS.values())
+    if folds:
+        said.append(f"{fold_folder(1)}..{fold_folder(folds)} holding them")
+    return ", ".join(said[:-1] + [f"or {said[-1]}"]) if len(said) > 1 else said[0]
+
+
+def _fold_path(path: Path, fold) -> Path:
+    return path if fold is None else path / (fold_folder(fold) if isinstance(fold, int) else str(fold))
 
 
 def _folder_layout(path: Path, fold):
-    """``(fold, files)`` for a collection folder as the collections ship: its own
-    ``train.txt`` (Istella-S, or one MSLR fold given directly), Yahoo's ``set1.*.txt``, or,
-    with neither and ``fold`` unset, MSLR's and MQ2007's ``Fold1`` (the first of the
-    cross-validation folds; give ``.../Fold3`` as the dataset for another)."""
-    if fold is None and not any((path / files[0]).exists() for files in FOLDER_FILES) \
-            and (path / "Fold1").is_dir():
+    """``(fold, files)`` for a collection folder as the collections of the catalogue ship:
+    its own ``train.txt`` (Istella-S, or one MSLR fold given directly), Yahoo's
+    ``set1.*.txt``, or, with neither and ``fold`` unset, MSLR's and MQ2007's ``Fold1`` (the
+    first of the cross-validation folds; give ``.../Fold3`` as the dataset for another)."""
+    known = list(_folder_files())
+    if fold is None and not any((path / files[0]).exists() for files in known) \
+            and any(c.folds for c in COLLECTIONS.values()) and (path / fold_folder(1)).is_dir():
         fold = 1
-    folder = path if fold is None else path / (f"Fold{fold}" if isinstance(fold, int) else str(fold))
-    files = next((f for f in FOLDER_FILES if (folder / f[0]).exists()), FOLDER_FILES[0])
+    folder = _fold_path(path, fold)
+    files = next((f for f in known if (folder / f[0]).exists()), known[0])
     return fold, files  # read_letor_folder names whatever is missing
 
 

@@ -5,7 +5,9 @@ declares which one it is (``ltrlib run --paper-dataset mslr-web10k``). The paper
 values then become targets, not only their claims: the ledger sets each number the paper
 prints for that dataset beside ours (`ltrlib.fidelity.ledger`).
 
-A declaration is checked before any notebook runs (`check_declaration`): the feature count
+The collections, their widths and the query counts of the papers' partitions are the
+catalogue's (`ltrlib.data.catalogue`), which the reader and the layout writer read too. A
+declaration is checked before any notebook runs (`check_declaration`): the feature count
 must be the collection's, or the declaration is refused, naming both. The query counts of
 the partitions the papers used (Table 1 of the Bi-LambdaMART paper, Table 2 of the non-IID
 paper) say whether the run has the whole collection or a part of it: on a part (a twin
@@ -17,41 +19,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PAPER_DATASETS", "Declaration", "PaperDataset", "check_declaration", "declared", "paper_dataset"]
+from ltrlib.data.catalogue import COLLECTIONS, Collection
+
+__all__ = ["Declaration", "check_declaration", "declared", "paper_dataset", "paper_datasets"]
 
 
-@dataclass(frozen=True)
-class PaperDataset:
-    """A collection a paper reports on, as the papers use it."""
-
-    key: str
-    name: str
-    #: The fewest and most features a copy can read as (the highest feature index in its
-    #: files): exact for the dense MSLR and Istella-S files; Yahoo!'s sparse files leave
-    #: features out (its 700 indices hold 699 features, and the twin's 220 reach index 658).
-    features: tuple[int, int]
-    #: Queries of the partitions the papers use: train, vali, test.
-    queries: tuple[int, int, int]
-    #: The ledger's papers that print numbers for it (`ltrlib.fidelity.ledger.PAPERS`).
-    papers: tuple[str, ...]
-
-
-PAPER_DATASETS: dict[str, PaperDataset] = {d.key: d for d in (
-    # Non-IID paper, Table 2 (DS: 19,245 training, 7,211 validation, 6,562 test queries).
-    PaperDataset("istella-s", "Istella-S", (220, 220), (19245, 7211, 6562), ("noniid",)),
-    # Bi-LambdaMART paper, Table 1: the first fold (MSLR) and set (Yahoo!); the FOLTR paper
-    # runs MSLR-WEB10K too.
-    PaperDataset("mslr-web10k", "MSLR-WEB10K, Fold1", (136, 136), (6000, 2000, 2000), ("bilambdamart", "foltr")),
-    PaperDataset("mslr-web30k", "MSLR-WEB30K, Fold1", (136, 136), (18919, 6306, 6306), ("bilambdamart",)),
-    PaperDataset("yahoo-ltrc", "Yahoo! LTRC, set 1", (500, 700), (19944, 2944, 6983), ("bilambdamart",)),
-)}
+def paper_datasets() -> dict[str, Collection]:
+    """The collections of the catalogue (`ltrlib.data.catalogue`) a paper of the ledger
+    reports on, by key: what ``--paper-dataset`` takes."""
+    return {key: c for key, c in COLLECTIONS.items() if c.papers}
 
 
 @dataclass(frozen=True)
 class Declaration:
     """A checked declaration: the dataset, and whether the run has all of its queries."""
 
-    dataset: PaperDataset
+    dataset: Collection
     queries: tuple[int, int, int]
 
     @property
@@ -72,13 +55,14 @@ class Declaration:
         return " / ".join(f"{n:,}" for n in queries) + " (train / vali / test)"
 
 
-def paper_dataset(key: str) -> PaperDataset:
+def paper_dataset(key: str) -> Collection:
     """The declared dataset by its key; ValueError naming the keys otherwise."""
+    known = paper_datasets()
     try:
-        return PAPER_DATASETS[key]
+        return known[key]
     except KeyError:
         raise ValueError(f"--paper-dataset {key!r} is not one of the papers' datasets: "
-                         f"{', '.join(PAPER_DATASETS)}") from None
+                         f"{', '.join(known)}") from None
 
 
 def check_declaration(key: str, n_features: int, queries: tuple[int, int, int],
@@ -87,7 +71,7 @@ def check_declaration(key: str, n_features: int, queries: tuple[int, int, int],
     vali / test query counts) can be the declared dataset; ValueError naming both when the
     feature count contradicts it."""
     dataset = paper_dataset(key)
-    fewest, most = dataset.features
+    fewest, most = dataset.fewest_features, dataset.width
     if not fewest <= n_features <= most:
         has = str(most) if fewest == most else f"{fewest} to {most} (sparse files)"
         raise ValueError(f"--paper-dataset {key}: {source} has {n_features} features, {dataset.name} has "
