@@ -998,9 +998,6 @@ LEDGER_KEPT = ("metrics.json", "provenance.json", "fidelity_claims.csv", "fideli
 LEDGER_SEEDS = (0, 1, 2, 3, 4)
 #: The committed ledger study the README's headline quotes (`ledger_headline`).
 LEDGER_STUDY = config.PROJ_ROOT / "reports" / "ledger-small"
-#: The papers' short names in that headline, by their ledger source.
-SHORT_NAMES = {"noniid": "non-IID", "bilambdamart": "Bi-LambdaMART", "foltr": "FOLTR",
-               "xgboost": "XGBoost's notes"}
 
 
 def ledger_design(study: str, scale: str = "small", seeds: Sequence[int] | None = None, dataset: str = "synthetic",
@@ -1234,7 +1231,7 @@ def write_ledger_figures(folder: Path, across: pd.DataFrame, effects: pd.DataFra
             if g.effect_ratio_mean.isna().all():  # no comparison with a stable ratio: nothing to draw
                 continue
             fig = plots.effect_ratios(g.reset_index(drop=True),
-                                      f"{SHORT_NAMES.get(source, source)}, {seeds} seeds (mean, 95 % interval)")
+                                      f"{PAPERS[source].short_name}, {seeds} seeds (mean, 95 % interval)")
             written[source] = _save_figure(fig, out, f"effect_ratios_{source}")
     kept = {Path(p).stem for p in written.values()}
     for f in out.glob("effect_ratios_*.*"):
@@ -1283,6 +1280,7 @@ def ledger_headline(study_dir: str | os.PathLike = LEDGER_STUDY) -> str:
     every seed of the design is recorded. One line, so the README can quote it whole."""
     from ltrlib.fidelity.across import SEED_DEPENDENT
     from ltrlib.fidelity.claims import NOT_DECIDED
+    from ltrlib.fidelity.ledger import PAPERS
 
     study_dir = Path(study_dir)
     design = _design(study_dir)
@@ -1293,7 +1291,7 @@ def ledger_headline(study_dir: str | os.PathLike = LEDGER_STUDY) -> str:
     across = read_table(study_dir / "study.csv", dtype={"beyond": bool})
     counted = across[(across.kind == "claim") & ~across.beyond]
     verdicts = ("holds", "does not hold", SEED_DEPENDENT, NOT_DECIDED, "not available")
-    parts = [f"{SHORT_NAMES.get(source, source)} " + " / ".join(str(int((g.verdict == v).sum())) for v in verdicts)
+    parts = [f"{PAPERS[source].short_name} " + " / ".join(str(int((g.verdict == v).sum())) for v in verdicts)
              for source, g in counted.groupby("source", sort=False)]
     status = ("" if len(done) == planned else
               f"Interim, not the verdicts: {len(done)} of {planned} seeds recorded, and the rule decides at "

@@ -64,11 +64,16 @@ ONE_SEED = ("One run is one seed: these verdicts are this seed's and decide noth
 
 @dataclass(frozen=True)
 class Paper:
-    """A paper the ledger follows: its title, the notebooks that reproduce it, the function
-    that builds its section from a run directory and its provenance, and every `Claim` the
-    section decides (its module's ``ALL_CLAIMS``: what the guard test reads)."""
+    """A paper the ledger follows, registered once in `PAPERS`: its title and the short name
+    the studies' headlines give it, the notebooks that reproduce it, the function that builds
+    its section from a run directory and its provenance, and every `Claim` the section
+    decides (its module's ``ALL_CLAIMS``: what the guard test reads). The tables its module
+    reads are in `ltrlib.fidelity.sources.NOTEBOOK_TABLES`, keyed by these notebooks;
+    tests/fidelity/test_registration.py fails on a claims module, notebook or table that
+    no paper registers."""
 
     title: str
+    short_name: str
     notebooks: tuple[str, ...]
     section: Callable[[Path, dict[str, Any]], Section]
     claims: tuple = ()
@@ -76,17 +81,17 @@ class Paper:
 
 PAPERS: dict[str, Paper] = {
     # Notebooks 00-02 describe the data the paper's Istella-S statistics calibrate the twin on.
-    noniid.SOURCE: Paper("Learning to Rank for Non-IID Datasets", ("00_dataset_overview", "01_category_analysis",
-                                                                    "02_split_stats", "03_client_models",
-                                                                    "04_linear_merge", "05_stacking"),
-                         noniid.section, noniid.ALL_CLAIMS),
-    bilambdamart.SOURCE: Paper("Learning bivariate scoring functions for ranking (Bi-LambdaMART)",
+    noniid.SOURCE: Paper("Learning to Rank for Non-IID Datasets", "non-IID",
+                         ("00_dataset_overview", "01_category_analysis", "02_split_stats", "03_client_models",
+                          "04_linear_merge", "05_stacking"), noniid.section, noniid.ALL_CLAIMS),
+    bilambdamart.SOURCE: Paper("Learning bivariate scoring functions for ranking (Bi-LambdaMART)", "Bi-LambdaMART",
                                ("06_bilambdamart", "06_neural_competitors"), bilambdamart.section,
                                bilambdamart.ALL_CLAIMS),
-    foltr.SOURCE: Paper("Is Non-IID Data a Threat in Federated Online Learning to Rank?", ("07_foltr_noniid",),
-                        foltr.section, foltr.ALL_CLAIMS),
-    xgboost_tutorial.SOURCE: Paper("XGBoost's learning-to-rank notes", ("08_xgboost_backends", "09_click_bias"),
-                                   xgboost_tutorial.section, xgboost_tutorial.ALL_CLAIMS),
+    foltr.SOURCE: Paper("Is Non-IID Data a Threat in Federated Online Learning to Rank?", "FOLTR",
+                        ("07_foltr_noniid",), foltr.section, foltr.ALL_CLAIMS),
+    xgboost_tutorial.SOURCE: Paper("XGBoost's learning-to-rank notes", "XGBoost's notes",
+                                   ("08_xgboost_backends", "09_click_bias"), xgboost_tutorial.section,
+                                   xgboost_tutorial.ALL_CLAIMS),
 }
 
 
