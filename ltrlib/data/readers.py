@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from ltrlib.data import cache as _cache
+from ltrlib.data.catalogue import fold_folder
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.data.svmlight.parse import (
     MAX_FEATURES,
@@ -202,7 +203,7 @@ def read_letor_folder(
     exist; a missing validation or test file gives ``None`` in its place.
     """
     root = Path(root)
-    folder = root if fold is None else root / (f"Fold{fold}" if isinstance(fold, int) else str(fold))
+    folder = root if fold is None else root / (fold_folder(fold) if isinstance(fold, int) else str(fold))
     if folder.is_file():
         raise NotADirectoryError(f"{folder} is a file, not a LETOR folder: read one file with read_letor "
                                  "(or load_dataset); read_letor_folder reads a folder holding "
