@@ -44,6 +44,7 @@ def main() -> None:
     from ltrlib.bivariate import STAGE1_SETTINGS, Stage2Experiment, build_two_stage, tune_stage1
     from ltrlib.data import load_dataset
     from ltrlib.neural import NeuralBudget
+    from ltrlib.neural.ranker import CONVERGED
     from ltrlib.studies import NEURAL_PROFILES, neural_design
     from ltrlib.train import TrainSettings
 
@@ -82,7 +83,10 @@ def main() -> None:
         trials = fitted[name].tuning
         row = {"model": name, "trials": len(trials), "mean_steps": trials["trees"].mean(),
                "at_cap": int((trials["stop_reason"] == "step cap").sum()),
-               "mean_seconds": trials["seconds"].mean()}
+               "mean_seconds": trials["seconds"].mean(),
+               # The kept fit (the best trial on validation) and why it stopped: what the
+               # budget gate reads (issue 61's pilot: how many kept fits stop by patience).
+               "kept_stop": fitted[name].model.stop_reason, "kept_best_step": fitted[name].model.best_step}
         row["projected_seconds"] = design["parameters"]["neural_trials"] * row["mean_seconds"]
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -90,6 +94,8 @@ def main() -> None:
     print(table.round(1).to_string(index=False))
     total = table["projected_seconds"].sum()
     print(f"projected seed ({design['parameters']['neural_trials']} trials a network): {total / 3600:.2f} h")
+    converged = int((table["kept_stop"] == CONVERGED).sum())
+    print(f"kept fits stopped by patience: {converged} of {len(table)}")
 
 
 if __name__ == "__main__":
