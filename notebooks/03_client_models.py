@@ -139,13 +139,13 @@ store.list()
 
 # %%
 per_query = clients.client_results(models)
-table = metrics.significance_table(per_query, "M_full", by="split", columns="test_set")
+table = metrics.compare(per_query, "M_full", by=["split", "test_set"]).marked(by="split").formatted()
 report.table(table.reset_index(), "client_models",
              caption="NDCG@10 per split (rows: models, columns: test sets); ᵃ: p < 0.05 vs M_full")
 table
 
 # %%
-numeric = metrics.significance_table(per_query, None, by="split", columns="test_set")
+numeric = metrics.compare(per_query, None, by=["split", "test_set"]).marked(by="split").formatted()
 report.table(numeric.reset_index(), "client_models_numeric")
 numeric
 

@@ -60,7 +60,7 @@ distributed: bool = True  # train once more on a two-worker Dask LocalCluster, r
 from ltrlib import plots, trec
 from ltrlib.config import parse_list
 from ltrlib.data import load_dataset
-from ltrlib.metrics import significance_table
+from ltrlib.metrics import compare
 from ltrlib.report import Reporter
 from ltrlib.train import TrainSettings
 from ltrlib import xgboost_tutorial
@@ -86,7 +86,7 @@ list(variants)
 # %%
 data = xgboost_tutorial.take_train_queries(splits, train_queries, seed)
 runs = xgboost_tutorial.compare_backends(data, variants, common=common, settings=settings)
-table = significance_table(runs.per_query, xgboost_tutorial.LIGHTGBM)
+table = compare(runs.per_query, xgboost_tutorial.LIGHTGBM).marked().formatted()
 numeric = xgboost_tutorial.comparison_numeric(runs.per_query, runs.timing)
 report.table(table, "backend_comparison", index=True,
              caption=f"Test means on {data.train.n_queries} training queries; a: paired t-test p < 0.05 against LightGBM")

@@ -68,8 +68,8 @@ from ltrlib.bivariate.objective import HESSIANS
 from ltrlib.bivariate.space import SEARCH_UNITS, TUNED, lightgbm_point, pairs_per_document, suggest
 from ltrlib.bivariate.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset, Scorer
-from ltrlib.metrics import MarkedTable, marked_means, ndcg
-from ltrlib.metrics.significance import compare_tidy, corrected
+from ltrlib.metrics import MarkedTable, compare, ndcg
+from ltrlib.metrics.comparison import Comparison
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.backends.base import DataCache
 from ltrlib.train.ranker import train_ranker
@@ -656,6 +656,14 @@ def per_query_results(exp: Stage2Experiment, models: Mapping[str, Any],
     return pd.concat(rows, ignore_index=True)
 
 
+def ndcg_comparison(per_query: pd.DataFrame, models, *, alpha: float = 0.01) -> Comparison:
+    """The one comparison behind `ndcg_table` and `ndcg_pvalues`: every model of ``models``
+    against every other (letters a, b, ... in their order), two-sided paired t-tests at
+    ``alpha`` over the test queries, per cutoff."""
+    models = list(models)
+    return compare(per_query, models, models=models, alpha=alpha)
+
+
 def ndcg_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01) -> MarkedTable:
     """Paper layout: rows = models in order (``a. λMART``, ...), columns = NDCG@k, means
     with superscripts (a `ltrlib.metrics.MarkedTable`: numbers and marks until written).
@@ -663,11 +671,10 @@ def ndcg_table(per_query: pd.DataFrame, models, *, alpha: float = 0.01) -> Marke
     A letter marks a significant *improvement* (paired two-sided t-test p < ``alpha``,
     positive mean difference) over the earlier row with that letter, as in Table 2.
     """
-    models = list(models)
-    # A two-sided t-test's p is twice the one-sided p in the direction of the difference,
-    # so "two-sided p < alpha and better" is exactly a one-sided test at alpha / 2.
-    table = marked_means(per_query, models, models=models, alpha=alpha / 2, alternative="greater",
-                         earlier_only=True, label="{marker}. {model}")
+    # "Two-sided p < alpha and better" (t > 0) is the one-sided test at alpha / 2 this
+    # table has always marked with: scipy's two-sided p is exactly twice the one-sided tail.
+    table = ndcg_comparison(per_query, models, alpha=alpha).marked(
+        earlier_only=True, better_only=True, label="{marker}. {model}")
     # The notebook's tables have no name over the metric columns; keep them as they were.
     return replace(table, named_columns=False)
 
@@ -678,13 +685,10 @@ def ndcg_pvalues(per_query: pd.DataFrame, models, *, alpha: float = 0.01) -> pd.
     p_holm, marked_holm``); ``p`` the two-sided paired t-test's over the test queries,
     ``marked`` the table's mark (``p < alpha`` and better), ``p_holm`` Holm's step-down over
     the table's family (every mark it could print: each row against each earlier row at
-    every cutoff; ours, the paper corrects nothing) and ``marked_holm`` the mark under it."""
-    models = list(models)
-    rank = {m: i for i, m in enumerate(models)}
-    tests = compare_tidy(per_query, models, by="metric", models=models)
-    tests = tests[tests.model.map(rank) > tests.baseline.map(rank)].reset_index(drop=True)
+    every cutoff; ours, the paper corrects nothing) and ``marked_holm`` the mark under it.
+    Read from the same `ndcg_comparison` as `ndcg_table`."""
+    tests = ndcg_comparison(per_query, models, alpha=alpha).pvalues("holm", earlier_only=True)
     tests["marked"] = (tests.p < alpha) & (tests["diff"] > 0)
-    tests["p_holm"] = corrected(tests.p.to_numpy())
     tests["marked_holm"] = (tests.p_holm < alpha) & (tests["diff"] > 0)
     return tests[["metric", "model", "baseline", "diff", "p", "marked", "p_holm", "marked_holm"]]
 

@@ -169,7 +169,7 @@ def client_results(models: ClientModels, metrics=("ndcg@10",)) -> pd.DataFrame:
 
     Tidy: ``split, model, test_set, qid, metric, value``. Tables 1 and 3 (rows ``split,
     model``, columns ``DS1, DS2', DS``, ᵃ: paired t-test against M_full) are
-    ``ltrlib.metrics.significance_table(per_query, "M_full", by="split", columns="test_set")``
+    ``ltrlib.metrics.compare(per_query, "M_full", by=["split", "test_set"]).marked(by="split")``
     for one metric; see `ltrlib.clients.tables` for the paper's arrangements.
     """
     parts = []

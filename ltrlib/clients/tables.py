@@ -1,6 +1,6 @@
 """Tables 1 and 3 of the non-IID paper in its own layout, from notebook 03's per-query results.
 
-`ltrlib.metrics.significance_table(per_query, "M_full", by="split", columns="test_set")`
+`ltrlib.metrics.compare(per_query, "M_full", by=["split", "test_set"]).marked(by="split")`
 gives one block per split (rows ``split, model``, columns ``DS1, DS2', DS``). The paper
 prints two other arrangements:
 
@@ -24,7 +24,8 @@ from dataclasses import replace
 
 import pandas as pd
 
-from ltrlib.metrics import MarkedTable, compare_tidy, marked_means
+from ltrlib.metrics import MarkedTable, compare
+from ltrlib.metrics.significance import compare_tidy
 from ltrlib.noniid.splits import STRATEGY_LABELS
 
 __all__ = ["client_means", "locals_compared", "second_test_set", "table1_initial", "table3_alternative"]
@@ -50,7 +51,7 @@ def _split_marks(per_query: pd.DataFrame, split: str, metric: str, baseline: str
     if pq.empty:
         raise ValueError(f"per_query has no {metric!r} rows for split {split!r} (metrics: "
                          f"{list(pd.unique(per_query.metric))})")
-    return marked_means(pq, baseline, columns="test_set", alpha=alpha)
+    return compare(pq, baseline, by="test_set", alpha=alpha).marked()
 
 
 def client_means(per_query: pd.DataFrame, nsplits: Mapping[str, object],
@@ -117,7 +118,7 @@ def table3_alternative(per_query: pd.DataFrame, nsplits: Mapping[str, object],
 def locals_compared(per_query: pd.DataFrame, nsplits: Mapping[str, object], metric: str = "ndcg@10",
                     test_set: str = "DS") -> pd.DataFrame:
     """M2 (M'2) against M1 on ``test_set``, per split: the two-sided paired t-test over the
-    test queries (`ltrlib.metrics.compare_tidy`). Tidy: ``split, strategy, category, model,
+    test queries (`ltrlib.metrics.significance.compare_tidy`). Tidy: ``split, strategy, category, model,
     baseline, units, mean, mean_baseline, diff, t, p`` (model M2, baseline M1).
 
     §5.2 says of the splits without tie-breaking that the two local models' "overall

@@ -18,7 +18,8 @@ import pandas as pd
 from ltrlib.data.dataset import Scorer
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.metrics.ranking import evaluate
-from ltrlib.metrics.significance import MarkedTable, compare_tidy, corrected, marked_means
+from ltrlib.metrics.comparison import Comparison, compare
+from ltrlib.metrics.significance import MarkedTable, corrected
 from ltrlib.trec import RunFile, run_records
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "TABLE_METRICS",
     "category_deltas",
     "collect",
+    "compare_models",
     "merge_metrics",
     "hold_base_models",
     "load_local_models",
@@ -114,6 +116,14 @@ def per_query_frame(ds, scores: Mapping[str, np.ndarray],
     return pd.concat(frames, ignore_index=True)[["model", "qid", "metric", "value"]]
 
 
+def compare_models(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
+                   models: Sequence[str] | None = None, alpha: float = 0.05) -> Comparison:
+    """The one comparison behind Tables 4 and 5 (`marked_table`) and their numbers
+    (`means_table`): every model against each baseline (default the paper's ``{"M1": "a",
+    "M2": "b"}``), two-sided paired t-tests over each split's test queries, per metric."""
+    return compare(per_query, baselines or PAPER_BASELINES, by=["split", "metric"], models=models, alpha=alpha)
+
+
 def marked_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
                  models: Sequence[str] | None = None, alpha: float = 0.05) -> MarkedTable:
     """Tables 4 and 5: models as rows, (split, metric) as columns, marked means (a
@@ -124,12 +134,10 @@ def marked_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = 
     is the mean over the split's test queries with a superscript for every baseline the
     model differs from significantly (paired t-test, ``p < alpha``). Baselines default to
     the paper's ``{"M1": "a", "M2": "b"}``; their rows are labelled ``M1 (a)``, ``M2 (b)``.
-    ``models`` picks and orders the rows (default: order of appearance). The paper's
-    layout of `ltrlib.metrics.marked_means`, kept here because three notebook cells
-    print it.
+    ``models`` picks and orders the rows (default: order of appearance). The marked view
+    of `compare_models`, kept here because three notebook cells print it.
     """
-    return marked_means(per_query, baselines or PAPER_BASELINES, columns=["split", "metric"],
-                        models=models, alpha=alpha, label=BASELINE_LABEL)
+    return compare_models(per_query, baselines, models=models, alpha=alpha).marked(label=BASELINE_LABEL)
 
 
 def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = None, *,
@@ -140,25 +148,35 @@ def means_table(per_query: pd.DataFrame, baselines: Mapping[str, str] | None = N
     ``p_vs_B_holm``: those p-values Holm-corrected over the table's family, every comparison
     the table marks (each model that is not a baseline, against each baseline, in every
     split and metric; ours: the paper marks without correction, and the table keeps its
-    marks). A baseline's own row gets no corrected p: the paper marks no baseline."""
-    baselines = list(baselines or PAPER_BASELINES)
+    marks). A baseline's own row gets no corrected p: the paper marks no baseline.
+    Read from the same `compare_models` as `marked_table`, so the two cannot disagree."""
     need = {"split", "model", "qid", "metric", "value"}
     if not need <= set(per_query.columns):
         raise KeyError(f"per_query needs columns {sorted(need)}, has {list(per_query.columns)}")
-    # A split of one query is not tested (min_units=2); in a larger one, a pair with fewer
-    # than 2 queries with values is an error (too_few="raise").
-    stats = compare_tidy(per_query, baselines, by=["split", "metric"], models=models,
-                         too_few="raise").to_dict("records")
-    rows = []
-    # compare_tidy gives each (split, metric, model) one row per baseline, in their order.
-    for first in range(0, len(stats), len(baselines)):
-        r = stats[first]
-        rows.append({"split": r["split"], "model": r["model"], "metric": r["metric"], "value": r["mean"],
-                     "queries": r["count"],
-                     **{f"p_vs_{s['baseline']}": s["p"] for s in stats[first:first + len(baselines)]}})
-    out = pd.DataFrame(rows)
-    if out.empty:
-        return out
+    if per_query.empty or (models is not None and not per_query.model.isin(list(models)).any()):
+        return pd.DataFrame()
+    return _means_numbers(compare_models(per_query, baselines, models=models))
+
+
+def _means_numbers(comparison: Comparison) -> pd.DataFrame:
+    """`means_table` from its comparison: cells in order of first appearance, p per baseline."""
+    baselines = list(comparison.markers)
+    keys = list(comparison.keys)
+    # A split of one query is not tested; in a larger one, a pair with fewer than 2 queries
+    # with values is an error, as a paired t-test of it would be.
+    tests = comparison.to_frame()
+    short = tests[(tests.units >= 2) & (tests.n < 2)]
+    if not short.empty:
+        raise ValueError(f"a paired t-test needs at least 2 queries with values, got {int(short.n.iloc[0])}")
+    means = comparison.means
+    means = means.assign(_cell=means.groupby(keys, sort=False).appearance.transform("min"))
+    means = means.sort_values("_cell", kind="stable")
+    p = tests.set_index([*keys, "model", "baseline"]).p
+    out = pd.DataFrame({"split": means.split.to_numpy(), "model": means.model.to_numpy(),
+                        "metric": means.metric.to_numpy(), "value": means["mean"].to_numpy(),
+                        "queries": means.queries.to_numpy()})
+    for b in baselines:
+        out[f"p_vs_{b}"] = [float(p.get((s, me, m, b), np.nan)) for s, me, m in zip(out.split, out.metric, out.model)]
     marked = ~out.model.isin(baselines)
     p = out.loc[marked, [f"p_vs_{b}" for b in baselines]].to_numpy(dtype=float)
     holm = corrected(p.ravel()).reshape(p.shape)

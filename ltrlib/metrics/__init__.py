@@ -17,19 +17,10 @@ from ltrlib.metrics.ranking import (
     parse_metric,
     reciprocal_rank,
 )
-from ltrlib.metrics.significance import (
-    MarkedTable,
-    PairedTTest,
-    compare,
-    compare_tidy,
-    mark_significance,
-    marked_means,
-    paired_ttest,
-    significance_table,
-)
+from ltrlib.metrics.comparison import compare
+from ltrlib.metrics.significance import MarkedTable, PairedTTest, paired_ttest
 
 __all__ = [
     "DEFAULT_METRICS", "average_precision", "evaluate", "ideal_dcg", "ndcg", "parse_metric", "reciprocal_rank",
-    "MarkedTable", "PairedTTest", "compare", "compare_tidy", "mark_significance", "marked_means", "paired_ttest",
-    "significance_table", "discount", "gain", "flatten_metrics",
+    "MarkedTable", "PairedTTest", "compare", "paired_ttest", "discount", "gain", "flatten_metrics",
 ]

@@ -7,11 +7,12 @@ output of ``evaluate(..., per_query=True)`` collected for several models (column
 
     wide = tidy[tidy.metric == "ndcg@10"].pivot(index="qid", columns="model", values="value")
 
-or let `significance_table` do it: it builds every marked table of the notebooks (models
-as rows; metrics, test sets or splits as columns) from a tidy per-query frame.
-`compare_tidy` gives the numbers instead (per group and model: the mean, its difference to
-a baseline's and the p-value), the one builder of the analyses' "mean, difference, p-value"
-tables.
+or let `ltrlib.metrics.compare` do it: it tests every cell of a tidy per-query frame once
+and returns a `ltrlib.metrics.comparison.Comparison`, whose views are every marked table of the
+notebooks (`MarkedTable`, kept here) and the numbers behind them.
+`compare_tidy` gives "mean, difference, p-value" rows (per group and model: the mean, its
+difference to a baseline's and the p-value) for the tables that pair otherwise than a
+`Comparison` does (on common units, means with NaN, scipy's raw numbers).
 
 Tests are paired t-tests (``scipy.stats.ttest_rel``), two-sided unless an ``alternative``
 is given. Queries where either model has NaN (``no_relevant="exclude"``) are dropped from
@@ -28,8 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["CORRECTIONS", "MarkedTable", "PairedTTest", "compare", "compare_tidy", "corrected", "mark_significance",
-           "marked_means", "paired_ttest", "significance_table"]
+__all__ = ["CORRECTIONS", "MarkedTable", "PairedTTest", "compare_tidy", "corrected", "paired_tests", "paired_ttest"]
 
 _SUPERSCRIPT = dict(zip(
     "abcdefghijklmnoprstuvwxyz0123456789+-",
@@ -137,8 +137,8 @@ def _check_frame(per_query: pd.DataFrame, baselines) -> dict[str, str]:
     return letters
 
 
-#: Multiple-comparison corrections `compare` applies (``correction=``), by statsmodels'
-#: name (`statsmodels.stats.multitest.multipletests`): Holm's step-down (family-wise error).
+#: Multiple-comparison corrections `paired_tests` and `Comparison.pvalues` apply (``correction=``),
+#: by statsmodels' name (`statsmodels.stats.multitest.multipletests`): Holm's step-down (family-wise error).
 CORRECTIONS = ("holm",)
 
 
@@ -157,10 +157,11 @@ def corrected(p, method: str = "holm") -> np.ndarray:
     return out
 
 
-def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str] | str, *,
-            alpha: float = 0.05, alternative: str = "two-sided", too_few: str = "nan",
-            raw: bool = False, correction: str | None = None) -> pd.DataFrame:
-    """Paired t-test of every model (column) against every baseline (not itself).
+def paired_tests(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str] | str, *,
+                 alpha: float = 0.05, alternative: str = "two-sided", too_few: str = "nan",
+                 raw: bool = False, correction: str | None = None) -> pd.DataFrame:
+    """Paired t-test of every model (column) of one wide frame against every baseline (not
+    itself): the tests of one cell of `ltrlib.metrics.compare`, which calls it per cell.
 
     ``baselines``: baseline column names, or a mapping ``{baseline: letter}`` (a plain
     list gets letters a, b, c, ... in order). ``alternative`` (see `paired_ttest`) is
@@ -220,7 +221,7 @@ def compare_tidy(per_query: pd.DataFrame, baselines: str | Sequence[str], *,
                  common_units: bool = False, skipna: bool = True, min_units: int = 2,
                  alternative: str = "two-sided", too_few: str = "nan",
                  raw: bool = False) -> pd.DataFrame:
-    """`compare` over a tidy frame, per group: each model's mean, its difference to each
+    """`paired_tests` over a tidy frame, per group: each model's mean, its difference to each
     baseline's mean and the paired t-test's p-value against that baseline.
 
     ``per_query``: one row per (group, model, unit), e.g. ``split, model, qid, metric,
@@ -235,7 +236,7 @@ def compare_tidy(per_query: pd.DataFrame, baselines: str | Sequence[str], *,
       order of ``pandas.Index.intersection`` from the first baseline's units (in general
       the order of its rows).
     * ``skipna``: means over a model's values; False: a NaN gives a NaN mean.
-    * ``alternative``, ``too_few``, ``raw``: as in `compare`, which tests each group; a
+    * ``alternative``, ``too_few``, ``raw``: as in `paired_tests`, which tests each group; a
       group of fewer than ``min_units`` units is not tested.
 
     Returns one row per (group, model, baseline), in that order: the ``by`` columns,
@@ -263,7 +264,7 @@ def compare_tidy(per_query: pd.DataFrame, baselines: str | Sequence[str], *,
         present = [b for b in baselines if b in wide]
         tests = {} if not present or len(wide) < min_units else {
             (r.model, r.baseline): (r.t, r.p)
-            for r in compare(wide, present, alternative=alternative, too_few=too_few,
+            for r in paired_tests(wide, present, alternative=alternative, too_few=too_few,
                              raw=raw).itertuples(index=False)}
         # pandas' mean skips NaN, numpy's lets it through: each as the tables computed it.
         means = {m: float(wide[m].mean()) if skipna else float(wide[m].to_numpy(np.float64).mean())
@@ -326,50 +327,6 @@ def _markers(letters: str, style: str) -> str:
     return f"^{letters}"
 
 
-def _cell_marks(wide: pd.DataFrame, letters: dict[str, str], alpha: float, alternative: str,
-                earlier_only: bool) -> tuple[dict[str, float], dict[str, set[str]], pd.DataFrame]:
-    """One cell's numbers: each model's mean over its non-NaN queries, the baselines it
-    differs from (``p < alpha``; with ``earlier_only`` only those in earlier columns) and
-    `compare`'s tests behind them."""
-    tests = compare(wide, letters, alpha=alpha, alternative=alternative)
-    sig = tests[tests.significant]
-    position = {m: i for i, m in enumerate(wide.columns)}
-    means, hits = {}, {}
-    for model in wide.columns:
-        hit = set(sig.baseline[sig.model == model])
-        if earlier_only:
-            hit = {base for base in hit if position[base] < position[model]}
-        means[model] = float(np.nanmean(wide[model].to_numpy(np.float64)))
-        hits[model] = hit
-    return means, hits, tests
-
-
-def mark_significance(per_query: pd.DataFrame,
-                      baselines: Mapping[str, str] | Sequence[str] | str, *,
-                      alpha: float = 0.05, alternative: str = "two-sided",
-                      earlier_only: bool = False, fmt: str = "{:.4f}",
-                      style: str = "unicode") -> pd.Series:
-    """Each model's mean formatted with markers of the baselines it differs from.
-
-    As in results tables of LTR papers: ``"0.7140ᵃᵇ"`` means significantly different
-    (two-sided paired t-test, ``p < alpha``) from baseline ``a`` and from baseline ``b``.
-    Markers follow the order of ``baselines``. ``alternative="greater"`` marks only
-    models significantly better than the baseline (one-sided test), ``"less"`` only
-    worse ones. ``earlier_only``: a model is tested only against the baselines in columns
-    before its own, so a letter always points up the table. ``style``: ``"unicode"``
-    superscripts, ``"latex"`` (``0.7140$^{ab}$``) or ``"plain"`` (``0.7140^ab``).
-
-    The mean shown is over the model's non-NaN queries. Returns a Series indexed by model;
-    `marked_means` keeps the numbers and marks instead of strings.
-    """
-    _check_style(style)
-    letters = _check_frame(per_query, baselines)
-    means, hits, _ = _cell_marks(per_query, letters, alpha, alternative, earlier_only)
-    out = {m: fmt.format(means[m]) + _markers("".join(mk for base, mk in letters.items() if base in hits[m]), style)
-           for m in per_query.columns}
-    return pd.Series(out, name="value", dtype=object).rename_axis("model")
-
-
 @dataclass(frozen=True)
 class MarkedTable:
     """A results table kept as numbers until it is written: each cell's mean and, as
@@ -380,7 +337,7 @@ class MarkedTable:
     * ``numbers``: tidy, one row per cell: the ``by`` columns, the ``rows`` column, the
       ``columns`` columns, ``mean``, and ``marked_<m>`` (bool) for each marker ``m`` of
       ``markers``, in print order (blocks, then column keys, then rows).
-    * ``tests``: the paired tests behind the marks (`compare`'s rows with the cell's keys:
+    * ``tests``: the paired tests behind the marks (`paired_tests`' rows with the cell's keys:
       differences, t, p), for a reader who wants more than the marks; may be empty.
     * ``order``: the rows of every block, in print order (absent ones print empty); None:
       each block's rows in their order in ``numbers``.
@@ -409,7 +366,8 @@ class MarkedTable:
 
     def formatted(self, fmt: str = "{:.4f}", style: str = "unicode", flat: bool = False) -> pd.DataFrame:
         """The printed table: rows (in blocks by ``by``) x column keys, each cell the mean in
-        ``fmt`` with its markers (``style`` as in `mark_significance`); a table without markers
+        ``fmt`` with its markers (``style``: ``"unicode"`` superscripts, ``"latex"``
+        (``0.7140$^{ab}$``) or ``"plain"`` (``0.7140^ab``)); a table without markers
         gives the plain float means. ``flat``: several column keys joined by a space into one
         header (``"Split1 ndcg@10"``), for CSV and Markdown files."""
         _check_style(style)
@@ -462,108 +420,6 @@ def _nested_groups(frame: pd.DataFrame, keys: list[str]):
             yield (v, *rest), part
 
 
-def significance_table(per_query: pd.DataFrame,
-                       baselines: Mapping[str, str] | Sequence[str] | str | None = None, *,
-                       rows: str = "model", columns: str | Sequence[str] = "metric",
-                       by: str | Sequence[str] | None = None,
-                       models: Sequence[str] | None = None,
-                       alpha: float = 0.05, alternative: str = "two-sided",
-                       earlier_only: bool = False, fmt: str = "{:.4f}", style: str = "unicode",
-                       label: str | None = None, qid: str = "qid",
-                       value: str = "value") -> pd.DataFrame:
-    """The papers' results table from tidy per-query values, printed: `marked_means`'s
-    table formatted (``fmt``, ``style``: as in `mark_significance`). Its arguments are
-    `marked_means`'; ``baselines=None`` gives the plain float means with no tests."""
-    _check_style(style)
-    return marked_means(per_query, baselines, rows=rows, columns=columns, by=by, models=models, alpha=alpha,
-                        alternative=alternative, earlier_only=earlier_only, label=label, qid=qid,
-                        value=value).formatted(fmt, style)
-
-
-def marked_means(per_query: pd.DataFrame,
-                 baselines: Mapping[str, str] | Sequence[str] | str | None = None, *,
-                 rows: str = "model", columns: str | Sequence[str] = "metric",
-                 by: str | Sequence[str] | None = None,
-                 models: Sequence[str] | None = None,
-                 alpha: float = 0.05, alternative: str = "two-sided",
-                 earlier_only: bool = False, label: str | None = None, qid: str = "qid",
-                 value: str = "value") -> MarkedTable:
-    """The papers' results table from tidy per-query values, as numbers: one mean per model
-    and column, marked where a paired t-test against a baseline is significant
-    (`MarkedTable`; `significance_table` prints it).
-
-    ``per_query``: tidy, one row per (model, query) and per value of the ``columns`` and
-    ``by`` columns, e.g. ``model, test_set, qid, metric, value`` from
-    `ltrlib.train.evaluate_rankers` or ``split, model, qid, metric, value`` from the merge
-    experiments. Every cell is tested on its own queries: those of its ``by`` block and
-    ``columns`` value.
-
-    * ``rows``: the column naming the models, one table row each, in the order of
-      ``models`` (which also drops the others) or else of appearance.
-    * ``columns``: one column name, or several for a column MultiIndex (e.g.
-      ``["split", "metric"]``); values in order of appearance, nested.
-    * ``by``: column(s) whose values make blocks of rows (e.g. ``"split"``: the row index
-      becomes ``split, model``).
-    * ``baselines``: as in `mark_significance` (one name gets marker ``a``); ``None`` gives
-      the plain float means with no tests.
-    * ``alpha``, ``alternative``, ``earlier_only``: as in `mark_significance`.
-    * ``label``: a format for the row names of baselines, with fields ``model`` and
-      ``marker``, e.g. ``"{model} ({marker})"``; other rows keep the model's name.
-
-    Raises ``ValueError`` when a cell has several values for one (model, query), e.g.
-    two metrics left in a table whose columns are test sets, or when the models of a cell
-    were not evaluated on the same queries.
-    """
-    if not isinstance(per_query, pd.DataFrame):
-        raise TypeError(f"per_query must be a tidy DataFrame, got {type(per_query).__name__}")
-    columns = [columns] if isinstance(columns, str) else list(columns)
-    by = [] if by is None else [by] if isinstance(by, str) else list(by)
-    missing = [c for c in dict.fromkeys([*by, rows, *columns, qid, value])
-               if c not in per_query.columns]
-    if missing:
-        raise KeyError(f"per_query is missing columns {missing} (has {list(per_query.columns)})")
-    if per_query.empty:
-        raise ValueError("per_query has no rows")
-    letters = None if baselines is None else _letters(baselines)
-    # Checked here so that a bad option fails before any test is run.
-    _check_alpha(alpha)
-    _check_alternative(alternative)
-    if models is not None:
-        models = list(models)
-        unknown = [m for m in models if m not in set(per_query[rows])]
-        if unknown:
-            raise KeyError(f"models {unknown} are not in per_query "
-                           f"(has {list(pd.unique(per_query[rows]))})")
-        per_query = per_query[per_query[rows].isin(models)]
-    markers = () if letters is None else tuple(letters.values())
-    cells, tests = [], []
-    for block_key, block in _nested_groups(per_query, by):
-        order = models if models is not None else list(pd.unique(block[rows]))
-        for column_key, part in _nested_groups(block, columns):
-            keys = dict(zip([*by, *columns], block_key + column_key))
-            where = ", ".join(f"{k}={v!r}" for k, v in keys.items())
-            if part.duplicated([rows, qid]).any():
-                raise ValueError(f"per_query has several values for one ({rows}, {qid}) at {where}")
-            present = set(part[rows])
-            wide = part.pivot(index=qid, columns=rows, values=value)[
-                [m for m in order if m in present]]
-            if wide.isna().any().any() and not part[value].isna().any():
-                raise ValueError(f"models were not evaluated on the same queries at {where}")
-            if letters is None:
-                means, hits = wide.mean().to_dict(), {m: set() for m in wide.columns}
-            else:
-                means, hits, cell_tests = _cell_marks(wide, letters, alpha, alternative, earlier_only)
-                tests.append(cell_tests.assign(**keys))
-            for m in wide.columns:
-                cells.append({**{k: v for k, v in keys.items() if k in by}, rows: m,
-                              **{k: v for k, v in keys.items() if k in columns}, "mean": means[m],
-                              **{f"marked_{mk}": base in hits[m] for base, mk in (letters or {}).items()}})
-    labels = {} if label is None or letters is None else {
-        m: label.format(model=m, marker=letters[m]) for m in letters}
-    numbers = pd.DataFrame(cells, columns=[*by, rows, *columns, "mean", *(f"marked_{m}" for m in markers)])
-    key_columns = [*by, *columns]
-    tests = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
-    if not tests.empty:
-        tests = tests[[*key_columns, *(c for c in tests.columns if c not in key_columns)]]
-    return MarkedTable(numbers, markers, rows=rows, columns=tuple(columns), by=tuple(by), tests=tests,
-                       order=None if models is None else tuple(models), labels=labels)
+# The wide-frame tests' former name, for `ltrlib.neural.competitors` until it reads a
+# `ltrlib.metrics.comparison.Comparison` (issue 65, item 1); `ltrlib.metrics.compare` is the verb.
+compare = paired_tests

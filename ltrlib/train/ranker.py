@@ -377,7 +377,7 @@ def evaluate_rankers(
     """Every ranker on every test set, per query.
 
     Returns a tidy frame ``model, test_set, qid, metric, value`` (models and test sets in
-    the order given), ready for `ltrlib.metrics.significance_table` (``columns="test_set"``
+    the order given), ready for `ltrlib.metrics.compare` (``by="test_set"``
     for one metric, the paper's Tables 1 and 3).
     """
     if not rankers or not tests:

@@ -2,7 +2,7 @@
 
     variants = backend_variants()                       # name -> (backend, params)
     runs = compare_backends(splits, variants, settings=TrainSettings(max_trees=500, seed=0))
-    significance_table(runs.per_query, LIGHTGBM)        # ltrlib.metrics; ᵃ: differs from it
+    compare(runs.per_query, LIGHTGBM).marked()          # ltrlib.metrics; ᵃ: differs from it
     runs.timing                                         # seconds, trees per variant
 
 The same data, the same tree limit, early stopping on validation NDCG@10 and the same

@@ -19,7 +19,7 @@ def splits():
 
 def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, monkeypatch):
     from ltrlib.clients import client_metrics, client_results, fit_client_models
-    from ltrlib.metrics import significance_table
+    from ltrlib.metrics import compare
     from ltrlib.noniid.splits import paper_splits
 
     nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
@@ -43,7 +43,7 @@ def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, mon
     assert list(again.tests) == ["Split3", "Split1"]
 
     per_query = client_results(again)
-    table = significance_table(per_query, None, by="split", columns="test_set")
+    table = compare(per_query, None, by=["split", "test_set"]).marked(by="split").formatted()
     assert list(table.columns) == ["DS1", "DS2'", "DS"]
     assert list(table.index)[:3] == [("Split3", "M1"), ("Split3", "M2"), ("Split3", "M_full")]
     flat = client_metrics(again, per_query)

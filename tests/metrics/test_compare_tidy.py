@@ -1,4 +1,4 @@
-"""Tests for ltrlib.metrics.compare_tidy, the builder of the "mean, difference, p-value" tables."""
+"""Tests for ltrlib.metrics.significance.compare_tidy, the builder of the "mean, difference, p-value" tables."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ltrlib.metrics import compare, compare_tidy, paired_ttest
+from ltrlib.metrics import paired_ttest
+from ltrlib.metrics.significance import compare_tidy, paired_tests as compare
 
 A = [0.2, 0.4, 0.6, 0.8]
 B = [0.3, 0.7, 0.6, 1.0]

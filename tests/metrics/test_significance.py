@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ltrlib.metrics import compare, evaluate, mark_significance, paired_ttest, significance_table
+from ltrlib.metrics import compare as compare_models, evaluate, paired_ttest
+from ltrlib.metrics.significance import paired_tests as compare
 
 
 def test_paired_ttest_matches_scipy():
@@ -172,3 +173,15 @@ def test_holm_correction_by_hand_and_beside_the_uncorrected_marks():
     assert "p_corrected" not in compare(per_query, ["base"]).columns  # the paper's marks stay as they were
     with pytest.raises(ValueError, match="correction must be one of"):
         compare(per_query, ["base"], correction="bonferonni")
+
+
+def mark_significance(wide, baselines, *, alpha=0.05, fmt="{:.4f}", style="unicode"):
+    """The former wide-frame verb, spelled as the views of `ltrlib.metrics.compare`."""
+    if not isinstance(wide, pd.DataFrame):
+        raise TypeError("a wide frame")
+    tidy = wide.rename_axis(index="qid", columns="model").stack(future_stack=True).rename("value").reset_index()
+    return compare_models(tidy.assign(metric="m"), baselines, alpha=alpha).marked().formatted(fmt, style)["m"]
+
+
+def significance_table(per_query, baselines=None):
+    return compare_models(per_query, baselines).marked().formatted()

@@ -1,4 +1,4 @@
-"""ltrlib.metrics.significance_table: the one builder of the papers' marked tables.
+"""ltrlib.metrics.compare(...).marked(...): the one builder of the papers' marked tables.
 
 Every expected marker here comes from scipy.stats.ttest_rel on the cell's own queries, not
 from ltrlib, so a table that marks the wrong cell (or misses one) fails.
@@ -11,9 +11,19 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ltrlib.metrics import paired_ttest, significance_table
+from ltrlib.metrics import compare, paired_ttest
 
 SUP = {"a": "ᵃ", "b": "ᵇ", "c": "ᶜ"}
+
+
+def significance_table(per_query, baselines=None, *, columns="metric", by=None, models=None, alpha=0.05,
+                       alternative="two-sided", earlier_only=False, fmt="{:.4f}", style="unicode", label=None):
+    """The former verb, spelled as the views of `ltrlib.metrics.compare` (issue 65, item 1)."""
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    by = [] if by is None else [by] if isinstance(by, str) else list(by)
+    return compare(per_query, baselines, by=[*by, *columns], models=models, alpha=alpha,
+                   alternative=alternative).marked(columns, by, earlier_only=earlier_only,
+                                                   label=label).formatted(fmt, style)
 
 
 def _tidy(shifts: dict[str, float], keys: dict, n: int, rng, noise: float = 0.05) -> pd.DataFrame:

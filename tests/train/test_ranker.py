@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from ltrlib.data import Scorer, load_dataset
-from ltrlib.metrics import evaluate, significance_table
+from ltrlib.metrics import compare, evaluate
 from ltrlib.train import Ranker, evaluate_rankers, train_ranker, validation_curves
 
 FAST = dict(max_trees=60, early_stopping=10, num_threads=1)
@@ -136,11 +136,11 @@ def test_evaluate_rankers_gives_the_papers_table(splits, ranker):
     pq = evaluate_rankers({"M1": weak, "M_full": ranker}, tests)
     assert list(pq.columns) == ["model", "test_set", "qid", "metric", "value"]
     assert len(pq) == 2 * (25 + 50)
-    table = significance_table(pq, None, columns="test_set")
+    table = compare(pq, None, by="test_set").marked().formatted()
     assert list(table.index) == ["M1", "M_full"] and list(table.columns) == ["DS1", "DS"]
     expect = pq[(pq.model == "M_full") & (pq.test_set == "DS")].value.mean()
     assert table.loc["M_full", "DS"] == pytest.approx(expect)
-    marked = significance_table(pq, "M_full", columns="test_set")
+    marked = compare(pq, "M_full", by="test_set").marked().formatted()
     assert marked.loc["M_full", "DS"] == f"{expect:.4f}"  # the baseline carries no marker
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from ltrlib.data import load_dataset
 from ltrlib.data.dataset import Dataset, Splits
-from ltrlib.metrics import significance_table
+from ltrlib.metrics import compare
 from ltrlib.train import TrainSettings
 from ltrlib.xgboost_tutorial import comparison
 
@@ -77,7 +77,7 @@ def test_compare_backends_tables():
                                                                    metrics=comparison.METRICS))
     for name, r in runs.rankers.items():
         np.testing.assert_array_equal(runs.test_scores[name], r.score(sp.test))
-    table = significance_table(runs.per_query, comparison.LIGHTGBM)
+    table = compare(runs.per_query, comparison.LIGHTGBM).marked().formatted()
     assert list(table.columns) == ["ndcg@10", "map", "mrr@10"] and list(table.index) == list(variants)
     numeric = comparison.comparison_numeric(runs.per_query, runs.timing)
     base = numeric[numeric.model == comparison.LIGHTGBM]
