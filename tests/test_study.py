@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from ltrlib import cli, config, studies as study
+from ltrlib.studies import cluster as study_cluster
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +34,7 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
 
     # One Dask worker, a thread of this process (the 2-core default): the patch reaches it,
     # in place of the seed's batch process (`_batch`, tested by the interruption tests).
-    monkeypatch.setattr(study, "_batch", lambda stop, **kw: interrupted_at_seed_1(**kw))
+    monkeypatch.setattr(study_cluster, "_batch", lambda stop, **kw: interrupted_at_seed_1(**kw))
     with pytest.raises(RuntimeError, match=r"seeds \[1\] failed"):
         study.run_bilambdamart_study("tiny", study="s", reports_dir=tmp_path, progress=False, workers=1)
     study_dir = tmp_path / "s"
@@ -47,7 +48,7 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     assert {"Bi-GBT_Softmax", "GBT_Softmax"} <= set(per_query[per_query.variant == "control"].model)
 
     # Resume through the command line: seed 0 is read back, only seed 1 runs.
-    monkeypatch.setattr(study, "_batch", lambda stop, **kw: (calls.append(kw["seed"]), real_run_all(**kw))[1])
+    monkeypatch.setattr(study_cluster, "_batch", lambda stop, **kw: (calls.append(kw["seed"]), real_run_all(**kw))[1])
     from ltrlib import config
 
     monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
@@ -426,7 +427,7 @@ def test_a_ledger_designs_notebook_parameters_reach_every_seeds_batch(tmp_path, 
     assert study.ledger_design("L", "tiny", parameters={"profile": "paper"})["parameters"] == {"profile": "paper"}
     batches = []
     monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
-    monkeypatch.setattr(study, "_batch", lambda stop, **kw: batches.append(kw) or (_ for _ in ()).throw(
+    monkeypatch.setattr(study_cluster, "_batch", lambda stop, **kw: batches.append(kw) or (_ for _ in ()).throw(
         RuntimeError("stopped here")))
     with pytest.raises(RuntimeError, match=r"seeds \[7\] failed"):
         cli.main(["study", "ledger", "--study", "P", "--scale", "tiny", "--seeds", "7", "-p", "profile", "paper",
