@@ -204,3 +204,67 @@ def test_no_public_name_with_two_meanings():
     clashes = {n: sorted(p[0] for p in objs.values()) for n, objs in owners.items() if len(objs) > 1}
     clashes = {n: pkgs for n, pkgs in clashes.items() if len(pkgs) != 2 or "ltrlib.plots" not in pkgs}
     assert not clashes, f"one name exported with two meanings: {clashes}"
+
+
+# --------------------------------------------------------------------------- study records
+
+#: The study records and the one module that reads and writes them (`StudyDesign`, `SeedRecord`).
+STUDY_RECORD_FILES = {"design.json": "DESIGN_FILE", "seed.json": "SEED_FILE"}
+STUDY_RECORDS_MODULE = "studies/records.py"
+JSON_READERS = {"loads", "load", "read_json"}
+#: Functions that still parse a study record themselves, each to be moved onto the record
+#: classes (and then struck from this list: a stale entry fails the test too). Both are in
+#: `ltrlib.bivariate`, below the studies' layer, so they cannot import the classes until
+#: those move down a layer.
+KNOWN_STUDY_RECORD_READS = {("bivariate/preregistration.py", "study_verdict"),
+                            ("bivariate/preregistration.py", "study_replacement_sensitivity")}
+
+
+def _study_record_reads(tree: ast.AST, where: str) -> set[tuple[str, str]]:
+    """The functions of a module (``<module>`` for its top level) that call a JSON reader
+    (``json.loads``, ``json.load``, `ltrlib.records.read_json`) and name a study record's
+    file (``"design.json"``, ``"seed.json"``, or their constants): each parses a study record
+    where `StudyDesign` and `SeedRecord` should."""
+    def reads(node: ast.AST) -> bool:
+        calls = any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) in JSON_READERS
+                                                 or getattr(n.func, "id", None) in JSON_READERS)
+                    for n in ast.walk(node))
+        names = any((isinstance(n, ast.Constant) and isinstance(n.value, str)
+                     and any(f in n.value for f in STUDY_RECORD_FILES))
+                    or (isinstance(n, ast.Name) and n.id in STUDY_RECORD_FILES.values())
+                    or (isinstance(n, ast.Attribute) and n.attr in STUDY_RECORD_FILES.values())
+                    for n in ast.walk(node))
+        return calls and names
+
+    found = {(where, n.name) for n in ast.walk(tree)
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and reads(n)}
+    top = ast.Module(body=[n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                        ast.ClassDef))], type_ignores=[])
+    return found | ({(where, "<module>")} if reads(top) else set())
+
+
+def test_only_the_study_record_classes_parse_design_and_seed_json():
+    """``design.json`` and ``seed.json`` are read through `ltrlib.studies.StudyDesign` and
+    `SeedRecord` only, as ``run.json`` through `RunManifest`: a second parser would read a
+    new field or layout its own way. Checked by function: one that calls a JSON reader and
+    names either file (a docstring counts, so a reader's docstring that names the file it
+    reads counts too)."""
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        if where != STUDY_RECORDS_MODULE:
+            found |= _study_record_reads(ast.parse(path.read_text(encoding="utf-8")), where)
+    new = sorted(found - KNOWN_STUDY_RECORD_READS)
+    assert not new, ("study records parsed outside ltrlib.studies.records (use StudyDesign / SeedRecord): "
+                     + "; ".join(f"{m}: {f}" for m, f in new))
+    assert not KNOWN_STUDY_RECORD_READS - found, \
+        f"moved onto the record classes, strike from KNOWN_STUDY_RECORD_READS: {KNOWN_STUDY_RECORD_READS - found}"
+
+
+def test_the_study_record_check_finds_a_parse_of_either_file():
+    """The check above can fail: a JSON read of either file, by name or constant, is found."""
+    for code in ('def f(d):\n    return json.loads((d / "design.json").read_text())',
+                 'def f(d):\n    """Its seed.json."""\n    return read_json(d / SEED_FILE)',
+                 'import json\nDESIGN = json.load(open("x/design.json"))'):
+        assert _study_record_reads(ast.parse(code), "m.py"), code
+    assert not _study_record_reads(ast.parse('def f(d):\n    return StudyDesign.read(d)'), "m.py")
