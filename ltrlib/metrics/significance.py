@@ -418,8 +418,3 @@ def _nested_groups(frame: pd.DataFrame, keys: list[str]):
     for v in pd.unique(frame[keys[0]]):
         for rest, part in _nested_groups(frame[frame[keys[0]] == v], keys[1:]):
             yield (v, *rest), part
-
-
-# The wide-frame tests' former name, for `ltrlib.neural.competitors` until it reads a
-# `ltrlib.metrics.comparison.Comparison` (issue 65, item 1); `ltrlib.metrics.compare` is the verb.
-compare = paired_tests

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment, model_list
-from ltrlib.metrics.significance import MarkedTable, compare, compare_tidy, corrected
+from ltrlib.metrics.significance import MarkedTable, compare_tidy, corrected, paired_tests
 from ltrlib.neural.models import Architecture
 from ltrlib.neural.ranker import CONVERGED, NeuralBudget, NeuralRanker
 
@@ -289,7 +289,7 @@ def paper_marks(per_query: pd.DataFrame, rows, neural, trees, *, alpha: float = 
         wide = block.pivot_table(index="qid", columns="model", values="value", sort=False)
         wide = wide[[m for m in dict.fromkeys(rows + neural + trees)]]
         # One-sided at alpha/2 in the direction of the difference = two-sided p < alpha and better.
-        table = compare(wide, {m: m for m in neural + trees}, alpha=alpha / 2, alternative="greater")
+        table = paired_tests(wide, {m: m for m in neural + trees}, alpha=alpha / 2, alternative="greater")
         tests.append(table.assign(metric=metric))
         beats = {(r.model, r.baseline) for r in table.itertuples() if r.significant}
         for m in rows:
