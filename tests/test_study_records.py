@@ -1,0 +1,51 @@
+"""A study's records, `ltrlib.studies.records` (issue 65, item 3): every committed
+design.json and seed.json reads and writes back byte for byte, a file without a schema
+version is layout 1, a damaged, incomplete or newer record is refused naming its file."""
+
+import json
+
+import pytest
+
+from ltrlib import config
+from ltrlib.records import RecordError
+from ltrlib.studies.records import SCHEMA_VERSION, SeedRecord, StudyDesign
+
+COMMITTED = sorted(p for p in (config.PROJ_ROOT / "reports").glob("*/design.json"))
+SEEDS = sorted(p for p in (config.PROJ_ROOT / "reports").glob("*/seeds/*/seed.json"))
+
+
+def test_every_committed_record_reads_and_writes_back_byte_for_byte(tmp_path):
+    assert COMMITTED and SEEDS, "the committed studies' records are missing"
+    for path, record in [*((p, StudyDesign) for p in COMMITTED), *((p, SeedRecord) for p in SEEDS)]:
+        read = record.read(path.parent)
+        assert read.schema_version == 1 and "schema_version" not in read
+        written = read.write(tmp_path / path.parent.name)
+        assert written.read_bytes() == path.read_bytes(), path
+
+
+def test_a_design_reads_as_a_mapping_and_says_what_another_changes(tmp_path):
+    fields = {"study": "S", "profile": "p", "dataset": "synthetic", "scale": "tiny", "seeds": [3, 4], "rule": "r"}
+    StudyDesign(fields).write(tmp_path)
+    design = StudyDesign.read(tmp_path)
+    assert dict(design) == fields and design.seeds == [3, 4] and design.study == "S"
+    assert design.differs({**fields, "seeds": [3, 5], "schema_version": 1}) == ["seeds"]
+    with pytest.raises(TypeError):
+        design["seeds"] = [1]  # read-only: a design is fixed before its first seed
+
+
+def test_a_damaged_incomplete_or_newer_record_is_refused_by_name(tmp_path):
+    path = tmp_path / "design.json"
+    path.write_text('{"study": "S", "profile": "p"')
+    with pytest.raises(RecordError, match="design.json"):
+        StudyDesign.read(tmp_path)
+    path.write_text(json.dumps({"study": "S", "profile": "p", "dataset": "d", "scale": "tiny"}))
+    with pytest.raises(RecordError, match="seeds"):
+        StudyDesign.read(tmp_path)
+    newer = {"study": "S", "profile": "p", "dataset": "d", "scale": "tiny", "seeds": [1],
+             "schema_version": SCHEMA_VERSION + 1}
+    path.write_text(json.dumps(newer))
+    with pytest.raises(RecordError, match="a newer ltrlib wrote it"):
+        StudyDesign.read(tmp_path)
+    (tmp_path / "seed.json").write_text(json.dumps({"wall_seconds": 1.0}))
+    with pytest.raises(RecordError, match="metrics"):
+        SeedRecord.read(tmp_path)
