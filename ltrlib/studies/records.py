@@ -72,8 +72,17 @@ class _StudyRecord(Mapping):
 
     @classmethod
     def _read(cls, folder: str | os.PathLike, keys: Sequence[str] = ()):
-        path = Path(folder) / cls.FILE
+        path = cls.path(folder)
         return cls(read_json(path, keys=tuple(cls.REQUIRED) + tuple(keys)), path)
+
+    @classmethod
+    def path(cls, folder: str | os.PathLike) -> Path:
+        """Where the record of ``folder`` (a study's, or a recorded seed's) lives."""
+        return Path(folder) / cls.FILE
+
+    @classmethod
+    def exists(cls, folder: str | os.PathLike) -> bool:
+        return cls.path(folder).exists()
 
     def __getitem__(self, key: str) -> Any:
         return self._fields[key]
@@ -117,14 +126,6 @@ class StudyDesign(_StudyRecord):
         naming the file when it is missing or damaged."""
         return cls._read(study_dir, keys)
 
-    @staticmethod
-    def path(study_dir: str | os.PathLike) -> Path:
-        return Path(study_dir) / DESIGN_FILE
-
-    @classmethod
-    def exists(cls, study_dir: str | os.PathLike) -> bool:
-        return cls.path(study_dir).exists()
-
     @property
     def study(self) -> str:
         return self["study"]
@@ -157,10 +158,6 @@ class SeedRecord(_StudyRecord):
     def read(cls, seed_dir: str | os.PathLike) -> SeedRecord:
         """The record of ``seed_dir``; `RecordError` naming the file when missing or damaged."""
         return cls._read(seed_dir)
-
-    @classmethod
-    def exists(cls, seed_dir: str | os.PathLike) -> bool:
-        return (Path(seed_dir) / SEED_FILE).exists()
 
     @property
     def wall_seconds(self) -> float:
