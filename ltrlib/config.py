@@ -307,6 +307,16 @@ def thread_env(threads: int) -> dict[str, str]:
                                                  "NUMBA_NUM_THREADS")}
 
 
+def restore_environment(previous: Mapping[str, str | None]) -> None:
+    """Put back the environment variables whose values ``previous`` recorded before they were
+    set (None: the variable was not set, and is removed)."""
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def worker_processes(n_jobs: int):
     """joblib's configuration for ``n_jobs`` loky worker processes that share this process's
     thread budget (`thread_env`'s count where a study set one, else the cores): each

@@ -442,11 +442,7 @@ def _kernel_environment(reports_dir: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        config.restore_environment(previous)
 
 
 def _source_cell_number(executed_nb, cell_index: int) -> int:
@@ -535,11 +531,7 @@ def _execute(
         _keep_partial(partial, failed)
         raise
     finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        config.restore_environment(previous)
         socket_dir.cleanup()
         if kernel_log is not None:
             kernel_log.close()

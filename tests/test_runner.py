@@ -589,6 +589,17 @@ with worker_processes(2):
 '''
 
 
+def _command_line(process) -> str:
+    """A process's command line, or "" for one that ended since it was listed: a busy machine
+    lets a short-lived child exit between `children()` and `cmdline()`."""
+    import psutil
+
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def _pool_run(tmp_path):
     """A batch of `POOL_NOTEBOOK` in a session of its own; returns it once its kernel's pool
     workers run, with the kernel's process."""
@@ -601,8 +612,8 @@ def _pool_run(tmp_path):
     deadline = time.monotonic() + 120
     while True:
         tree = psutil.Process(batch.pid).children(recursive=True)
-        kernels = [p for p in tree if "ipykernel" in " ".join(p.cmdline())]
-        if kernels and sum("loky" in " ".join(p.cmdline()) for p in tree) >= 2:
+        kernels = [p for p in tree if "ipykernel" in _command_line(p)]
+        if kernels and sum("loky" in _command_line(p) for p in tree) >= 2:
             return batch, kernels[0], tree
         assert batch.poll() is None and time.monotonic() < deadline, batch.communicate()
         time.sleep(0.2)
@@ -617,7 +628,7 @@ def test_no_process_outlives_a_killed_kernel_or_batch(tmp_path, killed):
     else:
         os.killpg(batch.pid, signal.SIGKILL)
     _, alive = psutil.wait_procs(tree, timeout=10)
-    assert not alive, [" ".join(p.cmdline())[:100] for p in alive]
+    assert not alive, [_command_line(p)[:100] for p in alive]
     batch.communicate(timeout=60)
 
 
@@ -647,12 +658,12 @@ def test_a_batch_killed_while_its_kernel_starts_takes_the_kernel_with_it(tmp_pat
     batch = psutil.Process(int(reaper.stdout.readline()))
     try:
         deadline = time.monotonic() + 120
-        while not (kernels := [p for p in batch.children() if "ipykernel" in " ".join(p.cmdline())]):
+        while not (kernels := [p for p in batch.children() if "ipykernel" in _command_line(p)]):
             assert batch.is_running() and time.monotonic() < deadline
             time.sleep(0.01)
         batch.kill()
         _, alive = psutil.wait_procs(kernels, timeout=10)
-        assert not alive, [" ".join(p.cmdline())[:100] for p in alive]
+        assert not alive, [_command_line(p)[:100] for p in alive]
         reaper.wait(timeout=30)
     finally:
         for process in [reaper, *psutil.Process(reaper.pid).children(recursive=True)] if reaper.poll() is None else []:

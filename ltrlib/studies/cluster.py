@@ -258,11 +258,7 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
         client.close()
         if cluster is not None:
             cluster.close()
-        for name, value in (previous or {}).items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        config.restore_environment(previous or {})
     if failed:
         raise RuntimeError(f"seeds {sorted(failed)} failed (above); run the study again to retry them: the "
                            "recorded seeds are kept")
