@@ -6,8 +6,9 @@ changed no number. Run the same batch before and after the change and compare th
     .venv/bin/python bench/results_digest.py reports/before reports/after
     .venv/bin/python bench/results_digest.py reports/before reports/after --only 03,04,05
 
-Hashed: every table's CSV (a Markdown table renders its CSV, so the CSV stands for it; a
-Markdown page without one is hashed itself), ``metrics.json``, ``fidelity.csv`` and
+Hashed: every table's CSV (a Markdown table and a table's HTML page render its CSV, so the
+CSV stands for them; a Markdown page without one is hashed itself), ``metrics.json``,
+``fidelity.csv`` and
 ``fidelity_claims.csv``. Taken out: CSV columns and metrics.json keys named like a time
 (seconds, time, wall, duration, elapsed, eta, ``_s``), and a duration written in text
 (``0.7 s`` in a claim's evidence). Per file it says byte-identical, identical once the wall
@@ -47,7 +48,7 @@ def without_wall_times(path: Path) -> bytes:
 
 def result_files(run: Path, notebooks: list[str]) -> list[Path]:
     tables = [p.relative_to(run) for p in sorted((run / "tables").rglob("*")) if p.is_file()
-              and not (p.suffix == ".md" and p.with_suffix(".csv").exists())
+              and not (p.suffix in (".md", ".html") and p.with_suffix(".csv").exists())
               and (not notebooks or p.parent.name[:2] in notebooks)]
     return tables + ([] if notebooks else [Path(n) for n in RUN_FILES if (run / n).exists()])
 
