@@ -484,7 +484,7 @@ def _add_study_parser(subparsers) -> None:
     study.add_argument("name", choices=["ledger", "bilambdamart", "neural"], help="the study")
     study.add_argument("--profile", default=None,
                        help="bilambdamart: confirmatory (default), followup or tiny (the tests'); neural: the "
-                       "networks' budget, cpu (default), gpu or tiny")
+                       "networks' budget, cpu (default), cpu-v2 (issue 61's pilot), gpu or tiny")
     study.add_argument("--scale", default="small", help="ledger: the batch's scale (default small)")
     study.add_argument("--notebooks", default="",
                        help="ledger: the notebooks each seed runs, e.g. 07,08 (default all)")

@@ -49,3 +49,18 @@ def test_a_damaged_incomplete_or_newer_record_is_refused_by_name(tmp_path):
     (tmp_path / "seed.json").write_text(json.dumps({"wall_seconds": 1.0}))
     with pytest.raises(RecordError, match="metrics"):
         SeedRecord.read(tmp_path)
+
+
+def test_every_committed_neural_design_is_what_its_profile_builds_today():
+    """A registered neural study (cpu-v2's before its first seed) stays bound to the budget
+    its profile names: changing `NEURAL_PROFILES` after registration fails here, as the
+    study itself refuses to run on a design that differs."""
+    from ltrlib.studies import neural_design
+
+    neural = [p.parent for p in COMMITTED if StudyDesign.read(p.parent).profile.startswith("neural-")]
+    assert {d.name for d in neural} >= {"bilambdamart-followup-neural", "bilambdamart-followup-neural-v2"}
+    for folder in neural:
+        design = StudyDesign.read(folder)
+        built = neural_design(design.profile.removeprefix("neural-"), design["source"], design.study, design.seeds,
+                              reports_dir=folder.parent)
+        assert design.differs(built) == [], folder.name
