@@ -120,3 +120,22 @@ def test_ledger_pictures_draw_the_verdicts_and_the_effect_ratios():
     fig = plots.effect_ratios(across)
     assert len(fig.axes[0].collections) == 1 and len(fig.axes[0].get_yticklabels()) == 3
     plt.close(fig)
+
+
+def test_a_name_shared_with_an_analysis_package_is_a_declared_pair():
+    """Issue 65: a plot that takes its analysis function's name draws that function's frame;
+    `ltrlib.plots`' docstring declares each such pair, and no other name is shared."""
+    import importlib
+    import re
+
+    analyses = ("data", "metrics", "train", "noniid", "clients", "merge", "bivariate", "neural", "foltr",
+                "clicklog", "xgboost_tutorial", "fidelity")
+    shared = {}
+    for name in analyses:
+        package = importlib.import_module(f"ltrlib.{name}")
+        common = sorted(set(plots.__all__) & set(package.__all__))
+        if common:
+            shared[name] = common
+    declared = {m.group(1): sorted(re.findall(r"``(\w+)``", m.group(2)))
+                for m in re.finditer(r"- ``ltrlib\.(\w+)``: (.*?);?\n(?=- |\n|$)", plots.__doc__, flags=re.S)}
+    assert shared == declared

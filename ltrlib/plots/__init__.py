@@ -1,6 +1,19 @@
 """Plots: each takes the tidy frame of the analysis function with the same name and
 returns a matplotlib `Figure`, so notebooks can display it and `Reporter` can save it.
 
+A name here and in an analysis subpackage is such a pair, the table and the figure of it
+(one name, one meaning: the analysis's frame, drawn here). The pairs, which
+tests/test_plots.py holds to the packages' public names, so that a new shared name is a
+declared pair or a renamed plot:
+
+- ``ltrlib.data``: ``feature_by_label``, ``feature_sparsity``, ``label_distribution``,
+  ``per_query_counts``;
+- ``ltrlib.noniid``: ``calibration_table``, ``dominance_statistics``, ``merge_pool_frame``,
+  ``relevant_vs_query_categories``, ``strategy_query_counts``;
+- ``ltrlib.train``: ``tuning_history``, ``validation_curves``;
+- ``ltrlib.merge``: ``alpha_sweep``;
+- ``ltrlib.neural``: ``ranker_means``.
+
 One module per subpackage whose analyses it draws, all re-exported here so notebooks
 call ``plots.<figure>(...)``:
 
