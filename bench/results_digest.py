@@ -8,8 +8,7 @@ changed no number. Run the same batch before and after the change and compare th
 
 Hashed: every table's CSV (a Markdown table and a table's HTML page render its CSV, so the
 CSV stands for them; a Markdown page without one is hashed itself), ``metrics.json``,
-``fidelity.csv`` and
-``fidelity_claims.csv``. Taken out: CSV columns and metrics.json keys named like a time
+``fidelity.csv`` and ``fidelity_claims.csv``. Taken out: CSV columns and metrics.json keys named like a time
 (seconds, time, wall, duration, elapsed, eta, ``_s``), and a duration written in text
 (``0.7 s`` in a claim's evidence). Per file it says byte-identical, identical once the wall
 times are out, or different; the digest covers the second reading.
