@@ -334,7 +334,10 @@ def test_a_signal_stops_a_study_within_seconds_keeping_its_seed_resumable(tmp_pa
     start = time.monotonic()
     os.killpg(process.pid, signum) if to_group else process.send_signal(signum)
     out, err = process.communicate(timeout=60)
-    assert time.monotonic() - start < 10, err
+    # Seconds, not the notebook's end: a quiet machine stops in 3.4-4.0 s (2026-11-29), and a
+    # full suite's loaded sibling worker once made it 20 s. That the study stopped rather than
+    # finished is what the exit code and messages below show; the bound only rules out a hang.
+    assert time.monotonic() - start < 45, err
     assert process.returncode == 130, err
     assert "seed 0: interrupted during 00_dataset_overview; nothing finished" in err
     assert "ltrlib study ledger --scale tiny --study s --seeds 0 --notebooks 00` resumes the study" in err
