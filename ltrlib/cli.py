@@ -363,7 +363,7 @@ def _runs(args: argparse.Namespace) -> int:
         with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_colwidth", 50):
             print(table.to_string(index=False))
             if args.check:
-                from ltrlib.trec import agreement_counts
+                from ltrlib.reproducibility import agreement_counts
 
                 counts = agreement_counts(run_dir)
                 print("\nranx against ltrlib.metrics, queries with a relevant document:")
@@ -424,7 +424,7 @@ def _add_reproduce_eval_parser(subparsers) -> None:
 def _reproduce_eval(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from ltrlib.trec import REPRO_MEASURES, reproduction
+    from ltrlib.reproducibility import REPRO_MEASURES, reproduction
 
     measures = config.parse_list(args.measures, name="--measures") if args.measures else REPRO_MEASURES
     kind, frame = reproduction(_run_dir(args.original), _run_dir(args.reproduced), args.notebook, args.baseline,

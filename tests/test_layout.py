@@ -69,7 +69,8 @@ def test_no_function_over_80_lines():
 LAYERS = (("foundations", {"config", "atomic", "records", "timing", "progress", "metrics"}),
           ("data", {"data", "provenance", "manifest", "trec"}),
           ("engine", {"train"}),
-          ("analyses", {"noniid", "clients", "merge", "bivariate", "neural", "foltr", "clicklog", "xgboost_tutorial"}),
+          ("analyses", {"noniid", "clients", "merge", "bivariate", "neural", "foltr", "clicklog", "xgboost_tutorial",
+                        "reproducibility"}),
           ("reports", {"report", "plots", "fidelity"}),
           ("runs", {"runner", "studies", "lab", "lab_contents", "dashboard"}),
           ("command line", {"cli", "__main__"}))

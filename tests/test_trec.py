@@ -6,7 +6,7 @@ import gzip
 import numpy as np
 import pytest
 
-from ltrlib import trec
+from ltrlib import reproducibility, trec
 from ltrlib.metrics import average_precision, ndcg, reciprocal_rank
 
 # Gain 2^label - 1, ours and ranx's ndcg_burges; trec_eval's default gain is the label itself.
@@ -247,7 +247,7 @@ def test_agreement_counts_queries_where_ranx_and_ours_part_and_says_when_ties_ex
     rep = Reporter("r", "08_xgboost_backends", root=tmp_path)
     rep.run_file("distinct", data, s)
     rep.run_file("tied", data, np.round(s))  # many ties: ranx's order may differ from ours
-    counts = trec.agreement_counts(rep.run_dir).set_index(["run", "metric"])
+    counts = reproducibility.agreement_counts(rep.run_dir).set_index(["run", "metric"])
     judged = sum(y[a:b].max() > 0 for a, b in zip(offsets[:-1], offsets[1:]))
     distinct = counts.loc["distinct.run.gz"]
     assert (distinct.compared == judged).all() and (distinct.agree == judged).all()
@@ -280,7 +280,7 @@ def test_agreement_gives_ranx_one_key_width_whatever_the_docnos(tmp_path, monkey
         rep = Reporter(name, "08_xgboost_backends", root=tmp_path)
         rep.run_file("distinct", data, s)
         widths.append({len(d) for d in trec.docnos(data.query_ids, data.offsets)})
-        a = trec.agreement(rep.run_dir / "runs" / "08_xgboost_backends" / "distinct.run.gz",
+        a = reproducibility.agreement(rep.run_dir / "runs" / "08_xgboost_backends" / "distinct.run.gz",
                            rep.run_dir / "runs" / "08_xgboost_backends" / "qrels.gz")
         assert a.agree.dropna().all() and len(a) > 0
     assert widths[0] != widths[1]
@@ -311,11 +311,11 @@ def test_repro_eval_measures_a_reproduction_and_a_replication_by_hand(tmp_path):
     baselines are identical (KTU 1, RMSE 0), the advanced runs part on query 2 only."""
     pytest.importorskip("repro_eval")
     original = _pair_of_models(tmp_path, "orig", 1)
-    kind, same = trec.reproduction(original, _pair_of_models(tmp_path, "again", 1), "08", "base", "adv")
+    kind, same = reproducibility.reproduction(original, _pair_of_models(tmp_path, "again", 1), "08", "base", "adv")
     value = same.set_index(["statistic", "model", "measure"]).value
     assert kind == "reproduction" and value["KTU", "advanced", "order"] == pytest.approx(1.0)
     assert value["ER", "both", "RR"] == pytest.approx(1.0) and value["ΔRI", "both", "RR"] == pytest.approx(0.0)
-    kind, worse = trec.reproduction(original, _pair_of_models(tmp_path, "worse", 2), "08", "base.run.gz", "adv")
+    kind, worse = reproducibility.reproduction(original, _pair_of_models(tmp_path, "worse", 2), "08", "base.run.gz", "adv")
     value = worse.set_index(["statistic", "model", "measure"]).value
     assert value["ER", "both", "RR"] == pytest.approx(0.5) and value["ΔRI", "both", "RR"] == pytest.approx(0.5)
     assert value["KTU", "baseline", "order"] == pytest.approx(1.0) and value["KTU", "advanced", "order"] < 1
@@ -325,7 +325,7 @@ def test_repro_eval_measures_a_reproduction_and_a_replication_by_hand(tmp_path):
     other = _pair_of_models(tmp_path, "other", 2)
     qrels = other / "runs" / "08_xgboost_backends" / "qrels.gz"
     trec.write_qrels(qrels, [1, 2], [0, 3, 6], [1, 0, 0, 0, 1, 0])
-    kind, frame = trec.reproduction(original, other, "08", "base", "adv")
+    kind, frame = reproducibility.reproduction(original, other, "08", "base", "adv")
     assert kind == "replication" and set(frame.statistic) == {"ER", "ΔRI", "t-test p"}
 
 
@@ -348,7 +348,7 @@ def test_repro_eval_refuses_what_it_cannot_find_by_name(tmp_path, capsys):
     Reporter("orig", "08_xgboost_backends", root=tmp_path).run_file("relabelled", other, np.arange(6.0),
                                                                     qrels="qrels.other")
     with pytest.raises(ValueError, match=r"'base' is judged by qrels.gz and 'relabelled' by qrels.other.gz"):
-        trec.reproduction(run_dir, run_dir, "08", "base", "relabelled")
+        reproducibility.reproduction(run_dir, run_dir, "08", "base", "relabelled")
     assert cli.main(["reproduce-eval", str(run_dir), str(run_dir), "--notebook", "08", "--baseline", "base",
                      "--advanced", "adv"]) == 0
     out = capsys.readouterr().out

@@ -448,13 +448,13 @@ def test_every_models_test_ranking_is_a_run_file_that_ranx_scores_as_we_do(run_d
     """Notebooks 03-09 write their models' test rankings as TREC runs (gzip) with the qrels
     that judge them; ranx and ltrlib.metrics agree on every query with a relevant document
     except where tied scores let ranx order them otherwise (ltrlib.trec)."""
-    from ltrlib import trec
+    from ltrlib import reproducibility, trec
 
     runs = trec.list_runs(run_dir)
     assert set(runs.notebook) == {"03_client_models", "04_linear_merge", "05_stacking", "06_bilambdamart",
                                   "06_neural_competitors", "07_foltr_noniid", "08_xgboost_backends", "09_click_bias"}
     assert (runs.qrels != "").all() and runs.run.str.endswith(".run.gz").all()
-    counts = trec.agreement_counts(run_dir)
+    counts = reproducibility.agreement_counts(run_dir)
     assert set(counts.run) == set(runs.run) and counts.compared.sum() > 1000
     assert counts.differ_untied.sum() == 0, counts[counts.differ_untied > 0]
     # The re-ranker's runs list its top-k; its qrels judge the whole test query.

@@ -138,11 +138,11 @@ def test_readme_commands_run_on_the_twin_in_each_public_layout(layout, tmp_path,
 def test_real_data_run_files_name_the_documents_as_ranx_and_ours_score_them(real_run):
     """The run files of a real collection (docnos from its rows, every notebook that writes
     them) read back in ranx as our metrics score them, except at tied scores."""
-    from ltrlib import trec
+    from ltrlib import reproducibility, trec
 
     runs = trec.list_runs(real_run)
     assert {"03_client_models", "04_linear_merge", "06_bilambdamart", "08_xgboost_backends",
             "09_click_bias"} <= set(runs.notebook)
     assert not any(r.startswith("Split1.") for r in runs[runs.notebook == "04_linear_merge"].run)  # left out
-    counts = trec.agreement_counts(real_run)
+    counts = reproducibility.agreement_counts(real_run)
     assert counts.compared.sum() > 100 and counts.differ_untied.sum() == 0, counts[counts.differ_untied > 0]
