@@ -33,12 +33,8 @@ from ltrlib.config import dataset_label, default_run_id
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import NotebookRecord, RunManifest, code_commit, now, package_versions
 from ltrlib.progress import RunBar
-from ltrlib.report import (
-    atomic_write_text,
-    clear_notebook_outputs,
-    validate_name,
-    write_index,
-)
+from ltrlib.atomic import atomic_write_text
+from ltrlib.report import clear_notebook_outputs, validate_name, write_index
 
 __all__ = [
     "STANDARD_PARAMETERS",

@@ -18,16 +18,9 @@ import pandas as pd
 import pytest
 
 from ltrlib import config, report, trec
-from ltrlib.report import (
-    Reporter,
-    atomic_write_text,
-    clear_notebook_outputs,
-    flatten_metrics,
-    metric_key_part,
-    read_metrics,
-    validate_name,
-    write_index,
-)
+from ltrlib.atomic import atomic_write_text
+from ltrlib.metrics.keys import flatten_metrics, metric_key_part
+from ltrlib.report import Reporter, clear_notebook_outputs, read_metrics, validate_name, write_index
 
 
 @pytest.fixture
@@ -331,7 +324,7 @@ def test_outputs_leave_the_index_to_its_builder_which_renders_tables_and_caption
 
 
 def test_a_long_tables_fold_holds_its_first_rows_and_names_its_page(tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "FOLDED_TABLE_ROWS", 10)
+    monkeypatch.setattr(report.pages, "FOLDED_TABLE_ROWS", 10)
     rep = Reporter("run1", "00_a", root=tmp_path)
     rep.table(pd.DataFrame({"q": range(40)}), "long")
     write_index(rep.run_dir)

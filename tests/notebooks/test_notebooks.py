@@ -132,7 +132,7 @@ def test_merges_reload_the_stored_models(run_dir):
     assert len(list((run_dir / "fusion").glob("fusion-Split*.per_query.parquet"))) == 3
     for split in ("Split1", "Split2", "Split3"):
         # Notebooks 04 and 05 score the models notebook 03 stored, not retrained ones.
-        s = split.lower()  # metrics.json keys are lower-case (ltrlib.report.flatten_metrics)
+        s = split.lower()  # metrics.json keys are lower-case (ltrlib.metrics.keys.flatten_metrics)
         for model in ("m1", "m2"):
             assert m04[f"{s}.{model}.ndcg10"] == pytest.approx(m03[f"{s}.{model}.ds.ndcg10"])
             assert m05[f"{s}.{model}.ndcg10"] == pytest.approx(m04[f"{s}.{model}.ndcg10"])
