@@ -6,7 +6,8 @@ Its parts stand in layers, and a module imports only from its own layer or below
 1. foundations: ``config``, ``atomic``, ``records`` (reading records and tables back), ``timing``,
    ``progress``, ``metrics``;
 2. data: ``data`` (datasets, readers, the synthetic twin), ``provenance``, ``manifest`` (a
-   run's record, ``run.json``), ``trec`` (TREC run files and qrels);
+   run's record, ``run.json``), ``study_record`` (a study's ``design.json`` and ``seed.json``),
+   ``trec`` (TREC run files and qrels);
 3. the engine: ``train`` (rankers, backends, tuning);
 4. analyses, the papers' methods and the notebooks' experiments: ``noniid``, ``clients``,
    ``merge``, ``bivariate``, ``neural``, ``foltr``, ``clicklog``, ``xgboost_tutorial``, and

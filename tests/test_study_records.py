@@ -8,7 +8,7 @@ import pytest
 
 from ltrlib import config
 from ltrlib.records import RecordError
-from ltrlib.studies.records import SCHEMA_VERSION, SeedRecord, StudyDesign
+from ltrlib.study_record import SCHEMA_VERSION, SeedRecord, StudyDesign
 
 COMMITTED = sorted(p for p in (config.PROJ_ROOT / "reports").glob("*/design.json"))
 SEEDS = sorted(p for p in (config.PROJ_ROOT / "reports").glob("*/seeds/*/seed.json"))

@@ -40,6 +40,7 @@ import pandas as pd
 
 from ltrlib import config
 from ltrlib.records import read_json, read_table
+from ltrlib.study_record import SeedRecord, StudyDesign
 
 __all__ = ["COMPARISONS", "CONFIRMATORY_STUDY", "DECISION_RULE", "ENDPOINT", "FOLLOWUP_STUDY", "PROFILES",
            "REGISTERED_PARAMETERS", "ReplacementSensitivity",
@@ -350,10 +351,9 @@ def study_verdict(study_dir: str | Path = CONFIRMATORY_STUDY) -> str:
     if found is None:
         return (f"The pre-registered multi-seed study `{Path(study_dir).name}` (`ltrlib study bilambdamart`) has "
                 "not recorded a seed yet; until it has, it gives no verdict on the central claim.")
-    design = Path(study_dir) / "design.json"
     protocol = ""
-    if design.exists():
-        parameters = read_json(design, keys=("parameters",))["parameters"]
+    if StudyDesign.exists(study_dir):
+        parameters = StudyDesign.read(study_dir, keys=("parameters",))["parameters"]
         protocol = f" On a reduced protocol: {protocol_words(parameters)}."
     return f"Pre-registered study, {found['seeds_done']} of {found['planned']} seeds: {found['words']}{protocol}"
 
@@ -489,15 +489,15 @@ def study_replacement_sensitivity(study_dir: str | Path = FOLLOWUP_STUDY) -> Rep
     gains of its ``study.csv`` and each recorded seed's ``tuning_trials.csv``; None before
     ``study.csv`` or any seed's trials exist."""
     study_dir = Path(study_dir)
-    if not (study_dir / "study.csv").exists() or not (study_dir / "design.json").exists():
+    if not (study_dir / "study.csv").exists() or not StudyDesign.exists(study_dir):
         return None
-    design = read_json(study_dir / "design.json", keys=("seeds", "parameters"))
+    design = StudyDesign.read(study_dir, keys=("parameters",))
     table = read_table(study_dir / "study.csv")
     gains = table[table.table == "per_seed"]
     trials = {}
     for seed in design["seeds"]:
         d = study_dir / "seeds" / f"seed{seed}"
-        if (d / "seed.json").exists() and (d / "tuning_trials.csv").exists():
+        if SeedRecord.exists(d) and (d / "tuning_trials.csv").exists():
             trials[int(seed)] = read_table(d / "tuning_trials.csv")
     return replacement_sensitivity(trials, gains, design["parameters"]["n_trials"])
 

@@ -7,7 +7,7 @@ ledger decided across them by `ltrlib.fidelity.across`), ``ltrlib study bilambda
 (`ltrlib.studies.bilambdamart`: notebook 06, the pre-registered Bi-LambdaMART endpoint) and
 ``ltrlib study neural`` (`ltrlib.studies.neural`: the networks at trial parity with a
 Bi-LambdaMART study's trees). Their records, ``design.json`` and each seed's ``seed.json``,
-are read and written by `StudyDesign` and `SeedRecord` alone (`ltrlib.studies.records`).
+are read and written by `StudyDesign` and `SeedRecord` alone (`ltrlib.study_record`).
 
 Dispatch (`dispatch`, `ltrlib.studies.cluster`). Every seed not yet recorded is a task on ``dask.distributed``: by
 default a `LocalCluster` of one worker process per `THREADS_PER_SEED` cores (on 2 cores,
@@ -47,7 +47,7 @@ from ltrlib.studies.ledger import ledger_verdict_frame, run_ledger_study, write_
 from ltrlib.studies.ledger import write_ledger_reading, write_ledger_summary, write_recorded_verdicts
 from ltrlib.studies.loop import _check_design, _seed_minutes, parse_seeds
 from ltrlib.studies.neural import NEURAL_PROFILES, neural_design, run_neural_study, write_neural_summary
-from ltrlib.studies.records import SeedRecord, StudyDesign
+from ltrlib.study_record import SeedRecord, StudyDesign
 
 __all__ = ["JOURNAL", "KEPT_TABLES", "LEDGER_VERDICTS", "NEURAL_PROFILES", "SeedRecord", "StudyDesign",
            "THREADS_PER_SEED", "checkpoint", "dispatch", "ledger_design", "ledger_headline", "ledger_reading",

@@ -23,7 +23,8 @@ from ltrlib.report import table_to_markdown, validate_name
 from ltrlib.studies import cluster
 from ltrlib.studies.cluster import THREADS_PER_SEED
 from ltrlib.studies.loop import Study, _seed_code, _seed_minutes, reports_folder, run_study
-from ltrlib.studies.records import SeedRecord, StudyDesign, _record, _recorded
+from ltrlib.studies.records import _record, _recorded
+from ltrlib.study_record import SeedRecord, StudyDesign
 
 __all__ = ["KEPT_TABLES", "NOTEBOOK", "record_seed", "run_bilambdamart_study", "study_design", "summary_markdown",
            "write_summary"]

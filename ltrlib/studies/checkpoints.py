@@ -14,7 +14,8 @@ from typing import Sequence
 
 from ltrlib.atomic import atomic_path
 from ltrlib.manifest import FILE as MANIFEST_FILE
-from ltrlib.studies.records import StudyDesign, _recorded
+from ltrlib.studies.records import _recorded
+from ltrlib.study_record import StudyDesign
 
 __all__ = ["JOURNAL", "NEURAL_JOURNAL", "RUN_FILES_FOLDER", "checkpoint"]
 

@@ -24,7 +24,8 @@ from ltrlib.report import table_to_markdown, validate_name
 from ltrlib.studies import cluster
 from ltrlib.studies.cluster import THREADS_PER_SEED
 from ltrlib.studies.loop import Study, _seed_code, _seed_minutes, reports_folder, run_study
-from ltrlib.studies.records import SeedRecord, StudyDesign, _recorded
+from ltrlib.studies.records import _recorded
+from ltrlib.study_record import SeedRecord, StudyDesign
 
 __all__ = ["FIGURES_DIR", "LEDGER_KEPT", "LEDGER_SEEDS", "LEDGER_STUDY", "LEDGER_VERDICTS", "ledger_design",
            "ledger_headline", "ledger_reading", "ledger_verdict_frame", "run_ledger_study", "write_ledger_figures",

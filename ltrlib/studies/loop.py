@@ -26,7 +26,8 @@ from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.records import RecordError, read_json
 from ltrlib.studies.checkpoints import _progress_file, _restore_checkpoints, checkpoint
 from ltrlib.studies.cluster import THREADS_PER_SEED, dispatch
-from ltrlib.studies.records import StudyDesign, _recorded
+from ltrlib.studies.records import _recorded
+from ltrlib.study_record import StudyDesign
 
 __all__ = ["Study", "parse_seeds", "run_study"]
 

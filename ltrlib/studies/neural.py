@@ -25,7 +25,8 @@ from ltrlib.studies.bilambdamart import NOTEBOOK
 from ltrlib.studies.checkpoints import NEURAL_JOURNAL
 from ltrlib.studies.cluster import THREADS_PER_SEED
 from ltrlib.studies.loop import Study, _seed_code, _seed_minutes, reports_folder, run_study
-from ltrlib.studies.records import SeedRecord, StudyDesign, _recorded, _seed_dir
+from ltrlib.studies.records import _recorded, _seed_dir
+from ltrlib.study_record import SeedRecord, StudyDesign
 
 __all__ = ["NEURAL_KEPT", "NEURAL_NOTEBOOK", "NEURAL_PROFILES", "NEURAL_SHARED", "neural_design", "run_neural_study",
            "write_neural_summary"]
