@@ -41,12 +41,12 @@ def main() -> None:
     args = parser.parse_args()
 
     from ltrlib import neural
-    from ltrlib.bivariate import STAGE1_SETTINGS, Stage2Experiment, build_two_stage, tune_stage1
+    from ltrlib.bivariate import STAGE1_SETTINGS, Stage2Experiment, build_two_stage, stage1_tuning, tune_stage1
     from ltrlib.data import load_dataset
     from ltrlib.neural import NeuralBudget
     from ltrlib.neural.ranker import CONVERGED
     from ltrlib.studies import NEURAL_PROFILES, neural_design
-    from ltrlib.train import TrainSettings
+    from ltrlib.train import TrainSettings, TuningSettings
 
     design = neural_design(args.profile, source=args.source, study="pilot")
     if args.seed in design["seeds"]:
@@ -66,8 +66,8 @@ def main() -> None:
     stage1_settings = settings.replace(max_trees=p["stage1_max_trees"], eval_at=STAGE1_SETTINGS.eval_at)
     journal = Path(args.journal)
     journal.parent.mkdir(parents=True, exist_ok=True)
-    stage1 = tune_stage1(splits, n_trials=p["stage1_trials"], settings=stage1_settings.replace(num_threads=2),
-                         storage=journal)
+    stage1 = tune_stage1(splits, tuning=stage1_tuning(p["stage1_trials"], TuningSettings(storage=journal, progress=False)),
+                         settings=stage1_settings.replace(num_threads=2))
     two = build_two_stage(splits, folds=p["folds"], top_k=20, n_features=p["stage2_features"], params=stage1.params,
                           settings=stage1_settings, n_jobs=2, fold_streams=p["fold_streams"])
     exp = Stage2Experiment(two, settings=settings, train_queries=p["train_queries"])
@@ -78,7 +78,9 @@ def main() -> None:
                          cutoff=5, seed=args.seed)
     rows = []
     for name in neural.neural_model_list(args.models):
-        fitted = neural.fit_neural_models(exp, [name], budget=steps, n_trials=args.trials, storage=journal,
+        fitted = neural.fit_neural_models(exp, [name], budget=steps,
+                                          tuning=TuningSettings(n_trials=args.trials, prune=False, storage=journal,
+                                                                progress=False),
                                           study_prefix=f"pilot{args.seed}.{args.profile}", max_width=p["max_width"])
         trials = fitted[name].tuning
         row = {"model": name, "trials": len(trials), "mean_steps": trials["trees"].mean(),

@@ -202,9 +202,9 @@ def measure(scale_name: str, seed: int, model: str, train_queries: int, n_jobs: 
     capped = None
     with Phase("one tuning trial", phases):
         try:
-            result = train.tune(part.train, part.vali, n_trials=1, study_name=out["measured_model"], storage=None,
-                                settings=worker, first_params=train.paper_start("lightgbm"), progress=False,
-                                prune=True)
+            tuning = train.TuningSettings(n_trials=1, first_params=train.paper_start("lightgbm"), progress=False)
+            result = train.tune(part.train, part.vali, tuning=tuning, study_name=out["measured_model"],
+                                settings=worker)
         except TrialCapped as stop:
             capped = str(stop)
     rankers_module.train_ranker = real_train

@@ -86,10 +86,11 @@ from ltrlib import clients, metrics, plots, train
 settings = train.TrainSettings.for_scale(scale, "client_models", max_trees=max_trees,
                                          early_stopping=early_stopping, seed=seed,
                                          num_threads=num_threads, backend=backend)
-trials = train.budget_for_scale(scale, "client_models", n_trials=n_trials)["n_trials"]
+tuning = train.TuningSettings.for_scale(scale, "client_models", n_trials=n_trials, prune=prune, storage=storage,
+                                        first_params=train.paper_start(backend, wanted=start_from_paper))
 from ltrlib.report import settings_frame
 
-settings_frame(trials=trials, prune=prune, settings=settings)
+settings_frame(tuning=tuning, settings=settings)
 
 # %%
 from ltrlib.noniid import load_paper_splits, splits_table
@@ -126,8 +127,7 @@ alternatives = alternative_splits(splits, nsplits, categories=(split2_category, 
 all_models = clients.fit_client_models(
     {**nsplits, **alternatives, **initial}, store,
     splits=clients.training_order(run_splits, alternatives, initial),
-    n_trials=trials, settings=settings, first_params=train.paper_start(backend, wanted=start_from_paper),
-    n_jobs=n_jobs, progress=True, prune=prune, storage=storage)
+    settings=settings, tuning=tuning, n_jobs=n_jobs)
 models = all_models.subset(run_splits)
 store.list()
 
@@ -241,5 +241,5 @@ report.figure(plots.tuning_history(history), "tuning_history",
               caption="Optuna trials: each trial's validation NDCG@10 and the best so far")
 
 # %%
-report.metrics(n_trials=trials, split1_category=int(split1_category), split2_category=int(split2_category),
+report.metrics(n_trials=tuning.n_trials, split1_category=int(split1_category), split2_category=int(split2_category),
                split3_category=int(split3_category), **clients.client_metrics(models, per_query))

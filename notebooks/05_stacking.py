@@ -74,13 +74,14 @@ storage: str = ""  # Optuna database for the meta-model studies, e.g. postgresql
 # The tiny scale exists for tests: two trials per meta-model keep the notebook to seconds
 # (`ltrlib.config.TRAIN_BUDGETS`). The meta-models train with stacking's own limits.
 from ltrlib import merge
-from ltrlib.train import budget_for_scale
+from ltrlib.train import TuningSettings
 
-trials = budget_for_scale(scale, "stacking", n_trials=n_trials)["n_trials"]
+tuning = TuningSettings.for_scale(scale, "stacking", n_trials=n_trials, prune=prune, storage=storage, progress=True,
+                                  first_params=merge.STACKING_TUNING.first_params)
 settings = merge.STACKING_SETTINGS.replace(seed=seed, backend=backend, max_trees=max_trees)
 from ltrlib.report import settings_frame
 
-settings_frame(trials=trials, prune=prune, settings=settings)
+settings_frame(tuning=tuning, settings=settings)
 
 # %%
 import pandas as pd
@@ -108,9 +109,10 @@ splits_table(setup.selected())
 # `splits_in_model = 0` would flag a meta-model that learnt nothing (a constant ranker).
 
 # %%
-stacked = merge.per_split(merge.stacking_experiment, nsplits, models, split_names, n_trials=trials,
-                          n_folds=n_folds, settings=settings, storage=storage or store.run_dir / JOURNAL_FILE,
-                          metrics=merge.TABLE_METRICS, progress=True, prune=prune)
+# Without a storage parameter the studies go to the run's journal, beside notebook 03's.
+stacked = merge.per_split(merge.stacking_experiment, nsplits, models, split_names, n_folds=n_folds, settings=settings,
+                          tuning=tuning.replace(storage=tuning.storage or store.run_dir / JOURNAL_FILE),
+                          metrics=merge.TABLE_METRICS)
 params = merge.collect(stacked, "params")
 report.table(params, "stacking_params", caption="Tuned meta-models (cf. the text after Table 5)")
 params

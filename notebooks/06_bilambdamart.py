@@ -125,14 +125,15 @@ storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@hos
 # stage-2 model on NDCG@cutoff.
 from ltrlib.bivariate import STAGE1_SETTINGS
 from ltrlib.report import settings_frame
-from ltrlib.train import TrainSettings, budget_for_scale
+from ltrlib.train import TrainSettings, TuningSettings, budget_for_scale
 
-budget = budget_for_scale(scale, "bilambdamart", folds=folds, n_trials=n_trials, stage1_trials=stage1_trials)
-stage1_folds, trials, stage1_trials = budget["folds"], budget["n_trials"], budget["stage1_trials"]
+budget = budget_for_scale(scale, "bilambdamart", folds=folds, stage1_trials=stage1_trials)
+stage1_folds, stage1_trials = budget["folds"], budget["stage1_trials"]
+tuning = TuningSettings.for_scale(scale, "bilambdamart", n_trials=n_trials, prune=False, storage=storage, progress=True)
 settings = TrainSettings.for_scale(scale, "bilambdamart", max_trees=max_trees, early_stopping=early_stopping,
                                    eval_at=cutoff, seed=seed, num_threads=num_threads)
 stage1_settings = settings.replace(max_trees=stage1_max_trees, eval_at=STAGE1_SETTINGS.eval_at)
-settings_frame(stage1_folds=stage1_folds, trials=trials, stage1_trials=stage1_trials, settings=settings,
+settings_frame(stage1_folds=stage1_folds, stage1_trials=stage1_trials, tuning=tuning, settings=settings,
                stage1_settings=stage1_settings)
 
 # %%
@@ -146,7 +147,7 @@ from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "06_bilambdamart", data=splits)
-journal = storage or report.run_dir / "06_bilambdamart.journal"  # every study of the notebook
+tuning = tuning.replace(storage=tuning.storage or report.run_dir / "06_bilambdamart.journal")  # every study's
 splits
 
 # %% [markdown]
@@ -160,8 +161,8 @@ splits
 # `idcg20_kept` the mean share of each query's ideal DCG@20 that stage 2 can still reach.
 
 # %%
-stage1 = tune_stage1(splits, n_trials=stage1_trials, settings=stage1_settings.replace(num_threads=n_jobs),
-                     storage=journal, progress=True)
+stage1 = tune_stage1(splits, tuning=bivariate.stage1_tuning(stage1_trials, tuning),
+                     settings=stage1_settings.replace(num_threads=n_jobs))
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features, params=stage1.params,
                       settings=stage1_settings, n_jobs=n_jobs, fold_streams=fold_streams, progress=True)
 stats = table1(two)
@@ -182,13 +183,13 @@ exp = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_que
                                  truncation=truncation)
 oracles = oracle_scores(splits.test)  # empty unless the data are the synthetic twin
 control_exp = bivariate.control_experiment(exp, dataset, data_dir, scale, seed, wanted=control and bool(oracles))
-tuned_groups = bivariate.fit_model_groups(bivariate.model_groups(exp, control_exp, control_models), n_trials=trials,
-                                          n_jobs=n_jobs, progress=True, storage=journal)
+tuned_groups = bivariate.fit_model_groups(bivariate.model_groups(exp, control_exp, control_models), tuning=tuning,
+                                          n_jobs=n_jobs)
 fitted = tuned_groups[bivariate.MAIN_GROUP]
 control_fitted = tuned_groups.get(bivariate.CONTROL_GROUP)
 test_scores = bivariate.model_scores(exp, fitted, oracles=oracles)
 per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
-budget_caption = bivariate.tuning_label(trials)  # every table's caption says what it may claim
+budget_caption = bivariate.tuning_label(tuning.n_trials)  # every table's caption says what it may claim
 print(budget_caption)
 means = bivariate.eval_table(per_query)
 report.table(means.reset_index(), "ndcg_means", caption="Test NDCG@k (full-list IDCG), plain means")
@@ -317,8 +318,7 @@ table5
 # differences. Studies `06.no_listwise.<model>`.
 
 # %%
-bare_per_query = bivariate.listwise_ablation(exp, wanted=listwise_ablation, n_trials=trials, n_jobs=n_jobs,
-                                             storage=journal)
+bare_per_query = bivariate.listwise_ablation(exp, wanted=listwise_ablation, tuning=tuning, n_jobs=n_jobs)
 ablation = bivariate.ablation_table(bare_per_query)
 report.table(ablation, "ablation_listwise", index=True,
              caption=f"Table 2's models without listwise features; superscripts as Table 2; {budget_caption}")
@@ -396,7 +396,7 @@ run_paths
 # %%
 # Per query and model, for tests pooled across seeds (`ltrlib study bilambdamart`).
 report.frame(bivariate.per_query_frame(per_query, control_pq), "per_query_test")
-report.metrics(stage1_folds=stage1_folds, n_trials=trials, stage1_trials=stage1_trials,
+report.metrics(stage1_folds=stage1_folds, n_trials=tuning.n_trials, stage1_trials=stage1_trials,
                stage2_pair_features=int(stats.pair_features[0]),
                train_pairs=int(exp.rank_data("train", bivariate.MODELS["Bi-λMART"]).n_rows),
                **bivariate.bilambdamart_metrics(per_query, k=cutoff, no_listwise=bare_per_query, control=control_pq))

@@ -93,7 +93,7 @@ max_width: int = 256  # caps every layer's width (and attention's); 0: the width
 from ltrlib.bivariate import STAGE1_SETTINGS
 from ltrlib.neural import NeuralBudget
 from ltrlib.report import settings_frame
-from ltrlib.train import TrainSettings, budget_for_scale
+from ltrlib.train import TrainSettings, TuningSettings, budget_for_scale
 
 budget = budget_for_scale(scale, "bilambdamart", folds=folds, stage1_trials=stage1_trials)
 stage1_folds, stage1_trials = budget["folds"], budget["stage1_trials"]
@@ -104,7 +104,8 @@ settings = TrainSettings.for_scale(scale, "bilambdamart", max_trees=max_trees, e
 stage1_settings = settings.replace(max_trees=stage1_max_trees, eval_at=STAGE1_SETTINGS.eval_at)
 steps = NeuralBudget(max_steps=nn["max_steps"], patience=nn["patience"], eval_every=nn["eval_every"],
                      batch_size=batch_size, cutoff=cutoff, seed=seed)
-settings_frame(stage1_folds=stage1_folds, stage1_trials=stage1_trials, neural_trials=nn["neural_trials"],
+tuning = TuningSettings(n_trials=nn["neural_trials"], prune=False, progress=True)
+settings_frame(stage1_folds=stage1_folds, stage1_trials=stage1_trials, tuning=tuning,
                max_width=nn["max_width"], steps=steps, stage1_settings=stage1_settings)
 
 # %%
@@ -119,8 +120,9 @@ from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "06_neural_competitors", data=splits)
-stage1 = tune_stage1(splits, n_trials=stage1_trials, settings=stage1_settings.replace(num_threads=n_jobs),
-                     storage=report.run_dir / "06_bilambdamart.journal", progress=True)
+stage1 = tune_stage1(splits, tuning=bivariate.stage1_tuning(
+                         stage1_trials, tuning.replace(storage=report.run_dir / "06_bilambdamart.journal")),
+                     settings=stage1_settings.replace(num_threads=n_jobs))
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features, params=stage1.params,
                       settings=stage1_settings, n_jobs=n_jobs, fold_streams=fold_streams, progress=True)
 exp = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries)
@@ -134,12 +136,11 @@ exp.parts["train"]
 
 # %%
 names = neural.neural_model_list(neural_models)
-fitted = neural.fit_neural_models(exp, names, budget=steps, n_trials=nn["neural_trials"],
-                                  storage=report.run_dir / "06_neural_competitors.journal",
-                                  max_width=nn["max_width"], progress=True)
+fitted = neural.fit_neural_models(exp, names, budget=steps, max_width=nn["max_width"],
+                                  tuning=tuning.replace(storage=report.run_dir / "06_neural_competitors.journal"))
 test_scores = bivariate.model_scores(exp, fitted)  # scored once: the tables and the run files
 per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
-budget_caption = neural.budget_caption(nn["neural_trials"], steps.max_steps, nn["max_width"])
+budget_caption = neural.budget_caption(tuning.n_trials, steps.max_steps, nn["max_width"])
 print(budget_caption)
 import jax
 
@@ -269,5 +270,5 @@ run_paths
 
 # %%
 report.frame(per_query, "per_query_neural")
-report.metrics(neural_trials=nn["neural_trials"], max_steps=steps.max_steps, device=device,
+report.metrics(neural_trials=tuning.n_trials, max_steps=steps.max_steps, device=device,
                **bivariate.bilambdamart_metrics(per_query, k=cutoff))

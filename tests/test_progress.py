@@ -174,6 +174,7 @@ def test_a_bar_closed_by_the_garbage_collector_during_a_status_write_does_not_de
 def test_a_running_trial_shows_its_step_count_beside_its_studys_bar(kernel, monkeypatch, tmp_path):
     # The study's count moves only when a trial ends; the trial's own steps come from the
     # monitor the study hands its objective, and reach the runner's line as the bar's detail.
+    from ltrlib.train import TuningSettings
     from ltrlib.train.tuning import run_study
 
     monkeypatch.setenv(progress.STATUS_ENV, str(tmp_path))
@@ -186,14 +187,14 @@ def test_a_running_trial_shows_its_step_count_beside_its_studys_bar(kernel, monk
             seen.append([(b["desc"], b["n"], b.get("detail")) for b in progress.read_status(tmp_path)])
         return 0.5
 
-    run_study(objective, n_trials=2, study_name="full.M_full", storage=None, seed=0, setup={}, progress=True,
-              searched=())
+    run_study(objective, TuningSettings(n_trials=2, prune=False, progress=True), study_name="full.M_full", seed=0,
+              setup={}, searched=())
     assert seen[0] == [("tuning full.M_full", 0, "trial 0: 1 trees")] == seen[1]
     assert seen[2] == [("tuning full.M_full", 1, "trial 1: 1 trees")]
     line = progress._shown({"desc": "tuning full.M_full", "n": 1, "total": 2, "detail": "trial 1: 340 trees"})
     assert line == "tuning full.M_full 1/2 (trial 1: 340 trees)"
     # Without a bar there is nothing to show, and the objective gets no monitor.
     got = []
-    run_study(lambda trial, monitor: got.append(monitor) or 0.5, n_trials=1, study_name="quiet", storage=None,
-              seed=0, setup={}, progress=False, searched=())
+    run_study(lambda trial, monitor: got.append(monitor) or 0.5, TuningSettings(n_trials=1, prune=False, progress=False),
+              study_name="quiet", seed=0, setup={}, searched=())
     assert got == [None]

@@ -55,7 +55,7 @@ from ltrlib.bivariate.features import expand_listwise, query_level_columns
 from ltrlib.bivariate.model import BivariateRanker, LBModel, fit_lb
 from ltrlib.bivariate.preregistration import (DECISION_RULE, PROFILES, replacement_sensitivity_words,
                                              study_verdict, study_verdicts)
-from ltrlib.bivariate.two_stage import STAGE1_SETTINGS, build_two_stage, table1, tune_stage1
+from ltrlib.bivariate.two_stage import STAGE1_SETTINGS, build_two_stage, stage1_tuning, table1, tune_stage1
 from ltrlib.bivariate.uptake import uptake_table
 
 __all__ = [
@@ -66,5 +66,5 @@ __all__ = [
     "bilambdamart_metrics", "model_list", "model_scores", "per_query_frame", "per_query_results", "ndcg_pvalues", "ndcg_table",
     "settings_screen", "stage2_runs", "tuned_table", "tuning_frame", "tuning_label", "tuning_summary", "expand_listwise",
     "query_level_columns", "BivariateRanker", "LBModel", "fit_lb", "DECISION_RULE", "PROFILES",
-    "replacement_sensitivity_words", "study_verdict", "study_verdicts", "uptake_table", "STAGE1_SETTINGS", "build_two_stage", "table1", "tune_stage1",
+    "replacement_sensitivity_words", "study_verdict", "study_verdicts", "uptake_table", "STAGE1_SETTINGS", "build_two_stage", "stage1_tuning", "table1", "tune_stage1",
 ]

@@ -24,6 +24,7 @@ from ltrlib.bivariate.experiment import (MODELS, STAGE1_ROW, FittedModel, Stage2
 from ltrlib.bivariate.uptake import uptake_table
 from ltrlib.data import ORACLE, ORACLE_UNIVARIATE, load_dataset, oracle_scores
 from ltrlib.metrics import MarkedTable
+from ltrlib.train.settings import TuningSettings
 from ltrlib.trec import RunFile
 
 __all__ = ["ABLATION_ROWS", "CONTROL_GROUP", "MAIN_GROUP", "ablation_table", "control_experiment", "control_results",
@@ -105,17 +106,16 @@ def control_pvalues(per_query: pd.DataFrame | None) -> pd.DataFrame | None:
     return None if per_query is None else ndcg_pvalues(per_query, list(pd.unique(per_query.model)))
 
 
-def listwise_ablation(exp: Stage2Experiment, *, wanted: bool, n_trials: int, n_jobs: int,
-                      storage) -> pd.DataFrame | None:
+def listwise_ablation(exp: Stage2Experiment, *, wanted: bool, tuning: TuningSettings,
+                      n_jobs: int) -> pd.DataFrame | None:
     """Table 2's models (`ABLATION_ROWS`) on stage 2 without the listwise features (the base
     features and stage-1 score alone; pairs still carry x_i − x_j), tuned as the main models
-    (studies ``06.no_listwise.<model>`` in ``storage``), as per-query test NDCG; None unless
-    ``wanted``. The ablation trains at the open settings' defaults, whatever ``exp`` uses."""
+    with ``tuning`` (studies ``06.no_listwise.<model>`` in ``tuning.storage``), as per-query
+    test NDCG; None unless ``wanted``. The ablation trains at the open settings' defaults, whatever ``exp`` uses."""
     if not wanted:
         return None
     bare = Stage2Experiment(exp.two, settings=exp.settings, train_queries=exp.train_queries, listwise=False)
-    fitted = fit_models(bare, list(ABLATION_ROWS[1:]), n_trials=n_trials, n_jobs=n_jobs, storage=storage,
-                        study_prefix="06.no_listwise", progress=True)
+    fitted = fit_models(bare, list(ABLATION_ROWS[1:]), tuning=tuning, n_jobs=n_jobs, study_prefix="06.no_listwise")
     return per_query_results(bare, fitted)
 
 

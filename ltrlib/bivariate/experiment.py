@@ -73,7 +73,7 @@ from ltrlib.metrics.comparison import Comparison
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.backends.base import DataCache
 from ltrlib.train.ranker import train_ranker
-from ltrlib.train.settings import TrainSettings
+from ltrlib.train.settings import TrainSettings, TuningSettings
 from ltrlib.train.tuning import pruner, pruning_monitor, pruning_setup, run_study, watch
 
 __all__ = ["MIN_COMPARISON_TRIALS", "MODELS", "ModelSpec", "OPEN_SETTINGS", "STAGE1_ROW", "Stage2Experiment",
@@ -417,13 +417,18 @@ def _refuse_degenerate(exp: Stage2Experiment, model, value: float, point: Mappin
     raise TrialFailed(why)
 
 
-def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
-               study_prefix: str = "06", prune: bool = False, n_jobs: int = 1,
-               progress: bool = False) -> dict[str, FittedModel]:
+#: `fit_models`' search by default: one trial (the model's default point), not pruned (why:
+#: `fit_models`). A search's first point is always the model's own (`ModelSpec.first_params`).
+STAGE2_TUNING = TuningSettings(n_trials=1, prune=False, progress=False)
+
+
+def fit_models(exp: Stage2Experiment, names, *, tuning: TuningSettings = STAGE2_TUNING,
+               study_prefix: str = "06", n_jobs: int = 1) -> dict[str, FittedModel]:
     """Tune (or resume) each model's Optuna study and keep its best model.
 
-    Every model gets the same search (`suggest`) and the same number of trials, each trial
-    early-stopped (``exp.settings.early_stopping``). With ``prune`` a trial whose validation
+    Every model gets the same search (`suggest`) and the same number of trials
+    (``tuning.n_trials``), each trial early-stopped (``exp.settings.early_stopping``). With
+    ``tuning.prune`` a trial whose validation
     curve falls below the median of the completed trials' is also stopped early
     (`ltrlib.train.tuning.pruner`, as notebook 03's studies), the first point never. It is off by
     default, because at stage 2 it costs the pair models their best points: the pair
@@ -434,8 +439,9 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
     way. And it saves little here: with a patience of 30 every trial early-stops within a
     few hundred trees.
 
-    Studies are named ``<study_prefix>.<model>`` in ``storage`` (a journal file path or
-    None for in memory); a finished study is reused, and its best model retrained once
+    Each study's first trial is the model's default point with the open settings at ours,
+    whatever ``tuning.first_params`` says. Studies are named ``<study_prefix>.<model>`` in
+    ``tuning.storage`` (a journal file path or None for in memory); a finished study is reused, and its best model retrained once
     (training is deterministic) when it is not in memory.
 
     ``n_jobs`` models are tuned side by side in joblib worker processes, as
@@ -445,13 +451,11 @@ def fit_models(exp: Stage2Experiment, names, *, n_trials: int = 1, storage=None,
     document models per tree (19 pair rows per document), so the pair models start first
     and the document models fill the gaps. ``n_jobs=1`` tunes them here, one after another.
     """
-    return fit_model_groups({study_prefix: (exp, names)}, n_trials=n_trials, storage=storage,
-                            prune=prune, n_jobs=n_jobs, progress=progress)[study_prefix]
+    return fit_model_groups({study_prefix: (exp, names)}, tuning=tuning, n_jobs=n_jobs)[study_prefix]
 
 
-def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *, n_trials: int = 1,
-                     storage=None, prune: bool = False, n_jobs: int = 1,
-                     progress: bool = False) -> dict[str, dict[str, FittedModel]]:
+def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *,
+                     tuning: TuningSettings = STAGE2_TUNING, n_jobs: int = 1) -> dict[str, dict[str, FittedModel]]:
     """`fit_models` for several experiments in one pool of workers, e.g. notebook 06's main
     run and its control: ``groups`` maps a study prefix to ``(experiment, model names)``;
     returns the fitted models by prefix, then by name.
@@ -468,11 +472,10 @@ def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *, n_tr
         jobs += [(prefix, exp, name) for name in names]
     if int(n_jobs) < 1:
         raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
-    tune = dict(n_trials=n_trials, storage=storage, prune=prune)
     fitted: dict[str, dict[str, FittedModel]] = {prefix: {} for prefix in groups}
     if int(n_jobs) == 1 or len(jobs) == 1:
         for prefix, exp, name in jobs:
-            fitted[prefix][name] = _tune_model(exp, name, study_prefix=prefix, progress=progress, **tune)
+            fitted[prefix][name] = _tune_model(exp, name, tuning=tuning, study_prefix=prefix)
         return fitted
     from joblib import Parallel, delayed
 
@@ -482,8 +485,9 @@ def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *, n_tr
     workers = min(int(n_jobs), len(jobs))
     order = sorted(jobs, key=lambda job: not MODELS[job[2]].bivariate)  # stable: pair models first
     # In a batch run the workers' trial bars report to the runner (ltrlib.progress) and print nothing.
-    calls = (delayed(_tune_in_worker)(prefix, exp, name, {**tune, "progress": progress and config.in_batch()})
-             for prefix, exp, name in order)
+    progress = tuning.progress
+    in_worker = tuning.replace(progress=progress and config.in_batch())
+    calls = (delayed(_tune_in_worker)(prefix, exp, name, in_worker) for prefix, exp, name in order)
     with timing.fitting(), config.worker_processes(workers):
         done = Parallel(n_jobs=workers, return_as="generator_unordered")(calls)
         for prefix, f in bar(done, total=len(order), unit="model", enabled=progress,
@@ -493,22 +497,23 @@ def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *, n_tr
     return {prefix: {name: fitted[prefix][name] for name in names} for prefix, (_, names) in groups.items()}
 
 
-def _tune_in_worker(prefix: str, exp: Stage2Experiment, name: str, tune: dict) -> tuple[str, FittedModel]:
-    return prefix, _tune_model(exp, name, study_prefix=prefix, **tune)
+def _tune_in_worker(prefix: str, exp: Stage2Experiment, name: str,
+                    tuning: TuningSettings) -> tuple[str, FittedModel]:
+    return prefix, _tune_model(exp, name, tuning=tuning, study_prefix=prefix)
 
 
-def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, study_prefix: str,
-                prune: bool, progress: bool) -> FittedModel:
+def _tune_model(exp: Stage2Experiment, name: str, *, tuning: TuningSettings, study_prefix: str) -> FittedModel:
     """One model's study (`fit_models`), in this process or a worker's."""
     spec = MODELS[name]
     choices = exp.open_choices(spec)
 
     def objective(trial, progress_monitor):
-        monitor = watch(pruning_monitor(trial, exp.settings.early_stopping) if prune else None, progress_monitor)
+        monitor = watch(pruning_monitor(trial, exp.settings.early_stopping) if tuning.prune else None,
+                        progress_monitor)
         point = {**suggest(trial), **{k: trial.suggest_categorical(k, c) for k, c in choices.items()}}
         model = _fit_or_fail(exp, spec, point, monitor, trial)
         value = exp.vali_score(model)
-        _refuse_degenerate(exp, model, value, point, trial, n_trials)
+        _refuse_degenerate(exp, model, value, point, trial, tuning.n_trials)
         trial.set_user_attr("best_iteration", _best_iteration(model))
         return value, model
 
@@ -518,7 +523,7 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
              "max_trees": exp.settings.max_trees, "early_stopping": exp.settings.early_stopping,
              "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds,
              "hessian": exp.hessian_of(spec),
-             "pruning": pruning_setup(prune, exp.settings.early_stopping),
+             "pruning": pruning_setup(tuning.prune, exp.settings.early_stopping),
              # What a point means (`ltrlib.bivariate.space`): a study searched in other units
              # is refused, not resumed.
              "search_units": SEARCH_UNITS,
@@ -529,10 +534,9 @@ def _tune_model(exp: Stage2Experiment, name: str, *, n_trials: int, storage, stu
                   if k != "hessian" and exp.applies(k, spec) and v != OPEN_SETTINGS[k][0]})
     # The first point is the model's default with every tuned open setting at our default.
     first = {**spec.first_params, **{k: c[0] for k, c in choices.items()}}
-    result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}",
-                       storage=storage, seed=exp.seed, setup=setup, progress=progress,
-                       first_params=first, searched=(*TUNED, *choices),
-                       study_pruner=pruner(exp.settings.early_stopping) if prune else None, keep_best=True)
+    result = run_study(objective, tuning.replace(first_params=first), study_name=f"{study_prefix}.{name}",
+                       seed=exp.seed, setup=setup, searched=(*TUNED, *choices),
+                       study_pruner=pruner(exp.settings.early_stopping), keep_best=True)
     model = result.ranker or exp.fit(spec, result.best_params)  # retrained: its best was trained elsewhere
     params = {**result.best_params, **exp.settings_of(spec, result.best_params)}
     return FittedModel(name, model, params, _best_iteration(model),

@@ -36,7 +36,7 @@ from ltrlib import config
 from ltrlib.atomic import atomic_path
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics import ideal_dcg
-from ltrlib.train.settings import TrainSettings
+from ltrlib.train.settings import TrainSettings, TuningSettings
 
 __all__ = ["CUTOFFS", "FOLD_STREAMS", "STAGE1_PARAMS", "STAGE1_SETTINGS", "SCORE_FEATURE", "Stage1Tuning", "TwoStage",
            "build_two_stage", "table1", "top_k_mask", "tune_stage1"]
@@ -379,8 +379,17 @@ class Stage1Tuning:
                 "vali_ndcg": self.vali_ndcg, "norm": "-", "truncation": "-", "hessian": "-"}
 
 
-def tune_stage1(splits: Splits, *, n_trials: int, settings: TrainSettings = STAGE1_SETTINGS,
-                storage=None, study_name: str = "06.stage1", progress: bool = False) -> Stage1Tuning:
+def stage1_tuning(stage1_trials: int, tuning: TuningSettings) -> TuningSettings | None:
+    """Stage 1's search for `tune_stage1`: ``tuning`` (storage, progress) with
+    ``stage1_trials`` trials and no pruning, or None for 0 trials (stage 1 keeps its fixed
+    settings). ValueError unless ``stage1_trials`` is a non-negative integer."""
+    if isinstance(stage1_trials, bool) or not isinstance(stage1_trials, (int, np.integer)) or stage1_trials < 0:
+        raise ValueError(f"stage1_trials must be a non-negative integer, got {stage1_trials!r}")
+    return tuning.replace(n_trials=int(stage1_trials), prune=False) if stage1_trials else None
+
+
+def tune_stage1(splits: Splits, *, tuning: TuningSettings | None, settings: TrainSettings = STAGE1_SETTINGS,
+                study_name: str = "06.stage1") -> Stage1Tuning:
     """Tune stage 1 as the paper does (§5.2): once, by validation NDCG@``settings.eval_at``
     (20), the same point then training all K fold models (`build_two_stage(params=...)`).
 
@@ -390,18 +399,19 @@ def tune_stage1(splits: Splits, *, n_trials: int, settings: TrainSettings = STAG
     `STAGE1_PARAMS`' speed settings (`_STAGE1_FIXED`) kept. The first trial is
     `STAGE1_PARAMS`' point, so the tuned point is never worse on validation than the
     batch's fixed one. A trial's value is LightGBM's validation NDCG@eval_at at its
-    early-stopped tree (the list's own IDCG: stage 1 sees whole lists). ``n_trials=0``
-    tunes nothing and returns `STAGE1_PARAMS`. ``storage``: as `ltrlib.train.run_study`
-    (a run's journal resumes an interrupted study).
+    early-stopped tree (the list's own IDCG: stage 1 sees whole lists). ``tuning``: the
+    search's trials, storage (a run's journal resumes an interrupted study) and progress,
+    as `ltrlib.train.run_study` takes them; its trials are not pruned (``tuning.prune``
+    must be False) and its first point is `STAGE1_PARAMS`', whatever
+    ``tuning.first_params`` says. ``tuning=None`` tunes nothing and returns `STAGE1_PARAMS`
+    (`stage1_tuning` turns a notebook's trial count, 0 for none, into one or the other).
     """
     from ltrlib.bivariate.space import TUNED, suggest
     from ltrlib.train.backends.base import DataCache
     from ltrlib.train.ranker import train_ranker
     from ltrlib.train.tuning import run_study
 
-    if isinstance(n_trials, bool) or int(n_trials) != n_trials or n_trials < 0:
-        raise ValueError(f"stage1_trials must be a non-negative integer, got {n_trials!r}")
-    if n_trials == 0:
+    if tuning is None:
         return Stage1Tuning(dict(STAGE1_PARAMS), 0, settings.eval_at)
     fixed = {k: STAGE1_PARAMS[k] for k in _STAGE1_FIXED}
     first = {k: STAGE1_PARAMS.get(k, 1e-3) for k in TUNED}  # LightGBM's default min hessian
@@ -417,9 +427,9 @@ def tune_stage1(splits: Splits, *, n_trials: int, settings: TrainSettings = STAG
     setup = {"model": STAGE1_MODEL, "data": [_fingerprint(getattr(splits, p)) for p in ("train", "vali")],
              "fixed": fixed, "max_trees": settings.max_trees, "early_stopping": settings.early_stopping,
              "eval_at": settings.eval_at, "seed": settings.seed}
-    result = run_study(objective, n_trials=int(n_trials), study_name=study_name, storage=storage,
-                       seed=settings.seed, setup=setup, progress=progress, first_params=first, searched=TUNED)
-    return Stage1Tuning({**fixed, **result.best_params}, int(n_trials), settings.eval_at,
+    result = run_study(objective, tuning.replace(first_params=first), study_name=study_name,
+                       seed=settings.seed, setup=setup, searched=TUNED)
+    return Stage1Tuning({**fixed, **result.best_params}, tuning.n_trials, settings.eval_at,
                         result.best_iteration, result.best_value, result.trials, result.failed)
 
 

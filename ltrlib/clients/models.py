@@ -21,7 +21,7 @@ from ltrlib import config
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.ranker import Ranker, evaluate_rankers
-from ltrlib.train.settings import TrainSettings
+from ltrlib.train.settings import TrainSettings, TuningSettings
 from ltrlib.train.tuning import TuningResult, fit_side_by_side, fit_tuned
 
 __all__ = ["ClientModels", "MODEL_NAMES", "TEST_SETS", "client_metrics", "client_results",
@@ -74,12 +74,8 @@ def fit_client_models(
     store,
     *,
     splits: str | list[str] | None = None,
-    n_trials: int = 20,
     settings: TrainSettings = TrainSettings(),
-    first_params: Mapping[str, Any] | None = None,
-    progress: bool = True,
-    prune: bool = True,
-    storage=None,
+    tuning: TuningSettings = TuningSettings(),
     n_jobs: int = 1,
 ) -> ClientModels:
     """Tune and train M1 (on DS1), M2' (on DS2') per split, and M_full (on DS) once.
@@ -93,8 +89,9 @@ def fit_client_models(
     that model: it is stored again under its own split, with the original study recorded.
     ``settings``: how every model trains (`TrainSettings`; its backend, ``"lightgbm"`` as
     the paper or ``"xgboost"``, is tuned over its own space, `ltrlib.train.search_space`).
-    ``prune``: stop hopeless trials early (see `tune`). ``storage``: where
-    the studies live, by default the run's journal (see `fit_tuned`).
+    ``tuning``: every model's search (`TuningSettings`: trials, pruning, first point,
+    progress; ``tuning.storage`` is where the studies live, by default the run's journal,
+    see `fit_tuned`).
 
     ``n_jobs`` > 1 tunes that many distinct models side by side in worker processes
     (`fit_side_by_side`), each with ``settings.threads // n_jobs`` threads, then loads them
@@ -105,8 +102,7 @@ def fit_client_models(
     unknown = [s for s in names if s not in nsplits]
     if unknown or not names:
         raise ValueError(f"splits {unknown or names!r} not available; choose from {list(nsplits)}")
-    common = dict(n_trials=n_trials, settings=settings, first_params=first_params,
-                  progress=progress, prune=prune, storage=storage)
+    common = dict(settings=settings, tuning=tuning)
     full = nsplits[names[0]].full
     for s in names[1:]:
         other = nsplits[s].full

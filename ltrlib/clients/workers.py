@@ -36,7 +36,8 @@ from collections.abc import Sequence
 from ltrlib import config
 from ltrlib.clients.models import MODEL_NAMES
 from ltrlib.data.dataset import Dataset, Splits
-from ltrlib.train.settings import DEFAULT_EARLY_STOPPING, DEFAULT_EVAL_AT, DEFAULT_MAX_TREES, TrainSettings
+from ltrlib.train.settings import (DEFAULT_EARLY_STOPPING, DEFAULT_EVAL_AT, DEFAULT_MAX_TREES, TrainSettings,
+                                   TuningSettings)
 from ltrlib.train.tuning import (
     PAPER_TABLE6_MEDIAN,
     TuningResult,
@@ -199,6 +200,10 @@ def tune_worker(
     waits up to ``wait`` seconds for the notebook to start the study (it tunes its models
     one after another). Returns the study's `TuningResult` (``n_new``: the trials this
     worker ran).
+
+    The settings stay loose arguments here, one per command-line option, because None
+    means "the study's stored value", which a `TuningSettings` cannot say; once resolved
+    against the study they become the one `TuningSettings` that `tune` takes.
     """
     where, attrs, store = _open_study(storage, study_name, n_trials, wait, heartbeat_interval, grace_period)
     n_trials = _trials_to_run(study_name, where, attrs, n_trials, wait)
@@ -213,6 +218,7 @@ def tune_worker(
         backend=backend, max_trees=_setting(setup, "max_trees", max_trees, DEFAULT_MAX_TREES),
         early_stopping=_setting(setup, "early_stopping", early_stopping, DEFAULT_EARLY_STOPPING),
         eval_at=_setting(setup, "eval_at", None, DEFAULT_EVAL_AT), seed=seed, num_threads=num_threads)
-    return tune(train, vali, n_trials=int(n_trials), study_name=study_name, storage=store,
-                settings=settings, params=_setting(setup, "params", None, {}), first_params=first_params,
-                progress=progress, prune=prune)
+    tuning = TuningSettings(n_trials=int(n_trials), prune=prune, storage=store, progress=progress,
+                            first_params=first_params)
+    return tune(train, vali, tuning=tuning, study_name=study_name, settings=settings,
+                params=_setting(setup, "params", None, {}))

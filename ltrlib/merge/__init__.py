@@ -44,6 +44,7 @@ from ltrlib.merge.linear import LinearMerge, alpha_sweep, linear_experiment, lin
 from ltrlib.merge.selection import RankerSelector, selection_experiment
 from ltrlib.merge.stacking import (
     STACKING_SETTINGS,
+    STACKING_TUNING,
     StackingModel,
     feature_importance,
     optimize_stacking,
@@ -55,5 +56,5 @@ __all__ = [
     "category_deltas", "collect", "merge_metrics", "meta_models", "per_split", "load_local_models", "merged_run_files",
     "means_table", "query_categories", "marked_table", "score_models", "LinearMerge", "alpha_sweep",
     "linear_experiment", "linear_merge", "optimize_linear", "sweep_at", "RankerSelector", "selection_experiment",
-    "STACKING_SETTINGS", "StackingModel", "feature_importance", "optimize_stacking", "stacking_experiment",
+    "STACKING_SETTINGS", "STACKING_TUNING", "StackingModel", "feature_importance", "optimize_stacking", "stacking_experiment",
 ]

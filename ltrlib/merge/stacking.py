@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -40,11 +39,12 @@ import pandas as pd
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.merge.analysis import (hold_base_models, merged_model_name, per_query_frame,
                                    score_base_models, score_models)
-from ltrlib.train.settings import TrainSettings
+from ltrlib.train.settings import TrainSettings, TuningSettings
 
 __all__ = [
     "SCORE_PREFIX",
     "STACKING_SETTINGS",
+    "STACKING_TUNING",
     "StackingExperiment",
     "StackingModel",
     "feature_importance",
@@ -68,6 +68,8 @@ STACKING_SETTINGS = TrainSettings(max_trees=500, early_stopping=100, num_threads
 # would be a constant ranker), so tuning always has one working candidate.
 STACKING_FIRST_PARAMS = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20,
                          "min_sum_hessian_in_leaf": 1}
+# A meta-model's search by default: a short one, pruned, from STACKING_FIRST_PARAMS.
+STACKING_TUNING = TuningSettings(n_trials=10, prune=True, progress=False, first_params=STACKING_FIRST_PARAMS)
 # Used only when D_merge has fewer than 2 queries (no cross-validation possible, e.g. the
 # tiny smoke-test scale): the most common values in the paper's reported meta-models.
 UNTUNED_PARAMS = {"learning_rate": 0.1, "num_leaves": 63, "min_data_in_leaf": 10,
@@ -106,20 +108,20 @@ def stack_features(ds: Dataset, scores: Mapping[str, np.ndarray], name: str | No
                    name=name or f"{ds.name}+scores", meta=dict(ds.meta))
 
 
-def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials: int = 10,
-                      n_folds: int = 3, storage=None, study_name: str = "stacking",
-                      settings: TrainSettings = STACKING_SETTINGS,
-                      first_params: Mapping | None = STACKING_FIRST_PARAMS, progress: bool = False,
-                      prune: bool = True):
+def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, tuning: TuningSettings = STACKING_TUNING,
+                      n_folds: int = 3, study_name: str = "stacking",
+                      settings: TrainSettings = STACKING_SETTINGS):
     """Tune the meta-model on the score-augmented ``ds`` by k-fold CV over its queries,
     every fold's model trained with ``settings``.
 
     Returns `ltrlib.train.tuning.TuningResult` (``best_params``, ``best_iteration`` = mean
-    early-stopped trees of the best trial, ``trials``). ``storage``: an Optuna journal
-    path, so an interrupted run resumes (see `ltrlib.train.tuning`). ``settings.backend``:
-    the meta-model's, ``"lightgbm"`` or ``"xgboost"`` (``first_params`` are given in
-    LightGBM's names and translated, `ltrlib.train.in_backend`). ``prune``: stop hopeless trials early
-    from the held-out folds' validation curves (`ltrlib.train.tune_cv`).
+    early-stopped trees of the best trial, ``trials``). ``tuning``: the search
+    (`STACKING_TUNING` by default); ``tuning.storage`` an Optuna journal path, so an
+    interrupted run resumes (see `ltrlib.train.tuning`); ``tuning.prune`` stops hopeless
+    trials early from the held-out folds' validation curves (`ltrlib.train.tune_cv`).
+    ``settings.backend``: the meta-model's, ``"lightgbm"`` or ``"xgboost"``
+    (``tuning.first_params`` are given in LightGBM's names and translated,
+    `ltrlib.train.in_backend`).
     """
     from ltrlib.train import in_backend, tune_cv
 
@@ -128,10 +130,9 @@ def optimize_stacking(ds: Dataset, scores: Mapping[str, np.ndarray], *, n_trials
     if n_folds > ds.n_queries:
         raise ValueError(f"n_folds={n_folds} exceeds the {ds.n_queries} queries of D_merge {ds.name!r}")
     aug = stack_features(ds, scores)
-    return tune_cv(aug, int(n_folds), n_trials=int(n_trials), study_name=study_name,
-                   storage=storage, settings=settings,
-                   first_params=None if first_params is None else in_backend(first_params, settings.backend),
-                   progress=progress, prune=prune)
+    if tuning.first_params is not None:
+        tuning = tuning.replace(first_params=in_backend(tuning.first_point, settings.backend))
+    return tune_cv(aug, int(n_folds), tuning=tuning, study_name=study_name, settings=settings)
 
 
 @dataclass
@@ -239,16 +240,14 @@ class StackingExperiment:
     test_scores: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
 
-def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 10,
+def stacking_experiment(split, models: Mapping[str, object], *, tuning: TuningSettings = STACKING_TUNING,
                         n_folds: int = 3, settings: TrainSettings = STACKING_SETTINGS,
-                        storage: str | Path | None = None,
                         metrics: Sequence[str] = ("ndcg@10", "map", "mrr@10"),
-                        test_scores: Mapping[str, np.ndarray] | None = None,
-                        progress: bool = False, prune: bool = True) -> StackingExperiment:
+                        test_scores: Mapping[str, np.ndarray] | None = None) -> StackingExperiment:
     """Tune and train each client's meta-model on its D_merge; evaluate on the full test set.
-    ``prune``: stop hopeless trials early (`optimize_stacking`).
+    ``tuning``: each meta-model's search (`optimize_stacking`).
 
-    ``split`` as in `ltrlib.merge.linear.linear_experiment`; ``storage`` an Optuna journal
+    ``split`` as in `ltrlib.merge.linear.linear_experiment`; ``tuning.storage`` an Optuna journal
     file (studies named ``<split>.<M12S|M21S>``) so that reruns reuse finished studies.
     A D_merge with fewer queries than ``n_folds`` is cross-validated with one fold per
     query; one with a single query is not tuned (``UNTUNED_PARAMS``, ``cv_folds = 0`` in
@@ -284,9 +283,8 @@ def stacking_experiment(split, models: Mapping[str, object], *, n_trials: int = 
         # one query cannot be cross-validated, so it gets the untuned configuration.
         folds = min(int(n_folds), nq)
         if folds >= 2:
-            res = optimize_stacking(client.merge, merge_scores, n_trials=n_trials, n_folds=folds,
-                                    storage=storage, study_name=f"{split.name}.{name}",
-                                    settings=settings, progress=progress, prune=prune)
+            res = optimize_stacking(client.merge, merge_scores, tuning=tuning, n_folds=folds,
+                                    study_name=f"{split.name}.{name}", settings=settings)
             params, n_trees, cv_value, n_done = res.best_params, res.best_iteration, res.best_value, res.n_trials
             trials.append(res.trials.assign(split=split.name, model=name))
         else:

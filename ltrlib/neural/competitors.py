@@ -34,6 +34,7 @@ from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experimen
 from ltrlib.metrics.significance import MarkedTable, compare_tidy, corrected, paired_tests
 from ltrlib.neural.models import Architecture
 from ltrlib.neural.ranker import CONVERGED, NeuralBudget, NeuralRanker
+from ltrlib.train.settings import TuningSettings
 
 __all__ = ["ATTENTION", "HIDDEN_LAYERS", "NEURAL_MODELS", "PAPER_POINTS", "NeuralSpec", "architecture", "budget_caption",
            "network_curves", "network_summary", "fit_neural_models", "neural_model_list", "paper_marks",
@@ -124,15 +125,21 @@ def neural_model_list(names: str, parameter: str = "neural_models") -> list[str]
     return model_list(names, parameter, NEURAL_MODELS)
 
 
-def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_trials: int = 1, storage=None,
-                      study_prefix: str = "06n", max_width: int = 0,
-                      progress: bool = False) -> dict[str, FittedModel]:
+#: `fit_neural_models`' search by default: one trial, at the paper's point.
+NEURAL_TUNING = TuningSettings(n_trials=1, prune=False, progress=False)
+
+
+def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget,
+                      tuning: TuningSettings = NEURAL_TUNING, study_prefix: str = "06n",
+                      max_width: int = 0) -> dict[str, FittedModel]:
     """Tune (or resume) each neural model's Optuna study on ``exp``'s stage-2 data and keep
     its best model, as `ltrlib.bivariate.fit_models` does for the trees (the same
     `FittedModel`, so the same tables read both). ``budget``: steps, patience, evaluation
     interval, batch size; its ``cutoff`` must be the experiment's and its seed is
-    replaced by the experiment's. Studies ``<study_prefix>.<model>`` in ``storage`` (a
-    journal path, or None for in memory)."""
+    replaced by the experiment's. ``tuning``: the trials (the first at the paper's point,
+    `PAPER_POINTS`, whatever ``tuning.first_params`` says; not pruned, so ``tuning.prune``
+    must be False) and the studies' storage, ``<study_prefix>.<model>`` in
+    ``tuning.storage`` (a journal path, or None for in memory)."""
     from ltrlib import timing
     from ltrlib.train.tuning import run_study
 
@@ -174,10 +181,9 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget, n_t
             # Issue 61 changed what "lambdarank" reduces by: a journal of the loss before
             # (now `lambdarank_slot_mean`) is refused rather than resumed.
             setup["lambdarank_reduction"] = "sum_by_nonzero_weights"
-        result = run_study(objective, n_trials=n_trials, study_name=f"{study_prefix}.{name}", storage=storage,
-                           seed=exp.seed, setup=setup, progress=progress,
-                           first_params=PAPER_POINTS[spec.family], searched=tuple(PAPER_POINTS[spec.family]),
-                           keep_best=True, unit="steps")
+        result = run_study(objective, tuning.replace(first_params=PAPER_POINTS[spec.family]),
+                           study_name=f"{study_prefix}.{name}", seed=exp.seed, setup=setup,
+                           searched=tuple(PAPER_POINTS[spec.family]), keep_best=True, unit="steps")
         # A resumed study's best may not have been trained here: retrain its point (one
         # seed, the same weights).
         model = result.ranker or fit(result.best_params)

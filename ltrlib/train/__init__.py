@@ -4,8 +4,9 @@ non-IID paper's search space, and a per-run model store that later notebooks rel
     from ltrlib.train import TrainSettings, train_ranker, tune, fit_tuned, ModelStore
 
 Every training takes one `TrainSettings` (backend, tree limit, patience, cut-off, seed,
-threads); `TrainSettings.for_scale` builds a notebook's from its parameters and the
-per-scale budgets of `ltrlib.config.TRAIN_BUDGETS`.
+threads), and every search one `TuningSettings` (trials, pruning, storage, progress, first
+point); their ``for_scale`` builds a notebook's from its parameters and the per-scale
+budgets of `ltrlib.config.TRAIN_BUDGETS`.
 
 The parts behind these names: `ltrlib.train.backends` (LightGBM, XGBoost and a Dask
 cluster behind one interface) and `ltrlib.train.tuning` (search space, studies and
@@ -23,7 +24,7 @@ from ltrlib.train.ranker import (
     validation_curves,
     xgboost_propensities,
 )
-from ltrlib.train.settings import TrainSettings, budget_for_scale
+from ltrlib.train.settings import TrainSettings, TuningSettings, budget_for_scale
 from ltrlib.train.store import ModelStore
 from ltrlib.train.tuning import (
     JOURNAL_FILE,
@@ -42,7 +43,7 @@ from ltrlib.train.tuning import (
 
 __all__ = [
     "BACKENDS", "PAPER_TABLE6_MEDIAN", "ModelStore", "Ranker", "evaluate_rankers", "evaluate_scores", "fit_tuned",
-    "in_backend", "paper_start", "study_storage", "TrainSettings", "budget_for_scale", "run_study", "train_ranker", "tune", "tune_cv",
+    "in_backend", "paper_start", "study_storage", "TrainSettings", "TuningSettings", "budget_for_scale", "run_study", "train_ranker", "tune", "tune_cv",
     "tuned_parameters", "tuning_history", "validation_curves", "search_space", "xgboost_propensities",
     "JOURNAL_FILE",
 ]

@@ -1,4 +1,5 @@
-"""Training settings as one value: backend, tree limit, patience, cut-off, seed and threads.
+"""Training settings as one value: backend, tree limit, patience, cut-off, seed and threads;
+and a tuning budget as another: trials, pruning, the studies' storage, the first point.
 
 Every training in ltrlib (`ltrlib.train.train_ranker`, the tuning studies, the merging,
 bi-variate and click-log experiments) takes one `TrainSettings` instead of six loose
@@ -9,9 +10,20 @@ arguments, so a notebook builds its settings once, from its parameters cell::
 
 and a function that trains with other limits says so with ``settings.replace(...)``.
 
-Scale-dependent budgets are data, `ltrlib.config.TRAIN_BUDGETS`: `TrainSettings.for_scale`
-resolves ``max_trees`` and ``early_stopping`` from it, `budget_for_scale` an experiment's
-other budgets (trial counts, folds, logged sessions).
+Every function that runs Optuna trials (`ltrlib.train.tune`, `tune_cv`, `fit_tuned`,
+`run_study` and the experiments above them) takes one `TuningSettings` beside it, so a
+notebook builds its tuning budget in one line too::
+
+    tuning = TuningSettings.for_scale(scale, "client_models", n_trials=n_trials, prune=prune)
+    fit_client_models(nsplits, store, settings=settings, tuning=tuning, ...)
+
+and ``n_trials`` can be followed from the notebook to the loop (`run_study`).
+
+Scale-dependent budgets are data, `ltrlib.config.TRAIN_BUDGETS`, with three readers:
+`TrainSettings.for_scale` resolves ``max_trees`` and ``early_stopping`` from it,
+`TuningSettings.for_scale` ``n_trials``, and `budget_for_scale` an experiment's other
+budgets, the ones no function's settings hold (folds, stage 1's trials, the networks'
+trials and steps, logged sessions).
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +45,7 @@ __all__ = [
     "DEFAULT_MAX_TREES",
     "DEFAULT_NUM_THREADS",
     "TrainSettings",
+    "TuningSettings",
     "budget_for_scale",
 ]
 
@@ -117,11 +131,101 @@ class TrainSettings:
         return cls(**values)
 
 
-def _check_fields(values) -> None:
-    names = [f.name for f in dataclasses.fields(TrainSettings)]
+def _check_fields(values, cls=TrainSettings) -> None:
+    names = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(values) - set(names))
     if unknown:
-        raise TypeError(f"TrainSettings has no field {unknown}; its fields: {names}")
+        raise TypeError(f"{cls.__name__} has no field {unknown}; its fields: {names}")
+
+
+@dataclass(frozen=True)
+class TuningSettings:
+    """How many Optuna trials a search runs, and how: the defaults are `ltrlib.train.tune`'s.
+
+    ``n_trials``: the finished (completed or pruned) trials a study must have
+    (`ltrlib.train.tuning.run_study`). ``prune``: stop hopeless trials early from their
+    validation curves (`ltrlib.train.tuning.pruner`); a search that cannot prune (stage 1,
+    the networks) refuses True. ``storage``: where the studies live, None for in memory
+    (or the function's own default, e.g. `fit_tuned`'s run journal), a journal file path,
+    a database URL, or an Optuna storage object; a path is kept as a string and an empty
+    one is None. ``progress``: show the trials' progress. ``first_params``: a point
+    enqueued as each study's first trial, never pruned, or None; kept as a tuple of
+    ``(name, value)`` pairs in the order given (frozen, and read back in that order by
+    `first_point`, so a study's recorded setup is what the mapping gave).
+
+    Which home holds what: the trial budget is here; how each trial trains is
+    `TrainSettings`; the budgets that are neither (folds, stage 1's trials, the networks'
+    steps) come from `budget_for_scale`.
+    """
+
+    n_trials: int = 20
+    prune: bool = True
+    storage: Any = None
+    progress: bool = True
+    first_params: tuple[tuple[str, Any], ...] | None = None
+
+    def __post_init__(self):
+        # Frozen: the normalised values are set through object.__setattr__.
+        object.__setattr__(self, "n_trials", _positive_int(self.n_trials, "n_trials"))
+        for name in ("prune", "progress"):
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {value!r}")
+            object.__setattr__(self, name, bool(value))
+        object.__setattr__(self, "storage", _storage(self.storage))
+        if self.first_params is not None:
+            first = self.first_params
+            if isinstance(first, Mapping):
+                first = tuple(first.items())
+            try:
+                first = tuple((key, value) for key, value in first)
+            except (TypeError, ValueError):
+                raise ValueError("first_params must be a mapping of parameter names to values, "
+                                 f"got {self.first_params!r}") from None
+            if not all(isinstance(key, str) for key, _ in first) or len({k for k, _ in first}) != len(first):
+                raise ValueError(f"first_params must map distinct parameter names to values, got {self.first_params!r}")
+            object.__setattr__(self, "first_params", first)
+
+    @property
+    def first_point(self) -> dict[str, Any] | None:
+        """``first_params`` as a new dict, in the order given, or None."""
+        return None if self.first_params is None else dict(self.first_params)
+
+    def replace(self, **changes) -> TuningSettings:
+        """This budget with ``changes`` (field names), checked as at construction."""
+        _check_fields(changes, TuningSettings)
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def for_scale(cls, scale: str, experiment: str, **params) -> TuningSettings:
+        """The tuning budget of ``experiment`` (a key of `config.TRAIN_BUDGETS`' scales, e.g.
+        ``"client_models"``) at ``scale``, with a notebook's parameters as ``params``.
+
+        ``n_trials`` as `budget_for_scale` resolves it: given as 0, the scale's value for
+        the experiment; not given, that value or else the default (20); either way capped by
+        the scale's caps. The other fields are taken as given.
+        """
+        _check_fields(params, TuningSettings)
+        budget = _budget(scale, experiment)
+        given = "n_trials" in params
+        value = params.get("n_trials", 0)
+        _check_budget_value("n_trials", value)
+        values = dict(params, n_trials=_resolve(budget, "n_trials", value, value if given else cls.n_trials))
+        return cls(**values)
+
+
+def _storage(storage):
+    """A study storage as `TuningSettings` keeps it: None, a string (a path or URL), or an
+    Optuna storage object as is."""
+    if storage is None or isinstance(storage, str):
+        return storage or None
+    if isinstance(storage, os.PathLike):
+        return os.fspath(storage)
+    import optuna
+
+    if isinstance(storage, optuna.storages.BaseStorage):
+        return storage
+    raise ValueError(f"storage must be None, a journal path, a database URL or an Optuna storage, got {storage!r}")
 
 
 def budget_for_scale(scale: str, experiment: str, **values) -> dict[str, Any]:

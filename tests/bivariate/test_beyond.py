@@ -8,6 +8,7 @@ from ltrlib.bivariate import beyond
 from ltrlib.bivariate.experiment import MODELS, STAGE1_ROW, Stage2Runs
 from ltrlib.data import ORACLE, Dataset
 from ltrlib.metrics import MarkedTable
+from ltrlib.train import TuningSettings
 
 
 def _per_query(models, n=30, seed=0):
@@ -25,7 +26,7 @@ def test_what_does_not_apply_is_none():
     assert beyond.control_experiment(None, "synthetic", "", "tiny", 0, wanted=False) is None
     assert beyond.control_results(None, None) is None and beyond.control_table(None) is None
     assert beyond.headroom_pvalues(pq, {}) is None and beyond.control_pvalues(None) is None
-    assert beyond.listwise_ablation(None, wanted=False, n_trials=1, n_jobs=1, storage=None) is None
+    assert beyond.listwise_ablation(None, wanted=False, tuning=TuningSettings(n_trials=1), n_jobs=1) is None
     assert beyond.ablation_table(None) is None
     assert list(beyond.model_groups("exp", None, ["λMART*"])) == [beyond.MAIN_GROUP]
 

@@ -212,7 +212,7 @@ def test_a_point_lightgbm_cannot_train_fails_and_is_replaced(two, rows40, monkey
         return real_fit(spec, params, seed, monitor)
 
     monkeypatch.setattr(exp, "fit", _never_degenerate(flaky))
-    fitted = experiment.fit_models(exp, ["Bi-λMART"], n_trials=3)
+    fitted = experiment.fit_models(exp, ["Bi-λMART"], tuning=experiment.STAGE2_TUNING.replace(n_trials=3))
     trials = fitted["Bi-λMART"].tuning
     assert len(calls) == 4 and len(trials) == 3 and set(trials.state) == {"complete"}
     summary = experiment.tuning_summary(fitted).iloc[0]
@@ -250,7 +250,7 @@ def test_a_trial_that_peaks_at_its_first_tree_is_replaced(rows40, monkeypatch):
     real_fit = exp.fit
     monkeypatch.setattr(exp, "stage1_vali_ndcg", math.nan, raising=False)  # no tie with stage 1 by the tiny twin's chance
     monkeypatch.setattr(exp, "fit", _never_degenerate(real_fit, degenerate={2}))
-    fitted = experiment.fit_models(exp, ["λMART*"], n_trials=2)
+    fitted = experiment.fit_models(exp, ["λMART*"], tuning=experiment.STAGE2_TUNING.replace(n_trials=2))
     summary = experiment.tuning_summary(fitted).iloc[0]
     assert (summary.trials, summary.usable, summary.replaced, summary.replaced_degenerate) == (2, 2, 1, 1)
     assert summary.why == f"1 {experiment.DEGENERATE}"
@@ -261,7 +261,8 @@ def test_a_trial_that_peaks_at_its_first_tree_is_replaced(rows40, monkeypatch):
     assert summary.replaced_above_kept == int(gave_up > fitted["λMART*"].vali_ndcg)
     # Every trial degenerate: two replaced (n_trials), then two kept, neither usable.
     monkeypatch.setattr(exp, "fit", _never_degenerate(real_fit, degenerate=set(range(1, 10))))
-    fitted = experiment.fit_models(exp, ["λMART*"], n_trials=2, study_prefix="all")
+    fitted = experiment.fit_models(exp, ["λMART*"], tuning=experiment.STAGE2_TUNING.replace(n_trials=2),
+                                   study_prefix="all")
     summary = experiment.tuning_summary(fitted).iloc[0]
     assert (summary.trials, summary.usable, summary.kept_degenerate, summary.replaced) == (2, 0, 2, 2)
 
@@ -316,7 +317,7 @@ def test_open_settings_fixed_or_tuned_alike(two, rows40):
     assert set(exp.open_choices(models["Bi-λMART"])) == {"norm", "truncation", "hessian"}
     assert exp.open_choices(models["GBT_Softmax"]) == {}
     assert exp.open_choices(models["Bi-GBT_Softmax"]) == {"hessian": ("diagonal", "exact")}
-    fitted = experiment.fit_models(exp, ["λMART", "Bi-λMART"], n_trials=2)
+    fitted = experiment.fit_models(exp, ["λMART", "Bi-λMART"], tuning=experiment.STAGE2_TUNING.replace(n_trials=2))
     trials = fitted["Bi-λMART"].tuning
     assert {"norm", "truncation", "hessian"} <= set(trials.columns)
     assert tuple(trials.loc[0, ["norm", "truncation", "hessian"]]) == ("on", "cutoff", "diagonal")
@@ -358,10 +359,10 @@ def test_models_tuned_side_by_side_equal_one_after_another(rows40, tmp_path):
 
     exp = rows40
     names = ["λMART*", "Bi-λMART"]
-    alone = experiment.fit_models(exp, names, n_trials=1)
+    alone = experiment.fit_models(exp, names, tuning=experiment.STAGE2_TUNING.replace(n_trials=1))
     journal = tmp_path / "studies.journal"
     groups = experiment.fit_model_groups({"main": (exp, names), "other": (exp, names[:1])},
-                                         n_trials=1, n_jobs=2, storage=journal)
+                                         tuning=experiment.STAGE2_TUNING.replace(n_trials=1, storage=journal), n_jobs=2)
     assert {p: list(g) for p, g in groups.items()} == {"main": names, "other": names[:1]}
     for group in groups.values():
         for name, side in group.items():
@@ -369,7 +370,8 @@ def test_models_tuned_side_by_side_equal_one_after_another(rows40, tmp_path):
             np.testing.assert_array_equal(side.model.score(exp.parts["test"]),
                                           alone[name].model.score(exp.parts["test"]))
     # The studies landed in the one journal the workers shared, and are resumed from it.
-    again = experiment.fit_models(exp, names, n_trials=1, storage=journal, study_prefix="main")
+    again = experiment.fit_models(exp, names, tuning=experiment.STAGE2_TUNING.replace(n_trials=1, storage=journal),
+                                  study_prefix="main")
     assert all(again[n].tuning["number"].tolist() == groups["main"][n].tuning["number"].tolist()
                for n in names)
     assert exp.two.stage1 is not None  # pickling for the workers left the parent's intact

@@ -5,7 +5,7 @@ import pytest
 
 from ltrlib.config import Scale
 from ltrlib.data import make_synthetic
-from ltrlib.train import ModelStore, TrainSettings
+from ltrlib.train import ModelStore, TrainSettings, TuningSettings
 from ltrlib.train import tuning as tuning_mod
 from ltrlib.train.tuning import rankers as tuning_rankers
 
@@ -24,8 +24,8 @@ def test_fit_client_models_trains_each_distinct_model_once(tmp_path, splits, mon
 
     nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
     store = ModelStore("run", root=tmp_path)
-    fast = dict(n_trials=1, settings=TrainSettings(max_trees=10, early_stopping=5, num_threads=1),
-                progress=False)
+    fast = dict(tuning=TuningSettings(n_trials=1, progress=False),
+                settings=TrainSettings(max_trees=10, early_stopping=5, num_threads=1))
     models = fit_client_models(nsplits, store, **fast)
     assert set(models.rankers) == {(s, m) for s in ("Split1", "Split2", "Split3")
                                    for m in ("M1", "M2", "M_full")}
@@ -61,7 +61,7 @@ def test_models_side_by_side_equal_the_sequential_ones(tmp_path, splits, monkeyp
 
     nsplits = paper_splits(splits, categories=(11, 11, 14), seed=0)
     quick = TrainSettings(max_trees=10, early_stopping=5)
-    fast = dict(n_trials=1, progress=False)
+    fast = dict(tuning=TuningSettings(n_trials=1, progress=False))
     seq = fit_client_models(nsplits, ModelStore("seq", root=tmp_path), settings=quick.replace(num_threads=1),
                             **fast)
     par_store = ModelStore("par", root=tmp_path)

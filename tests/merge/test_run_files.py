@@ -85,7 +85,7 @@ def test_selection_scorers_hold_the_selectors_and_the_oracle():
 def test_stacking_scorers_hold_a_uniform_merge_where_d_merge_is_empty():
     split = _split()
     split.clients[0].merge = split.clients[0].merge.take(np.array([], dtype=np.int64))
-    exp = stacking.stacking_experiment(split, MODELS, n_trials=1, n_folds=2)
+    exp = stacking.stacking_experiment(split, MODELS, tuning=stacking.STACKING_TUNING.replace(n_trials=1), n_folds=2)
     assert list(exp.scorers) == ["M12S", "M21S"] and list(exp.meta) == ["M21S"]
     assert exp.scorers["M12S"].weights == {"M1": 0.5, "M2": 0.5}
     _assert_scorers_rank_as_judged(exp.scorers, exp.per_query, split.full.test)

@@ -72,7 +72,7 @@ def test_optimize_stacking_cross_validates_over_queries():
     ds = make_ds(nq=12, docs=20)
     rng = np.random.default_rng(3)
     scores = {"M1": rng.normal(size=ds.n_docs), "M2": ds.y + 0.5 * rng.normal(size=ds.n_docs)}
-    res = stacking.optimize_stacking(ds, scores, n_trials=2, n_folds=2,
+    res = stacking.optimize_stacking(ds, scores, tuning=stacking.STACKING_TUNING.replace(n_trials=2), n_folds=2,
                                      settings=stacking.STACKING_SETTINGS.replace(max_trees=20))
     assert res.n_trials == 2 and 1 <= res.best_iteration <= 20
     assert set(res.best_params) == {"learning_rate", "num_leaves", "min_data_in_leaf",
@@ -87,7 +87,8 @@ def test_xgboost_meta_model(tmp_path):
     scores = {"M1": rng.normal(size=ds.n_docs), "M2": ds.y + 0.1 * rng.normal(size=ds.n_docs)}
     # The LightGBM-named first trial is translated into XGBoost's space.
     xgb = stacking.STACKING_SETTINGS.replace(max_trees=10, backend="xgboost")
-    res = stacking.optimize_stacking(ds, scores, n_trials=1, n_folds=2, settings=xgb)
+    res = stacking.optimize_stacking(ds, scores, tuning=stacking.STACKING_TUNING.replace(n_trials=1), n_folds=2,
+                                     settings=xgb)
     assert res.best_params == {"learning_rate": 0.1, "max_leaves": 31, "min_child_weight": 1}
     meta = stacking.train_stacking(ds, scores, params=res.best_params, n_trees=10, settings=xgb)
     assert meta.ranker.backend == "xgboost"
@@ -112,7 +113,8 @@ def test_meta_models_may_have_the_papers_range_of_trees(monkeypatch):
     ds = make_ds(nq=12, docs=20)
     with pytest.raises(RuntimeError, match="stop"):
         stacking.optimize_stacking(ds, {"M1": np.zeros(ds.n_docs)}, n_folds=2)
-    assert seen["settings"] == stacking.STACKING_SETTINGS and seen["prune"] is True
+    assert seen["settings"] == stacking.STACKING_SETTINGS and seen["tuning"] == stacking.STACKING_TUNING
+    assert seen["tuning"].prune is True and seen["tuning"].n_trials == 10
     # The paper's patience, so that a slow meta-model is not cut short of its range.
     assert seen["settings"].early_stopping == 100
 
@@ -135,7 +137,7 @@ def test_an_empty_merge_set_falls_back_on_the_uniform_combination():
                             clients=[SimpleNamespace(name="client1", merge=empty),
                                      SimpleNamespace(name="client2", merge=merge)])
     models = {"M1": ColumnModel(0), "M2": ColumnModel(1)}
-    exp = stacking.stacking_experiment(split, models, n_trials=1, n_folds=2)
+    exp = stacking.stacking_experiment(split, models, tuning=stacking.STACKING_TUNING.replace(n_trials=1), n_folds=2)
     first = exp.params.set_index("model").loc["M12S"]
     assert first.merge_queries == 0 and "uniform" in first.note
     assert "M12S" not in exp.meta and "M21S" in exp.meta

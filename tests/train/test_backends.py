@@ -7,7 +7,7 @@ from ltrlib.data import load_dataset
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train import (
-    ModelStore, Ranker, TrainSettings, evaluate_rankers, fit_tuned, search_space, train_ranker, tune,
+    ModelStore, Ranker, TrainSettings, TuningSettings, evaluate_rankers, fit_tuned, search_space, train_ranker, tune,
     tuned_parameters, validation_curves, xgboost_propensities,
 )
 
@@ -159,14 +159,14 @@ def test_lightgbm_takes_positions(splits):
 
 def test_tuning_uses_the_backend_space(tmp_path, splits):
     assert set(search_space("xgboost")) == {"learning_rate", "max_leaves", "min_child_weight"}
-    res = tune(splits.train, splits.vali, n_trials=2, settings=XGB_FAST, progress=False)
+    res = tune(splits.train, splits.vali, tuning=TuningSettings(n_trials=2, progress=False), settings=XGB_FAST)
     assert set(res.best_params) == set(search_space("xgboost")) and res.n_trials == 2
     with pytest.raises(ValueError, match="tuned"):
-        tune(splits.train, splits.vali, n_trials=1, settings=XGB_FAST, params={"max_leaves": 8},
-             progress=False)
+        tune(splits.train, splits.vali, tuning=TuningSettings(n_trials=1, progress=False), settings=XGB_FAST,
+             params={"max_leaves": 8})
     store = ModelStore("run", root=tmp_path)
-    ranker, _ = fit_tuned(splits.train, splits.vali, store=store, split="full", name="X", n_trials=1,
-                          settings=XGB_FAST, progress=False)
+    ranker, _ = fit_tuned(splits.train, splits.vali, store=store, split="full", name="X",
+                          tuning=TuningSettings(n_trials=1, progress=False), settings=XGB_FAST)
     table = tuned_parameters({("full", "X"): ranker})
     assert {"max_leaves", "min_child_weight"} <= set(table.columns)
     assert isinstance(store.load("full", "X"), Ranker)
@@ -184,6 +184,5 @@ def test_paper_points_carry_over_to_xgboost_names(tmp_path, splits):
     with pytest.raises(ValueError, match="supported backends"):
         in_backend(PAPER_TABLE6_MEDIAN, "catboost")
     # As notebook 03 uses it: trial 0 of an XGBoost study is the translated paper point.
-    res = tune(splits.train, splits.vali, n_trials=1, settings=XGB_FAST, first_params=xgb,
-               progress=False)
+    res = tune(splits.train, splits.vali, tuning=TuningSettings(n_trials=1, first_params=xgb, progress=False), settings=XGB_FAST)
     assert res.best_params == xgb

@@ -29,7 +29,7 @@ from ltrlib.cli import main
 from ltrlib.config import PROJ_ROOT
 from ltrlib.data import load_dataset
 from ltrlib.metrics import evaluate
-from ltrlib.train import PAPER_TABLE6_MEDIAN, ModelStore, TrainSettings, fit_tuned, train_ranker
+from ltrlib.train import PAPER_TABLE6_MEDIAN, ModelStore, TrainSettings, TuningSettings, fit_tuned, train_ranker
 from ltrlib.train.tuning import (
     GRACE_PERIOD,
     HEARTBEAT_INTERVAL,
@@ -275,9 +275,9 @@ def test_best_matches_one_process_over_the_same_trials(two_workers, data, tmp_pa
     # Notebook 03's call (its storage parameter) joins the finished study with the same
     # setup and the study's heartbeat, runs nothing, and keeps the best trial's model.
     ranker, joined = fit_tuned(train, vali, store=ModelStore("run", root=tmp_path), split="full",
-                               name="M_full", storage=url, n_trials=N_TRIALS,
-                               first_params=PAPER_TABLE6_MEDIAN, progress=False,
-                               settings=TrainSettings(**TRAINING))
+                               name="M_full", settings=TrainSettings(**TRAINING),
+                               tuning=TuningSettings(n_trials=N_TRIALS, storage=url, first_params=PAPER_TABLE6_MEDIAN,
+                                                     progress=False))
     assert joined.n_new == 0
     assert (joined.best_trial, joined.best_value) == (best, results[0]["best_value"])
     assert evaluate(vali, ranker.score(vali), metrics="ndcg@10")["ndcg@10"] == pytest.approx(values[best])

@@ -58,7 +58,7 @@ import pandas as pd
 
 from ltrlib.data.dataset import Dataset
 from ltrlib.train.ranker import Ranker
-from ltrlib.train.settings import DEFAULT_EARLY_STOPPING
+from ltrlib.train.settings import DEFAULT_EARLY_STOPPING, TuningSettings
 from ltrlib.train.tuning.space import TUNED_PARAMS, search_space
 from ltrlib.train.tuning.storage import describe_storage, is_shared, study_database, study_storage
 
@@ -251,52 +251,59 @@ class TuningResult:
 
 def run_study(
     objective: Callable,
+    tuning: TuningSettings,
     *,
-    n_trials: int,
     study_name: str,
-    storage,
     seed: int,
     setup: dict,
-    progress: bool,
-    first_params: Mapping[str, Any] | None = None,
     searched: tuple[str, ...] = TUNED_PARAMS,
     study_pruner=None,
     keep_best: bool = False,
     unit: str = "trees",
 ) -> TuningResult:
-    """Run ``objective`` until the study ``study_name`` in ``storage`` has ``n_trials``
-    finished trials, and sum up its first ``n_trials``: the study runner behind `tune`,
-    `tune_cv` and any other search (the bi-variate models of
+    """Run ``objective`` until the study ``study_name`` in ``tuning.storage`` has
+    ``tuning.n_trials`` finished trials, and sum up its first ``tuning.n_trials``: the study
+    runner behind `tune`, `tune_cv` and any other search (the bi-variate models of
     `ltrlib.bivariate.experiment.fit_models` have their own space and objective).
 
     ``objective(trial, monitor)`` returns the trial's value (maximised). ``monitor`` is a
     training monitor (``monitor(step, value)``, as `train_ranker` and `NeuralRanker.fit`
     call one) that puts the trial's progress, counted in ``unit``, beside the study's bar,
-    or None without a bar; the objective composes it with its own (`watch`). It may set the user
+    or None without a bar (``tuning.progress`` False); the objective composes it with its own (`watch`). It may set the user
     attributes ``best_iteration`` and ``trees``, which the ``trials`` table reports, and
-    raise ``optuna.TrialPruned``. ``storage`` as `study_storage` takes it; a database URL
+    raise ``optuna.TrialPruned``. ``tuning.storage`` as `study_storage` takes it; a database URL
     makes the study shared. ``setup`` (JSON-able) records what the study's values depend
     on: a stored study with another setup is refused, naming the differing keys, rather
     than resumed. ``seed`` seeds the TPE sampler (re-seeded per trial, so an interrupted
-    study resumes as if uninterrupted). ``first_params``: a point enqueued as the first
+    study resumes as if uninterrupted). ``tuning.first_params``: a point enqueued as the first
     trial, never pruned. ``searched``: the names of the searched parameters `TuningResult.best_params` keeps.
-    ``study_pruner``: an Optuna pruner (`pruner`), None for none. ``keep_best``: the
+    ``study_pruner``: the Optuna pruner (`pruner`) used when ``tuning.prune``; a search
+    without one refuses ``tuning.prune`` (its objective reports no curve to prune on). ``keep_best``: the
     objective returns ``(value, model)`` and the result's ``ranker`` is the study's best
     model when this call trained it (`BestModel`), so it is not trained again. A journal or in-memory
     study is run by this process alone; a shared (database) study together with whichever
     workers join it (`ltrlib.train.tuning.storage`).
+
+    The budget is one argument, as in every caller, so ``n_trials`` reads straight from a
+    notebook's `TuningSettings` to here; the search's own parts (objective, setup, space,
+    pruner) stay separate arguments, since they are the caller's, not the budget's.
     """
-    if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or n_trials < 1:
-        raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
+    if not isinstance(tuning, TuningSettings):
+        raise TypeError(f"tuning must be a TuningSettings, got {type(tuning).__name__}: {tuning!r}")
     if not isinstance(study_name, str) or not study_name:
         raise ValueError(f"study_name must be a non-empty string, got {study_name!r}")
+    if tuning.prune and study_pruner is None:
+        raise ValueError(f"study {study_name!r}: tuning.prune is True but this search has no pruner; "
+                         "give tuning.replace(prune=False)")
     _quiet_optuna()
     setup = json.loads(json.dumps(setup))  # compare in the form the storage returns
+    storage = tuning.storage
     store = (study_database(storage, study_name) if isinstance(storage, str) and "://" in storage
              else study_storage(storage))
-    study = TuningStudy(study_name, store, describe_storage(storage), seed=seed, setup=setup, progress=progress,
-                        first_params=first_params, pruner=study_pruner, unit=unit)
-    return study.optimize(objective, int(n_trials), searched, keep_best)
+    study = TuningStudy(study_name, store, describe_storage(storage), seed=seed, setup=setup,
+                        progress=tuning.progress, first_params=tuning.first_point,
+                        pruner=study_pruner if tuning.prune else None, unit=unit)
+    return study.optimize(objective, tuning.n_trials, searched, keep_best)
 
 
 class BestModel:

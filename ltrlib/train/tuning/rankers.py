@@ -17,7 +17,7 @@ from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train.backends.base import DataCache
 from ltrlib.train.ranker import Ranker, train_ranker
-from ltrlib.train.settings import TrainSettings
+from ltrlib.train.settings import TrainSettings, TuningSettings
 from ltrlib.train.tuning.space import search_space, suggest_params
 from ltrlib.train.tuning.storage import JOURNAL_FILE
 from ltrlib.train.tuning.loop import (
@@ -42,28 +42,25 @@ def tune(
     train: Dataset,
     vali: Dataset,
     *,
-    n_trials: int = 20,
+    tuning: TuningSettings = TuningSettings(),
     study_name: str = "tuning",
-    storage=None,
     settings: TrainSettings = TrainSettings(),
     params: Mapping[str, Any] | None = None,
-    first_params: Mapping[str, Any] | None = None,
-    progress: bool = True,
-    prune: bool = True,
 ) -> TuningResult:
     """Tune on ``vali`` by NDCG@``settings.eval_at`` (the paper's procedure).
 
     Each trial trains `train_ranker` with ``settings`` on ``train`` with early stopping on
     ``vali`` and the trial's point of the backend's search space (`SEARCH_SPACE` for
     LightGBM) on top of the fixed ``params``; the trial's value is the early-stopped
-    model's NDCG@``eval_at`` on ``vali``. ``storage``: None (in memory), a
-    journal file path, a database URL (a shared study other processes can join) or an
-    Optuna storage; with a persistent storage an interrupted study resumes and a finished
-    one is reused (`ltrlib.train.tuning.storage`). ``settings.seed`` seeds both the
-    sampler and the library. ``first_params`` (e.g. `PAPER_TABLE6_MEDIAN`): a point of the
-    search space evaluated as the first trial before TPE takes over (not in the paper).
-    ``prune``: stop hopeless trials early (`pruner`, fed from the validation curve; see
-    `ltrlib.train.tuning.loop`). The binned data are built once and shared by all trials.
+    model's NDCG@``eval_at`` on ``vali``. ``tuning``: the budget (`TuningSettings`):
+    ``n_trials``; ``storage``, None (in memory), a journal file path, a database URL (a
+    shared study other processes can join) or an Optuna storage, with a persistent one an
+    interrupted study resumes and a finished one is reused (`ltrlib.train.tuning.storage`);
+    ``first_params`` (e.g. `PAPER_TABLE6_MEDIAN`), a point of the search space evaluated as
+    the first trial before TPE takes over (not in the paper); ``prune``, stop hopeless
+    trials early (`pruner`, fed from the validation curve; see `ltrlib.train.tuning.loop`);
+    ``progress``. ``settings.seed`` seeds both the sampler and the library. The binned data
+    are built once and shared by all trials.
     """
     if vali is None:
         raise ValueError("tune needs a validation set (vali): the paper tunes on it")
@@ -78,7 +75,7 @@ def tune(
     cache = DataCache(train, vali)
 
     def objective(trial, progress_monitor):
-        monitor = watch(pruning_monitor(trial, early_stopping) if prune else None, progress_monitor)
+        monitor = watch(pruning_monitor(trial, early_stopping) if tuning.prune else None, progress_monitor)
         ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial, backend)}, settings,
                               cache=cache, monitor=monitor)
         value = float(evaluate(vali, ranker.score(vali), metrics=metric)[metric])
@@ -86,30 +83,24 @@ def tune(
         trial.set_user_attr("trees", len(ranker.curve))
         return value, ranker  # the best is kept: no retraining when it is the study's best
 
-    first = check_first_params(first_params, backend)
+    first = check_first_params(tuning.first_point, backend)
     setup = {"kind": "holdout", "first_params": first, "backend": backend, "train": data_key(train),
              "vali": data_key(vali), "params": fixed, "max_trees": settings.max_trees,
              "early_stopping": early_stopping, "eval_at": settings.eval_at, "seed": settings.seed,
-             "pruning": pruning_setup(prune, early_stopping),
+             "pruning": pruning_setup(tuning.prune, early_stopping),
              "tpe_startup_trials": TPE_STARTUP_TRIALS}
-    result = run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
-                       seed=settings.seed, setup=setup, progress=progress, first_params=first,
-                       searched=searched, study_pruner=pruner(early_stopping) if prune else None, keep_best=True)
-    return result
+    return run_study(objective, tuning, study_name=study_name, seed=settings.seed, setup=setup,
+                     searched=searched, study_pruner=pruner(early_stopping), keep_best=True)
 
 
 def tune_cv(
     data: Dataset,
     n_folds: int = 5,
     *,
-    n_trials: int = 20,
+    tuning: TuningSettings = TuningSettings(),
     study_name: str = "tuning-cv",
-    storage=None,
     settings: TrainSettings = TrainSettings(),
     params: Mapping[str, Any] | None = None,
-    first_params: Mapping[str, Any] | None = None,
-    progress: bool = True,
-    prune: bool = True,
 ) -> TuningResult:
     """Tune by ``n_folds``-fold cross-validation over the queries of ``data``.
 
@@ -122,7 +113,7 @@ def tune_cv(
     tree count to use when refitting on all of ``data`` (``train_ranker(data, None, ...,
     settings.replace(max_trees=result.best_iteration))``).
 
-    ``prune``: as in `tune`; a trial reports each fold's curve at steps ``fold * max_trees +
+    ``tuning``: as in `tune`; with ``tuning.prune`` a trial reports each fold's curve at steps ``fold * max_trees +
     trees``, so it is compared with completed trials on the same fold (Optuna's median rule
     takes the trial's best value over all its steps, earlier folds included, which only makes
     pruning in later folds more lenient). Each fold's binned
@@ -150,7 +141,7 @@ def tune_cv(
         point = {**fixed, **suggest_params(trial, backend)}
         values, iters, grown = [], [], []
         for f, (train, held_out) in enumerate(parts):
-            monitor = watch(pruning_monitor(trial, early_stopping, f * max_trees) if prune else None,
+            monitor = watch(pruning_monitor(trial, early_stopping, f * max_trees) if tuning.prune else None,
                             progress_monitor)
             ranker = train_ranker(train, held_out, point, settings, cache=caches[f], monitor=monitor)
             values.append(float(evaluate(held_out, ranker.score(held_out), metrics=metric)[metric]))
@@ -162,14 +153,13 @@ def tune_cv(
         trial.set_user_attr("best_iteration", max(1, int(round(float(np.mean(iters))))))
         return float(np.mean(values))
 
-    first = check_first_params(first_params, backend)
+    first = check_first_params(tuning.first_point, backend)
     setup = {"kind": f"cv{int(n_folds)}", "first_params": first, "backend": backend, "data": data_key(data),
              "params": fixed, "max_trees": max_trees, "early_stopping": early_stopping,
              "eval_at": settings.eval_at, "seed": settings.seed,
-             "pruning": pruning_setup(prune, early_stopping), "tpe_startup_trials": TPE_STARTUP_TRIALS}
-    return run_study(objective, n_trials=n_trials, study_name=study_name, storage=storage,
-                     seed=settings.seed, setup=setup, progress=progress, first_params=first,
-                     searched=searched, study_pruner=pruner(early_stopping) if prune else None)
+             "pruning": pruning_setup(tuning.prune, early_stopping), "tpe_startup_trials": TPE_STARTUP_TRIALS}
+    return run_study(objective, tuning, study_name=study_name, seed=settings.seed, setup=setup,
+                     searched=searched, study_pruner=pruner(early_stopping))
 
 
 def fit_tuned(
@@ -179,18 +169,14 @@ def fit_tuned(
     store,
     split: str,
     name: str,
-    n_trials: int = 20,
+    tuning: TuningSettings = TuningSettings(),
     settings: TrainSettings = TrainSettings(),
     params: Mapping[str, Any] | None = None,
-    first_params: Mapping[str, Any] | None = None,
-    progress: bool = True,
-    prune: bool = True,
-    storage=None,
 ) -> tuple[Ranker, TuningResult]:
     """Tune (or resume, or reuse) the study ``"<split>.<name>"`` with `tune` (trials trained
     with ``settings``) and return its best model.
 
-    The study lives in ``storage``, by default (None or "") the run's journal
+    The study lives in ``tuning.storage``, by default (None) the run's journal
     ``<store.run_dir>/optuna.journal``; a database URL makes it a shared study that
     ``ltrlib tune-worker`` processes can join (`study_storage`). The model goes to ``store``
     as ``(split, name)``. The model is loaded from the store when its sidecar records the
@@ -200,9 +186,9 @@ def fit_tuned(
     holds the study name, trial count, best trial, value and parameters.
     """
     study = f"{split}.{name}"
-    result = tune(train, vali, n_trials=n_trials, study_name=study,
-                  storage=storage or Path(store.run_dir) / JOURNAL_FILE, settings=settings,
-                  params=params, first_params=first_params, progress=progress, prune=prune)
+    if tuning.storage is None:
+        tuning = tuning.replace(storage=Path(store.run_dir) / JOURNAL_FILE)
+    result = tune(train, vali, tuning=tuning, study_name=study, settings=settings, params=params)
     summary = result.summary()
     if store.exists(split, name):
         stored = (store.info(split, name).get("info") or {}).get("tuning") or {}
@@ -222,7 +208,7 @@ def _fit_in_worker(train, vali, store, split, name, kwargs) -> tuple[str, str]:
 
 
 def fit_side_by_side(fits, store, *, n_jobs: int = 2, settings: TrainSettings = TrainSettings(),
-                     progress: bool = True, **kwargs) -> None:
+                     tuning: TuningSettings = TuningSettings(), **kwargs) -> None:
     """Tune and store the models ``fits`` (``(split, name, train, vali)`` tuples) with
     `fit_tuned`, ``n_jobs`` at a time in joblib worker processes; a later `fit_tuned` call
     with the same arguments then loads each one without training.
@@ -233,6 +219,7 @@ def fit_side_by_side(fits, store, *, n_jobs: int = 2, settings: TrainSettings = 
     threads (at least one). The biggest training sets go first, so the long fits start early and
     the small ones fill the gaps. Studies are shared through ``storage`` (the journal file
     locks across processes; a database does too); the models go to ``store``.
+    ``tuning``: each model's budget (`fit_tuned`); ``tuning.progress`` also shows the models' bar.
     """
     from joblib import Parallel, delayed
 
@@ -244,8 +231,9 @@ def fit_side_by_side(fits, store, *, n_jobs: int = 2, settings: TrainSettings = 
     order = sorted(fits, key=lambda f: -f[2].n_docs)
     # In a batch run the workers' trial bars report to the runner (ltrlib.progress) and print
     # nothing; interactively they stay off, as their text would land in the server's console.
+    progress = tuning.progress
     worker_kwargs = {**kwargs, "settings": settings.replace(num_threads=max(1, settings.threads // n_jobs)),
-                     "progress": progress and config.in_batch()}
+                     "tuning": tuning.replace(progress=progress and config.in_batch())}
     calls = (delayed(_fit_in_worker)(train, vali, store, split, name, worker_kwargs)
              for split, name, train, vali in order)
     with timing.fitting(), config.worker_processes(n_jobs):

@@ -73,8 +73,8 @@ def search_space(backend: str = "lightgbm") -> dict:
                          f"{', '.join(sorted(SEARCH_SPACES))}") from None
 # The per-parameter medians of the six local models of the paper's Table 6 (learning rate
 # 0.05 everywhere; leaves 77..237; min data 20..375; min hessian 1..5), on the search grid.
-# `tune(first_params=PAPER_TABLE6_MEDIAN)` evaluates it as trial 0: with the few trials
-# a quick run can afford, the study then starts from a known good region instead of
+# `tune(tuning=TuningSettings(first_params=PAPER_TABLE6_MEDIAN))` evaluates it as trial 0:
+# with the few trials a quick run can afford, the study then starts from a known good region instead of
 # depending on TPE's random start-up draws alone, and its best can only improve on it.
 # Not in the paper; notebook 03 enqueues it by default (`start_from_paper`).
 PAPER_TABLE6_MEDIAN = {"learning_rate": 0.05, "num_leaves": 180, "min_data_in_leaf": 60,
@@ -86,7 +86,7 @@ def in_backend(params: Mapping[str, Any], backend: str = "lightgbm") -> dict[str
     """A point given in the paper's LightGBM names (`PAPER_TABLE6_MEDIAN`, a stacking
     setting) in ``backend``'s names, so one switch changes the backend of a whole notebook:
     ``tune(..., settings=TrainSettings(backend="xgboost"),
-    first_params=in_backend(PAPER_TABLE6_MEDIAN, "xgboost"))``."""
+    tuning=TuningSettings(first_params=in_backend(PAPER_TABLE6_MEDIAN, "xgboost")))``."""
     search_space(backend)  # names the supported backends if ``backend`` is unknown
     if backend == "xgboost":
         from ltrlib.train.backends.xgboost import from_lightgbm_names
