@@ -1,6 +1,7 @@
 """The package's layout rules: subpackage `__init__`s hand on exactly their curated, documented
 public names; imports point down the layers without cycles; notebooks use the subpackages'
-public names only; and no function runs over ~80 lines (docstrings aside)."""
+public names only; no function runs over ~80 lines (docstrings aside); and `ltrlib.metrics`
+hands on one comparison verb."""
 
 import ast
 import importlib
@@ -266,3 +267,67 @@ def test_the_study_record_check_finds_a_parse_of_either_file():
                  'import json\nDESIGN = json.load(open("x/design.json"))'):
         assert _study_record_reads(ast.parse(code), "m.py"), code
     assert not _study_record_reads(ast.parse('def f(d):\n    return StudyDesign.read(d)'), "m.py")
+
+
+#: The names a paired t-test is reached through, and the public functions of `ltrlib.metrics`
+#: allowed to reach one: the test of one pair of arrays, the tests of one cell's wide frame
+#: (what `compare` runs per cell), and `compare`, the one verb over a tidy frame.
+PAIRED_TESTS = {"ttest_rel", "paired_ttest", "paired_tests"}
+COMPARISON_VERBS = {("significance.py", "paired_ttest"), ("significance.py", "paired_tests"),
+                    ("comparison.py", "compare")}
+
+
+def _testing_functions(tree: ast.Module, where: str) -> set[tuple[str, str]]:
+    """The public functions and public classes' public methods of a module (``Class.method``)
+    that run a paired t-test: that call one of `PAIRED_TESTS`, directly or through the
+    module's private functions (followed to any depth)."""
+    def called(node: ast.AST) -> set[str]:
+        return {getattr(n.func, "id", None) or getattr(n.func, "attr", None)
+                for n in ast.walk(node) if isinstance(n, ast.Call)} - {None}
+
+    private = {n.name: called(n) for n in tree.body
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("_")}
+    testing = set(PAIRED_TESTS)
+    while True:  # private helpers that reach a test, to a fixed point
+        more = {name for name, calls in private.items() if calls & testing} - testing
+        if not more:
+            break
+        testing |= more
+    public = [(n.name, n) for n in tree.body
+              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")]
+    public += [(f"{c.name}.{m.name}", m)
+               for c in tree.body if isinstance(c, ast.ClassDef) and not c.name.startswith("_")
+               for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and not m.name.startswith("_")]
+    return {(where, name) for name, fn in public if called(fn) & testing}
+
+
+def test_metrics_hands_on_one_comparison_verb():
+    """`ltrlib.metrics.compare` is the one verb that compares models over a tidy frame (its
+    views give every table: marked, p-values, differences, means): no other public function
+    or method in ``ltrlib/metrics/`` runs a paired t-test, by itself or through a private
+    helper, than those of `COMPARISON_VERBS` (a second builder, as ``compare_tidy`` was, fails
+    here; a stale entry fails too), and ``ltrlib.metrics`` hands on no other name with
+    "compar" in it than `compare`."""
+    found = set()
+    for path in sorted((PACKAGE / "metrics").glob("*.py")):
+        found |= _testing_functions(ast.parse(path.read_text(encoding="utf-8")), path.name)
+    assert found <= COMPARISON_VERBS, \
+        f"a second comparison verb (use compare and a view): {sorted(found - COMPARISON_VERBS)}"
+    assert found == COMPARISON_VERBS, f"no longer run a test, strike from COMPARISON_VERBS: {COMPARISON_VERBS - found}"
+    metrics = importlib.import_module("ltrlib.metrics")
+    assert [n for n in metrics.__all__ if "compar" in n.lower()] == ["compare"]
+
+
+def test_the_comparison_verb_check_finds_a_second_verb():
+    """The check above can fail: a public function or method that tests, directly or through
+    private helpers, is found; views that read tests already run are not."""
+    code = ("def compare_tidy(frame, base):\n    return paired_tests(_wide(frame), base)\n"
+            "def _wide(frame):\n    return frame\n"
+            "def table(frame):\n    return _cells(frame)\n"
+            "def _cells(frame):\n    return _one(frame)\n"
+            "def _one(frame):\n    return stats.ttest_rel(frame.a, frame.b)\n"
+            "class Result:\n    def retest(self):\n        return _one(self.frame)\n"
+            "    def view(self):\n        return self.tests\n"
+            "def means(frame):\n    return _wide(frame).mean()\n")
+    assert _testing_functions(ast.parse(code), "m.py") == {("m.py", "compare_tidy"), ("m.py", "table"),
+                                                          ("m.py", "Result.retest")}

@@ -25,7 +25,6 @@ from dataclasses import replace
 import pandas as pd
 
 from ltrlib.metrics import MarkedTable, compare
-from ltrlib.metrics.significance import compare_tidy
 from ltrlib.noniid.splits import STRATEGY_LABELS
 
 __all__ = ["client_means", "locals_compared", "second_test_set", "table1_initial", "table3_alternative"]
@@ -118,7 +117,7 @@ def table3_alternative(per_query: pd.DataFrame, nsplits: Mapping[str, object],
 def locals_compared(per_query: pd.DataFrame, nsplits: Mapping[str, object], metric: str = "ndcg@10",
                     test_set: str = "DS") -> pd.DataFrame:
     """M2 (M'2) against M1 on ``test_set``, per split: the two-sided paired t-test over the
-    test queries (`ltrlib.metrics.significance.compare_tidy`). Tidy: ``split, strategy, category, model,
+    test queries (`ltrlib.metrics.Comparison.differences`). Tidy: ``split, strategy, category, model,
     baseline, units, mean, mean_baseline, diff, t, p`` (model M2, baseline M1).
 
     §5.2 says of the splits without tie-breaking that the two local models' "overall
@@ -126,9 +125,12 @@ def locals_compared(per_query: pd.DataFrame, nsplits: Mapping[str, object], metr
     _check(per_query, nsplits)
     pq = per_query[(per_query.metric == metric) & (per_query.test_set == test_set)
                    & per_query.split.isin(list(nsplits))]
-    out = compare_tidy(pq, "M1", by="split", models=["M1", "M2"])
+    columns = ["split", "strategy", "category", "model", "baseline", "units", "mean", "mean_baseline", "diff",
+               "t", "p"]
+    if pq.empty:  # every configuration was left out (`alternative_splits` says why)
+        return pd.DataFrame(columns=columns)
+    out = compare(pq, "M1", by="split", models=["M1", "M2"]).differences()
     out = out[out.model == "M2"].reset_index(drop=True)
     out.insert(1, "strategy", out.split.map({s: ns.strategy for s, ns in nsplits.items()}))
     out.insert(2, "category", out.split.map({s: ns.category for s, ns in nsplits.items()}))
-    return out[["split", "strategy", "category", "model", "baseline", "units", "mean", "mean_baseline", "diff",
-                "t", "p"]]
+    return out[columns]

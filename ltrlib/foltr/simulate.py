@@ -42,8 +42,8 @@ from ltrlib.foltr.federated import run_federated
 from ltrlib.foltr.intents import read_intent_collection
 from ltrlib.foltr.rankers import PRECISIONS, FoltrRanker
 from ltrlib.foltr.store import RunStore
+from ltrlib.metrics import compare
 from ltrlib.metrics.keys import flatten_metrics
-from ltrlib.metrics.significance import compare_tidy
 from ltrlib.trec import RunFile
 
 SETTINGS = ("iid", "type1", "type2_R1", "type2_R2", "type3_sdbn", "type3_pbm", "type4", "type4_type1",
@@ -563,10 +563,14 @@ def noniid_gaps(online: pd.DataFrame) -> pd.DataFrame:
     non-IID runs are identical or a value is NaN).
     """
     base = online[online.remedy == "none"]
+    if base.empty:
+        return pd.DataFrame()
     # Pairs: the seeds both sides ran. scipy's own p-values (raw=True): setting "iid" builds
     # the same federation either way, and these tables have always shown NaN for its ties.
-    on, off = (compare_tidy(base, "IID", by=["setting", "ranker", "click"], model="data", unit="seed",
-                            value=v, models=["IID", "non-IID"], common_units=True, raw=True).to_dict("records")
+    # Rows in the order of each (setting, ranker, click)'s first run, as they always were.
+    on, off = (compare(base, "IID", by=["setting", "ranker", "click"], rows="data", qid="seed", value=v,
+                       models=["IID", "non-IID"], pairing="common", raw=True,
+                       cell_order="appearance").differences().to_dict("records")
                for v in ("cumulative_online", "final_offline"))
     rows = [dict(setting=a["setting"], ranker=a["ranker"], click=a["click"], seeds=a["units"],
                  IID=a["mean_baseline"], **{"non-IID": a["mean"]}, gap=a["diff"], rel_gap=a["rel_diff"],

@@ -5,7 +5,8 @@ against the baselines with their wins, ties and losses, and the marks as boolean
 papers' tables are views of that one result, so a marked table, its p-values and its means
 can never disagree: `Comparison.marked` (the marked table, a
 `ltrlib.metrics.significance.MarkedTable`), `Comparison.pvalues` (the tests, with Holm's
-correction over a family), `Comparison.means` and `Comparison.to_frame`.
+correction over a family), `Comparison.differences` (each model's mean, its difference to
+each baseline's and the test's t and p), `Comparison.means_frame` and `Comparison.to_frame`.
 """
 
 from __future__ import annotations
@@ -21,13 +22,19 @@ from ltrlib.metrics.significance import (
     MarkedTable,
     _check_alpha,
     _check_alternative,
+    _check_too_few,
     _letters,
     _nested_groups,
     corrected,
     paired_tests,
 )
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["CELL_ORDERS", "PAIRINGS", "Comparison", "compare"]
+
+#: How `compare` pairs a cell's models: on every unit of the cell, or on the units common to all.
+PAIRINGS = ("every", "common")
+#: How `compare` orders its cells: nested order of appearance, or order of each cell's first row.
+CELL_ORDERS = ("nested", "appearance")
 
 
 @dataclass(frozen=True)
@@ -172,6 +179,35 @@ class Comparison:
         means = self.means[[*self.keys, self.rows, "mean", "queries", "units"]]
         return self.tests.merge(means.rename(columns={self.rows: "model"}), on=[*self.keys, "model"], how="left")
 
+    def differences(self) -> pd.DataFrame:
+        """The "mean, difference, p-value" table: one row per cell, model (as in `means`) and
+        baseline (in ``markers``' order), the model's own row against itself included.
+
+        Columns: the ``keys``, ``rows`` (named as given), ``baseline, units`` (the cell's),
+        ``count`` (the model's values), ``mean, mean_baseline, diff`` (``mean -
+        mean_baseline``: a difference of the means shown), ``rel_diff`` (``diff /
+        mean_baseline``; a zero baseline mean gives inf or NaN), ``t, p``. ``t`` and ``p``
+        are NaN for the baseline itself and in a cell without the baseline, where
+        ``mean_baseline`` is NaN too."""
+        keys, rows = list(self.keys), self.rows
+        means = {(*(r[k] for k in keys), r[rows]): r["mean"] for r in self.means.to_dict("records")}
+        tests = {} if self.tests.empty else {
+            (*(r[k] for k in keys), r["model"], r["baseline"]): (r["t"], r["p"]) for r in self.tests.to_dict("records")}
+        out = []
+        for r in self.means.to_dict("records"):
+            cell = tuple(r[k] for k in keys)
+            for base in self.markers:
+                mean_base = means.get((*cell, base), np.nan)
+                t, p = tests.get((*cell, r[rows], base), (np.nan, np.nan))
+                out.append({**{k: r[k] for k in keys}, rows: r[rows], "baseline": base, "units": r["units"],
+                            "count": r["queries"], "mean": r["mean"], "mean_baseline": mean_base,
+                            "diff": r["mean"] - mean_base, "t": t, "p": p})
+        out = pd.DataFrame(out, columns=[*keys, rows, "baseline", "units", "count", "mean", "mean_baseline",
+                                         "diff", "t", "p"])
+        # Divided as float64 columns: a zero baseline mean gives inf or NaN, not an error.
+        out.insert(out.columns.get_loc("diff") + 1, "rel_diff", out["diff"] / out["mean_baseline"])
+        return out
+
     def means_frame(self) -> pd.DataFrame:
         """`means` without its ordering column, in the data's order."""
         return self.means.drop(columns="appearance").reset_index(drop=True)
@@ -180,17 +216,41 @@ class Comparison:
 def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str] | str | None = None, *,
             by: str | Sequence[str] = "metric", rows: str = "model", models: Sequence[str] | None = None,
             alpha: float = 0.05, alternative: str = "two-sided", qid: str = "qid",
-            value: str = "value") -> Comparison:
+            value: str = "value", pairing: str = "every", skipna: bool = True, too_few: str = "nan",
+            raw: bool = False, cell_order: str = "nested") -> Comparison:
     """Paired t-tests of every model against every baseline in every cell, run once.
 
     ``per_query``: tidy, one row per (cell, model, query), e.g. ``split, model, qid, metric,
-    value``. ``by``: the columns whose values make the cells; each cell is tested on its own
-    queries (cells in nested order of appearance: a split's metrics stay together).
-    ``baselines``: names, or a mapping ``{baseline: marker}`` (a list gets a, b, c, ...; one
-    name gets a); None: means only, no tests. ``models``: keep these, in this order.
-    ``alpha``, ``alternative``: as in `paired_ttest` (about model minus baseline).
+    value``, or runs with one row per seed (``qid="seed"``: the units a test pairs need not
+    be queries). ``by``: the columns whose values make the cells; each cell is tested on its
+    own units. ``baselines``: names, or a mapping ``{baseline: marker}`` (a list gets a, b,
+    c, ...; one name gets a); None: means only, no tests. ``models``: keep these, in this
+    order (the others are dropped before anything is computed). ``alpha``, ``alternative``:
+    as in `paired_ttest` (about model minus baseline).
 
-    Raises ``ValueError`` for several values of one (model, query) in a cell.
+    How a cell's models are paired and averaged:
+
+    * ``pairing`` (one of `PAIRINGS`): ``"every"`` pairs the models on every unit of the
+      cell, in sorted order (a unit a model lacks is NaN for it, and drops out of its
+      pairs); ``"common"`` only on the units every model of the cell has a row for (a NaN
+      value counts as a row), in the order of ``pandas.Index.intersection`` from the first
+      baseline's units (in general the order of its rows), so means, counts and tests are
+      over the same units. A cell without the first baseline then has no units.
+    * ``skipna``: means over a model's non-NaN values; False: a NaN value gives a NaN mean
+      (the tests drop NaN pairs either way, unless ``raw``).
+    * ``too_few`` (``"nan"`` or ``"raise"``): a pair with fewer than 2 units with values
+      gives NaN ``t`` and ``p`` (never significant), or raises `paired_ttest`'s
+      ``ValueError``; ``"raise"`` is how a caller demands a test of every cell.
+    * ``raw``: scipy's ``ttest_rel`` numbers as they are (`paired_ttest`): NaN units are
+      kept, identical values give NaN rather than ``p = 1``.
+    * ``cell_order`` (one of `CELL_ORDERS`): ``"nested"`` (a split's metrics stay together:
+      the first key's values in order of appearance, within each the second's, and so on)
+      or ``"appearance"``: cells in the order of their first row, as pandas'
+      ``groupby(by, sort=False)`` gives them (rows with a missing key make no cell). One
+      key gives the same order either way. It orders `Comparison.means`, ``tests`` and the
+      tidy views; `Comparison.marked` nests its blocks and columns whatever it is.
+
+    Raises ``ValueError`` for several values of one (model, unit) in a cell.
     """
     if not isinstance(per_query, pd.DataFrame):
         raise TypeError(f"per_query must be a tidy DataFrame, got {type(per_query).__name__}")
@@ -203,42 +263,67 @@ def compare(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequence[str
     letters = {} if baselines is None else _letters(baselines)
     _check_alpha(alpha)
     _check_alternative(alternative)
+    _check_too_few(too_few)
+    if pairing not in PAIRINGS:
+        raise ValueError(f"pairing must be one of {PAIRINGS}, got {pairing!r}")
+    if cell_order not in CELL_ORDERS:
+        raise ValueError(f"cell_order must be one of {CELL_ORDERS}, got {cell_order!r}")
+    if pairing == "common" and not letters:
+        raise ValueError("pairing='common' pairs on the first baseline's units: give baselines")
     frame = per_query.reset_index(drop=True)
     if models is not None:
         models = list(models)
         frame = frame[frame[rows].isin(models)]
+    cells = _nested_groups(frame, keys)
+    if cell_order == "appearance":
+        cells = sorted(((k, p) for k, p in cells if len(p)), key=lambda kp: kp[1].index[0])
     means, tests, uneven, absent = [], [], [], {}
-    for key, part in _nested_groups(frame, keys):
+    for key, part in cells:
         cell = dict(zip(keys, key))
         where = ", ".join(f"{k}={v!r}" for k, v in cell.items())
         if part.duplicated([rows, qid]).any():
             raise ValueError(f"per_query has several values for one ({rows}, {qid}) at {where}")
         present = list(pd.unique(part[rows]))
         order = present if models is None else [m for m in models if m in present]
-        wide = part.pivot(index=qid, columns=rows, values=value)[order]
+        wide = part.pivot(index=qid, columns=rows, values=value)
+        if pairing == "common":
+            wide = wide.loc[_common_units(part, wide.columns, rows, qid, next(iter(letters)))]
+        wide = wide[order]
         if wide.isna().any().any() and not part[value].isna().any():
             uneven.append(where)
         first = pd.Series(part.index, index=part[rows].to_numpy()).groupby(level=0, sort=False).min()
         # A column's mean (pandas skips NaN, summing as np.nanmean does) for the marked and
         # numeric tables alike; the plain tables without tests have always printed the
-        # frame's mean, whose 2-D sum can differ in the last bit.
-        plain = wide.mean() if not letters else None
+        # frame's mean, whose 2-D sum can differ in the last bit. numpy's mean lets a NaN through.
+        plain = wide.mean() if not letters and skipna else None
         for m in order:
-            mean = float(plain[m]) if plain is not None else float(wide[m].mean())
+            mean = (float(plain[m]) if plain is not None else float(wide[m].mean()) if skipna
+                    else float(wide[m].to_numpy(np.float64).mean()))
             means.append({**cell, rows: m, "mean": mean, "queries": int(wide[m].notna().sum()),
                           "units": len(wide), "appearance": int(first[m])})
         tested = {b: mk for b, mk in letters.items() if b in wide}
         if len(tested) < len(letters):
             absent[where] = [b for b in letters if b not in wide]
         if tested:
-            tests.append(_with_wins(paired_tests(wide, tested, alpha=alpha, alternative=alternative), wide)
-                         .assign(**cell))
+            tests.append(_with_wins(paired_tests(wide, tested, alpha=alpha, alternative=alternative,
+                                                 too_few=too_few, raw=raw), wide).assign(**cell))
     means = pd.DataFrame(means, columns=[*keys, rows, "mean", "queries", "units", "appearance"])
     tests = pd.concat(tests, ignore_index=True) if tests else pd.DataFrame()
     if not tests.empty:
         tests = tests[[*keys, *(c for c in tests.columns if c not in keys)]]
     return Comparison(means, tests, letters, tuple(keys), rows, None if models is None else tuple(models),
                       alpha, alternative, tuple(uneven), absent)
+
+
+def _common_units(part: pd.DataFrame, models, rows: str, qid: str, baseline: str) -> pd.Index:
+    """The units of a cell every one of ``models`` has a row for (``pairing="common"``)."""
+    # Rows, not values, make a unit common (a NaN value counts). Index.intersection sets the
+    # order, which a mean's last bit depends on: in general the order of the baseline's rows
+    # (pandas may sort units it holds as a range).
+    units = part[part[rows] == baseline].set_index(qid).index
+    for m in models.drop(baseline, errors="ignore"):
+        units = units.intersection(part[part[rows] == m].set_index(qid).index)
+    return units
 
 
 def _with_wins(tests: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:

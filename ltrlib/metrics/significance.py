@@ -9,10 +9,9 @@ output of ``evaluate(..., per_query=True)`` collected for several models (column
 
 or let `ltrlib.metrics.compare` do it: it tests every cell of a tidy per-query frame once
 and returns a `ltrlib.metrics.comparison.Comparison`, whose views are every marked table of the
-notebooks (`MarkedTable`, kept here) and the numbers behind them.
-`compare_tidy` gives "mean, difference, p-value" rows (per group and model: the mean, its
-difference to a baseline's and the p-value) for the tables that pair otherwise than a
-`Comparison` does (on common units, means with NaN, scipy's raw numbers).
+notebooks (`MarkedTable`, kept here) and the numbers behind them, among them the "mean,
+difference, p-value" rows (`Comparison.differences`). `compare` is the one verb that
+compares models over a tidy frame; this module holds the tests it runs on each cell.
 
 Tests are paired t-tests (``scipy.stats.ttest_rel``), two-sided unless an ``alternative``
 is given. Queries where either model has NaN (``no_relevant="exclude"``) are dropped from
@@ -29,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["CORRECTIONS", "MarkedTable", "PairedTTest", "compare_tidy", "corrected", "paired_tests", "paired_ttest"]
+__all__ = ["CORRECTIONS", "MarkedTable", "PairedTTest", "corrected", "paired_tests", "paired_ttest"]
 
 _SUPERSCRIPT = dict(zip(
     "abcdefghijklmnoprstuvwxyz0123456789+-",
@@ -213,92 +212,6 @@ def paired_tests(per_query: pd.DataFrame, baselines: Mapping[str, str] | Sequenc
         out["p_corrected"] = corrected(out.p.to_numpy(), correction)
         out["significant_corrected"] = out.p_corrected < alpha
     return out
-
-
-def compare_tidy(per_query: pd.DataFrame, baselines: str | Sequence[str], *,
-                 by: str | Sequence[str] = (), model: str = "model", unit: str = "qid",
-                 value: str = "value", models: Sequence[str] | None = None,
-                 common_units: bool = False, skipna: bool = True, min_units: int = 2,
-                 alternative: str = "two-sided", too_few: str = "nan",
-                 raw: bool = False) -> pd.DataFrame:
-    """`paired_tests` over a tidy frame, per group: each model's mean, its difference to each
-    baseline's mean and the paired t-test's p-value against that baseline.
-
-    ``per_query``: one row per (group, model, unit), e.g. ``split, model, qid, metric,
-    value`` (units: queries) or runs with one row per seed (units: seeds).
-
-    * ``by``: the group columns; groups in order of appearance (a missing key drops the
-      row, as in pandas' groupby). ``model``, ``unit``, ``value``: the other columns.
-    * ``models``: the models, in this order (others are dropped before anything is
-      computed); default: each group's, in order of appearance. Absent ones are skipped.
-    * ``common_units``: False pairs the models on every unit of the group (a missing one is
-      NaN), in sorted order; True only on the units every model has a row for, in the
-      order of ``pandas.Index.intersection`` from the first baseline's units (in general
-      the order of its rows).
-    * ``skipna``: means over a model's values; False: a NaN gives a NaN mean.
-    * ``alternative``, ``too_few``, ``raw``: as in `paired_tests`, which tests each group; a
-      group of fewer than ``min_units`` units is not tested.
-
-    Returns one row per (group, model, baseline), in that order: the ``by`` columns,
-    ``model`` (named as given), ``baseline, units`` (the group's), ``count`` (the model's
-    values), ``mean, mean_baseline, diff`` (``mean - mean_baseline``: a difference of the
-    means shown), ``rel_diff`` (``diff / mean_baseline``), ``t, p``. ``t`` and ``p`` are NaN
-    for the baseline itself, a group without it and an untested group. Raises
-    ``ValueError`` for several rows of one (group, model, unit).
-    """
-    baselines = [baselines] if isinstance(baselines, str) else list(baselines)
-    by = [by] if isinstance(by, str) else list(by)
-    missing = [c for c in dict.fromkeys([*by, model, unit, value]) if c not in per_query.columns]
-    if missing:
-        raise KeyError(f"per_query is missing columns {missing} (has {list(per_query.columns)})")
-    if not baselines:
-        raise ValueError("baselines is empty")
-    _check_alternative(alternative)
-    _check_too_few(too_few)
-    if models is not None:
-        models = list(models)
-        per_query = per_query[per_query[model].isin(models)]
-    rows = []
-    for key, part in (per_query.groupby(by, sort=False) if by else [((), per_query)]):
-        wide = _wide(part, model, unit, value, baselines[0], common_units, dict(zip(by, key)))
-        present = [b for b in baselines if b in wide]
-        tests = {} if not present or len(wide) < min_units else {
-            (r.model, r.baseline): (r.t, r.p)
-            for r in paired_tests(wide, present, alternative=alternative, too_few=too_few,
-                             raw=raw).itertuples(index=False)}
-        # pandas' mean skips NaN, numpy's lets it through: each as the tables computed it.
-        means = {m: float(wide[m].mean()) if skipna else float(wide[m].to_numpy(np.float64).mean())
-                 for m in wide.columns}
-        order = [m for m in models if m in wide] if models is not None else list(pd.unique(part[model]))
-        for m in order:
-            for base in baselines:
-                mean_base = means.get(base, np.nan)
-                t, p = tests.get((m, base), (np.nan, np.nan))
-                rows.append({**dict(zip(by, key)), model: m, "baseline": base, "units": len(wide),
-                             "count": int(wide[m].notna().sum()), "mean": means[m],
-                             "mean_baseline": mean_base, "diff": means[m] - mean_base, "t": t, "p": p})
-    out = pd.DataFrame(rows, columns=[*by, model, "baseline", "units", "count", "mean", "mean_baseline",
-                                      "diff", "t", "p"])
-    # Divided as float64 columns: a zero baseline mean gives inf or NaN, not an error.
-    out.insert(out.columns.get_loc("diff") + 1, "rel_diff", out["diff"] / out["mean_baseline"])
-    return out
-
-
-def _wide(part: pd.DataFrame, model: str, unit: str, value: str, baseline: str,
-          common_units: bool, where: dict) -> pd.DataFrame:
-    """One group's values, units x models, as `compare_tidy` pairs them."""
-    if part.duplicated([model, unit]).any():
-        raise ValueError(f"per_query has several rows for one ({model}, {unit}) at {where}")
-    wide = part.pivot(index=unit, columns=model, values=value)
-    if common_units:
-        # Rows, not values, make a unit common (a NaN value counts). Index.intersection
-        # sets the order, which a mean's last bit depends on: in general the order of the
-        # baseline's rows (pandas may sort units it holds as a range).
-        units = part[part[model] == baseline].set_index(unit).index
-        for m in wide.columns.drop(baseline, errors="ignore"):
-            units = units.intersection(part[part[model] == m].set_index(unit).index)
-        wide = wide.loc[units]
-    return wide
 
 
 def _check_alpha(alpha: float) -> None:

@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment, model_list
-from ltrlib.metrics.significance import MarkedTable, compare_tidy, corrected, paired_tests
+from ltrlib.metrics import compare
+from ltrlib.metrics.significance import MarkedTable, corrected, paired_tests
 from ltrlib.neural.models import Architecture
 from ltrlib.neural.ranker import CONVERGED, NeuralBudget, NeuralRanker
 from ltrlib.train.settings import TuningSettings
@@ -321,7 +322,7 @@ def paper_marks_pvalues(per_query: pd.DataFrame, rows, neural, trees, *, alpha: 
     nothing, and the table keeps its marks) and ``marked_holm`` the test's mark under it."""
     rows, neural, trees = list(rows), list(neural), list(trees)
     baselines = list(dict.fromkeys(neural + trees))
-    tests = compare_tidy(per_query, baselines, by="metric", models=list(dict.fromkeys(rows + baselines)))
+    tests = compare(per_query, baselines, by="metric", models=list(dict.fromkeys(rows + baselines))).differences()
     tests = tests[tests.model.isin(rows) & (tests.model != tests.baseline)].reset_index(drop=True)
     tests["mark"] = np.where(tests.baseline.isin(neural), "†", "*")
     tests["marked"] = (tests.p < alpha) & (tests["diff"] > 0)

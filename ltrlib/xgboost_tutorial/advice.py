@@ -34,8 +34,8 @@ from scipy import stats
 
 from ltrlib.config import stream_seeds
 from ltrlib.data.dataset import Splits
+from ltrlib.metrics import compare, paired_ttest
 from ltrlib.metrics.ranking import evaluate
-from ltrlib.metrics.significance import compare_tidy, paired_ttest
 from ltrlib.train.ranker import train_ranker
 from ltrlib.train.settings import TrainSettings
 
@@ -175,11 +175,11 @@ def graded_objectives(per_query: pd.DataFrame, baseline: str = "XGB map/topk",
                       models: tuple[str, ...] = ("XGB ndcg/topk", "XGB pairwise/topk"),
                       metric: str = "ndcg@10") -> pd.DataFrame:
     """Each of ``models`` against ``rank:map`` (``baseline``) on ``metric``, from
-    `ltrlib.xgboost_tutorial.compare_backends`' per-query results: `compare_tidy`'s rows
+    `ltrlib.xgboost_tutorial.compare_backends`' per-query results: `ltrlib.metrics.Comparison.differences`' rows
     (``model, baseline, units, mean, mean_baseline, diff, t, p``), the baseline's own row
     left out. Empty when the comparison lacks the baseline."""
     part = per_query[(per_query.metric == metric) & per_query.model.isin([baseline, *models])]
     if baseline not in set(part.model):
         return pd.DataFrame(columns=["model", "baseline", "units", "mean", "mean_baseline", "diff", "t", "p"])
-    out = compare_tidy(part, baseline, models=[baseline, *models])
+    out = compare(part, baseline, by=(), models=[baseline, *models]).differences()
     return out[out.model != baseline].reset_index(drop=True)

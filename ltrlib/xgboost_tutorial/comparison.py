@@ -27,8 +27,9 @@ import pandas as pd
 
 from ltrlib import config
 from ltrlib.data.dataset import Dataset, Splits
+from ltrlib.metrics import compare
 from ltrlib.metrics.keys import flatten_metrics
-from ltrlib.metrics.significance import compare_tidy, corrected
+from ltrlib.metrics.significance import corrected
 from ltrlib.train.ranker import Ranker, evaluate_rankers, evaluate_scores, train_ranker
 from ltrlib.train.settings import TrainSettings
 
@@ -130,14 +131,14 @@ def comparison_numeric(per_query: pd.DataFrame, timing: pd.DataFrame | None = No
 
 
 def _against(frame: pd.DataFrame, baseline: str, by: list[str], model: str) -> list[dict]:
-    """`compare_tidy`'s rows for this module's tables: means over every query (a NaN gives a
-    NaN mean), every group tested, KeyError for a group without the baseline and
-    ValueError for a model with fewer than 2 queries with values."""
+    """`ltrlib.metrics.Comparison.differences`' rows for this module's tables: means over every
+    query (a NaN gives a NaN mean), every group tested, KeyError for a group without the
+    baseline and ValueError for a model with fewer than 2 queries with values."""
     for _, part in frame.groupby(by, sort=False):
         if baseline not in set(part[model]):
             raise KeyError(baseline)
-    return compare_tidy(frame, baseline, by=by, model=model, skipna=False, min_units=1,
-                        too_few="raise").to_dict("records")
+    return compare(frame, baseline, by=by, rows=model, skipna=False, too_few="raise",
+                   cell_order="appearance").differences().to_dict("records")
 
 
 # --------------------------------------------------------------------------- pair methods
