@@ -17,7 +17,8 @@ import os
 
 import pytest
 
-from ltrlib.config import CACHE_DIR, thread_env
+from ltrlib.config import CACHE_DIR
+from ltrlib.processes import thread_env
 
 # Two workers each running LightGBM or XGBoost with two OpenMP threads share two cores.
 # OpenMP's default is to spin-wait between parallel regions, and a spinning thread holds a

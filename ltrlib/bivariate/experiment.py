@@ -61,7 +61,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ltrlib import config, trec
+from ltrlib import processes, sessions, trec
 from ltrlib.bivariate.features import expand_listwise, expanded_names, query_level_columns
 from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb
 from ltrlib.bivariate.objective import HESSIANS
@@ -486,9 +486,9 @@ def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *,
     order = sorted(jobs, key=lambda job: not MODELS[job[2]].bivariate)  # stable: pair models first
     # In a batch run the workers' trial bars report to the runner (ltrlib.progress) and print nothing.
     progress = tuning.progress
-    in_worker = tuning.replace(progress=progress and config.in_batch())
+    in_worker = tuning.replace(progress=progress and sessions.in_batch())
     calls = (delayed(_tune_in_worker)(prefix, exp, name, in_worker) for prefix, exp, name in order)
-    with timing.fitting(), config.worker_processes(workers):
+    with timing.fitting(), processes.worker_processes(workers):
         done = Parallel(n_jobs=workers, return_as="generator_unordered")(calls)
         for prefix, f in bar(done, total=len(order), unit="model", enabled=progress,
                              desc=f"stage-2 models, {workers} at a time"):

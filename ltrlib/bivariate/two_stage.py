@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from ltrlib import config
+from ltrlib import config, processes, randomness
 from ltrlib.atomic import atomic_path
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics import ideal_dcg
@@ -57,7 +57,7 @@ STAGE1_SETTINGS = TrainSettings(max_trees=2000, early_stopping=30, eval_at=20, n
 _FORMAT = 2
 _PARTS = ("train", "vali", "test")
 #: How a run's seed draws the folds of its three parts. ``spawned``: three streams of
-#: `ltrlib.config.stream_seeds`, shared with no other run seed (issue 41: the ledger study's
+#: `ltrlib.randomness.stream_seeds`, shared with no other run seed (issue 41: the ledger study's
 #: seeds must not share a stream). ``seed + part``: seeds ``seed``, ``seed + 1`` and
 #: ``seed + 2``, so run seeds s and s + 1 share one; what both Bi-LambdaMART studies were
 #: registered with, and keep (`ltrlib.bivariate.preregistration.REGISTERED_PARAMETERS`).
@@ -67,7 +67,7 @@ FOLD_STREAMS = ("spawned", "seed + part")
 def _fold_seeds(seed: int, fold_streams: str) -> list[int]:
     if fold_streams == "seed + part":
         return [seed + i for i in range(len(_PARTS))]
-    return config.stream_seeds(seed, "stage-1 folds", len(_PARTS))
+    return randomness.stream_seeds(seed, "stage-1 folds", len(_PARTS))
 
 
 @njit(cache=True, parallel=True)
@@ -210,7 +210,7 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], settin
     # as `ltrlib.train.tuning.fit_side_by_side` does; n_jobs=1 trains them in this process.
     # Fitting time is counted here, in the notebook's process (the run's timing log counts
     # the kernel's own lines only, so workers' lines are not added twice).
-    with timing.fitting(), config.worker_processes(n_jobs):
+    with timing.fitting(), processes.worker_processes(n_jobs):
         done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
         for f, best, fold_gain, fold_scores in bar(done, total=folds, desc="stage-1 folds",
                                                    leave=False, enabled=progress):

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import sessions
 from ltrlib.atomic import atomic_write_text
 from ltrlib.bivariate import preregistration
 from ltrlib.records import read_table
@@ -132,7 +132,7 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
     design = study_design(profile, study, seeds)
     reports = reports_folder(reports_dir)
     seeds_arg = ",".join(str(s) for s in design["seeds"])
-    command = f"{config.cli_command()} study bilambdamart --profile {profile} --study {study} --seeds {seeds_arg}"
+    command = f"{sessions.cli_command()} study bilambdamart --profile {profile} --study {study} --seeds {seeds_arg}"
     run_study(BILAMBDAMART, design, reports / study, reports, command, summarise_only=summarise_only,
               save_progress=save_progress, progress=progress, scheduler=scheduler, threads=threads,
               workers=workers, log=log)
