@@ -12,7 +12,7 @@ Its parts stand in layers, and a module imports only from its own layer or below
    ``trec`` (TREC run files and qrels);
 3. the engine: ``train`` (rankers, backends, tuning);
 4. analyses, the papers' methods and the notebooks' experiments: ``noniid``, ``clients``,
-   ``merge``, ``bivariate``, ``neural``, ``foltr``, ``clicklog``, ``xgboost_tutorial``, and
+   ``merge``, ``bilambdamart``, ``neural``, ``foltr``, ``clicklog``, ``xgboost_tutorial``, and
    ``reproducibility`` (our run files scored against ranx, and repro_eval between runs);
 5. reports: ``report``, ``plots``, ``fidelity``;
 6. runs: ``runner``, ``studies``, ``lab``, ``dashboard``;

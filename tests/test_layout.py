@@ -70,7 +70,7 @@ LAYERS = (("foundations", {"config", "sessions", "processes", "randomness", "ato
                            "metrics"}),
           ("data", {"data", "provenance", "manifest", "study_record", "trec"}),
           ("engine", {"train"}),
-          ("analyses", {"noniid", "clients", "merge", "bivariate", "neural", "foltr", "clicklog", "xgboost_tutorial",
+          ("analyses", {"noniid", "clients", "merge", "bilambdamart", "neural", "foltr", "clicklog", "xgboost_tutorial",
                         "reproducibility"}),
           ("reports", {"report", "plots", "fidelity"}),
           ("runs", {"runner", "studies", "lab", "lab_contents", "dashboard"}),

@@ -1,7 +1,7 @@
 """The pre-registered Bi-LambdaMART study, ``ltrlib study bilambdamart``: notebook 06 at every
-seed of a profile's design (`ltrlib.bivariate.preregistration.PROFILES`), each into its own
+seed of a profile's design (`ltrlib.bilambdamart.preregistration.PROFILES`), each into its own
 run ``reports/<study>-seed<N>/``, then ``reports/<study>/study.md``, ``study.csv`` and
-``verdict.json`` (`ltrlib.bivariate.preregistration`: the statistics and the verdict). The
+``verdict.json`` (`ltrlib.bilambdamart.preregistration`: the statistics and the verdict). The
 loop is every study's (`ltrlib.studies.loop.run_study`).
 """
 
@@ -17,7 +17,7 @@ import pandas as pd
 
 from ltrlib import sessions
 from ltrlib.atomic import atomic_write_text
-from ltrlib.bivariate import preregistration
+from ltrlib.bilambdamart import preregistration
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown, validate_name
 from ltrlib.studies import cluster

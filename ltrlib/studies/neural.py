@@ -17,7 +17,7 @@ import pandas as pd
 
 from ltrlib import config, sessions
 from ltrlib.atomic import atomic_write_text
-from ltrlib.bivariate import preregistration
+from ltrlib.bilambdamart import preregistration
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown, validate_name
 from ltrlib.studies import cluster

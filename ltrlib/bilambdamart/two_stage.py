@@ -60,7 +60,7 @@ _PARTS = ("train", "vali", "test")
 #: `ltrlib.randomness.stream_seeds`, shared with no other run seed (issue 41: the ledger study's
 #: seeds must not share a stream). ``seed + part``: seeds ``seed``, ``seed + 1`` and
 #: ``seed + 2``, so run seeds s and s + 1 share one; what both Bi-LambdaMART studies were
-#: registered with, and keep (`ltrlib.bivariate.preregistration.REGISTERED_PARAMETERS`).
+#: registered with, and keep (`ltrlib.bilambdamart.preregistration.REGISTERED_PARAMETERS`).
 FOLD_STREAMS = ("spawned", "seed + part")
 
 
@@ -366,7 +366,7 @@ class Stage1Tuning:
     failed: int = 0
 
     def row(self, two: "TwoStage | None" = None) -> dict[str, Any]:
-        """Stage 1's row of Table 8 (`ltrlib.bivariate.experiment.tuned_table`). ``trees``:
+        """Stage 1's row of Table 8 (`ltrlib.bilambdamart.experiment.tuned_table`). ``trees``:
         the median early-stopped tree count of ``two``'s fold models, the ones that made the
         lists (without ``two``, the best trial's)."""
         folds = (two.info.get("stage1_iterations") if two is not None else None) or []
@@ -395,7 +395,7 @@ def tune_stage1(splits: Splits, *, tuning: TuningSettings | None, settings: Trai
 
     Each trial trains one λMART on the whole training partition with early stopping on the
     whole validation partition (``settings``: its tree limit, patience and threads), over
-    §5.4's space as every stage-2 model (`ltrlib.bivariate.space.suggest`), with
+    §5.4's space as every stage-2 model (`ltrlib.bilambdamart.space.suggest`), with
     `STAGE1_PARAMS`' speed settings (`_STAGE1_FIXED`) kept. The first trial is
     `STAGE1_PARAMS`' point, so the tuned point is never worse on validation than the
     batch's fixed one. A trial's value is LightGBM's validation NDCG@eval_at at its
@@ -406,7 +406,7 @@ def tune_stage1(splits: Splits, *, tuning: TuningSettings | None, settings: Trai
     ``tuning.first_params`` says. ``tuning=None`` tunes nothing and returns `STAGE1_PARAMS`
     (`stage1_tuning` turns a notebook's trial count, 0 for none, into one or the other).
     """
-    from ltrlib.bivariate.space import TUNED, suggest
+    from ltrlib.bilambdamart.space import TUNED, suggest
     from ltrlib.train.backends.base import DataCache
     from ltrlib.train.ranker import train_ranker
     from ltrlib.train.tuning import run_study
