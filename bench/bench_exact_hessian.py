@@ -1,7 +1,7 @@
 """Bi-λMART with the exact pair hessian against the diagonal one it trains with by default.
 
 The LB objective's pair hessian is ``(h_i + h_j)/(n-1)²`` (diagonal, an approximation of eq. 7) or
-``(h_i + h_j + 2 c_ij)/(n-1)²`` (exact, ``hessian="exact"``; `ltrlib.bivariate.objective`).
+``(h_i + h_j + 2 c_ij)/(n-1)²`` (exact, ``hessian="exact"``; `ltrlib.bilambdamart.objective`).
 The exact one is larger on coupled pairs, so its Newton steps there are shorter. Does that
 change the model? On the synthetic twin, with the two-stage data notebook 06 builds
 (stage 1: ``--folds`` λMART models of at most ``--stage1-max-trees`` trees, top
@@ -14,7 +14,7 @@ hessian and prints:
   mean and max over the pairs with a positive diagonal hessian, and the mean over the
   coupled pairs (λ-pairs) alone;
 * per hessian: trees (early-stopped), validation and test NDCG@5 (full-list IDCG, as
-  `ltrlib.bivariate.experiment`), fit seconds and seconds per tree grown;
+  `ltrlib.bilambdamart.experiment`), fit seconds and seconds per tree grown;
 * the paired two-sided t-test p of test NDCG@5, exact against diagonal.
 
 Stage 1 is cached under ``data/cache/bivariate/`` as in the notebook, so a rerun starts
@@ -54,7 +54,7 @@ def parse_args() -> argparse.Namespace:
 
 def stage2(args):
     """The notebook's two-stage data and stage-2 experiment, at the notebook's budgets."""
-    from ltrlib.bivariate import STAGE1_SETTINGS, build_two_stage, experiment
+    from ltrlib.bilambdamart import STAGE1_SETTINGS, build_two_stage, experiment
     from ltrlib.data.loading import load_dataset
     from ltrlib.train import TrainSettings, budget_for_scale
 
@@ -89,7 +89,7 @@ def first_iteration_ratios(train, loss: str) -> dict[str, float]:
 def fit_both(exp) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Bi-λMART at its default point with each hessian: the table rows and per-query test
     NDCG@K."""
-    from ltrlib.bivariate import experiment, fit_lb
+    from ltrlib.bilambdamart import experiment, fit_lb
     from ltrlib.metrics import ndcg
 
     spec = experiment.MODELS[MODEL]
@@ -113,7 +113,7 @@ def fit_both(exp) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
 
 
 def main() -> None:
-    from ltrlib.bivariate import experiment
+    from ltrlib.bilambdamart import experiment
     from ltrlib.metrics import paired_ttest
 
     args = parse_args()

@@ -41,7 +41,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from ltrlib import neural
-    from ltrlib.bivariate import STAGE1_SETTINGS, Stage2Experiment, build_two_stage, stage1_tuning, tune_stage1
+    from ltrlib.bilambdamart import STAGE1_SETTINGS, Stage2Experiment, build_two_stage, stage1_tuning, tune_stage1
     from ltrlib.data import load_dataset
     from ltrlib.neural import NeuralBudget
     from ltrlib.neural.ranker import CONVERGED

@@ -31,7 +31,7 @@ Then the projections (assumptions printed with them):
   Every trial is taken to cost what trial 0 costs (pruned trials cost less, trials with a
   small learning rate more).
 * with the small scale measured in the same run, a calibrated projection: the shipped seconds
-  of notebook 03 at small (`ltrlib.config.NOTEBOOK_SECONDS`, a quiet 2-core VM) over the
+  of notebook 03 at small (`ltrlib.timing.NOTEBOOK_SECONDS`, a quiet 2-core VM) over the
   small projection (b), times the scale's projection (b).
 * (c), pruning-aware, with ``--records`` (tuning_trials.csv of recorded small runs of notebook
   03): M_full's trial 0 x the record's tree-documents over its M_full trial 0's (most trials
@@ -226,7 +226,7 @@ def measure(scale_name: str, seed: int, model: str, train_queries: int, n_jobs: 
 
 
 def project(m: dict, small: dict | None) -> dict:
-    from ltrlib.config import NOTEBOOK_SECONDS
+    from ltrlib.timing import NOTEBOOK_SECONDS
 
     trial = dict(m["phases"]["one tuning trial"])
     t = m["trial"]

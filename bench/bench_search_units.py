@@ -1,7 +1,7 @@
 """How far one tree moves the documents' scores: pair models against document models.
 
 The pair models' search space is drawn in document units and converted for pair rows
-(`ltrlib.bivariate.space`): the rate over ``n - 1``, the minimum data times ``n - 1``, the
+(`ltrlib.bilambdamart.space`): the rate over ``n - 1``, the minimum data times ``n - 1``, the
 minimum hessian times ``2/(n-1)``. This measures why and whether it works. On the two-stage
 data notebook 06 builds (`bench_exact_hessian.stage2`, at this bench's flags), each of
 λMART*, Bi-λMART, GBT_Softmax and Bi-GBT_Softmax grows one tree at the same point (learning
@@ -57,8 +57,8 @@ def centred_step(model, ds) -> float:
 
 
 def main() -> None:
-    from ltrlib.bivariate import experiment
-    from ltrlib.bivariate.space import lightgbm_point, pairs_per_document
+    from ltrlib.bilambdamart import experiment
+    from ltrlib.bilambdamart.space import lightgbm_point, pairs_per_document
 
     args = parse_args()
     exp = stage2(args)

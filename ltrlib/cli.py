@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ltrlib import __version__, config
+from ltrlib import __version__, config, sessions
 
 __all__ = ["build_parser", "main", "parse_value"]
 
@@ -426,7 +426,7 @@ def _reproduce_eval(args: argparse.Namespace) -> int:
 
     from ltrlib.reproducibility import REPRO_MEASURES, reproduction
 
-    measures = config.parse_list(args.measures, name="--measures") if args.measures else REPRO_MEASURES
+    measures = sessions.parse_list(args.measures, name="--measures") if args.measures else REPRO_MEASURES
     kind, frame = reproduction(_run_dir(args.original), _run_dir(args.reproduced), args.notebook, args.baseline,
                                args.advanced, measures=measures, qrels=args.qrels)
     table = frame.pivot_table(index=["statistic", "model"], columns="measure", values="value", sort=False)
@@ -539,7 +539,7 @@ def _study(args: argparse.Namespace) -> int:
     if args.name == "ledger" and args.reading:
         from ltrlib.studies import write_ledger_reading
 
-        command = f"{config.cli_command()} study ledger --study {recorded.name} --reading {args.reading}"
+        command = f"{sessions.cli_command()} study ledger --study {recorded.name} --reading {args.reading}"
         print(write_ledger_reading(recorded, args.reading, command) / "reading.md")
         return 0
     if args.name == "ledger" and args.figures:
@@ -550,7 +550,7 @@ def _study(args: argparse.Namespace) -> int:
     if args.name == "ledger" and args.power:
         from ltrlib.studies import write_ledger_power
 
-        command = f"{config.cli_command()} study ledger --study {recorded.name} --power {args.power}"
+        command = f"{sessions.cli_command()} study ledger --study {recorded.name} --power {args.power}"
         print(write_ledger_power(recorded, args.power, command) / "power.md")
         return 0
     if args.parameters and args.name != "ledger":
@@ -625,7 +625,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     from ltrlib.noniid import calibration as cal
 
     if args.search:
-        knobs = config.parse_list(args.knobs, name="--knobs", allow_empty=True) or None
+        knobs = sessions.parse_list(args.knobs, name="--knobs", allow_empty=True) or None
         trials = cal.search(args.trials, n_queries=args.queries, seed=args.seed, n_samples=args.samples, knobs=knobs)
         print("best knobs (paste into SyntheticConfig):")
         best = trials.iloc[0]

@@ -9,7 +9,7 @@
   and tables (`seed_lab_run`), so what a notebook recomputes in the session never rewrites
   the batch's report;
 * with the session's data, scale, seed and run id in the environment
-  (`ltrlib.config.session`): the notebooks' parameters cells read them, so nobody edits a
+  (`ltrlib.sessions.session`): the notebooks' parameters cells read them, so nobody edits a
   tracked notebook to change them, and a batch run's injected parameters still win;
 * after `install` has put two things into this Python environment (``sys.prefix``, the
   project's ``.venv``), never into the user's own Jupyter configuration:
@@ -34,7 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ltrlib import config
+from ltrlib import config, sessions
 from ltrlib.atomic import atomic_write_text
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
@@ -86,15 +86,15 @@ def _merged(mine: dict, ours: dict) -> dict:
 
 def environment(*, dataset: str = "synthetic", data_dir: str = "", scale: str = "small", seed: int = 0,
                 run_id: str = "", base: dict | None = None) -> dict[str, str]:
-    """``base`` (default ``os.environ``) with the session variables `config.session` reads."""
+    """``base`` (default ``os.environ``) with the session variables `sessions.session` reads."""
     if dataset == "synthetic":
         config.get_scale(scale)  # an unknown scale is refused before JupyterLab starts
     env = dict(os.environ if base is None else base)
-    env.pop(config.BATCH_ENV, None)  # a lab started from a batch kernel is still interactive
+    env.pop(sessions.BATCH_ENV, None)  # a lab started from a batch kernel is still interactive
     values = {"dataset": dataset, "data_dir": data_dir, "scale": scale, "seed": str(int(seed)),
               "run_id": run_id}
     for name, value in values.items():
-        var = config.SESSION_ENV[name]
+        var = sessions.SESSION_ENV[name]
         if value:
             env[var] = value
         else:
@@ -120,12 +120,12 @@ def session_run(run_id: str, *, dataset: str = "synthetic", scale: str = "small"
                 reports_dir: str | os.PathLike | None = None) -> tuple[str, Path | None]:
     """The run a JupyterLab session writes to, and the batch run it explores (or None).
 
-    No ``run_id``: ``interactive-<dataset>-<scale>-seed<seed>`` (`config.interactive_run_id`).
+    No ``run_id``: ``interactive-<dataset>-<scale>-seed<seed>`` (`sessions.interactive_run_id`).
     A ``run_id`` naming a batch run (a folder of ``reports_dir`` with a ``run.json``):
     ``<run_id>-lab``, a run of the session's own, so the batch's report stays what the
     batch made. Any other ``run_id`` is the session's run as given."""
     if not run_id:
-        return config.interactive_run_id(dataset, scale, seed), None
+        return sessions.interactive_run_id(dataset, scale, seed), None
     batch = Path(reports_dir or config.REPORTS_DIR) / run_id
     if _is_batch_run(batch):
         return validate_name(run_id + LAB_SUFFIX, "run_id"), batch

@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from ltrlib import config
+from ltrlib import sessions
 from ltrlib.atomic import atomic_write_text
 
 __all__ = ["BATCH_INTERVAL", "STATUS_ENV", "STATUS_INTERVAL", "RunBar", "bar", "fit_status", "read_status"]
@@ -46,7 +46,7 @@ def bar(iterable=None, *, total: int | None = None, desc: str = "", enabled: boo
     In a batch run's worker process (a process of the kernel that is no kernel itself: joblib's
     side-by-side tuning) a bar prints nothing, since what it prints reaches no notebook, and
     only reports to the runner; without the runner's `STATUS_ENV` it is off."""
-    if config.in_batch():
+    if sessions.in_batch():
         kwargs = {"file": sys.stderr, "mininterval": BATCH_INTERVAL, "ascii": True, "dynamic_ncols": False,
                   "ncols": 100, **kwargs}
         if "ipykernel" not in sys.modules:

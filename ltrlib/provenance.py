@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ltrlib import config
+from ltrlib import config, sessions
 from ltrlib.atomic import atomic_write_text
 
 __all__ = ["FILE", "ProvenanceError", "RunFolder", "bind_run", "describe", "matches", "read_run", "rebuild_command",
@@ -116,8 +116,8 @@ def summary(prov: dict[str, Any]) -> str:
 
 def rebuild_command(prov: dict[str, Any], run_id: str, only: str | None = None) -> str:
     """The `ltrlib run` command that recomputes ``run_id`` on the data of ``prov``, as it
-    runs from the project's root (`config.cli_command`)."""
-    words = [f"{config.cli_command()} run"]
+    runs from the project's root (`sessions.cli_command`)."""
+    words = [f"{sessions.cli_command()} run"]
     if only:
         words.append(f"--only {only}")
     words.append(f"--dataset {prov.get('dataset')}")

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ltrlib import __version__, config, progress, provenance, timing
-from ltrlib.config import dataset_label, default_run_id
+from ltrlib import __version__, config, processes, progress, provenance, sessions, timing
+from ltrlib.sessions import dataset_label, default_run_id
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import NotebookRecord, RunManifest, code_commit, now, package_versions
 from ltrlib.progress import RunBar
@@ -135,7 +135,7 @@ def select_notebooks(notebooks: Sequence[Path], only: str | Iterable[str] | None
     if only is None:
         return list(notebooks)
     selectors = [only] if isinstance(only, str) else list(only)
-    selectors = [s for item in selectors for s in config.parse_list(item, name="--only", allow_empty=True)]
+    selectors = [s for item in selectors for s in sessions.parse_list(item, name="--only", allow_empty=True)]
     if not selectors:  # --only '' would otherwise run nothing, reported as "no notebooks found"
         available = ", ".join(p.stem for p in notebooks) or "none"
         raise ValueError(f"--only {only!r} is an empty selection; give notebook numbers or names, "
@@ -418,7 +418,7 @@ def _this_interpreter_kernel_manager(socket_dir: str, kernel_log=None, env: dict
                 kw["env"] = {**(kw.get("env") or os.environ), **env}
             # A batch that dies (killed, or stopped before its kernel was up) takes its
             # kernel with it; the kernel's workers then end with the kernel.
-            kw["preexec_fn"] = config.ends_with_this_thread()
+            kw["preexec_fn"] = processes.ends_with_this_thread()
             return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     return ThisInterpreterKernelManager
@@ -429,16 +429,16 @@ def _kernel_environment(reports_dir: Path) -> Iterator[None]:
     """Kernels started inside the block are batch kernels that write where this run expects.
 
     Kernels inherit the runner's environment: ``ltrlib.config`` reads LTRLIB_REPORTS_DIR, and
-    `config.session` turns the notebooks' ``interactive`` default off under LTRLIB_BATCH (so
+    `sessions.session` turns the notebooks' ``interactive`` default off under LTRLIB_BATCH (so
     the executed notebooks carry no injected ``interactive = False``).
     """
-    wanted = {"LTRLIB_REPORTS_DIR": str(reports_dir), config.BATCH_ENV: "1"}
+    wanted = {"LTRLIB_REPORTS_DIR": str(reports_dir), sessions.BATCH_ENV: "1"}
     previous = {name: os.environ.get(name) for name in wanted}
     os.environ.update(wanted)
     try:
         yield
     finally:
-        config.restore_environment(previous)
+        processes.restore_environment(previous)
 
 
 def _source_cell_number(executed_nb, cell_index: int) -> int:
@@ -527,7 +527,7 @@ def _execute(
         _keep_partial(partial, failed)
         raise
     finally:
-        config.restore_environment(previous)
+        processes.restore_environment(previous)
         socket_dir.cleanup()
         if kernel_log is not None:
             kernel_log.close()
@@ -568,13 +568,13 @@ def _keep_partial(partial: Path, failed: Path) -> Path | None:
 def _expected_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Per notebook of ``plan``, the seconds it is expected to take, for the run's ETA: its
     time in the most recent comparable run recorded under ``reports_dir`` (`_measured_seconds`),
-    else the scale's `config.NOTEBOOK_SECONDS` (``small``'s for a scale without figures; a
+    else the scale's `timing.NOTEBOOK_SECONDS` (``small``'s for a scale without figures; a
     notebook not listed there gets their median). This machine's probed pace does not scale
     them: it only widens the range the ETA states (`ltrlib.timing.slow_factor`)."""
     measured = _measured_seconds(reports_dir, plan)
 
     def default(name: str) -> float:
-        figures = config.NOTEBOOK_SECONDS.get(plan[name].get("scale"), config.NOTEBOOK_SECONDS["small"])
+        figures = timing.NOTEBOOK_SECONDS.get(plan[name].get("scale"), timing.NOTEBOOK_SECONDS["small"])
         return figures.get(name, figures.get(name[:2], statistics.median(figures.values())))
 
     return {name: measured[name] if name in measured else default(name) for name in plan}
@@ -901,7 +901,7 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
              threads: int = 0) -> None:
     """Execute one notebook and record its outcome in the manifest; ``bar`` shows what it
     reports (`ltrlib.progress`) while it runs. ``threads``: its kernel's thread budget
-    (`ltrlib.config.thread_env`; 0 leaves the environment's). Safe to call from several
+    (`ltrlib.processes.thread_env`; 0 leaves the environment's). Safe to call from several
     threads at once: each notebook's kernel gets its own environment, and the manifest is
     written under `_MANIFEST_LOCK`."""
     out_dir = run_dir / "notebooks"
@@ -930,7 +930,7 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
     shutil.rmtree(status_dir, ignore_errors=True)
     status_dir.mkdir()
     env = {timing.ENV_VAR: str(fit_log), progress.STATUS_ENV: str(status_dir),
-           **(config.thread_env(threads) if threads else {})}
+           **(processes.thread_env(threads) if threads else {})}
     bar.start(notebook, status_dir)
     start = time.perf_counter()
     outcome: dict[str, Any] = {}

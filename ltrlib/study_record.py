@@ -17,7 +17,7 @@ they were. A later layout writes its number; a number newer than this package kn
 refused by name.
 
 They sit in the data layer, beside `ltrlib.manifest`, so that an analysis that reads a
-committed study (`ltrlib.bivariate.preregistration`'s verdicts) reads it through them; the
+committed study (`ltrlib.bilambdamart.preregistration`'s verdicts) reads it through them; the
 seed folders themselves (how a finished run becomes a record) are `ltrlib.studies.records`'.
 """
 

@@ -17,7 +17,7 @@ child, the kernel: the kernel times a side-by-side block as one wall-clock span,
 workers' overlapping seconds would count the same wall time twice.
 
 `pace` says how fast this machine fits trees against the machine that measured the batch's
-default notebook timings (`ltrlib.config.NOTEBOOK_SECONDS`), from a fit of a second or two.
+default notebook timings (`ltrlib.timing.NOTEBOOK_SECONDS`), from a fit of a second or two.
 `Estimate` is a batch run's ETA over its notebooks. It trusts the run's own pace only once
 enough of the run has finished, and before that says the expectation with a range; the
 probe's pace only widens that range (`slow_factor`). The first ``tiny`` run on a loaded
@@ -80,7 +80,21 @@ def read_log(path: str | os.PathLike, parent: int | None = None) -> float | None
     return total
 
 
-#: What `probe_seconds` took on the machine that measured `ltrlib.config.NOTEBOOK_SECONDS`
+#: Seconds each notebook took per scale, by its number (by its name where two notebooks
+#: share a number, as the two 06s do): what ``ltrlib run``'s ETA expects of
+#: a notebook that no comparable run has recorded, at this machine's fitting pace
+#: (`pace`). ``small``: `make reproduce` on a quiet 2-core VM of the kind CI
+#: runs on (2,471 s in all, 2026-11-25); ``tiny``: a tiny batch on a 2-core machine. A scale
+#: without figures takes ``small``'s.
+NOTEBOOK_SECONDS = {
+    "tiny": {"00": 16, "01": 12, "02": 11, "03": 78, "04": 25, "05": 73, "06": 35, "06_neural_competitors": 53,
+             "07": 55, "08": 74, "09": 119},
+    "small": {"00": 20, "01": 8, "02": 12, "03": 936, "04": 49, "05": 175, "06": 666, "06_neural_competitors": 295,
+              "07": 260, "08": 215, "09": 129},
+}
+
+
+#: What `probe_seconds` took on the machine that measured `ltrlib.timing.NOTEBOOK_SECONDS`
 #: (a 2-core VM: three quiet series of seven gave medians of 0.84, 0.62 and 0.80 s).
 PROBE_REFERENCE_SECONDS = 0.75
 #: A shared VM's fits vary by this factor between runs (the series above; whole notebooks
@@ -114,7 +128,7 @@ def pace() -> float:
     return ratio if not 1 / PACE_NOISE <= ratio <= PACE_NOISE else 1.0
 
 
-#: How many times slower than `ltrlib.config.NOTEBOOK_SECONDS` a loaded machine's notebooks
+#: How many times slower than `ltrlib.timing.NOTEBOOK_SECONDS` a loaded machine's notebooks
 #: ran: the first ``tiny`` run on a loaded 2-core machine (issue 64), 1.2-5 times per
 #: notebook. The top of the range an ETA states before the run's own pace counts.
 LOADED_PACE = 5.0

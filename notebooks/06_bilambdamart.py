@@ -22,7 +22,7 @@
 # runs every notebook at the small scale on 2 cores, where one stage-1 model alone takes
 # about a minute and a pair model trains on 19 rows per document. So: stage 1 uses
 # `folds` = 5 (paper: 10) models of at most `stage1_max_trees` = 200 trees with fixed
-# settings (`stage1_trials` = 0: `ltrlib.bivariate.two_stage.STAGE1_PARAMS`; the paper
+# settings (`stage1_trials` = 0: `ltrlib.bilambdamart.two_stage.STAGE1_PARAMS`; the paper
 # tunes stage 1 once by NDCG@20, which `stage1_trials` > 0 does over the same space as
 # stage 2, its first trial at the fixed settings);
 # `stage2_features` = 20 keeps the 20 base features with the most stage-1 gain (pairs
@@ -33,11 +33,11 @@
 # model gets `n_trials` = 10 Optuna trials (TPE, the paper uses hyperopt) over the same
 # space of §5.4's four parameters, wide enough to hold the paper's Table 8 optima, the
 # first trial at the model's default point, every trial early-stopped as the paper's
-# (not pruned: pruning stopped Bi-λMART's best points, see `bivariate.fit_models`), two
+# (not pruned: pruning stopped Bi-λMART's best points, see `bilambdamart.fit_models`), two
 # models tuned side by side (`n_jobs`). On the `tiny` scale stage 1 uses at most 3 folds
 # and one trial is run, and every table says it is no comparison.
 #
-# **Settings the paper leaves open** (`ltrlib.bivariate.experiment`, module docstring),
+# **Settings the paper leaves open** (`ltrlib.bilambdamart.experiment`, module docstring),
 # each fixed for every model it applies to, or `tuned`: a categorical dimension of every
 # such model's search. `norm`, LightGBM's λRank normalisation: `on` is LightGBM's default
 # and ours; eq. 8 has none; the paper does not say which its code ran. `truncation`:
@@ -87,7 +87,7 @@
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
 # (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
-from ltrlib.config import session
+from ltrlib.sessions import session
 
 defaults = session()
 
@@ -123,7 +123,7 @@ storage: str = ""  # Optuna database for the studies, e.g. postgresql://user@hos
 # The tiny scale exists for tests: few folds and one trial keep the notebook to seconds
 # (`ltrlib.config.TRAIN_BUDGETS`). Stage 1 early-stops on NDCG@20 (`STAGE1_SETTINGS`), every
 # stage-2 model on NDCG@cutoff.
-from ltrlib.bivariate import STAGE1_SETTINGS
+from ltrlib.bilambdamart import STAGE1_SETTINGS
 from ltrlib.report import settings_frame
 from ltrlib.train import TrainSettings, TuningSettings, budget_for_scale
 
@@ -138,9 +138,9 @@ settings_frame(stage1_folds=stage1_folds, stage1_trials=stage1_trials, tuning=tu
 
 # %%
 from ltrlib import plots
-from ltrlib import bivariate
-from ltrlib.bivariate import build_two_stage, table1, tune_stage1
-from ltrlib.bivariate import replacement_sensitivity_words, study_verdicts
+from ltrlib import bilambdamart
+from ltrlib.bilambdamart import build_two_stage, table1, tune_stage1
+from ltrlib.bilambdamart import replacement_sensitivity_words, study_verdicts
 from ltrlib.data import load_dataset
 from ltrlib.data import oracle_scores
 from ltrlib.report import Reporter
@@ -161,7 +161,7 @@ splits
 # `idcg20_kept` the mean share of each query's ideal DCG@20 that stage 2 can still reach.
 
 # %%
-stage1 = tune_stage1(splits, tuning=bivariate.stage1_tuning(stage1_trials, tuning),
+stage1 = tune_stage1(splits, tuning=bilambdamart.stage1_tuning(stage1_trials, tuning),
                      settings=stage1_settings.replace(num_threads=n_jobs))
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features, params=stage1.params,
                       settings=stage1_settings, n_jobs=n_jobs, fold_streams=fold_streams, progress=True)
@@ -179,19 +179,19 @@ stats
 # Bi-λMART tuned on its own would leave a core idle.
 
 # %%
-exp = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries, hessian=hessian, norm=norm,
+exp = bilambdamart.Stage2Experiment(two, settings=settings, train_queries=train_queries, hessian=hessian, norm=norm,
                                  truncation=truncation)
 oracles = oracle_scores(splits.test)  # empty unless the data are the synthetic twin
-control_exp = bivariate.control_experiment(exp, dataset, data_dir, scale, seed, wanted=control and bool(oracles))
-tuned_groups = bivariate.fit_model_groups(bivariate.model_groups(exp, control_exp, control_models), tuning=tuning,
+control_exp = bilambdamart.control_experiment(exp, dataset, data_dir, scale, seed, wanted=control and bool(oracles))
+tuned_groups = bilambdamart.fit_model_groups(bilambdamart.model_groups(exp, control_exp, control_models), tuning=tuning,
                                           n_jobs=n_jobs)
-fitted = tuned_groups[bivariate.MAIN_GROUP]
-control_fitted = tuned_groups.get(bivariate.CONTROL_GROUP)
-test_scores = bivariate.model_scores(exp, fitted, oracles=oracles)
-per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
-budget_caption = bivariate.tuning_label(tuning.n_trials)  # every table's caption says what it may claim
+fitted = tuned_groups[bilambdamart.MAIN_GROUP]
+control_fitted = tuned_groups.get(bilambdamart.CONTROL_GROUP)
+test_scores = bilambdamart.model_scores(exp, fitted, oracles=oracles)
+per_query = bilambdamart.per_query_results(exp, fitted, scores=test_scores)
+budget_caption = bilambdamart.tuning_label(tuning.n_trials)  # every table's caption says what it may claim
 print(budget_caption)
-means = bivariate.eval_table(per_query)
+means = bilambdamart.eval_table(per_query)
 report.table(means.reset_index(), "ndcg_means", caption="Test NDCG@k (full-list IDCG), plain means")
 means
 
@@ -203,11 +203,11 @@ means
 # %%
 # The table keeps the paper's uncorrected marks; `table2_pvalues` holds their p-values
 # and Holm's correction over the table's marks beside them (ours: the paper corrects nothing).
-rows2 = [bivariate.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
-table2 = bivariate.ndcg_table(per_query, rows2)
+rows2 = [bilambdamart.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]
+table2 = bilambdamart.ndcg_table(per_query, rows2)
 report.table(table2, "table2_lambdarank", index=True,
              caption=f"Table 2: NDCG@k; superscripts: improvement over that row, paired t-test p < 0.01; {budget_caption}")
-report.table(bivariate.ndcg_pvalues(per_query, rows2), "table2_pvalues",
+report.table(bilambdamart.ndcg_pvalues(per_query, rows2), "table2_pvalues",
              caption="Table 2's marks: paired t-test p, and Holm-corrected over the table's marks")
 table2
 
@@ -239,23 +239,23 @@ print(replacement_sensitivity_words())
 # is what a univariate model still leaves on the table.
 
 # %%
-headroom = bivariate.headroom_table(per_query, oracles)
+headroom = bilambdamart.headroom_table(per_query, oracles)
 report.table(headroom, "headroom_oracle", index=True,
              caption=f"Test NDCG@k of the models against oracle rankings by the true utility; {budget_caption}")
 # The table keeps Table 2's uncorrected marks; `headroom_oracle_pvalues` holds their
 # p-values and Holm's correction over the table's marks beside them (ours).
-report.table(bivariate.headroom_pvalues(per_query, oracles), "headroom_oracle_pvalues",
+report.table(bilambdamart.headroom_pvalues(per_query, oracles), "headroom_oracle_pvalues",
              caption="The oracle table's marks: paired t-test p, and Holm-corrected over the table's marks")
 headroom
 
 # %% [markdown]
-# How much of the pairwise term each model's test scores hold (`ltrlib.bivariate.uptake`):
+# How much of the pairwise term each model's test scores hold (`ltrlib.bilambdamart.uptake`):
 # the within-query partial correlation of the scores with the term, controlling for the
 # rest of the utility (1: the oracle; 0: blind to the term), and its difference to
 # λMART*'s. A pair model that beats λMART* through the pairs should take up more of it.
 
 # %%
-uptakes = bivariate.pairwise_uptakes(exp, fitted, test_scores)
+uptakes = bilambdamart.pairwise_uptakes(exp, fitted, test_scores)
 report.table(uptakes, "pairwise_uptake", caption=f"Pairwise uptake of the test scores; {budget_caption}")
 uptakes
 
@@ -269,13 +269,13 @@ uptakes
 # tuned with the main run's models (above).
 
 # %%
-control_pq = bivariate.control_results(control_exp, control_fitted)
-control_table = bivariate.control_table(control_pq)
+control_pq = bilambdamart.control_results(control_exp, control_fitted)
+control_table = bilambdamart.control_table(control_pq)
 report.table(control_table, "control_table2", index=True,
              caption=f"Control (pairwise_weight = 0): Table 2's claim without pairwise structure; {budget_caption}")
 # The table keeps Table 2's uncorrected marks; `control_table2_pvalues` holds their
 # p-values and Holm's correction over the table's marks beside them (ours).
-report.table(bivariate.control_pvalues(control_pq), "control_table2_pvalues",
+report.table(bilambdamart.control_pvalues(control_pq), "control_table2_pvalues",
              caption="The control's marks: paired t-test p, and Holm-corrected over the table's marks")
 control_table
 
@@ -287,10 +287,10 @@ control_table
 # %%
 # The table keeps the paper's uncorrected marks; `table4_pvalues` holds their p-values
 # and Holm's correction over the table's marks beside them (ours: the paper corrects nothing).
-table4 = bivariate.ndcg_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])
+table4 = bilambdamart.ndcg_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])
 report.table(table4, "table4_difference", index=True,
              caption=f"Table 4: Bi-λMART without (a) and with (b) difference features; p < 0.01; {budget_caption}")
-report.table(bivariate.ndcg_pvalues(per_query, ["Bi-λMART w/o d", "Bi-λMART"]), "table4_pvalues",
+report.table(bilambdamart.ndcg_pvalues(per_query, ["Bi-λMART w/o d", "Bi-λMART"]), "table4_pvalues",
              caption="Table 4's marks: paired t-test p, and Holm-corrected over the table's marks")
 table4
 
@@ -302,10 +302,10 @@ table4
 # %%
 # The table keeps the paper's uncorrected marks; `table5_pvalues` holds their p-values
 # and Holm's correction over the table's marks beside them (ours: the paper corrects nothing).
-table5 = bivariate.ndcg_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])
+table5 = bilambdamart.ndcg_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])
 report.table(table5, "table5_softmax", index=True,
              caption=f"Table 5: softmax loss; superscript: improvement over that row, p < 0.01; {budget_caption}")
-report.table(bivariate.ndcg_pvalues(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"]), "table5_pvalues",
+report.table(bilambdamart.ndcg_pvalues(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"]), "table5_pvalues",
              caption="Table 5's marks: paired t-test p, and Holm-corrected over the table's marks")
 table5
 
@@ -318,8 +318,8 @@ table5
 # differences. Studies `06.no_listwise.<model>`.
 
 # %%
-bare_per_query = bivariate.listwise_ablation(exp, wanted=listwise_ablation, tuning=tuning, n_jobs=n_jobs)
-ablation = bivariate.ablation_table(bare_per_query)
+bare_per_query = bilambdamart.listwise_ablation(exp, wanted=listwise_ablation, tuning=tuning, n_jobs=n_jobs)
+ablation = bilambdamart.ablation_table(bare_per_query)
 report.table(ablation, "ablation_listwise", index=True,
              caption=f"Table 2's models without listwise features; superscripts as Table 2; {budget_caption}")
 ablation
@@ -334,7 +334,7 @@ ablation
 # times larger (gradients scale with 1/(n−1), hessians with 1/(n−1)²).
 
 # %%
-table8 = bivariate.tuned_table(fitted, stage1=stage1.row(two))
+table8 = bilambdamart.tuned_table(fitted, stage1=stage1.row(two))
 report.table(table8, "table8_hyperparameters",
              caption="Table 8: tuned LightGBM parameters (stage 1 by NDCG@20; trials 0: its fixed settings)")
 table8
@@ -348,11 +348,11 @@ table8
 # does), and `replaced_lightgbm`, points LightGBM could not train; `why` says so in words;
 # `kept_degenerate` counts degenerate trials kept once a study's replacements ran out,
 # which `usable` leaves out. Every model searches in document units, so a pair model's rate takes
-# the step a document model's does (`ltrlib.bivariate.space`; Table 8 gives LightGBM's values
+# the step a document model's does (`ltrlib.bilambdamart.space`; Table 8 gives LightGBM's values
 # and, for pair models, the point searched).
 
 # %%
-spent = bivariate.tuning_summary(fitted, control=control_fitted)
+spent = bilambdamart.tuning_summary(fitted, control=control_fitted)
 report.table(spent, "tuning_summary", caption=f"Trials per model; {budget_caption}")
 spent
 
@@ -361,7 +361,7 @@ spent
 # that drew it and their best and median validation NDCG@`cutoff`.
 
 # %%
-screen = bivariate.settings_screen(fitted)
+screen = bilambdamart.settings_screen(fitted)
 report.table(screen, "settings_screen", caption=f"Validation NDCG by open setting; {budget_caption}")
 screen
 
@@ -372,13 +372,13 @@ screen
 # Optuna trial with the best so far.
 
 # %%
-curves = bivariate.curves_frame(fitted, cutoff=cutoff)
+curves = bilambdamart.curves_frame(fitted, cutoff=cutoff)
 fig = plots.validation_curves(curves)
 fig.axes[0].set_ylabel(f"validation NDCG@{cutoff} (full-list IDCG)")
 report.figure(fig, "validation_curves")
 
 # %%
-history = bivariate.tuning_frame(fitted)
+history = bilambdamart.tuning_frame(fitted)
 report.table(history, "tuning_trials")
 report.figure(plots.tuning_history(history), "tuning_history")
 
@@ -390,13 +390,13 @@ report.figure(plots.tuning_history(history), "tuning_history")
 # tables above do (`ltrlib.trec`). The control's runs are judged by its own labels.
 
 # %%
-run_paths = report.run_file_records(bivariate.stage2_run_files(exp, fitted, test_scores, control_exp, control_fitted))
+run_paths = report.run_file_records(bilambdamart.stage2_run_files(exp, fitted, test_scores, control_exp, control_fitted))
 run_paths
 
 # %%
 # Per query and model, for tests pooled across seeds (`ltrlib study bilambdamart`).
-report.frame(bivariate.per_query_frame(per_query, control_pq), "per_query_test")
+report.frame(bilambdamart.per_query_frame(per_query, control_pq), "per_query_test")
 report.metrics(stage1_folds=stage1_folds, n_trials=tuning.n_trials, stage1_trials=stage1_trials,
                stage2_pair_features=int(stats.pair_features[0]),
-               train_pairs=int(exp.rank_data("train", bivariate.MODELS["Bi-λMART"]).n_rows),
-               **bivariate.bilambdamart_metrics(per_query, k=cutoff, no_listwise=bare_per_query, control=control_pq))
+               train_pairs=int(exp.rank_data("train", bilambdamart.MODELS["Bi-λMART"]).n_rows),
+               **bilambdamart.bilambdamart_metrics(per_query, k=cutoff, no_listwise=bare_per_query, control=control_pq))

@@ -57,7 +57,7 @@
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
 # (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
-from ltrlib.config import session
+from ltrlib.sessions import session
 
 defaults = session()
 
@@ -90,7 +90,7 @@ max_width: int = 256  # caps every layer's width (and attention's); 0: the width
 # %%
 # Stage 1 and the stage-2 data exactly as notebook 06 builds them; the tiny scale shrinks
 # the networks and their training to a smoke test (`ltrlib.config.TRAIN_BUDGETS`).
-from ltrlib.bivariate import STAGE1_SETTINGS
+from ltrlib.bilambdamart import STAGE1_SETTINGS
 from ltrlib.neural import NeuralBudget
 from ltrlib.report import settings_frame
 from ltrlib.train import TrainSettings, TuningSettings, budget_for_scale
@@ -112,20 +112,20 @@ settings_frame(stage1_folds=stage1_folds, stage1_trials=stage1_trials, tuning=tu
 import pandas as pd
 
 from ltrlib import plots
-from ltrlib import bivariate
-from ltrlib.bivariate import build_two_stage, tune_stage1
+from ltrlib import bilambdamart
+from ltrlib.bilambdamart import build_two_stage, tune_stage1
 from ltrlib.data import load_dataset
 from ltrlib import neural
 from ltrlib.report import Reporter
 
 splits = load_dataset(dataset, data_dir, scale, seed)
 report = Reporter(run_id, "06_neural_competitors", data=splits)
-stage1 = tune_stage1(splits, tuning=bivariate.stage1_tuning(
+stage1 = tune_stage1(splits, tuning=bilambdamart.stage1_tuning(
                          stage1_trials, tuning.replace(storage=report.run_dir / "06_bilambdamart.journal")),
                      settings=stage1_settings.replace(num_threads=n_jobs))
 two = build_two_stage(splits, folds=stage1_folds, top_k=top_k, n_features=stage2_features, params=stage1.params,
                       settings=stage1_settings, n_jobs=n_jobs, fold_streams=fold_streams, progress=True)
-exp = bivariate.Stage2Experiment(two, settings=settings, train_queries=train_queries)
+exp = bilambdamart.Stage2Experiment(two, settings=settings, train_queries=train_queries)
 exp.parts["train"]
 
 # %% [markdown]
@@ -138,8 +138,8 @@ exp.parts["train"]
 names = neural.neural_model_list(neural_models)
 fitted = neural.fit_neural_models(exp, names, budget=steps, max_width=nn["max_width"],
                                   tuning=tuning.replace(storage=report.run_dir / "06_neural_competitors.journal"))
-test_scores = bivariate.model_scores(exp, fitted)  # scored once: the tables and the run files
-per_query = bivariate.per_query_results(exp, fitted, scores=test_scores)
+test_scores = bilambdamart.model_scores(exp, fitted)  # scored once: the tables and the run files
+per_query = bilambdamart.per_query_results(exp, fitted, scores=test_scores)
 budget_caption = neural.budget_caption(tuning.n_trials, steps.max_steps, nn["max_width"])
 print(budget_caption)
 import jax
@@ -185,12 +185,12 @@ table3
 # a significant improvement over the row with that letter (p < 0.01).
 
 # %%
-table4 = bivariate.ndcg_table(both, neural.table4_rows(both))
+table4 = bilambdamart.ndcg_table(both, neural.table4_rows(both))
 report.table(table4, "table4_gsf", index=True,
              caption=f"Table 4: bivariate models without and with x_i − x_j; p < 0.01; {budget_caption}")
 # The table keeps the paper's uncorrected marks; `table4_gsf_pvalues` holds their p-values
 # and Holm's correction over the table's marks beside them (ours).
-report.table(bivariate.ndcg_pvalues(both, neural.table4_rows(both)), "table4_gsf_pvalues",
+report.table(bilambdamart.ndcg_pvalues(both, neural.table4_rows(both)), "table4_gsf_pvalues",
              caption="Table 4's marks: paired t-test p, and Holm-corrected over the table's marks")
 table4
 
@@ -250,7 +250,7 @@ table7
 # The width cap, where one was used, travels with the summary: the ledger states it.
 spent = neural.network_summary(fitted).assign(max_width=nn["max_width"])
 report.table(spent, "neural_tuning_summary", caption=f"Trials per network; {budget_caption}")
-report.table(bivariate.tuning_frame(fitted), "neural_tuning_trials")
+report.table(bilambdamart.tuning_frame(fitted), "neural_tuning_trials")
 display(spent)
 curves = neural.network_curves(fitted, cutoff=cutoff)
 fig = plots.validation_curves(curves)
@@ -265,10 +265,10 @@ report.figure(fig, "neural_validation_curves")
 # trec_eval and ranx divide by the full list's ideal DCG as the tables do (`ltrlib.trec`).
 
 # %%
-run_paths = report.run_file_records(bivariate.stage2_runs(exp, fitted, stage1=False, scores=test_scores).records())
+run_paths = report.run_file_records(bilambdamart.stage2_runs(exp, fitted, stage1=False, scores=test_scores).records())
 run_paths
 
 # %%
 report.frame(per_query, "per_query_neural")
 report.metrics(neural_trials=tuning.n_trials, max_steps=steps.max_steps, device=device,
-               **bivariate.bilambdamart_metrics(per_query, k=cutoff))
+               **bilambdamart.bilambdamart_metrics(per_query, k=cutoff))

@@ -60,7 +60,7 @@
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
 # (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
-from ltrlib.config import session
+from ltrlib.sessions import session
 
 defaults = session()
 
@@ -96,7 +96,7 @@ n_jobs: int = 2  # parallel processes for the runs
 scheduler: str = ""  # Dask scheduler address such as tcp://host:8786; empty means joblib here
 
 # %%
-from ltrlib.config import parse_list
+from ltrlib.sessions import parse_list
 from ltrlib import foltr
 from ltrlib.foltr import online_table_caption, rounds_and_seeds, run_seeds
 

@@ -34,7 +34,7 @@
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
 # (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
-from ltrlib.config import session
+from ltrlib.sessions import session
 
 defaults = session()
 
@@ -58,7 +58,7 @@ distributed: bool = True  # train once more on a two-worker Dask LocalCluster, r
 
 # %%
 from ltrlib import plots, trec
-from ltrlib.config import parse_list
+from ltrlib.sessions import parse_list
 from ltrlib.data import load_dataset
 from ltrlib.metrics import compare
 from ltrlib.report import Reporter

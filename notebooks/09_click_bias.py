@@ -29,7 +29,7 @@
 # %%
 # The standard parameters default to this JupyterLab session's data, scale, seed and run id
 # (`make lab SCALE=tiny RUN_ID=...`); a batch run injects its own after the next cell.
-from ltrlib.config import session
+from ltrlib.sessions import session
 
 defaults = session()
 
@@ -50,7 +50,7 @@ ceiling_trees: int = 0  # tree limit of the true-label ceiling; 0 means by scale
 # %%
 from ltrlib import clicklog
 from ltrlib import plots, trec
-from ltrlib.config import parse_list
+from ltrlib.sessions import parse_list
 from ltrlib.data import load_dataset
 from ltrlib.report import Reporter, settings_frame
 from ltrlib.train import TrainSettings, budget_for_scale

@@ -5,7 +5,7 @@ share an expensive module- or session-scoped fixture must run in the same worker
 worker would build the fixture again: the tiny batch run (`tiny_run`, about four minutes),
 the batch on the real data (`real_run`), the calibration's four simulated samples
 (`spread`, about 17 s) and its 10,000-query collection (`generated`, about 8 s), the binned
-stage-2 rows of tests/bivariate/test_two_stage.py (`rows40`, about 8 s),
+stage-2 rows of tests/bilambdamart/test_two_stage.py (`rows40`, about 8 s),
 tests/data/test_synthetic.py's memoised Type 1 gap (`type1_gap`, about 10 s), the pairwise
 term's regressions (`pairwise_r2`, about 18 s), the PostgreSQL server of the shared-study
 tests (`postgres`, about 12 s) and tests/train/test_dask.py's LocalCluster (`dask_client`).
@@ -17,7 +17,8 @@ import os
 
 import pytest
 
-from ltrlib.config import CACHE_DIR, thread_env
+from ltrlib.config import CACHE_DIR
+from ltrlib.processes import thread_env
 
 # Two workers each running LightGBM or XGBoost with two OpenMP threads share two cores.
 # OpenMP's default is to spin-wait between parallel regions, and a spinning thread holds a
@@ -83,6 +84,6 @@ def one_core_parameters() -> dict[str, int]:
     """The notebook parameters a batch run adds on an xdist worker (see the thread budget at
     the top): the models a notebook trains side by side in its own worker processes train
     one after another in its kernel. The pools themselves are tested where they are built
-    (tests/train, tests/bivariate/test_two_stage.py, tests/foltr, tests/clients), and end to
+    (tests/train, tests/bilambdamart/test_two_stage.py, tests/foltr, tests/clients), and end to
     end in the batch on real data (tests/notebooks/test_real_data.py), which keeps them."""
     return {"n_jobs": 1} if ON_XDIST_WORKER else {}

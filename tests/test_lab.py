@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from ltrlib import config, lab
+from ltrlib import config, lab, sessions
 
 
 def test_install_writes_the_kernelspec_and_merges_the_lab_settings(tmp_path):
@@ -36,10 +36,10 @@ def test_broken_settings_are_named_not_overwritten(tmp_path):
 
 
 def test_environment_sets_the_session_and_command_roots_the_server(monkeypatch):
-    monkeypatch.setenv(config.BATCH_ENV, "1")
-    env = lab.environment(scale="tiny", seed=2, run_id="", base={"LTRLIB_RUN_ID": "stale", config.BATCH_ENV: "1"})
+    monkeypatch.setenv(sessions.BATCH_ENV, "1")
+    env = lab.environment(scale="tiny", seed=2, run_id="", base={"LTRLIB_RUN_ID": "stale", sessions.BATCH_ENV: "1"})
     assert env["LTRLIB_SCALE"] == "tiny" and env["LTRLIB_SEED"] == "2" and env["LTRLIB_DATASET"] == "synthetic"
-    assert "LTRLIB_RUN_ID" not in env and config.BATCH_ENV not in env
+    assert "LTRLIB_RUN_ID" not in env and sessions.BATCH_ENV not in env
     with pytest.raises(ValueError, match="unknown scale 'huge'"):
         lab.environment(scale="huge")
     argv = lab.command(root="/x", port=8899, token="t", open_browser=False)

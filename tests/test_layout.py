@@ -67,10 +67,11 @@ def test_no_function_over_80_lines():
 # --------------------------------------------------------------------------- layers
 
 #: The package's layers, bottom up, as its docstring states them.
-LAYERS = (("foundations", {"config", "atomic", "records", "timing", "progress", "metrics"}),
+LAYERS = (("foundations", {"config", "sessions", "processes", "randomness", "atomic", "records", "timing", "progress",
+                           "metrics"}),
           ("data", {"data", "provenance", "manifest", "study_record", "trec"}),
           ("engine", {"train"}),
-          ("analyses", {"noniid", "clients", "merge", "bivariate", "neural", "foltr", "clicklog", "xgboost_tutorial",
+          ("analyses", {"noniid", "clients", "merge", "bilambdamart", "neural", "foltr", "clicklog", "xgboost_tutorial",
                         "reproducibility"}),
           ("reports", {"report", "plots", "fidelity"}),
           ("runs", {"runner", "studies", "lab", "lab_contents", "dashboard"}),

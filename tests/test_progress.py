@@ -11,14 +11,14 @@ import pytest
 
 import tqdm.std
 
-from ltrlib import config, progress
+from ltrlib import progress, sessions
 
 
 @pytest.fixture
 def kernel(monkeypatch):
     """This process as a batch kernel (a worker process has no ipykernel)."""
     monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
-    monkeypatch.setenv(config.BATCH_ENV, "1")
+    monkeypatch.setenv(sessions.BATCH_ENV, "1")
 
 
 def test_batch_runs_get_a_sparse_text_bar(kernel, monkeypatch, capsys):
@@ -33,7 +33,7 @@ def test_batch_runs_get_a_sparse_text_bar(kernel, monkeypatch, capsys):
 def test_interactive_sessions_get_tqdm_auto_and_disabled_bars_print_nothing(monkeypatch, capsys):
     from tqdm.auto import tqdm as auto
 
-    monkeypatch.delenv(config.BATCH_ENV, raising=False)
+    monkeypatch.delenv(sessions.BATCH_ENV, raising=False)
     assert isinstance(progress.bar(total=1, enabled=False), auto)
     assert list(progress.bar(range(3), desc="folds", enabled=False)) == [0, 1, 2]
     assert capsys.readouterr().err == ""
@@ -132,7 +132,7 @@ def test_a_batch_workers_bars_only_report(monkeypatch, tmp_path, capsys):
     # A joblib worker of a batch kernel: no ipykernel. Its bars print nothing (nobody reads a
     # worker's stderr) and report to the runner when there is one, else they are off.
     monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
-    monkeypatch.setenv(config.BATCH_ENV, "1")
+    monkeypatch.setenv(sessions.BATCH_ENV, "1")
     monkeypatch.setenv(progress.STATUS_ENV, str(tmp_path))
     with progress.bar(total=4, desc="tuning Split1.M1") as trials:
         trials.update(1)  # right after the bar opened: written once the interval is over

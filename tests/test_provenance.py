@@ -1,11 +1,11 @@
-"""ltrlib.provenance and ltrlib.config.session: a run folder holds results of one dataset,
+"""ltrlib.provenance and ltrlib.sessions.session: a run folder holds results of one dataset,
 scale and seed; notebooks and model stores refuse other data with the command that fixes it."""
 
 import json
 
 import pytest
 
-from ltrlib import config, provenance
+from ltrlib import config, provenance, sessions
 from ltrlib.data import load_dataset
 from ltrlib.report import Reporter
 from ltrlib.train import ModelStore, train_ranker
@@ -101,25 +101,25 @@ def test_a_model_without_provenance_is_refused(tmp_path, tiny, ranker):
 
 
 def test_session_defaults_come_from_the_environment(monkeypatch):
-    for name in [*config.SESSION_ENV.values(), config.BATCH_ENV]:
+    for name in [*sessions.SESSION_ENV.values(), sessions.BATCH_ENV]:
         monkeypatch.delenv(name, raising=False)
-    s = config.session()
+    s = sessions.session()
     assert (s.dataset, s.scale, s.seed, s.interactive) == ("synthetic", "small", 0, True)
     assert s.run_id == "interactive-synthetic-small-seed0"
     monkeypatch.setenv("LTRLIB_SCALE", "tiny")
     monkeypatch.setenv("LTRLIB_SEED", "4")
-    monkeypatch.setenv(config.BATCH_ENV, "1")
-    s = config.session()
+    monkeypatch.setenv(sessions.BATCH_ENV, "1")
+    s = sessions.session()
     assert (s.scale, s.seed, s.run_id, s.interactive) == ("tiny", 4, "interactive-synthetic-tiny-seed4", False)
     monkeypatch.setenv("LTRLIB_RUN_ID", "mine")
-    assert config.session().run_id == "mine"
+    assert sessions.session().run_id == "mine"
     monkeypatch.setenv("LTRLIB_SEED", "four")
     with pytest.raises(ValueError, match="LTRLIB_SEED='four' is not an integer"):
-        config.session()
+        sessions.session()
     monkeypatch.setenv("LTRLIB_SEED", "0")
     monkeypatch.setenv("LTRLIB_SCALE", "huge")
     with pytest.raises(ValueError, match="unknown scale 'huge'"):
-        config.session()
+        sessions.session()
 
 
 def test_missing_models_name_the_command_with_the_scale(tmp_path, tiny):

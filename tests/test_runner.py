@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ltrlib import cli, config, runner
+from ltrlib import cli, config, runner, timing
 from ltrlib.manifest import code_commit, package_versions
 from ltrlib.runner import (
     NotebookError,
@@ -30,7 +30,7 @@ from ltrlib.runner import (
 )
 
 STANDARD_CELL = '''# %%
-from ltrlib.config import session
+from ltrlib.sessions import session
 
 # %% tags=["parameters"]
 dataset: str = "synthetic"  # dataset name or path
@@ -223,7 +223,7 @@ def test_manifest_records_params_status_and_timings(project):
     # The ETA the bar showed as each notebook started: the expectation before anything ran
     # (the default times of notebooks 00 and 01 at this scale; `ltrlib.timing.Estimate`), then
     # what was left of it (00's short work is not enough to judge the machine by).
-    tiny = config.NOTEBOOK_SECONDS["tiny"]
+    tiny = timing.NOTEBOOK_SECONDS["tiny"]
     assert manifest["notebooks"]["00_tables"]["eta_seconds_at_start"] == tiny["00"] + tiny["01"]
     assert manifest["notebooks"]["01_plain"]["eta_seconds_at_start"] == tiny["01"]
 
@@ -543,7 +543,7 @@ def test_the_eta_expects_each_notebook_to_take_what_it_took_in_a_comparable_run(
         (tmp_path / run_id / "run.json").write_text(json.dumps({"notebooks": {"03_client_models": entry}}))
 
     expected = runner._expected_seconds(tmp_path, plan)
-    small = config.NOTEBOOK_SECONDS["small"]
+    small = timing.NOTEBOOK_SECONDS["small"]
     median = statistics.median(small.values())
     assert expected == {"03_client_models": small["03"], "42_mine": median}  # a notebook not measured: their median
     paper = {name: {**params, "scale": "paper"} for name, params in plan.items()}  # no figures: small's
@@ -576,13 +576,13 @@ def test_a_notebook_waits_for_those_it_reads():
 
 # --------------------------------------------------------------------------- nothing left behind
 
-# A notebook whose pool of loky workers (ltrlib.config.worker_processes) waits: killed
+# A notebook whose pool of loky workers (ltrlib.processes.worker_processes) waits: killed
 # during it, a kernel left its workers and loky's resource trackers under PID 1.
 POOL_NOTEBOOK = "# %% [markdown]\n# # Pool\n# Two pool workers wait.\n\n" + STANDARD_CELL + '''
 # %%
 import time
 from joblib import Parallel, delayed
-from ltrlib.config import worker_processes
+from ltrlib.processes import worker_processes
 
 with worker_processes(2):
     Parallel(n_jobs=2)(delayed(time.sleep)(120) for _ in range(2))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import sessions
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics.keys import flatten_metrics
 from ltrlib.train.ranker import Ranker, evaluate_rankers
@@ -98,7 +98,7 @@ def fit_client_models(
     here.
     """
     names = list(nsplits) if splits is None else (
-        config.parse_list(splits, name="splits", allow_empty=True) if isinstance(splits, str) else list(splits))
+        sessions.parse_list(splits, name="splits", allow_empty=True) if isinstance(splits, str) else list(splits))
     unknown = [s for s in names if s not in nsplits]
     if unknown or not names:
         raise ValueError(f"splits {unknown or names!r} not available; choose from {list(nsplits)}")

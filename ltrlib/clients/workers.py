@@ -33,7 +33,7 @@ import re
 import time
 from collections.abc import Sequence
 
-from ltrlib import config
+from ltrlib import sessions
 from ltrlib.clients.models import MODEL_NAMES
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.train.settings import (DEFAULT_EARLY_STOPPING, DEFAULT_EVAL_AT, DEFAULT_MAX_TREES, TrainSettings,
@@ -134,7 +134,7 @@ def _trials_to_run(study_name: str, where: str, attrs: dict, n_trials: int | Non
         if n_trials is None:
             raise ValueError(
                 f"study {study_name!r} is not in {where}{f' after {wait:g} s' if wait else ''}: "
-                f"start it from notebook 03 ({config.cli_command()} run -p storage URL), wait for it longer "
+                f"start it from notebook 03 ({sessions.cli_command()} run -p storage URL), wait for it longer "
                 "(--wait), or give n_trials (--n-trials) to start it here")
     return n_trials
 

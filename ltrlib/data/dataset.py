@@ -354,7 +354,7 @@ class Scorer(Protocol):
 
     ``score(data)`` returns one float64 score per row of ``data``, in row order; a higher
     score ranks a document higher within its query. Trained rankers (`ltrlib.train.Ranker`,
-    `ltrlib.bivariate.LBModel`, `ltrlib.bivariate.BivariateRanker`, `ltrlib.foltr.rankers.FoltrRanker`)
+    `ltrlib.bilambdamart.LBModel`, `ltrlib.bilambdamart.BivariateRanker`, `ltrlib.foltr.rankers.FoltrRanker`)
     score from the features; merged models (`ltrlib.merge.LinearMerge`, `StackingModel`,
     `RankerSelector`) hold their base models and score them first, so a caller never
     assembles a score matrix. The contract lives here, beside `Dataset`, because every

@@ -51,7 +51,7 @@ Mechanisms, each with its knob in :class:`SyntheticConfig`:
   rank within a group. Freshness has a per-host level (sd ``2``) that says nothing about
   the standing and hides most of it, but not all: a document's own part of freshness
   still shows through its raw value, rank and z-score in the query. A linear fit of the
-  term on the univariate and listwise features (`ltrlib.bivariate.expand_listwise`)
+  term on the univariate and listwise features (`ltrlib.bilambdamart.expand_listwise`)
   explains about 17 % of its variance, in sample and on held-out queries alike, nearly
   all of it through freshness's own columns (`PAIRWISE_LINEAR_R2`, small scale, seed 0;
   `tests/data/test_pairwise_term.py`); the rest needs the comparison within the host.
@@ -94,7 +94,7 @@ _LEN_COL = 213  # document length; relevance prefers the query's typical length
 _PROX_COLS = slice(214, 219)  # proximity features: zero unless the document matches well
 _HOST_COL, _FRESH_COL = 48, 49  # the pairwise mechanism's host id and freshness
 #: Features the pairwise mechanism needs (host id, freshness); they carry no univariate
-#: gain, so a gain-based feature selection must keep them (`ltrlib.bivariate.build_two_stage`).
+#: gain, so a gain-based feature selection must keep them (`ltrlib.bilambdamart.build_two_stage`).
 PAIRWISE_FEATURES = (f"f{_HOST_COL + 1}", f"f{_FRESH_COL + 1}")
 #: R² of a linear fit of the pairwise term on the univariate and listwise features, as the
 #: module docstring states it (measured on the small scale, seed 0, in sample and held out

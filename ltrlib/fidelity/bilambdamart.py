@@ -8,13 +8,13 @@ not a target; its *claims* are. Each claim is decided on this run's marked table
 paper) and on the paper's own printed numbers, so the encoding of a claim can be judged.
 
 A run whose stage-2 models were not tuned alike with at least
-`ltrlib.bivariate.experiment.MIN_COMPARISON_TRIALS` trials each is no comparison: its
+`ltrlib.bilambdamart.experiment.MIN_COMPARISON_TRIALS` trials each is no comparison: its
 verdicts are "not available", with the reason.
 
 One run is one draw of data, folds, query sample and tuning. `across_seeds` follows the
 comparisons over several runs that differ in their seed only; ``ltrlib bilambdamart-seeds
 RUN RUN ...`` prints them. The central claim is decided over seeds by the pre-registered
-study (`ltrlib.bivariate.preregistration`), whose verdict `section` quotes.
+study (`ltrlib.bilambdamart.preregistration`), whose verdict `section` quotes.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ltrlib.bivariate.experiment import MIN_COMPARISON_TRIALS
-from ltrlib.bivariate.preregistration import study_verdicts
+from ltrlib.bilambdamart.experiment import MIN_COMPARISON_TRIALS
+from ltrlib.bilambdamart.preregistration import study_verdicts
 from ltrlib.fidelity.claims import (
     NOT_DECIDED,
     VERDICTS,
@@ -532,7 +532,7 @@ COMPARED: dict[str, tuple[str, ...]] = {
     "bi_softmax_beats_best_network": ("Bi-GBT_Softmax", *NEURAL_SOFTMAX),
     "differences_matter_more_to_trees": ("GSF(2)", "GSF(2) with d", "Bi-λMART w/o d", "Bi-λMART"),
 }
-#: What each model's tuning spent, by notebook: `ltrlib.bivariate.tuning_summary` and
+#: What each model's tuning spent, by notebook: `ltrlib.bilambdamart.tuning_summary` and
 #: `ltrlib.neural.network_summary`.
 SPENT = ((NOTEBOOK, "tuning_summary"), (NEURAL_NOTEBOOK, "neural_tuning_summary"))
 BUDGET = "not decided: budget"
@@ -658,7 +658,7 @@ def published_numbers(run_dir: str | Path, declaration: Declaration | None) -> p
 
 
 #: Notebook 06's tables whose marks it also tests with Holm's correction
-#: (`ltrlib.bivariate.ndcg_pvalues`), by the name `read_tables` gives them.
+#: (`ltrlib.bilambdamart.ndcg_pvalues`), by the name `read_tables` gives them.
 HOLM_TABLES = {"table2": "table2_pvalues", "table4": "table4_pvalues", "table5": "table5_pvalues"}
 HOLM = ("Tables 2, 4 and 5 mark each row's improvement over each earlier row at every cutoff, uncorrected, as the "
         "paper does. Holm's step-down over each table's marks (ours; `table2_pvalues` and the others) asks whether "

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from ltrlib import config, records
+from ltrlib import records, sessions
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
 
@@ -117,7 +117,7 @@ def require_numbers(recorded: Mapping[int, Path], reader: str = "the ledger") ->
 def upgrade_command(record: str | Path) -> str:
     """The command that adds a record's missing numbers (`ltrlib.fidelity.upgrade`), for the
     messages that refuse a record `lacking_numbers` finds wanting."""
-    return f"{config.cli_command()} upgrade {record}"
+    return f"{sessions.cli_command()} upgrade {record}"
 
 
 def run_setup(run_dir: str | Path, notebooks: Iterable[str] = ()) -> tuple[int, dict[str, Any]]:

@@ -33,8 +33,8 @@ from pathlib import Path
 import pandas as pd
 
 from ltrlib import records
-from ltrlib.bivariate.beyond import control_table
-from ltrlib.bivariate.experiment import STAGE1_ROW, ndcg_table
+from ltrlib.bilambdamart.beyond import control_table
+from ltrlib.bilambdamart.experiment import STAGE1_ROW, ndcg_table
 from ltrlib.fidelity.bilambdamart import NEURAL_NOTEBOOK, NOTEBOOK
 from ltrlib.fidelity.sources import recorded_seeds
 from ltrlib.metrics.significance import MarkedTable
@@ -128,7 +128,7 @@ def _notebook06(folders: Folders, variant: str) -> pd.DataFrame:
 
 
 def _tree_models(rows: list[str]):
-    """`ltrlib.bivariate.ndcg_table` of notebook 06's main run with ``rows``."""
+    """`ltrlib.bilambdamart.ndcg_table` of notebook 06's main run with ``rows``."""
     def build(folders: Folders, _printed: Path) -> MarkedTable:
         return ndcg_table(_notebook06(folders, "main"), rows)
     return build
@@ -215,21 +215,21 @@ _FULL = "at full precision"
 #: Every printed marked table the ledger reads as numbers (`ltrlib.fidelity.sources.NOTEBOOK_TABLES`'s
 #: ``*_numbers``), and how it is rebuilt; the calls are the notebooks' own, a test holds them to it.
 REBUILDS = (
-    Rebuild(NOTEBOOK, "table2_lambdarank", 'rows2 = [bivariate.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]',
+    Rebuild(NOTEBOOK, "table2_lambdarank", 'rows2 = [bilambdamart.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]',
             f"rebuilt from {PER_QUERY_06} (main) with notebook 06's ndcg_table and Table 2's rows, {_FULL}",
             _tree_models([STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"])),
-    Rebuild(NOTEBOOK, "table4_difference", 'bivariate.ndcg_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])',
+    Rebuild(NOTEBOOK, "table4_difference", 'bilambdamart.ndcg_table(per_query, ["Bi-λMART w/o d", "Bi-λMART"])',
             f"rebuilt from {PER_QUERY_06} (main) with notebook 06's ndcg_table and Table 4's rows, {_FULL}",
             _tree_models(["Bi-λMART w/o d", "Bi-λMART"])),
-    Rebuild(NOTEBOOK, "table5_softmax", 'bivariate.ndcg_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])',
+    Rebuild(NOTEBOOK, "table5_softmax", 'bilambdamart.ndcg_table(per_query, ["GBT_Softmax", "Bi-GBT_Softmax"])',
             f"rebuilt from {PER_QUERY_06} (main) with notebook 06's ndcg_table and Table 5's rows, {_FULL}",
             _tree_models(["GBT_Softmax", "Bi-GBT_Softmax"])),
-    Rebuild(NOTEBOOK, "control_table2", "bivariate.control_table(control_pq)",
+    Rebuild(NOTEBOOK, "control_table2", "bilambdamart.control_table(control_pq)",
             f"rebuilt from {PER_QUERY_06} (control) with notebook 06's control_table, {_FULL}", _control),
     Rebuild(NEURAL_NOTEBOOK, "table3_neural_lambdarank", "neural.table3(both, names)",
             f"rebuilt from {PER_QUERY_06N} and notebook 06's {PER_QUERY_06} with the notebook's table3, {_FULL}",
             _neural("table3_neural_lambdarank")),
-    Rebuild(NEURAL_NOTEBOOK, "table4_gsf", "bivariate.ndcg_table(both, neural.table4_rows(both))",
+    Rebuild(NEURAL_NOTEBOOK, "table4_gsf", "bilambdamart.ndcg_table(both, neural.table4_rows(both))",
             f"rebuilt from {PER_QUERY_06N} and notebook 06's {PER_QUERY_06} with the notebook's ndcg_table, {_FULL}",
             _neural("table4_gsf")),
     Rebuild(NEURAL_NOTEBOOK, "table5_neural_softmax", "neural.table5(both, names)",

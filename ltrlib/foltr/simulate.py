@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ltrlib import timing
-from ltrlib.config import stream_seeds
+from ltrlib.randomness import stream_seeds
 from ltrlib.data.dataset import Dataset
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
@@ -162,7 +162,7 @@ def remedy_click_models(remedy_clicks: str, profile: str, clicks) -> list[str]:
     each setting, remedies included, under its three SDBN click models, so a remedy's
     comparison with FedAvg pairs 3 click models x 5 runs), and perfect clicks alone by scale
     (the batch's budget)."""
-    from ltrlib.config import parse_list
+    from ltrlib.sessions import parse_list
 
     if remedy_clicks:
         return parse_list(remedy_clicks, name="remedy_clicks")
@@ -172,7 +172,7 @@ def remedy_click_models(remedy_clicks: str, profile: str, clicks) -> list[str]:
 
 def run_seeds(seed: int, n: int, fold: int = 0) -> list[int]:
     """The seeds of notebook 07's ``n`` runs per curve, drawn from the batch's ``seed``
-    (`ltrlib.config.stream_seeds`): no two batch seeds share a run, so runs of a multi-seed
+    (`ltrlib.randomness.stream_seeds`): no two batch seeds share a run, so runs of a multi-seed
     study are independent (``seed, seed + 1, ...`` made batch seeds s and s + 1 share one).
 
     ``fold``: on a collection in folds, each fold's runs have seeds of their own, the
@@ -333,7 +333,7 @@ def _run_todo(by_fold, parts, jobs, kept, todo, n_jobs, scheduler):
     else:
         from joblib import Parallel, delayed
 
-        from ltrlib.config import worker_processes
+        from ltrlib.processes import worker_processes
 
         with worker_processes(n_jobs):
             par = Parallel(n_jobs=n_jobs, return_as="generator_unordered")

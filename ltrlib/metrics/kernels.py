@@ -2,7 +2,7 @@
 
 The metrics (`ltrlib.metrics.ranking`), PDGD's online NDCG and ideal DCGs
 (`ltrlib.foltr.pdgd`) and the LB objectives' λRank weights and early-stopping NDCG
-(`ltrlib.bivariate.objective`) all compute
+(`ltrlib.bilambdamart.objective`) all compute
 
     gain(label)  = 2**label - 1
     discount(r)  = 1 / log2(r + 2)          r the 0-based rank

@@ -18,7 +18,7 @@ a parameter) is keyed by its name alone (``n_trials``).
 
 It sits with the metrics, below every analysis, because each analysis module builds its
 notebook's scalars with `flatten_metrics` (its ``*_metrics`` function:
-``merge.merge_metrics``, ``bivariate.bilambdamart_metrics``, ...).
+``merge.merge_metrics``, ``bilambdamart.bilambdamart_metrics``, ...).
 """
 
 from __future__ import annotations

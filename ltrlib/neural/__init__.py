@@ -8,7 +8,7 @@
 Modules: `lists` (flat arrays with offsets <-> padded lists in canonical order), `models`
 (DNN, GSF(m), ATTN-DIN, SetRank in Flax), `losses` (λRank and softmax on Rax), `ranker`
 (training with early stopping, scoring), `competitors` (the paper's eleven networks on
-`ltrlib.bivariate`'s stage-2 data, their tuning and Tables 3-7, for notebook
+`ltrlib.bilambdamart`'s stage-2 data, their tuning and Tables 3-7, for notebook
 ``06_neural_competitors``). The library is JAX with Flax, Optax and Rax: the
 "Bi-LambdaMART's neural competitors" section of docs/bilambdamart.md gives the measurements
 it was chosen by.

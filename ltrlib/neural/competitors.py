@@ -1,6 +1,6 @@
 """The Bi-LambdaMART paper's neural competitors on the tree models' stage-2 data (§5.3-§6).
 
-The same `ltrlib.bivariate.Stage2Experiment` the trees train on: its top-k lists with the
+The same `ltrlib.bilambdamart.Stage2Experiment` the trees train on: its top-k lists with the
 listwise-expanded features (§5.5), its training-query sample, its full-list ideal DCGs.
 Models (`NEURAL_MODELS`), each a `NeuralRanker`:
 
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ltrlib.bivariate.experiment import STAGE1_ROW, FittedModel, Stage2Experiment, model_list
+from ltrlib.bilambdamart.experiment import STAGE1_ROW, FittedModel, Stage2Experiment, model_list
 from ltrlib.metrics import compare
 from ltrlib.metrics.significance import MarkedTable, corrected, paired_tests
 from ltrlib.neural.models import Architecture
@@ -134,7 +134,7 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget,
                       tuning: TuningSettings = NEURAL_TUNING, study_prefix: str = "06n",
                       max_width: int = 0) -> dict[str, FittedModel]:
     """Tune (or resume) each neural model's Optuna study on ``exp``'s stage-2 data and keep
-    its best model, as `ltrlib.bivariate.fit_models` does for the trees (the same
+    its best model, as `ltrlib.bilambdamart.fit_models` does for the trees (the same
     `FittedModel`, so the same tables read both). ``budget``: steps, patience, evaluation
     interval, batch size; its ``cutoff`` must be the experiment's and its seed is
     replaced by the experiment's. ``tuning``: the trials (the first at the paper's point,
@@ -194,12 +194,12 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget,
 
 
 def network_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:
-    """`ltrlib.bivariate.tuning_summary` for networks, with how each kept fit ended:
+    """`ltrlib.bilambdamart.tuning_summary` for networks, with how each kept fit ended:
     ``steps`` trained, ``best_step`` (the weights kept), ``stop_reason``
     (`ltrlib.neural.ranker.STOP_REASONS`), ``converged`` (stopped by patience) and
     ``trials_converged``, how many of the study's trials stopped by patience. The
     ledger's budget gate reads ``usable`` and ``converged``."""
-    from ltrlib.bivariate.experiment import tuning_summary
+    from ltrlib.bilambdamart.experiment import tuning_summary
 
     out = tuning_summary(fitted)
     out["steps"] = [f.model.steps for f in fitted.values()]

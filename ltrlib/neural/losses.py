@@ -1,7 +1,7 @@
 """The losses of the Bi-LambdaMART paper for neural rankers, on Rax: each one a batch's loss.
 
 ``softmax``: −Σ_i y_i log softmax(s)_i, the paper's §6.2 formula with raw labels, the loss
-GBT_Softmax and Bi-GBT_Softmax train with (`ltrlib.bivariate.objective`) and Rax's default.
+GBT_Softmax and Bi-GBT_Softmax train with (`ltrlib.bilambdamart.objective`) and Rax's default.
 TF-Ranking, which the paper's neural runs used, computes the same loss: it divides the
 labels by their sum and weighs the list by that sum (its default list weight), which
 multiplies back.

@@ -59,7 +59,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from ltrlib.config import stream_seeds
+from ltrlib.randomness import stream_seeds
 
 __all__ = ["ARCHITECTURES", "Architecture", "build_model", "gsf_groups"]
 
@@ -244,6 +244,6 @@ ARCHITECTURES = {"dnn": DNN, "gsf": GSF, "attn_din": AttnDIN, "setrank": SetRank
 def build_model(arch: Architecture, n_features: int, seed: int) -> nnx.Module:
     """A freshly initialised model of ``arch`` for ``n_features`` inputs, from ``seed``
     (its weights, its dropout masks and GSF's shuffles), three streams that no other seed's
-    network shares (`ltrlib.config.stream_seeds`)."""
+    network shares (`ltrlib.randomness.stream_seeds`)."""
     params, dropout, shuffle = stream_seeds(seed, "neural network", 3)
     return ARCHITECTURES[arch.kind](n_features, arch, nnx.Rngs(params=params, dropout=dropout, shuffle=shuffle))

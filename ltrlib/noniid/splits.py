@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import sessions
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.data.loading import load_dataset
 from ltrlib.noniid.categories import (
@@ -563,7 +563,7 @@ def select_splits(nsplits: dict[str, NonIIDSplit], splits_to_run: str) -> list[s
     """The names in ``splits_to_run`` (``"Split1,Split3"``) among ``nsplits``; a paper split
     that `trainable_splits` left out is skipped. ValueError naming the parameter for an
     unknown name, or when no split is left."""
-    names = config.parse_list(splits_to_run, name="splits_to_run", allow_empty=True)
+    names = sessions.parse_list(splits_to_run, name="splits_to_run", allow_empty=True)
     bad = [s for s in names if s not in nsplits and s not in PAPER_SPLITS]
     if not names or bad:
         raise ValueError(f"splits_to_run={splits_to_run!r}: unknown or no split names {bad}; "

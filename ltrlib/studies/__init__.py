@@ -18,9 +18,9 @@ results do not depend on where it ran: a test checks that two seeds run on two w
 write the tables a sequential run writes, byte for byte.
 
 ``ltrlib study bilambdamart --profile confirmatory`` runs notebook 06 once per seed of the
-profile's design (`ltrlib.bivariate.preregistration.PROFILES`), each into its own run
+profile's design (`ltrlib.bilambdamart.preregistration.PROFILES`), each into its own run
 ``reports/<study>-seed<N>/``, then writes ``reports/<study>/study.md`` and
-``study.csv`` (`ltrlib.bivariate.preregistration`: the statistics and the verdict).
+``study.csv`` (`ltrlib.bilambdamart.preregistration`: the statistics and the verdict).
 
 Resumption. What a finished seed contributes, its per-query results, pairwise uptake,
 tuning summary, Table 8 and provenance, is copied into ``reports/<study>/seeds/seed<N>/``

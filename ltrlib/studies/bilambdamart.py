@@ -1,7 +1,7 @@
 """The pre-registered Bi-LambdaMART study, ``ltrlib study bilambdamart``: notebook 06 at every
-seed of a profile's design (`ltrlib.bivariate.preregistration.PROFILES`), each into its own
+seed of a profile's design (`ltrlib.bilambdamart.preregistration.PROFILES`), each into its own
 run ``reports/<study>-seed<N>/``, then ``reports/<study>/study.md``, ``study.csv`` and
-``verdict.json`` (`ltrlib.bivariate.preregistration`: the statistics and the verdict). The
+``verdict.json`` (`ltrlib.bilambdamart.preregistration`: the statistics and the verdict). The
 loop is every study's (`ltrlib.studies.loop.run_study`).
 """
 
@@ -15,9 +15,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import sessions
 from ltrlib.atomic import atomic_write_text
-from ltrlib.bivariate import preregistration
+from ltrlib.bilambdamart import preregistration
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown, validate_name
 from ltrlib.studies import cluster
@@ -132,7 +132,7 @@ def run_bilambdamart_study(profile: str, *, study: str | None = None, seeds: Seq
     design = study_design(profile, study, seeds)
     reports = reports_folder(reports_dir)
     seeds_arg = ",".join(str(s) for s in design["seeds"])
-    command = f"{config.cli_command()} study bilambdamart --profile {profile} --study {study} --seeds {seeds_arg}"
+    command = f"{sessions.cli_command()} study bilambdamart --profile {profile} --study {study} --seeds {seeds_arg}"
     run_study(BILAMBDAMART, design, reports / study, reports, command, summarise_only=summarise_only,
               save_progress=save_progress, progress=progress, scheduler=scheduler, threads=threads,
               workers=workers, log=log)

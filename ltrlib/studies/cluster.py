@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from ltrlib import config
+from ltrlib import processes
 from ltrlib.atomic import atomic_write_text
 from ltrlib.studies.records import _record
 
@@ -62,8 +62,8 @@ class StudyInterrupted(KeyboardInterrupt):
 
 #: Seconds an interrupted seed's batch has to stop as a batch stops on Ctrl-C (it shuts its
 #: kernel down and writes its index: a few seconds) before it is killed; its kernel then ends
-#: with it (`ltrlib.config.ends_with_this_thread`), and the kernel's workers with the kernel
-#: (`ltrlib.config.end_with_parent`).
+#: with it (`ltrlib.processes.ends_with_this_thread`), and the kernel's workers with the kernel
+#: (`ltrlib.processes.end_with_parent`).
 STOP_GRACE = 30
 
 
@@ -121,7 +121,7 @@ def _batch_process(given: str, outcome: str, parent: str) -> None:
     # A study's worker processes ignore SIGINT (`_interrupts_ignored`), and their children
     # inherit that; this batch must take it as Ctrl-C.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    config.end_with_parent(int(parent), signal.SIGINT)
+    processes.end_with_parent(int(parent), signal.SIGINT)
     from ltrlib.runner import NotebookError, RunInterrupted, run_all
 
     try:
@@ -162,7 +162,7 @@ def _seed_task(run_seed, design: dict, seed: int, reports: str, stop: str = "") 
 
 def local_cluster(workers: int, threads: int):
     """The `LocalCluster` a study runs its seeds on: ``workers`` processes of ``threads``
-    threads each (`ltrlib.config.thread_env`), or, for one worker, a worker thread in this
+    threads each (`ltrlib.processes.thread_env`), or, for one worker, a worker thread in this
     process. Its scheduler never drops a silent worker: a seed is one task of up to an
     hour, and a machine suspended, or a study stopped (SIGSTOP) and continued, past Dask's
     worker TTL (5 minutes) had the scheduler drop the worker whose seed was still running;
@@ -177,7 +177,7 @@ def local_cluster(workers: int, threads: int):
         if workers > 1:
             with _interrupts_ignored():  # the worker processes inherit it
                 return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=None, env=config.thread_env(threads), silence_logs=50)
+                                    dashboard_address=None, env=processes.thread_env(threads), silence_logs=50)
         return LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
                             silence_logs=50)
 
@@ -206,7 +206,7 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
     ``scheduler`` (its workers must see ``reports``), else on a `LocalCluster` of
     ``workers`` processes (default: the cores // ``threads``, at most one per seed; one
     worker is a thread of this process), each with ``threads`` threads
-    (`ltrlib.config.thread_env`). ``on_done(seed, result)`` runs here as each seed
+    (`ltrlib.processes.thread_env`). ``on_done(seed, result)`` runs here as each seed
     finishes, in the order they finish. A failed seed is reported and the others go
     on; RuntimeError at the end names the failed ones (rerunning the study retries them).
 
@@ -229,8 +229,8 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
         if workers == 1:
             # One seed at a time: a worker thread in this process, whose kernels inherit the
             # thread limits from this process's environment (set for the duration).
-            previous = {k: os.environ.get(k) for k in config.thread_env(threads)}
-            os.environ.update(config.thread_env(threads))
+            previous = {k: os.environ.get(k) for k in processes.thread_env(threads)}
+            os.environ.update(processes.thread_env(threads))
         cluster = local_cluster(workers, threads)
         client = Client(cluster)
     failed, recorded = [], []
@@ -258,7 +258,7 @@ def dispatch(seeds: Sequence[int], run_seed, design: dict, reports: Path, *, on_
         client.close()
         if cluster is not None:
             cluster.close()
-        config.restore_environment(previous or {})
+        processes.restore_environment(previous or {})
     if failed:
         raise RuntimeError(f"seeds {sorted(failed)} failed (above); run the study again to retry them: the "
                            "recorded seeds are kept")

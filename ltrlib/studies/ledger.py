@@ -16,7 +16,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import config, sessions
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.manifest import RunManifest
 from ltrlib.records import read_table
@@ -432,7 +432,7 @@ def run_ledger_study(scale: str = "small", *, study: str | None = None, seeds: S
     # A study already registered is decided by its own rule version; a new one by today's default.
     design = ledger_design(study, scale, seeds, dataset, notebooks, rule=_registered_rule(study_dir),
                            parameters=parameters)
-    command = (f"{config.cli_command()} study ledger --scale {scale} --study {study} --seeds "
+    command = (f"{sessions.cli_command()} study ledger --scale {scale} --study {study} --seeds "
                f"{','.join(str(s) for s in design['seeds'])}"
                + (f" --notebooks {design['notebooks']}" if design["notebooks"] != "all" else "")
                + "".join(f" -p {k} {shlex.quote(json.dumps(v) if not isinstance(v, str) else v)}"

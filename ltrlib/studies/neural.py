@@ -15,9 +15,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import config, sessions
 from ltrlib.atomic import atomic_write_text
-from ltrlib.bivariate import preregistration
+from ltrlib.bilambdamart import preregistration
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown, validate_name
 from ltrlib.studies import cluster
@@ -191,7 +191,7 @@ def run_neural_study(profile: str, *, source: str, study: str | None = None, see
     reports = reports_folder(reports_dir)
     design = neural_design(profile, source, study, seeds, reports)
     seeds_arg = ",".join(str(s) for s in design["seeds"])
-    command = (f"{config.cli_command()} study neural --from {source} --profile {profile} --study {study} "
+    command = (f"{sessions.cli_command()} study neural --from {source} --profile {profile} --study {study} "
                f"--seeds {seeds_arg}")
     run_study(NEURAL, design, reports / study, reports, command, summarise_only=summarise_only,
               save_progress=save_progress, progress=progress, scheduler=scheduler, threads=threads,

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ltrlib import config, provenance
+from ltrlib import provenance, sessions
 from ltrlib.provenance import RunFolder, validate_name
 from ltrlib.train.ranker import Ranker
 
@@ -95,7 +95,7 @@ class ModelStore(RunFolder):
     def train_command(self) -> str:
         """The `ltrlib run` command that trains this run's models on the store's data."""
         if self.provenance is None:
-            return (f"{config.cli_command()} run --only 03 --run-id {self.run_id} "
+            return (f"{sessions.cli_command()} run --only 03 --run-id {self.run_id} "
                     "(with this notebook's --dataset, --scale and --seed)")
         return provenance.rebuild_command(self.provenance, self.run_id, only="03")
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ltrlib.config import stream_seeds
+from ltrlib.randomness import stream_seeds
 from ltrlib.data.dataset import Splits
 from ltrlib.metrics import compare, paired_ttest
 from ltrlib.metrics.ranking import evaluate
@@ -109,7 +109,7 @@ def reproducibility(splits: Splits, params: Mapping[str, Any], settings: TrainSe
     """Test scores of the same model trained twice, compared bit for bit: ``setting,
     compared, max_abs_difference, identical``. Each of `equal_budget_settings` with 1 and
     with 2 threads at one seed; ``mean`` at the seed and at a second seed drawn from it
-    (`ltrlib.config.stream_seeds`, so no other run seed's stream; in XGBoost 3.2 the
+    (`ltrlib.randomness.stream_seeds`, so no other run seed's stream; in XGBoost 3.2 the
     mean method's sampled pairs do not follow ``seed``: identical, measured); the control
     (`ULP_CONTROL`): topk's 1-thread scores against themselves with one score one ULP apart
     (`one_ulp_apart`), which shows the comparison would see the smallest difference threads

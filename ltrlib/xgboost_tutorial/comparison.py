@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import sessions
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics import compare
 from ltrlib.metrics.keys import flatten_metrics
@@ -280,7 +280,7 @@ def parse_train_sizes(spec: str, available: int) -> list[int]:
     """``"150,1000,all"`` -> sorted distinct training-query counts, each at most ``available``
     (``all`` = ``available``)."""
     sizes = []
-    for part in config.parse_list(spec, name="pair_train_queries", allow_empty=True):
+    for part in sessions.parse_list(spec, name="pair_train_queries", allow_empty=True):
         if part == "all":
             sizes.append(available)
             continue

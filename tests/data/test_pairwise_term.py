@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from ltrlib.bivariate.features import expand_listwise
+from ltrlib.bilambdamart.features import expand_listwise
 from ltrlib.data import synthetic
 from ltrlib.data.synthetic import ORACLE, ORACLE_UNIVARIATE, PAIRWISE_LINEAR_R2, make_synthetic, oracle_scores
 

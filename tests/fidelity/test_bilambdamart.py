@@ -14,7 +14,7 @@ from ltrlib.fidelity.claims import EFFECT_COLUMNS, UNSTABLE_BELOW
 def test_read_tables_reads_the_numbers_saved_beside_a_marked_table(tmp_path):
     """What notebook 06 saves (`Reporter.table` of `ndcg_table`'s MarkedTable) reads back as
     full-precision means and marks from booleans, never from the printed strings."""
-    from ltrlib.bivariate import ndcg_table
+    from ltrlib.bilambdamart import ndcg_table
     from ltrlib.report import Reporter
 
     rng = np.random.default_rng(0)

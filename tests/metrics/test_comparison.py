@@ -1,6 +1,6 @@
 """ltrlib.metrics.compare and its views, pinned to the tables the code before `Comparison`
 wrote on one fixed input (tests/metrics/frozen/, written by `marked_means`,
-`significance_table`, `merge.means_table` and `bivariate.ndcg_pvalues` as they were)."""
+`significance_table`, `merge.means_table` and `bilambdamart.ndcg_pvalues` as they were)."""
 
 from pathlib import Path
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib import bivariate, merge
+from ltrlib import bilambdamart, merge
 from ltrlib.metrics import compare, paired_ttest
 from ltrlib.metrics.comparison import Comparison
 
@@ -57,10 +57,10 @@ def test_merge_tables_are_views_of_one_comparison():
 
 def test_ndcg_tables_are_views_of_one_comparison():
     one = per_query().query("split == 'Split1'")
-    table = bivariate.ndcg_table(one, ROWS)
+    table = bilambdamart.ndcg_table(one, ROWS)
     _same(table.numbers, "ndcg_table_numbers")
     _same(table.formatted(flat=True).reset_index(), "ndcg_table_printed")
-    _same(bivariate.ndcg_pvalues(one, ROWS), "ndcg_pvalues")
+    _same(bilambdamart.ndcg_pvalues(one, ROWS), "ndcg_pvalues")
 
 
 def test_marked_layouts_as_significance_table_printed_them():

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from ltrlib.bivariate.objective import mean_ndcg
+from ltrlib.bilambdamart.objective import mean_ndcg
 from ltrlib.foltr.clicks import sdbn, stack_click_models
 from ltrlib.foltr.pdgd import LIST_SIZE, client_update
 from ltrlib.foltr.views import view_of_queries

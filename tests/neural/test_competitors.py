@@ -113,7 +113,7 @@ def test_tables_3_4_and_5_carry_holm_beside_their_marks_as_statsmodels_gives_it(
     table's family beside them, equal to statsmodels' on the table's raw p-values."""
     from statsmodels.stats.multitest import multipletests
 
-    from ltrlib.bivariate import ndcg_pvalues
+    from ltrlib.bilambdamart import ndcg_pvalues
     from ltrlib.neural import table3, table3_pvalues, table4_rows, table5, table5_pvalues
 
     pq = pd.concat([_per_query({"DNN": 0.70, "GSF(2)": 0.69, "GSF(2) with d": 0.695, "DNN_Softmax": 0.71,

@@ -128,7 +128,7 @@ def test_tuning_for_scale_resolves_trials_as_budget_for_scale(monkeypatch):
 
 
 def test_stage1_tuning_is_none_for_no_trials():
-    from ltrlib.bivariate import stage1_tuning
+    from ltrlib.bilambdamart import stage1_tuning
 
     base = TuningSettings(n_trials=10, storage="j.journal")
     assert stage1_tuning(0, base) is None

@@ -51,7 +51,7 @@ def _lgb_datasets(train: Dataset, vali: Dataset | None):
 
 def monitor_callback(monitor: Callable[[int, float], None], metric: str, data_name: str = "vali"):
     """A LightGBM callback calling ``monitor(trees, value)`` with ``metric`` on
-    ``data_name`` after every tree: how `train_ranker` and `ltrlib.bivariate.fit_lb` hand
+    ``data_name`` after every tree: how `train_ranker` and `ltrlib.bilambdamart.fit_lb` hand
     the validation curve to a pruner (`ltrlib.train.tuning.pruning_monitor`)."""
     def report(env):
         for name, m, value, _ in env.evaluation_result_list:
@@ -62,7 +62,7 @@ def monitor_callback(monitor: Callable[[int, float], None], metric: str, data_na
 
 
 # What a minimum leaf hessian of 0 (the Bi-LambdaMART paper's Bi-λMART value) is passed to
-# LightGBM as, by every LightGBM fit (`_lgb_fit`, `ltrlib.bivariate.fit_lb`).
+# LightGBM as, by every LightGBM fit (`_lgb_fit`, `ltrlib.bilambdamart.fit_lb`).
 # With exactly 0, LightGBM accepts a split whose child is empty and then stops on its own
 # check ("Check failed: (best_split_info.left_count) > (0)", its open issue #4739): on the
 # tiny twin Bi-λMART at learning rate 0.005, 31 leaves, min data 5 failed by tree 4 with 0

@@ -82,11 +82,11 @@ class TrialFailed(Exception):
 
 FAILURE_ATTR = "failure"
 #: The validation value of a trial an objective replaced after measuring it (a degenerate
-#: stage-2 tree, `ltrlib.bivariate.experiment`): what the study gave up by replacing it.
+#: stage-2 tree, `ltrlib.bilambdamart.experiment`): what the study gave up by replacing it.
 REPLACED_VALUE_ATTR = "replaced_value"
 #: User attributes an objective may set that the ``trials`` table reports as columns: a
 #: network's ``stop_reason`` (`ltrlib.neural.STOP_REASONS`) and a stage-2 tree's
-#: ``degenerate`` reason (`ltrlib.bivariate.experiment`), for a trial kept once the study's
+#: ``degenerate`` reason (`ltrlib.bilambdamart.experiment`), for a trial kept once the study's
 #: replacements ran out.
 TRIAL_RECORDS = ("stop_reason", "degenerate")
 
@@ -264,7 +264,7 @@ def run_study(
     """Run ``objective`` until the study ``study_name`` in ``tuning.storage`` has
     ``tuning.n_trials`` finished trials, and sum up its first ``tuning.n_trials``: the study
     runner behind `tune`, `tune_cv` and any other search (the bi-variate models of
-    `ltrlib.bivariate.experiment.fit_models` have their own space and objective).
+    `ltrlib.bilambdamart.experiment.fit_models` have their own space and objective).
 
     ``objective(trial, monitor)`` returns the trial's value (maximised). ``monitor`` is a
     training monitor (``monitor(step, value)``, as `train_ranker` and `NeuralRanker.fit`

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ltrlib import config
+from ltrlib import processes, sessions
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train.backends.base import DataCache
@@ -233,10 +233,10 @@ def fit_side_by_side(fits, store, *, n_jobs: int = 2, settings: TrainSettings = 
     # nothing; interactively they stay off, as their text would land in the server's console.
     progress = tuning.progress
     worker_kwargs = {**kwargs, "settings": settings.replace(num_threads=max(1, settings.threads // n_jobs)),
-                     "tuning": tuning.replace(progress=progress and config.in_batch())}
+                     "tuning": tuning.replace(progress=progress and sessions.in_batch())}
     calls = (delayed(_fit_in_worker)(train, vali, store, split, name, worker_kwargs)
              for split, name, train, vali in order)
-    with timing.fitting(), config.worker_processes(n_jobs):
+    with timing.fitting(), processes.worker_processes(n_jobs):
         done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
         for split, name in bar(done, total=len(order), desc=f"models, {n_jobs} at a time",
                                unit="model", enabled=progress):

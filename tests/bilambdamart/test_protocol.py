@@ -30,7 +30,7 @@ def test_makefile_target_runs_the_protocol_the_notebook_header_states():
 def test_readme_quotes_the_committed_study_verdict():
     """The README, notebook 06 (which prints it) and fidelity.md (which embeds it) give the
     central claim in the same words: both committed studies' `study_verdicts`."""
-    from ltrlib.bivariate.preregistration import study_verdicts
+    from ltrlib.bilambdamart.preregistration import study_verdicts
 
     readme = (config.PROJ_ROOT / "README.md").read_text(encoding="utf-8")
     assert study_verdicts() in " ".join(readme.split()), "README's Bi-LambdaMART verdict is not the studies'"

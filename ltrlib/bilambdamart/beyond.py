@@ -19,9 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from ltrlib.bivariate.experiment import (MODELS, STAGE1_ROW, FittedModel, Stage2Experiment, fit_models, model_list,
+from ltrlib.bilambdamart.experiment import (MODELS, STAGE1_ROW, FittedModel, Stage2Experiment, fit_models, model_list,
                                          ndcg_pvalues, ndcg_table, per_query_results, stage2_runs)
-from ltrlib.bivariate.uptake import uptake_table
+from ltrlib.bilambdamart.uptake import uptake_table
 from ltrlib.data import ORACLE, ORACLE_UNIVARIATE, load_dataset, oracle_scores
 from ltrlib.metrics import MarkedTable
 from ltrlib.train.settings import TuningSettings
@@ -31,7 +31,7 @@ __all__ = ["ABLATION_ROWS", "CONTROL_GROUP", "MAIN_GROUP", "ablation_table", "co
            "control_pvalues", "control_table", "headroom_pvalues", "headroom_table", "listwise_ablation", "model_groups", "pairwise_uptakes",
            "stage2_run_files"]
 
-#: The study prefixes of notebook 06's model groups (`ltrlib.bivariate.fit_model_groups`).
+#: The study prefixes of notebook 06's model groups (`ltrlib.bilambdamart.fit_model_groups`).
 MAIN_GROUP, CONTROL_GROUP = "06", "06.control"
 #: Table 2's rows, as the listwise ablation trains and shows them.
 ABLATION_ROWS = (STAGE1_ROW, "λMART", "λMART*", "Bi-λMART")
@@ -52,7 +52,7 @@ def headroom_pvalues(per_query: pd.DataFrame, oracles: Mapping[str, Any]) -> pd.
 
 def pairwise_uptakes(exp: Stage2Experiment, fitted: Mapping[str, FittedModel],
                      test_scores: Mapping[str, Any]) -> pd.DataFrame | None:
-    """`uptake_table` of every fitted model's test scores (`ltrlib.bivariate.uptake`), the
+    """`uptake_table` of every fitted model's test scores (`ltrlib.bilambdamart.uptake`), the
     pairwise term being the oracle's utility less its univariate part; None when
     ``test_scores`` hold no oracle rows (data other than the synthetic twin)."""
     if ORACLE not in test_scores:
@@ -76,7 +76,7 @@ def control_experiment(exp: Stage2Experiment, dataset: str, data_dir, scale: str
 
 def model_groups(exp: Stage2Experiment, control: Stage2Experiment | None,
                  control_models) -> dict[str, tuple[Stage2Experiment, list[str]]]:
-    """Notebook 06's groups for `ltrlib.bivariate.fit_model_groups`: every model of `MODELS`
+    """Notebook 06's groups for `ltrlib.bilambdamart.fit_model_groups`: every model of `MODELS`
     on ``exp``, and ``control_models`` (`model_list`) on the control when there is one."""
     groups = {MAIN_GROUP: (exp, list(MODELS))}
     if control is not None:

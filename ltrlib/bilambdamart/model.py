@@ -27,8 +27,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ltrlib import timing
-from ltrlib.bivariate.objective import LBObjective, aggregate, mean_ndcg
-from ltrlib.bivariate.pairs import PairIndex, PairSequence, j_columns, pair_feature_names, pair_index, pair_rows
+from ltrlib.bilambdamart.objective import LBObjective, aggregate, mean_ndcg
+from ltrlib.bilambdamart.pairs import PairIndex, PairSequence, j_columns, pair_feature_names, pair_index, pair_rows
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import ideal_dcg as _ideal_dcg
 from ltrlib.train.backends.lightgbm import lightgbm_params, monitor_callback, quiet_lightgbm
@@ -76,8 +76,8 @@ class RankData:
         """``ideal_dcg``: per-query IDCG@cutoff; ``None`` takes it from the given lists.
         ``n_diff``: the leading columns whose differences join a pair (default: all).
         ``query_level``: columns equal for every document of a query (e.g.
-        `ltrlib.bivariate.query_level_columns` of a listwise expansion), which a pair then
-        carries once (`ltrlib.bivariate.pairs`); checked against the features."""
+        `ltrlib.bilambdamart.query_level_columns` of a listwise expansion), which a pair then
+        carries once (`ltrlib.bilambdamart.pairs`); checked against the features."""
         if not isinstance(ds, Dataset):
             raise TypeError(f"RankData.from_dataset needs a ltrlib Dataset, got {type(ds).__name__}")
         if not ds.X.flags.c_contiguous:
@@ -270,7 +270,7 @@ def fit_lb(
     ``settings.max_trees`` trees, early stopping on validation NDCG@cutoff after
     ``settings.early_stopping`` trees without gain (`LB_SETTINGS`: §5.4's limits).
     ``hessian``: the pair hessian, ``"diagonal"`` (an approximation) or ``"exact"`` (eq. 7)
-    (`ltrlib.bivariate.objective`). ``norm``: LightGBM's λRank normalisation (per pair by
+    (`ltrlib.bilambdamart.objective`). ``norm``: LightGBM's λRank normalisation (per pair by
     the score gap, per query by log2(1+Σλ)/Σλ). ``truncation``: λRank pairs need their
     better-ranked document in the current top ``truncation`` (default: the cut-off; the
     list length takes every pair). ``monitor(trees, value)`` is called with the validation

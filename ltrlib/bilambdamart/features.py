@@ -86,6 +86,6 @@ def expanded_names(names) -> tuple[str, ...]:
 def query_level_columns(n_base: int) -> tuple[int, ...]:
     """Indices of `expand_listwise`'s columns that are equal for every document of a query
     (the means and standard deviations of ``n_base`` base columns): a pair row needs them
-    once (`ltrlib.bivariate.model.RankData.from_dataset`'s ``query_level``)."""
+    once (`ltrlib.bilambdamart.model.RankData.from_dataset`'s ``query_level``)."""
     blocks = (1 + EXPANSIONS.index(kind) for kind in QUERY_LEVEL)  # block 0 is the base columns
     return tuple(c for b in blocks for c in range(b * n_base, (b + 1) * n_base))

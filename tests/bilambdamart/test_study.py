@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from ltrlib import studies as study_runner
-from ltrlib.bivariate import preregistration as study
+from ltrlib.bilambdamart import preregistration as study
 
 
 def _per_query(rng, gains_pct: dict[tuple[str, str], float], queries: int = 200, noise: float = 0.0):
@@ -108,7 +108,7 @@ def test_the_t_tests_power_is_what_simulation_gives():
     """The noncentral-t power against 4,000 simulated studies of 16 seeds at effect 0.9."""
     from scipy import stats
 
-    from ltrlib.bivariate.preregistration import seeds_for_power, t_test_power
+    from ltrlib.bilambdamart.preregistration import seeds_for_power, t_test_power
 
     rng = np.random.default_rng(0)
     draws = rng.normal(0.9, 1.0, size=(4000, 16))
@@ -124,7 +124,7 @@ def test_the_follow_up_has_the_seeds_its_sizing_derives_from_the_first_study():
     """Sized from the committed first study's spread for 80 % power on the primary endpoint;
     fresh seeds (none of the first study's); the design says what it changes and why it
     has that many seeds."""
-    from ltrlib.bivariate.preregistration import CONFIRMATORY_STUDY, FOLLOWUP_SEEDS, PROFILES, followup_sizing
+    from ltrlib.bilambdamart.preregistration import CONFIRMATORY_STUDY, FOLLOWUP_SEEDS, PROFILES, followup_sizing
     from ltrlib.studies import study_design
 
     n, words = followup_sizing(CONFIRMATORY_STUDY)

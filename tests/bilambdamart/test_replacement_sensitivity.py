@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from ltrlib import config
-from ltrlib.bivariate import preregistration as study
+from ltrlib.bilambdamart import preregistration as study
 
 N_TRIALS = 3
 

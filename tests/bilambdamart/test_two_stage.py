@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from ltrlib.bivariate import two_stage
-from ltrlib.bivariate.two_stage import STAGE1_SETTINGS, build_two_stage, table1, top_k_mask
+from ltrlib.bilambdamart import two_stage
+from ltrlib.bilambdamart.two_stage import STAGE1_SETTINGS, build_two_stage, table1, top_k_mask
 from ltrlib.data import Dataset, Splits
 from ltrlib.metrics import ideal_dcg, ndcg
 
@@ -44,7 +44,7 @@ def rows40(two):
     """Stage 2 of `two` on 40 training queries at NDCG@5, one thread: the rows the module's
     stage-2 fits train on, binned once; each test trains them its own way
     (`Stage2Experiment.with_settings`)."""
-    from ltrlib.bivariate import experiment
+    from ltrlib.bilambdamart import experiment
     from ltrlib.train import TrainSettings
 
     return experiment.Stage2Experiment(two[3], train_queries=40, settings=TrainSettings(
@@ -151,7 +151,7 @@ def test_errors_name_the_parameter():
 
 
 def test_stage2_experiment_with_and_without_listwise_features(two):
-    from ltrlib.bivariate.experiment import MODELS, Stage2Experiment
+    from ltrlib.bilambdamart.experiment import MODELS, Stage2Experiment
 
     _, _, _, ts = two
     base = ts.part("train").n_features  # base features + the stage-1 score
@@ -198,7 +198,7 @@ def test_a_point_lightgbm_cannot_train_fails_and_is_replaced(two, rows40, monkey
     its message kept; another trial replaces it, so the model still gets its n_trials
     usable trials, and the summary counts the replacement."""
     lgb = pytest.importorskip("lightgbm")
-    from ltrlib.bivariate import experiment
+    from ltrlib.bilambdamart import experiment
 
     _, _, _, ts = two
     exp = rows40.with_settings(hessian="exact")
@@ -243,7 +243,7 @@ def test_a_trial_that_peaks_at_its_first_tree_is_replaced(rows40, monkeypatch):
     """A trial whose validation NDCG peaked at tree 1 measured one tree, not a model: it is
     replaced, with its reason; once the study's replacements (n_trials) are spent, one more
     is kept and counted as not usable."""
-    from ltrlib.bivariate import experiment
+    from ltrlib.bilambdamart import experiment
     from ltrlib.train import TrainSettings
 
     exp = rows40.with_settings(TrainSettings(max_trees=6, early_stopping=3, eval_at=5, num_threads=1))
@@ -272,7 +272,7 @@ def test_a_trial_that_ranks_as_stage_1_is_degenerate():
     NDCG (it ranks every list as stage 1 does); a tree-1 peak is the first way."""
     from types import SimpleNamespace
 
-    from ltrlib.bivariate.experiment import DEGENERATE, STAGE1_TIE, _degenerate
+    from ltrlib.bilambdamart.experiment import DEGENERATE, STAGE1_TIE, _degenerate
     from ltrlib.train import TrainSettings
 
     exp = SimpleNamespace(settings=TrainSettings(max_trees=2000, early_stopping=30, eval_at=5), cutoff=5,
@@ -291,7 +291,7 @@ def test_a_zero_minimum_hessian_reaches_lightgbm_as_the_floor(rows40):
     one or two threads), so the floor is checked where it is applied: the parameters the
     model trained with. A failing point's replacement is tested with the failure injected
     (`test_a_point_lightgbm_cannot_train_fails_and_is_replaced`)."""
-    from ltrlib.bivariate import experiment
+    from ltrlib.bilambdamart import experiment
     from ltrlib.train.backends import MIN_HESSIAN_FLOOR, lightgbm_params
 
     assert lightgbm_params({"min_sum_hessian_in_leaf": 0.0})["min_sum_hessian_in_leaf"] == MIN_HESSIAN_FLOOR
@@ -306,7 +306,7 @@ def test_open_settings_fixed_or_tuned_alike(two, rows40):
     """norm and truncation apply to the λRank models, the hessian to the pair models; a
     tuned one is a categorical dimension of their search, its first trial at our default,
     and the fitted model reports what it trained with."""
-    from ltrlib.bivariate import experiment
+    from ltrlib.bilambdamart import experiment
     from ltrlib.train import TrainSettings
 
     _, _, _, ts = two
@@ -355,7 +355,7 @@ def test_models_tuned_side_by_side_equal_one_after_another(rows40, tmp_path):
     # Worker processes get the experiment without its LightGBM Datasets or stage 1's full
     # partitions, rebuild what they need, and must reach the very same studies and models.
     # Two groups in one pool, as notebook 06 tunes its main run and its control.
-    from ltrlib.bivariate import experiment
+    from ltrlib.bilambdamart import experiment
 
     exp = rows40
     names = ["λMART*", "Bi-λMART"]
@@ -410,7 +410,7 @@ def test_relabelled_keeps_stage1_and_takes_the_new_labels(two):
     with pytest.raises(ValueError, match="same documents"):
         ts.relabelled(other)
     # The control's experiment: the main one's settings on the relabelled lists.
-    from ltrlib.bivariate import experiment
+    from ltrlib.bilambdamart import experiment
     from ltrlib.train import TrainSettings
 
     quick = TrainSettings(max_trees=6, early_stopping=3, eval_at=5, num_threads=1)
@@ -426,8 +426,8 @@ def test_pair_models_search_in_document_units(rows40):
     """A point of the search takes the same step for a pair model as for a document model:
     converted for pair rows, one Bi-λMART tree moves the within-query scores about as far as
     one λMART* tree; given to LightGBM as is, about n - 1 times as far."""
-    from ltrlib.bivariate import experiment
-    from ltrlib.bivariate.space import lightgbm_point, pairs_per_document
+    from ltrlib.bilambdamart import experiment
+    from ltrlib.bilambdamart.space import lightgbm_point, pairs_per_document
     from ltrlib.train import TrainSettings
 
     point = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 50, "min_sum_hessian_in_leaf": 0.001}

@@ -5,9 +5,9 @@ own lambdarank."""
 import numpy as np
 import pytest
 
-from ltrlib.bivariate.objective import (LBObjective, aggregate, coupled_gradients, item_gradients,
+from ltrlib.bilambdamart.objective import (LBObjective, aggregate, coupled_gradients, item_gradients,
                                        lambdarank_loss, mean_ndcg, pair_gradients, softmax_loss)
-from ltrlib.bivariate.pairs import pair_index
+from ltrlib.bilambdamart.pairs import pair_index
 from ltrlib.metrics import ideal_dcg, ndcg
 
 

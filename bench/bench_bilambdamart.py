@@ -14,8 +14,8 @@ query-level means and stds that the pair rows leave out, so 1233), then prints:
 
 Run with one LightGBM thread (the project's machines are shared 2-core boxes):
 
-    .venv/bin/python bench/bench_bivariate.py              # WEB10K size (minutes, ~6 GB)
-    .venv/bin/python bench/bench_bivariate.py --queries 600 --iterations 3   # quick look
+    .venv/bin/python bench/bench_bilambdamart.py              # WEB10K size (minutes, ~6 GB)
+    .venv/bin/python bench/bench_bilambdamart.py --queries 600 --iterations 3   # quick look
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ class TimedObjective:
 def main() -> None:
     import lightgbm as lgb
 
-    from ltrlib.bivariate import expand_listwise, query_level_columns
-    from ltrlib.bivariate.model import RankData
+    from ltrlib.bilambdamart import expand_listwise, query_level_columns
+    from ltrlib.bilambdamart.model import RankData
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--queries", type=int, default=6000, help="training queries (WEB10K: 6000)")

@@ -1,10 +1,10 @@
-"""ltrlib.config: the one parser of list-valued notebook parameters, and how a notebook
+"""ltrlib.sessions: the one parser of list-valued notebook parameters, and how a notebook
 kernel shows warnings."""
 
 import pytest
 
-from ltrlib import config
-from ltrlib.config import parse_list
+from ltrlib import sessions
+from ltrlib.sessions import parse_list
 
 
 def test_parse_list_casts_strips_and_skips_blank_items():
@@ -33,8 +33,8 @@ def test_a_notebook_kernel_shows_each_warning_once_as_a_plain_line(monkeypatch, 
 
     monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
     monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # restored after the test
-    monkeypatch.setattr(config, "_SHOWN_WARNINGS", set())
-    config.session()
+    monkeypatch.setattr(sessions, "_SHOWN_WARNINGS", set())
+    sessions.session()
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         for _ in range(2):
@@ -42,26 +42,3 @@ def test_a_notebook_kernel_shows_each_warning_once_as_a_plain_line(monkeypatch, 
         warnings.warn("old API", FutureWarning)
     out, err = capsys.readouterr()
     assert out == "⚠ Split1 left out: too few queries\n⚠ FutureWarning: old API\n" and err == ""
-
-
-def _omp_threads(_):
-    import os
-
-    return os.environ.get("OMP_NUM_THREADS")
-
-
-def test_worker_processes_share_the_thread_budget_a_study_set(monkeypatch):
-    """Under a study's thread limit (OMP_NUM_THREADS=2), two loky workers get one thread
-    each, as joblib gives them where no limit is set; without the configuration each took
-    the whole budget (FOLTR's neural runs then ran 3-5x slower)."""
-    from joblib import Parallel, delayed
-
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert set(Parallel(n_jobs=2, backend="loky")(delayed(_omp_threads)(i) for i in range(2))) == {"2"}
-    with config.worker_processes(2):
-        assert set(Parallel(n_jobs=2)(delayed(_omp_threads)(i) for i in range(2))) == {"1"}
-    monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    with config.worker_processes(3):
-        assert set(Parallel(n_jobs=3)(delayed(_omp_threads)(i) for i in range(3))) == {"1"}
-    with config.worker_processes(1):
-        assert set(Parallel(n_jobs=2)(delayed(_omp_threads)(i) for i in range(2))) == {"4"}

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from ltrlib.bivariate import BivariateRanker, expand_listwise, query_level_columns
-from ltrlib.bivariate.model import UnivariateRanker, offsets_from_qid
-from ltrlib.bivariate.model import LB_SETTINGS, RankData, fit_lb
+from ltrlib.bilambdamart import BivariateRanker, expand_listwise, query_level_columns
+from ltrlib.bilambdamart.model import UnivariateRanker, offsets_from_qid
+from ltrlib.bilambdamart.model import LB_SETTINGS, RankData, fit_lb
 from ltrlib.data import Dataset, Scorer
 
 
@@ -124,7 +124,7 @@ def test_exact_hessian_reaches_training():
 
 
 def _pair_rows(X, qid):
-    from ltrlib.bivariate.pairs import pair_index, pair_rows
+    from ltrlib.bilambdamart.pairs import pair_index, pair_rows
 
     pairs = pair_index(offsets_from_qid(qid))
     return pair_rows(np.asarray(X, np.float32), pairs.left, pairs.right, 3, True)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from ltrlib import trec
-from ltrlib.bivariate import STAGE1_SETTINGS, build_two_stage, per_query_results, stage2_runs
-from ltrlib.bivariate.experiment import Stage2Experiment
+from ltrlib.bilambdamart import STAGE1_SETTINGS, build_two_stage, per_query_results, stage2_runs
+from ltrlib.bilambdamart.experiment import Stage2Experiment
 from ltrlib.report import Reporter
 
 

@@ -14,7 +14,7 @@ Endpoints, each a relative gain of test NDCG@5 (full-list IDCG), model over base
 * Bi-GBT_Softmax over GBT_Softmax (is the twin's pairwise structure learnable at all?);
 * both on the control (the same documents generated without the pairwise term), and the
   difference in differences, main minus control, per seed;
-* the pairwise uptake (`ltrlib.bivariate.uptake`) of each pair model minus λMART*'s.
+* the pairwise uptake (`ltrlib.bilambdamart.uptake`) of each pair model minus λMART*'s.
 
 Statistics. Per seed: the gain ``100 (mean model / mean baseline - 1)`` over its test
 queries, and a paired t-test over those queries. Across seeds (each seed's whole pipeline
@@ -77,12 +77,12 @@ FOLLOWUP_STUDY = config.PROJ_ROOT / "reports" / "bilambdamart-followup"
 #: The power the follow-up study is sized for, on the primary endpoint, at `ALPHA`.
 FOLLOWUP_POWER = 0.8
 #: Its seeds: fresh (the first study ran 0-9 and timed its budget on 100), as many as
-#: `followup_sizing` derives from the first study's spread (tests/bivariate/test_study.py
+#: `followup_sizing` derives from the first study's spread (tests/bilambdamart/test_study.py
 #: checks the two agree).
 FOLLOWUP_SEEDS = tuple(range(200, 216))
 #: What the follow-up changes, in its design: the fix of the first study's degenerate trials.
 FOLLOWUP_CHANGES = (
-    "Every stage-2 model searches the same space in document units (ltrlib.bivariate.space: a pair model's "
+    "Every stage-2 model searches the same space in document units (ltrlib.bilambdamart.space: a pair model's "
     "learning rate over n - 1, its minimum data times n - 1, its minimum hessian times 2/(n - 1)), and a trial "
     "whose validation NDCG peaked at its first tree is replaced, so every model gets the same number of usable "
     "trials. Same data protocol, endpoints and rule as the first study; fresh seeds.")
@@ -111,7 +111,7 @@ PROFILES: dict[str, dict] = {
 
 #: Notebook 06's parameters that came after both studies were registered, at the values
 #: their seeds ran with, so every seed of a study runs one protocol: the folds drawn from
-#: seeds ``seed + part`` (`ltrlib.bivariate.two_stage.FOLD_STREAMS`). A design that names one
+#: seeds ``seed + part`` (`ltrlib.bilambdamart.two_stage.FOLD_STREAMS`). A design that names one
 #: of them itself keeps its own value.
 REGISTERED_PARAMETERS = {"fold_streams": "seed + part"}
 

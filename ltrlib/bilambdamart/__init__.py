@@ -14,7 +14,7 @@ pre-registered multi-seed study). The
 paper's claims are decided on notebook 06's tables in `ltrlib.fidelity.bilambdamart`.
 """
 
-from ltrlib.bivariate.beyond import (
+from ltrlib.bilambdamart.beyond import (
     CONTROL_GROUP,
     MAIN_GROUP,
     ablation_table,
@@ -29,7 +29,7 @@ from ltrlib.bivariate.beyond import (
     pairwise_uptakes,
     stage2_run_files,
 )
-from ltrlib.bivariate.experiment import (
+from ltrlib.bilambdamart.experiment import (
     MODELS,
     STAGE1_ROW,
     Stage2Experiment,
@@ -51,12 +51,12 @@ from ltrlib.bivariate.experiment import (
     tuning_label,
     tuning_summary,
 )
-from ltrlib.bivariate.features import expand_listwise, query_level_columns
-from ltrlib.bivariate.model import BivariateRanker, LBModel, fit_lb
-from ltrlib.bivariate.preregistration import (DECISION_RULE, PROFILES, replacement_sensitivity_words,
+from ltrlib.bilambdamart.features import expand_listwise, query_level_columns
+from ltrlib.bilambdamart.model import BivariateRanker, LBModel, fit_lb
+from ltrlib.bilambdamart.preregistration import (DECISION_RULE, PROFILES, replacement_sensitivity_words,
                                              study_verdict, study_verdicts)
-from ltrlib.bivariate.two_stage import STAGE1_SETTINGS, build_two_stage, stage1_tuning, table1, tune_stage1
-from ltrlib.bivariate.uptake import uptake_table
+from ltrlib.bilambdamart.two_stage import STAGE1_SETTINGS, build_two_stage, stage1_tuning, table1, tune_stage1
+from ltrlib.bilambdamart.uptake import uptake_table
 
 __all__ = [
     "CONTROL_GROUP", "MAIN_GROUP", "ablation_table", "control_experiment", "control_pvalues", "control_results", "control_table",

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib.bivariate.uptake import pairwise_uptake, pairwise_uptake_by_query, uptake_table
+from ltrlib.bilambdamart.uptake import pairwise_uptake, pairwise_uptake_by_query, uptake_table
 
 
 @pytest.fixture(scope="module")

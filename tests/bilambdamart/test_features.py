@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ltrlib.bivariate.features import expand_listwise, expanded_names
+from ltrlib.bilambdamart.features import expand_listwise, expanded_names
 
 
 def test_expansion_of_a_hand_built_query():

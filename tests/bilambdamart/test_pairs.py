@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ltrlib.bivariate.pairs import PairSequence, pair_feature_names, pair_index, pair_rows
+from ltrlib.bilambdamart.pairs import PairSequence, pair_feature_names, pair_index, pair_rows
 
 
 def test_pair_index_enumerates_ordered_pairs_per_query():

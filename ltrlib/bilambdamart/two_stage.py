@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from ltrlib import config
+from ltrlib import config, processes, randomness
 from ltrlib.atomic import atomic_path
 from ltrlib.data.dataset import Dataset, Splits
 from ltrlib.metrics import ideal_dcg
@@ -57,17 +57,17 @@ STAGE1_SETTINGS = TrainSettings(max_trees=2000, early_stopping=30, eval_at=20, n
 _FORMAT = 2
 _PARTS = ("train", "vali", "test")
 #: How a run's seed draws the folds of its three parts. ``spawned``: three streams of
-#: `ltrlib.config.stream_seeds`, shared with no other run seed (issue 41: the ledger study's
+#: `ltrlib.randomness.stream_seeds`, shared with no other run seed (issue 41: the ledger study's
 #: seeds must not share a stream). ``seed + part``: seeds ``seed``, ``seed + 1`` and
 #: ``seed + 2``, so run seeds s and s + 1 share one; what both Bi-LambdaMART studies were
-#: registered with, and keep (`ltrlib.bivariate.preregistration.REGISTERED_PARAMETERS`).
+#: registered with, and keep (`ltrlib.bilambdamart.preregistration.REGISTERED_PARAMETERS`).
 FOLD_STREAMS = ("spawned", "seed + part")
 
 
 def _fold_seeds(seed: int, fold_streams: str) -> list[int]:
     if fold_streams == "seed + part":
         return [seed + i for i in range(len(_PARTS))]
-    return config.stream_seeds(seed, "stage-1 folds", len(_PARTS))
+    return randomness.stream_seeds(seed, "stage-1 folds", len(_PARTS))
 
 
 @njit(cache=True, parallel=True)
@@ -210,7 +210,7 @@ def _stage1_scores(splits: Splits, folds: int, params: Mapping[str, Any], settin
     # as `ltrlib.train.tuning.fit_side_by_side` does; n_jobs=1 trains them in this process.
     # Fitting time is counted here, in the notebook's process (the run's timing log counts
     # the kernel's own lines only, so workers' lines are not added twice).
-    with timing.fitting(), config.worker_processes(n_jobs):
+    with timing.fitting(), processes.worker_processes(n_jobs):
         done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
         for f, best, fold_gain, fold_scores in bar(done, total=folds, desc="stage-1 folds",
                                                    leave=False, enabled=progress):
@@ -366,7 +366,7 @@ class Stage1Tuning:
     failed: int = 0
 
     def row(self, two: "TwoStage | None" = None) -> dict[str, Any]:
-        """Stage 1's row of Table 8 (`ltrlib.bivariate.experiment.tuned_table`). ``trees``:
+        """Stage 1's row of Table 8 (`ltrlib.bilambdamart.experiment.tuned_table`). ``trees``:
         the median early-stopped tree count of ``two``'s fold models, the ones that made the
         lists (without ``two``, the best trial's)."""
         folds = (two.info.get("stage1_iterations") if two is not None else None) or []
@@ -395,7 +395,7 @@ def tune_stage1(splits: Splits, *, tuning: TuningSettings | None, settings: Trai
 
     Each trial trains one λMART on the whole training partition with early stopping on the
     whole validation partition (``settings``: its tree limit, patience and threads), over
-    §5.4's space as every stage-2 model (`ltrlib.bivariate.space.suggest`), with
+    §5.4's space as every stage-2 model (`ltrlib.bilambdamart.space.suggest`), with
     `STAGE1_PARAMS`' speed settings (`_STAGE1_FIXED`) kept. The first trial is
     `STAGE1_PARAMS`' point, so the tuned point is never worse on validation than the
     batch's fixed one. A trial's value is LightGBM's validation NDCG@eval_at at its
@@ -406,7 +406,7 @@ def tune_stage1(splits: Splits, *, tuning: TuningSettings | None, settings: Trai
     ``tuning.first_params`` says. ``tuning=None`` tunes nothing and returns `STAGE1_PARAMS`
     (`stage1_tuning` turns a notebook's trial count, 0 for none, into one or the other).
     """
-    from ltrlib.bivariate.space import TUNED, suggest
+    from ltrlib.bilambdamart.space import TUNED, suggest
     from ltrlib.train.backends.base import DataCache
     from ltrlib.train.ranker import train_ranker
     from ltrlib.train.tuning import run_study

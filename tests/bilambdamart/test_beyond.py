@@ -4,8 +4,8 @@ notebook neither shows nor saves it; where it applies it gives the table the not
 import numpy as np
 import pandas as pd
 
-from ltrlib.bivariate import beyond
-from ltrlib.bivariate.experiment import MODELS, STAGE1_ROW, Stage2Runs
+from ltrlib.bilambdamart import beyond
+from ltrlib.bilambdamart.experiment import MODELS, STAGE1_ROW, Stage2Runs
 from ltrlib.data import ORACLE, Dataset
 from ltrlib.metrics import MarkedTable
 from ltrlib.train import TuningSettings

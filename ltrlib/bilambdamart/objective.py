@@ -49,7 +49,7 @@ of milliseconds on a loaded 2-core machine (measured: 23 ms vs 0.4 ms for 150 qu
 
 Layouts: documents are flat with query ``offsets`` (query ``q`` owns rows
 ``offsets[q]:offsets[q+1]``); ordered pairs are flat with ``pair_offsets`` and the
-document rows ``left`` (i) and ``right`` (j) of each pair (see `ltrlib.bivariate.pairs`).
+document rows ``left`` (i) and ``right`` (j) of each pair (see `ltrlib.bilambdamart.pairs`).
 """
 
 from __future__ import annotations

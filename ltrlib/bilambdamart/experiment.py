@@ -43,7 +43,7 @@ setting         values           whose
                                  default). The paper does not say which its code computed.
 ==============  ===============  ==========================================================
 
-Every model searches the same space in document units (`ltrlib.bivariate.space`): a pair
+Every model searches the same space in document units (`ltrlib.bilambdamart.space`): a pair
 model's point is converted for its pair rows, so a learning rate takes the same step for
 every model. A trial that is not usable fails and is replaced, so every model gets the same
 number of usable trials: a point LightGBM cannot train (its split check, `_fit_or_fail`),
@@ -61,12 +61,12 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ltrlib import config, trec
-from ltrlib.bivariate.features import expand_listwise, expanded_names, query_level_columns
-from ltrlib.bivariate.model import LB_SETTINGS, LBModel, RankData, fit_lb
-from ltrlib.bivariate.objective import HESSIANS
-from ltrlib.bivariate.space import SEARCH_UNITS, TUNED, lightgbm_point, pairs_per_document, suggest
-from ltrlib.bivariate.two_stage import TwoStage
+from ltrlib import processes, sessions, trec
+from ltrlib.bilambdamart.features import expand_listwise, expanded_names, query_level_columns
+from ltrlib.bilambdamart.model import LB_SETTINGS, LBModel, RankData, fit_lb
+from ltrlib.bilambdamart.objective import HESSIANS
+from ltrlib.bilambdamart.space import SEARCH_UNITS, TUNED, lightgbm_point, pairs_per_document, suggest
+from ltrlib.bilambdamart.two_stage import TwoStage
 from ltrlib.data.dataset import Dataset, Scorer
 from ltrlib.metrics import MarkedTable, compare, ndcg
 from ltrlib.metrics.comparison import Comparison
@@ -100,7 +100,7 @@ class ModelSpec:
     first_params: Mapping[str, Any] = field(default_factory=dict)
 
 
-# Every model's first trial, in document units (`ltrlib.bivariate.space`): the same point
+# Every model's first trial, in document units (`ltrlib.bilambdamart.space`): the same point
 # for all. For a pair model at n = 20 LightGBM gets learning rate 0.0026 (the paper's
 # Bi-λMART used 0.001-0.005), 950 pairs per leaf and a minimum hessian of 0.0001.
 _FIRST = {"learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 50, "min_sum_hessian_in_leaf": 0.001}
@@ -160,7 +160,7 @@ class Stage2Experiment:
                     # The sample keeps ds's query order, so its queries' IDCGs are a mask.
                     ds, ideal = sample, ideal[np.isin(ds.query_ids, sample.query_ids)]
             if listwise:
-                # Recomputed rather than cached: seconds at MSLR-WEB10K size (bench_bivariate
+                # Recomputed rather than cached: seconds at MSLR-WEB10K size (bench_bilambdamart
                 # generates and expands it in 2 s), less than reading 118k x 685 floats back; the binned Datasets built from
                 # it are what every model and trial shares.
                 ds = Dataset(expand_listwise(ds.X, ds.offsets), ds.y, ds.query_ids, ds.offsets,
@@ -244,13 +244,13 @@ class Stage2Experiment:
 
     @property
     def pairs_per_document(self) -> int:
-        """``n - 1`` of the search's document units (`ltrlib.bivariate.space`), from the
+        """``n - 1`` of the search's document units (`ltrlib.bilambdamart.space`), from the
         training lists."""
         return pairs_per_document(self.parts["train"].offsets)
 
     def lightgbm_point(self, spec: ModelSpec, params: Mapping[str, Any]) -> dict[str, Any]:
         """LightGBM's parameters for a point of the search (document units): converted for a
-        pair model, as they are for a document model (`ltrlib.bivariate.space`)."""
+        pair model, as they are for a document model (`ltrlib.bilambdamart.space`)."""
         return lightgbm_point(params, self.pairs_per_document if spec.bivariate else None)
 
     def fit(self, spec: ModelSpec, params: Mapping[str, Any], seed: int | None = None, monitor=None):
@@ -365,7 +365,7 @@ def _degenerate(exp: Stage2Experiment, model, value: float) -> str | None:
     first study's pair models (issue of fair budgets):
 
     * `DEGENERATE`: validation NDCG peaked at the first tree. Before the search's document
-      units (`ltrlib.bivariate.space`) a pair model's step at a document model's rate was
+      units (`ltrlib.bilambdamart.space`) a pair model's step at a document model's rate was
       n - 1 times too long, and the high rates overshot at once.
     * `STAGE1_TIE`: the kept model ranks every validation list as stage 1 does (its
       validation NDCG equals stage 1's). A pair model's first trees split on the stage-1
@@ -486,9 +486,9 @@ def fit_model_groups(groups: Mapping[str, tuple[Stage2Experiment, Any]], *,
     order = sorted(jobs, key=lambda job: not MODELS[job[2]].bivariate)  # stable: pair models first
     # In a batch run the workers' trial bars report to the runner (ltrlib.progress) and print nothing.
     progress = tuning.progress
-    in_worker = tuning.replace(progress=progress and config.in_batch())
+    in_worker = tuning.replace(progress=progress and sessions.in_batch())
     calls = (delayed(_tune_in_worker)(prefix, exp, name, in_worker) for prefix, exp, name in order)
-    with timing.fitting(), config.worker_processes(workers):
+    with timing.fitting(), processes.worker_processes(workers):
         done = Parallel(n_jobs=workers, return_as="generator_unordered")(calls)
         for prefix, f in bar(done, total=len(order), unit="model", enabled=progress,
                              desc=f"stage-2 models, {workers} at a time"):
@@ -524,7 +524,7 @@ def _tune_model(exp: Stage2Experiment, name: str, *, tuning: TuningSettings, stu
              "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds,
              "hessian": exp.hessian_of(spec),
              "pruning": pruning_setup(tuning.prune, exp.settings.early_stopping),
-             # What a point means (`ltrlib.bivariate.space`): a study searched in other units
+             # What a point means (`ltrlib.bilambdamart.space`): a study searched in other units
              # is refused, not resumed.
              "search_units": SEARCH_UNITS,
              "pairs_per_document": exp.pairs_per_document if spec.bivariate else None}
@@ -701,8 +701,8 @@ def tuned_table(fitted: Mapping[str, FittedModel], stage1: Mapping[str, Any] | N
     """Table 8: the tuned parameters as LightGBM got them (the paper's table reports
     those), the open settings each model trained with (tuned or fixed), tree count and
     validation NDCG (at its own cut-off) of each model; for a pair model ``searched`` gives
-    the point in the search's document units (`ltrlib.bivariate.space`), for the others "=".
-    ``stage1`` (`ltrlib.bivariate.two_stage.Stage1Tuning.row`) adds stage 1's row first."""
+    the point in the search's document units (`ltrlib.bilambdamart.space`), for the others "=".
+    ``stage1`` (`ltrlib.bilambdamart.two_stage.Stage1Tuning.row`) adds stage 1's row first."""
     rows = [dict(stage1)] if stage1 else []
     for name, f in fitted.items():
         lgb = f.lightgbm_params or f.params

@@ -9,7 +9,7 @@ Table 8: a comparison is only fair when every model had the same search.
 search draws it in document units and `lightgbm_point` converts it for pair rows (our
 choice; the paper tuned each model over ranges it does not give). Why: with ``n`` documents
 in a list, a pair row's gradient is ``(g_i - g_j)/(n-1)`` and its hessian
-``(h_i + h_j)/(n-1)^2`` (`ltrlib.bivariate.objective`, eqs. 6-7), so
+``(h_i + h_j)/(n-1)^2`` (`ltrlib.bilambdamart.objective`, eqs. 6-7), so
 
 * a pair leaf's Newton value, in document-score units once aggregated (eq. 5), is about
   ``n - 1`` times a document leaf's: one tree at the same learning rate moves the

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltrlib.bivariate.experiment import MODELS, bilambdamart_metrics, ndcg_table, suggest
+from ltrlib.bilambdamart.experiment import MODELS, bilambdamart_metrics, ndcg_table, suggest
 
 
 def _per_query():
@@ -51,7 +51,7 @@ def test_headline_keys_and_search_space():
 def test_curves_say_which_ideal_dcg_they_use():
     from types import SimpleNamespace
 
-    from ltrlib.bivariate.experiment import FittedModel, curves_frame
+    from ltrlib.bilambdamart.experiment import FittedModel, curves_frame
 
     fitted = {name: FittedModel(name, SimpleNamespace(curve=[0.1, 0.3, 0.2]), {}, 2, 0.3, pd.DataFrame())
               for name in ("λMART", "Bi-λMART")}
