@@ -64,3 +64,9 @@ def test_every_committed_neural_design_is_what_its_profile_builds_today():
         built = neural_design(design.profile.removeprefix("neural-"), design["source"], design.study, design.seeds,
                               reports_dir=folder.parent)
         assert design.differs(built) == [], folder.name
+    # Each keeps the rule it was registered with: v1 read seeds that split as seed-dependent.
+    from ltrlib.fidelity.bilambdamart import NEURAL_SEEDS_RULE, NEURAL_SEEDS_RULES, neural_rule_version
+
+    versions = {d.name: neural_rule_version(StudyDesign.read(d)["rule"]) for d in neural}
+    assert versions["bilambdamart-followup-neural"] == "v1" and versions["bilambdamart-followup-neural-v2"] == "v2"
+    assert NEURAL_SEEDS_RULE == NEURAL_SEEDS_RULES["v2"]

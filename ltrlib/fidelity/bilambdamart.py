@@ -793,10 +793,14 @@ def across_seeds(run_dirs, metric: str = "ndcg@5") -> tuple[pd.DataFrame, pd.Dat
     return per_run, pd.DataFrame(summary)
 
 
-#: The rule that decides the neural claims across the neural study's seeds
-#: (`ltrlib.studies.run_neural_study`), ours, fixed before its first seed.
+#: The rules that decide the neural claims across a neural study's seeds
+#: (`ltrlib.studies.run_neural_study`), ours, by version; a study's design holds the text of
+#: the one fixed before its first seed. v1 (the first neural study) read seeds whose
+#: verdicts split as "seed-dependent"; but a split of per-seed verdicts tests no
+#: heterogeneity (one seed's verdict is a test at 0.05, so a true effect near the test's
+#: power splits the seeds by itself), so v2 reads a split as not decided: more seeds needed.
 NEURAL_MIN_SEEDS = 5
-NEURAL_SEEDS_RULE = (
+_NEURAL_RULE_V1 = (
     f"Ours, fixed before the neural study's first seed: over the design's seeds (at least {NEURAL_MIN_SEEDS}), a "
     "neural claim holds on the twin when it holds at every seed, does not hold when it fails at every seed, is "
     "seed-dependent when the seeds split, and is not decided when a seed did not decide it (its budget gate: "
@@ -804,19 +808,46 @@ NEURAL_SEEDS_RULE = (
     "one-seed ledger's (the paper's comparison and test). Unanimity is demanding on purpose: a claim that is a "
     f"fair coin at each seed comes out holding at all {NEURAL_MIN_SEEDS} seeds with probability "
     f"1/{2 ** NEURAL_MIN_SEEDS}.")
-#: The verdicts of the rule (`neural_across_seeds`).
+_NEURAL_RULE_V2 = (
+    f"Ours, fixed before the neural study's first seed (rule v2): over the design's seeds (at least "
+    f"{NEURAL_MIN_SEEDS}), a neural claim holds on the twin when it holds at every seed, does not hold when it fails "
+    "at every seed, and is otherwise not decided: when a seed did not decide it (its budget gate: unequal usable "
+    "trials or an unconverged network) or lacked its tables, and when the seeds' verdicts split, which asks for "
+    "more seeds and is no evidence that the claim depends on the seed (a split of per-seed verdicts tests no "
+    "heterogeneity). Each seed's verdict is the one-seed ledger's (the paper's comparison and test). Unanimity is "
+    f"demanding on purpose: a claim that is a fair coin at each seed comes out holding at all {NEURAL_MIN_SEEDS} "
+    f"seeds with probability 1/{2 ** NEURAL_MIN_SEEDS}.")
+NEURAL_SEEDS_RULES = {"v1": _NEURAL_RULE_V1, "v2": _NEURAL_RULE_V2}
+#: The rule a new neural study is registered with.
+NEURAL_SEEDS_RULE = _NEURAL_RULE_V2
+#: v1's verdict for seeds that split (`neural_across_seeds`).
 SEED_DEPENDENT = "seed-dependent"
+#: v2's verdict for seeds that split.
+SEEDS_SPLIT = f"{NOT_DECIDED}: more seeds needed (the seeds split)"
 
 
-def neural_across_seeds(seed_dirs: dict[int, Path], planned: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def neural_rule_version(rule: str) -> str:
+    """The version (``"v1"``, ``"v2"``) of a neural study's rule, from its design's text;
+    ValueError for a text no version of this package has."""
+    for version, text in NEURAL_SEEDS_RULES.items():
+        if rule == text:
+            return version
+    raise ValueError(f"a neural study's rule this ltrlib does not know ({rule[:80]!r}...); known: "
+                     f"{', '.join(NEURAL_SEEDS_RULES)}")
+
+
+def neural_across_seeds(seed_dirs: dict[int, Path], planned: int,
+                        rule: str = NEURAL_SEEDS_RULE) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The neural claims (`NEURAL_CLAIMS`) at each recorded seed of the neural study, each
     seed's record read as a run (its neural tables and the trees' tuning summary, for the
-    budget gate), and their verdicts across seeds by `NEURAL_SEEDS_RULE`.
+    budget gate), and their verdicts across seeds by ``rule`` (the study's design's, one of
+    `NEURAL_SEEDS_RULES`): seeds that split are `SEED_DEPENDENT` under v1, `SEEDS_SPLIT` under v2.
 
     Returns ``(per_seed, across)``: ``per_seed`` (``seed, claim, ours, evidence``) and
     ``across`` (``claim, statement, seeds, holds, does not hold, not decided, not available,
     verdict``); the verdict is "interim" while fewer than ``planned`` seeds are recorded."""
     names = [c.name for c in NEURAL_CLAIMS]
+    split = SEED_DEPENDENT if neural_rule_version(rule) == "v1" else SEEDS_SPLIT
     require_numbers(seed_dirs, "the neural study")
     rows = []
     for seed, d in sorted(seed_dirs.items()):
@@ -840,7 +871,7 @@ def neural_across_seeds(seed_dirs: dict[int, Path], planned: int) -> tuple[pd.Da
         elif counts["does not hold"] == len(got):
             verdict = "does not hold"
         else:
-            verdict = SEED_DEPENDENT
+            verdict = split
         out.append({"claim": claim.name, "statement": claim.statement, "seeds": len(got), **counts,
                     "verdict": verdict})
     return per_seed, pd.DataFrame(out)

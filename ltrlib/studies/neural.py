@@ -72,8 +72,10 @@ def neural_design(profile: str, source: str, study: str, seeds: Sequence[int] | 
                   reports_dir: str | os.PathLike | None = None) -> dict:
     """The neural study's design: the source Bi-LambdaMART study's data, scale, stage-2
     parameters and seeds (those given must be among its design's), its ``n_trials`` for
-    every network, the profile's training budget, and the rule."""
-    from ltrlib.fidelity.bilambdamart import NEURAL_SEEDS_RULE
+    every network, the profile's training budget, and the rule: a registered study's own
+    version of it (`NEURAL_SEEDS_RULES`), so a study keeps the rule it was fixed with, and
+    `NEURAL_SEEDS_RULE` for a new one."""
+    from ltrlib.fidelity.bilambdamart import NEURAL_SEEDS_RULE, NEURAL_SEEDS_RULES
 
     if profile not in NEURAL_PROFILES:
         raise ValueError(f"unknown neural profile {profile!r}; choose from {', '.join(NEURAL_PROFILES)}")
@@ -89,9 +91,13 @@ def neural_design(profile: str, source: str, study: str, seeds: Sequence[int] | 
     source_parameters = {**preregistration.REGISTERED_PARAMETERS, **src["parameters"]}
     parameters = {k: v for k, v in source_parameters.items() if k in NEURAL_SHARED}
     parameters.update(NEURAL_PROFILES[profile], neural_trials=int(src["parameters"]["n_trials"]))
+    rule = NEURAL_SEEDS_RULE
+    if StudyDesign.exists(reports / study):
+        registered = StudyDesign.read(reports / study).get("rule")
+        rule = registered if registered in NEURAL_SEEDS_RULES.values() else rule
     return {"study": validate_name(study, "study id"), "profile": f"neural-{profile}", "source": source,
             "dataset": src["dataset"], "scale": src["scale"], "seeds": chosen, "parameters": parameters,
-            "rule": NEURAL_SEEDS_RULE}
+            "rule": rule}
 
 
 def _trees_of(source_dir: Path, seed: int, run_dir: Path) -> None:
@@ -128,7 +134,7 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
 
     design = StudyDesign.read(study_dir)
     recorded = {s: d for s, d in _recorded(study_dir).items() if s in design["seeds"]}
-    per_seed, across = neural_across_seeds(recorded, planned=len(design["seeds"]))
+    per_seed, across = neural_across_seeds(recorded, planned=len(design["seeds"]), rule=design["rule"])
     spent, walls = [], []
     for seed, d in recorded.items():
         meta = SeedRecord.read(d)

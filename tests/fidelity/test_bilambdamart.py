@@ -295,9 +295,11 @@ def test_cli_prints_the_seed_comparison(tables, tmp_path, capsys):
 
 def test_the_neural_claims_across_seeds_follow_the_rule(tmp_path, tables):
     """Unanimity over at least five seeds: every seed holds -> holds; one seed where a
-    network beats the trees -> seed-dependent; a seed whose networks did not converge -> not
-    decided; fewer seeds than planned -> interim."""
-    from ltrlib.fidelity.bilambdamart import NEURAL_MIN_SEEDS, SEED_DEPENDENT, neural_across_seeds
+    network beats the trees -> not decided, more seeds needed (rule v2; v1, the first neural
+    study's, said seed-dependent); a seed whose networks did not converge -> not decided;
+    fewer seeds than planned -> interim."""
+    from ltrlib.fidelity.bilambdamart import (NEURAL_MIN_SEEDS, NEURAL_SEEDS_RULES, SEED_DEPENDENT, SEEDS_SPLIT,
+                                              neural_across_seeds)
 
     def seeds(n, *, dnn_wins=(), capped=()):
         out = {}
@@ -308,14 +310,19 @@ def test_the_neural_claims_across_seeds_follow_the_rule(tmp_path, tables):
                                             spent=spent)
         return out
 
-    def verdicts(dirs, planned):
-        return neural_across_seeds(dirs, planned)[1].set_index("claim").verdict
+    def verdicts(dirs, planned, rule=NEURAL_SEEDS_RULES["v2"]):
+        return neural_across_seeds(dirs, planned, rule)[1].set_index("claim").verdict
 
     assert NEURAL_MIN_SEEDS == 5
     fair = verdicts(seeds(5), 5)
     assert fair["trees_beat_networks"] == "holds" and fair["multivariate_beats_dnn"] == "holds"
-    split = verdicts(seeds(5, dnn_wins=(2,)), 5)
-    assert split["trees_beat_networks"] == SEED_DEPENDENT and split["gbt_softmax_beats_networks"] == "holds"
+    dnn_wins_once = seeds(5, dnn_wins=(2,))
+    split = verdicts(dnn_wins_once, 5)
+    assert split["trees_beat_networks"] == SEEDS_SPLIT == "not decided: more seeds needed (the seeds split)"
+    assert split["gbt_softmax_beats_networks"] == "holds"
+    assert verdicts(dnn_wins_once, 5, NEURAL_SEEDS_RULES["v1"])["trees_beat_networks"] == SEED_DEPENDENT
+    with pytest.raises(ValueError, match="a neural study's rule this ltrlib does not know"):
+        verdicts(dnn_wins_once, 5, "my own rule")
     assert verdicts(seeds(5, capped=(4,)), 5)["trees_beat_networks"] == "not decided"
     three = seeds(3)
     assert verdicts(three, 5)["trees_beat_networks"] == "interim (3 of 5 seeds)"
