@@ -117,7 +117,7 @@ def table3_alternative(per_query: pd.DataFrame, nsplits: Mapping[str, object],
 def locals_compared(per_query: pd.DataFrame, nsplits: Mapping[str, object], metric: str = "ndcg@10",
                     test_set: str = "DS") -> pd.DataFrame:
     """M2 (M'2) against M1 on ``test_set``, per split: the two-sided paired t-test over the
-    test queries (`ltrlib.metrics.Comparison.differences`). Tidy: ``split, strategy, category, model,
+    test queries (`ltrlib.metrics.comparison.Comparison.differences`). Tidy: ``split, strategy, category, model,
     baseline, units, mean, mean_baseline, diff, t, p`` (model M2, baseline M1).
 
     §5.2 says of the splits without tie-breaking that the two local models' "overall

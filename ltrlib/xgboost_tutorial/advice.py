@@ -175,7 +175,7 @@ def graded_objectives(per_query: pd.DataFrame, baseline: str = "XGB map/topk",
                       models: tuple[str, ...] = ("XGB ndcg/topk", "XGB pairwise/topk"),
                       metric: str = "ndcg@10") -> pd.DataFrame:
     """Each of ``models`` against ``rank:map`` (``baseline``) on ``metric``, from
-    `ltrlib.xgboost_tutorial.compare_backends`' per-query results: `ltrlib.metrics.Comparison.differences`' rows
+    `ltrlib.xgboost_tutorial.compare_backends`' per-query results: `ltrlib.metrics.comparison.Comparison.differences`' rows
     (``model, baseline, units, mean, mean_baseline, diff, t, p``), the baseline's own row
     left out. Empty when the comparison lacks the baseline."""
     part = per_query[(per_query.metric == metric) & per_query.model.isin([baseline, *models])]

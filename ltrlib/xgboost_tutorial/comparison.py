@@ -131,7 +131,7 @@ def comparison_numeric(per_query: pd.DataFrame, timing: pd.DataFrame | None = No
 
 
 def _against(frame: pd.DataFrame, baseline: str, by: list[str], model: str) -> list[dict]:
-    """`ltrlib.metrics.Comparison.differences`' rows for this module's tables: means over every
+    """`ltrlib.metrics.comparison.Comparison.differences`' rows for this module's tables: means over every
     query (a NaN gives a NaN mean), every group tested, KeyError for a group without the
     baseline and ValueError for a model with fewer than 2 queries with values."""
     for _, part in frame.groupby(by, sort=False):

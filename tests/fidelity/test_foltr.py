@@ -287,5 +287,6 @@ def test_a_measure_the_setting_fixes_is_no_test(tmp_path, tables):
     assert "the same at every run of both" in t4.loc["type4_type2 linear online", "evidence"]
     assert t4.loc["type4_type2 linear offline", "ours"] == "holds"  # the offline values still vary
     assert FO._significantly_above(pd.Series([0.8] * 6), pd.Series([0.8] * 6), "s", "A", "B").holds is None
-    assert FO._not_different(pd.Series([0.8] * 6), pd.Series([0.8] * 6), "s", "A", "B").holds is None
-    assert FO._not_different(pd.Series([0.8, 0.7] * 3), pd.Series([0.8, 0.7] * 3), "s", "A", "B").holds is True
+    margin = FO.NO_DIFFERENCE
+    assert FO._within(pd.Series([0.8] * 6), pd.Series([0.8] * 6), "s", "A", "B", margin).holds is None
+    assert FO._within(pd.Series([0.8, 0.7] * 3), pd.Series([0.8, 0.7] * 3), "s", "A", "B", margin).holds is True

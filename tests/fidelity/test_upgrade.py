@@ -166,5 +166,9 @@ def test_the_ledger_study_refuses_a_record_without_its_numbers_until_it_is_upgra
     differ = [key for key, ours in decided.items() if across.loc[key, ours] != 1]
     type4 = [("foltr", "type4_no_difference", f"type4_type2 {ranker} online") for ranker in ("linear", "neural")]
     star = ("bilambdamart", "lambdamart_star_beats_stage1", "notebook 06")
-    assert sorted(differ) == sorted([*type4, star])
+    # The paper's "no difference" and "no gain" statements are read by equivalence since
+    # 2026-11-29 (TOST or a one-sided test within ±0.005, `ltrlib.fidelity.foltr.NO_DIFFERENCE`),
+    # where the batch read p ≥ 0.05 alone: those checks may differ too, and no other.
+    mended = {"type3_no_difference", "type4_no_difference", "fedprox_fedper_no_gain_type2_R1"}
+    assert sorted(k for k in differ if k[1] not in mended or k in type4) == sorted([*type4, star])
     assert across.loc[type4, "not available"].eq(1).all() and across.loc[star, "does not hold"] == 1
