@@ -128,7 +128,7 @@ def test_a_name_shared_with_an_analysis_package_is_a_declared_pair():
     import importlib
     import re
 
-    analyses = ("data", "metrics", "train", "noniid", "clients", "merge", "bivariate", "neural", "foltr",
+    analyses = ("data", "metrics", "train", "noniid", "clients", "merge", "bilambdamart", "neural", "foltr",
                 "clicklog", "xgboost_tutorial", "fidelity")
     shared = {}
     for name in analyses:
