@@ -221,6 +221,9 @@ def _no_gain(a: pd.Series, b: pd.Series, scope: str, name_a: str, name_b: str, m
     if effect is None:
         return Finding(scope, None, f"no runs of both {name_a} and {name_b}")
     comparisons = (Comparison(f"{name_a} vs {name_b}", effect, horizon=a.attrs.get("horizon", 0)),)
+    if np.ptp(np.concatenate([x, y])) == 0:
+        return Finding(scope, None, f"{name_a} and {name_b}: the measure is the same at every run of both, so it "
+                                    "cannot compare them (no test)")
     if n < MIN_PAIRS:
         return Finding.undecided(scope, f"{name_a} − {name_b} {effect.improvement:+.4f} over {n} runs: fewer than "
                                         f"{MIN_PAIRS} pairs decide nothing", comparisons)

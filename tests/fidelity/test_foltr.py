@@ -290,3 +290,13 @@ def test_a_measure_the_setting_fixes_is_no_test(tmp_path, tables):
     margin = FO.NO_DIFFERENCE
     assert FO._within(pd.Series([0.8] * 6), pd.Series([0.8] * 6), "s", "A", "B", margin).holds is None
     assert FO._within(pd.Series([0.8, 0.7] * 3), pd.Series([0.8, 0.7] * 3), "s", "A", "B", margin).holds is True
+    assert FO._no_gain(pd.Series([0.8] * 6), pd.Series([0.8] * 6), "s", "A", "B", margin).holds is None
+    # "No gain" holds only when a gain below the margin is shown, fails when one beyond it is,
+    # and p >= 0.05 for a gain decides nothing.
+    base = pd.Series([0.30, 0.31, 0.29, 0.30, 0.32, 0.28] * 2)
+    jitter = pd.Series([0.001, -0.001] * 6)
+    assert FO._no_gain(base + jitter, base, "s", "A", "B", margin).holds is True
+    assert FO._no_gain(base + 0.05 + jitter, base, "s", "A", "B", margin).holds is False
+    wide = pd.Series([0.04, -0.04] * 6)
+    undecided = FO._no_gain(base + wide, base, "s", "A", "B", margin)
+    assert undecided.holds is None and "neither below nor beyond" in undecided.evidence
