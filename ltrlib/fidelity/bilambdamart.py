@@ -38,7 +38,7 @@ from ltrlib.fidelity.claims import (
     under_correction,
 )
 from ltrlib.fidelity.datasets import Declaration, declared
-from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table, require_numbers
+from ltrlib.fidelity.sources import one_setup_at_several_seeds, read_table, reads_of, require_numbers
 from ltrlib.records import read_json
 from ltrlib.report import table_to_markdown
 
@@ -660,6 +660,10 @@ def published_numbers(run_dir: str | Path, declaration: Declaration | None) -> p
 #: Notebook 06's tables whose marks it also tests with Holm's correction
 #: (`ltrlib.bilambdamart.ndcg_pvalues`), by the name `read_tables` gives them.
 HOLM_TABLES = {"table2": "table2_pvalues", "table4": "table4_pvalues", "table5": "table5_pvalues"}
+#: Every table this paper's checks read (`ltrlib.fidelity.ledger.Paper`'s ``reads``): the marked
+#: tables' numbers, the tuning summaries and the Holm-corrected tests.
+READS = reads_of(*((notebook, f"{table}_numbers") for notebook, table in TABLES.values()), *SPENT,
+                 *((NOTEBOOK, table) for table in HOLM_TABLES.values()))
 HOLM = ("Tables 2, 4 and 5 mark each row's improvement over each earlier row at every cutoff, uncorrected, as the "
         "paper does. Holm's step-down over each table's marks (ours; `table2_pvalues` and the others) asks whether "
         "the claims that read them still hold.")
@@ -848,7 +852,7 @@ def neural_across_seeds(seed_dirs: dict[int, Path], planned: int,
     verdict``); the verdict is "interim" while fewer than ``planned`` seeds are recorded."""
     names = [c.name for c in NEURAL_CLAIMS]
     split = SEED_DEPENDENT if neural_rule_version(rule) == "v1" else SEEDS_SPLIT
-    require_numbers(seed_dirs, "the neural study")
+    require_numbers(seed_dirs, READS, "the neural study")
     rows = []
     for seed, d in sorted(seed_dirs.items()):
         claims, _, _ = bilambdamart_claims(d)

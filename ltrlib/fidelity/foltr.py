@@ -46,7 +46,7 @@ from ltrlib.fidelity.claims import (
     under_correction,
 )
 from ltrlib.fidelity.datasets import declared
-from ltrlib.fidelity.sources import read_table
+from ltrlib.fidelity.sources import read_table, reads_of
 from ltrlib.foltr.federated import discount_sum
 from ltrlib.metrics import paired_ttest
 from ltrlib.report import table_to_markdown
@@ -96,6 +96,10 @@ MINIMAL = 0.02
 #: (`ltrlib.fidelity.across.MARGINS`); the paper says "not significant" and gives no number.
 #: A cumulative online NDCG over T rounds gets it per round (`online_margin`).
 NO_DIFFERENCE = UNSTABLE_BELOW
+#: Notebook 07's one row per run, all the checks read (`Runs`).
+RUNS = (NOTEBOOK, "runs_online")
+#: Every table this paper's checks read (`ltrlib.fidelity.ledger.Paper`'s ``reads``).
+READS = reads_of(RUNS)
 #: The settings of Type 2 #R = 1 at each B of the paper's sweep (notebook 07's names).
 TYPE2_R1_B = {2: "type2_R1_B2", 5: "type2_R1", 10: "type2_R1_B10"}
 #: Settings the paper ran for the linear ranker only (§7.1, §7.2 and Figures 8-9's captions).
@@ -577,7 +581,7 @@ def foltr_claims(run_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, list[
     (`ltrlib.fidelity.claims.CLAIM_COLUMNS`), their effects (`EFFECT_COLUMNS`) and the
     missing tables."""
     missing: list[str] = []
-    runs = Runs(read_table(run_dir, NOTEBOOK, "runs_online", missing))
+    runs = Runs(read_table(run_dir, *RUNS, missing))
     claims, effects = claim_frames(SOURCE, ALL_CLAIMS, runs)
     return claims, effects, missing
 
@@ -635,7 +639,7 @@ def section(run_dir: str | Path, provenance: dict) -> Section:
     """The FOLTR paper's part of the ledger; on a run declared MSLR-WEB10K at the paper's
     T, Table 3's printed numbers beside ours."""
     missing: list[str] = []
-    runs = Runs(read_table(run_dir, NOTEBOOK, "runs_online", missing))
+    runs = Runs(read_table(run_dir, *RUNS, missing))
     claims, effects = claim_frames(SOURCE, ALL_CLAIMS, runs)
     declaration = declared(provenance)
     rounds = sorted(set(runs.frame.n_rounds)) if runs.frame is not None else []

@@ -30,7 +30,7 @@ import html
 import io
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ from ltrlib.report import LEDGER_SECTION, embedded_png, html_page, table_to_mark
 
 __all__ = ["FIDELITY_CLAIMS_CSV", "FIDELITY_CSV", "FIDELITY_EFFECTS_CSV", "FIDELITY_HTML", "FIDELITY_MD",
            "FIDELITY_PUBLISHED_CSV", "ONE_SEED", "PAPERS", "Ledger", "Paper", "executed_papers",
-           "fidelity_report", "ledger_html", "summary_table", "verdict_frame", "write_fidelity"]
+           "fidelity_report", "ledger_html", "notebook_tables", "summary_table", "verdict_frame", "write_fidelity"]
 
 FIDELITY_MD = "fidelity.md"
 #: The ledger as a page to look at: its pictures, then each paper's claims (`ledger_html`).
@@ -66,9 +66,9 @@ ONE_SEED = ("One run is one seed: these verdicts are this seed's and decide noth
 class Paper:
     """A paper the ledger follows, registered once in `PAPERS`: its title and the short name
     the studies' headlines give it, the notebooks that reproduce it, the function that builds
-    its section from a run directory and its provenance, and every `Claim` the section
-    decides (its module's ``ALL_CLAIMS``: what the guard test reads). The tables its module
-    reads are in `ltrlib.fidelity.sources.NOTEBOOK_TABLES`, keyed by these notebooks;
+    its section from a run directory and its provenance, every `Claim` the section decides
+    (its module's ``ALL_CLAIMS``: what the guard test reads) and the tables its checks read
+    (its module's ``READS``, ``{notebook: (table, ...)}``, among these notebooks).
     tests/fidelity/test_registration.py fails on a claims module, notebook or table that
     no paper registers."""
 
@@ -77,22 +77,34 @@ class Paper:
     notebooks: tuple[str, ...]
     section: Callable[[Path, dict[str, Any]], Section]
     claims: tuple = ()
+    reads: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 PAPERS: dict[str, Paper] = {
     # Notebooks 00-02 describe the data the paper's Istella-S statistics calibrate the twin on.
     noniid.SOURCE: Paper("Learning to Rank for Non-IID Datasets", "non-IID",
                          ("00_dataset_overview", "01_category_analysis", "02_split_stats", "03_client_models",
-                          "04_linear_merge", "05_stacking"), noniid.section, noniid.ALL_CLAIMS),
+                          "04_linear_merge", "05_stacking"), noniid.section, noniid.ALL_CLAIMS, noniid.READS),
     bilambdamart.SOURCE: Paper("Learning bivariate scoring functions for ranking (Bi-LambdaMART)", "Bi-LambdaMART",
                                ("06_bilambdamart", "06_neural_competitors"), bilambdamart.section,
-                               bilambdamart.ALL_CLAIMS),
+                               bilambdamart.ALL_CLAIMS, bilambdamart.READS),
     foltr.SOURCE: Paper("Is Non-IID Data a Threat in Federated Online Learning to Rank?", "FOLTR",
-                        ("07_foltr_noniid",), foltr.section, foltr.ALL_CLAIMS),
+                        ("07_foltr_noniid",), foltr.section, foltr.ALL_CLAIMS, foltr.READS),
     xgboost_tutorial.SOURCE: Paper("XGBoost's learning-to-rank notes", "XGBoost's notes",
                                    ("08_xgboost_backends", "09_click_bias"), xgboost_tutorial.section,
-                                   xgboost_tutorial.ALL_CLAIMS),
+                                   xgboost_tutorial.ALL_CLAIMS, xgboost_tutorial.READS),
 }
+
+
+def notebook_tables(papers: Mapping[str, Paper] | None = None) -> dict[str, tuple[str, ...]]:
+    """Every table the ledger reads, ``{notebook: (table, ...)}``: the registered papers'
+    `Paper.reads` together (what `ltrlib.fidelity.sources.require_numbers` checks a record
+    for)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for paper in (PAPERS if papers is None else papers).values():
+        for notebook, names in paper.reads.items():
+            out[notebook] = (*out.get(notebook, ()), *(n for n in names if n not in out.get(notebook, ())))
+    return out
 
 
 @dataclass

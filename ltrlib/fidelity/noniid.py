@@ -38,7 +38,7 @@ from ltrlib.fidelity.claims import (
     under_correction,
 )
 from ltrlib.fidelity.datasets import declared
-from ltrlib.fidelity.sources import read_table
+from ltrlib.fidelity.sources import read_table, reads_of
 from ltrlib.noniid.calibration import LEARNABILITY_TARGET
 from ltrlib.report import table_to_markdown
 
@@ -182,6 +182,11 @@ SOURCES = {
     "paired": ("03_client_models", "table3_locals_compared"),
     "fusion": ("04_linear_merge", "fusion_baselines_numbers"),
 }
+#: Notebook 00's calibration tables, read for the twin's in-sample numbers.
+CALIBRATION = ("00_dataset_overview", "calibration")
+CALIBRATION_SUBSETS = ("00_dataset_overview", "calibration_subsets")
+#: Every table this paper's checks read (`ltrlib.fidelity.ledger.Paper`'s ``reads``).
+READS = reads_of(CALIBRATION, CALIBRATION_SUBSETS, *SOURCES.values())
 #: The merged models of Table 4; the other rows of notebook 04's ``fusion_baselines`` are the
 #: standard fusions, beyond the paper (`_merge_most`).
 LINEAR = ("M1", "M2", "M12α", "M21α")
@@ -793,7 +798,7 @@ def _data_lines(run_dir: Path, provenance: dict[str, Any]) -> list[str]:
         lines += [f"Dataset `{dataset}` is neither the synthetic Istella-like collection nor Istella-S: "
                   "the paper's numbers are not this data's, and its categories 11 and 14 may not exist here.", ""]
     ignored: list[str] = []  # the calibration is context, not a source of claims
-    cal = read_table(run_dir, "00_dataset_overview", "calibration", ignored)
+    cal = read_table(run_dir, *CALIBRATION, ignored)
     if cal is not None:
         lines += ["### Data-level calibration", "",
                   f"The collection against the data statistics the paper publishes for Istella-S "
@@ -805,7 +810,7 @@ def _data_lines(run_dir: Path, provenance: dict[str, Any]) -> list[str]:
                   "was fitted to it.", "",
                   table_to_markdown(cal[["statistic", "paper", "achieved", "tolerance", "within", "source"]]
                                     .round(4)), ""]
-    subsets = read_table(run_dir, "00_dataset_overview", "calibration_subsets", ignored)
+    subsets = read_table(run_dir, *CALIBRATION_SUBSETS, ignored)
     if subsets is not None:
         lines += ["Table 2's subsets, out of sample (only the DS2' list lengths above are fitted): "
                   "documents and relevant documents per query of each DS1 and DS2'.", "",

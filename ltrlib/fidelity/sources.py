@@ -1,10 +1,11 @@
-"""What the fidelity ledger reads from a run: the tables each notebook writes (one registry for
-every paper), and the run's setup, to compare runs that differ in their seed only.
+"""What the fidelity ledger reads from a run: the tables the notebooks write, and the run's
+setup, to compare runs that differ in their seed only.
 
 A table is ``tables/<notebook>/<name>.csv`` under the run directory (`ltrlib.report.Reporter`).
-The paper modules name a table by notebook and name (`table_path`, `read_table`), so a
-renamed table is changed here once, and a missing one is reported by the path a reader can
-look for.
+Each paper module names the tables it reads in its own constants and gathers them as its
+``READS`` (`reads_of`), which its paper's registration carries
+(`ltrlib.fidelity.ledger.Paper`'s ``reads``): a new paper's tables are declared once, in its
+module. A missing table is reported by the path a reader can look for.
 """
 
 from __future__ import annotations
@@ -21,39 +22,33 @@ from ltrlib import records, sessions
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.manifest import RunManifest
 
-__all__ = ["NOTEBOOK_TABLES", "lacking_numbers", "one_setup_at_several_seeds", "read_table", "recorded_seeds",
-           "require_numbers", "run_setup", "table_path", "upgrade_command"]
+__all__ = ["Reads", "lacking_numbers", "one_setup_at_several_seeds", "read_table", "recorded_seeds",
+           "reads_of", "require_numbers", "run_setup", "table_path", "upgrade_command"]
 
-NOTEBOOK_TABLES: dict[str, tuple[str, ...]] = {
-    "00_dataset_overview": ("calibration", "calibration_subsets"),
-    "03_client_models": ("table1_initial_split_numeric", "table3_alternative_splits_numeric",
-                         "table3_locals_compared"),
-    "04_linear_merge": ("table4_linear_numeric", "alpha_choices", "fusion_baselines_numbers"),
-    "05_stacking": ("table5_stacking_numeric", "figure3_importance"),
-    # A marked table's numbers (`ltrlib.metrics.MarkedTable`), never its printed strings.
-    "06_bilambdamart": ("table2_lambdarank_numbers", "table4_difference_numbers", "table5_softmax_numbers",
-                        "control_table2_numbers", "tuning_summary", "table2_pvalues", "table4_pvalues",
-                        "table5_pvalues"),
-    "06_neural_competitors": ("table3_neural_lambdarank_numbers", "table4_gsf_numbers",
-                              "table5_neural_softmax_numbers", "neural_tuning_summary"),
-    "07_foltr_noniid": ("runs_online", "remedies"),
-    "08_xgboost_backends": ("pair_method_summary", "pair_count_sweep", "pair_method_trend", "graded_objectives",
-                            "reproducibility", "distributed_training"),
-    "09_click_bias": ("click_curves",),
-}
+#: What a paper's checks read: ``{notebook: (table, ...)}`` (a paper module's ``READS``,
+#: registered with it as `ltrlib.fidelity.ledger.Paper`'s ``reads``).
+Reads = Mapping[str, tuple[str, ...]]
+
+
+def reads_of(*tables: tuple[str, str]) -> dict[str, tuple[str, ...]]:
+    """``{notebook: (table, ...)}`` of ``(notebook, table)`` pairs, in order, each once: a
+    paper module's ``READS``, built from the very constants its readers name."""
+    out: dict[str, tuple[str, ...]] = {}
+    for notebook, name in tables:
+        if name not in out.get(notebook, ()):
+            out[notebook] = (*out.get(notebook, ()), name)
+    return out
 
 
 def table_path(notebook: str, name: str) -> Path:
     """Where ``notebook`` writes table ``name``, relative to the run directory."""
-    if name not in NOTEBOOK_TABLES.get(notebook, ()):
-        raise KeyError(f"the fidelity ledger reads no table {name!r} of notebook {notebook!r}; "
-                       f"add it to ltrlib.fidelity.sources.NOTEBOOK_TABLES")
     return Path("tables") / notebook / f"{name}.csv"
 
 
 def read_table(run_dir: str | Path, notebook: str, name: str, missing: list[str]) -> pd.DataFrame | None:
     """The table, or None with its path appended to ``missing``; a damaged one is refused,
-    naming it (`ltrlib.records.read_table`)."""
+    naming it (`ltrlib.records.read_table`). A paper module names its tables by the
+    constants its ``READS`` is built from."""
     rel = table_path(notebook, name)
     path = Path(run_dir) / rel
     if not path.exists():
@@ -84,13 +79,14 @@ def recorded_seeds(study_dir: str | Path) -> dict[int, Path]:
     return dict(sorted(found.items()))
 
 
-def lacking_numbers(run_dir: str | Path) -> list[str]:
-    """The marked tables the ledger reads as numbers (the ``<table>_numbers`` of `NOTEBOOK_TABLES`)
-    that ``run_dir`` holds printed (``<table>.csv``) but without their numbers, as paths under
-    it: a run or seed record saved before marked tables kept their numbers, whose claims on
-    them would read as "not available" (`upgrade_command` adds them)."""
+def lacking_numbers(run_dir: str | Path, reads: Reads) -> list[str]:
+    """The marked tables ``reads`` takes as numbers (its ``<table>_numbers``; every paper's:
+    `ltrlib.fidelity.ledger.notebook_tables`) that ``run_dir`` holds printed (``<table>.csv``)
+    but without their numbers, as paths under it: a run or seed record saved before marked
+    tables kept their numbers, whose claims on them would read as "not available"
+    (`upgrade_command` adds them)."""
     out = []
-    for notebook, names in NOTEBOOK_TABLES.items():
+    for notebook, names in reads.items():
         for name in (n for n in names if n.endswith("_numbers")):
             numbers = table_path(notebook, name)
             printed = numbers.with_name(f"{name.removesuffix('_numbers')}.csv")
@@ -99,13 +95,13 @@ def lacking_numbers(run_dir: str | Path) -> list[str]:
     return out
 
 
-def require_numbers(recorded: Mapping[int, Path], reader: str = "the ledger") -> None:
-    """Refuse a recorded seed (``{seed: record}``) holding marked tables without their numbers
-    (`lacking_numbers`: a record saved before tables kept them): ``reader`` would read the
+def require_numbers(recorded: Mapping[int, Path], reads: Reads, reader: str = "the ledger") -> None:
+    """Refuse a recorded seed (``{seed: record}``) holding marked tables of ``reads`` without
+    their numbers (`lacking_numbers`: a record saved before tables kept them): ``reader`` would read the
     claims on them as "not available" and turn their verdicts across seeds silently.
     ValueError naming the record, its tables and the command that adds the numbers."""
     for seed, d in recorded.items():
-        lacking = lacking_numbers(d)
+        lacking = lacking_numbers(d, reads)
         if lacking:
             raise ValueError(f"seed {seed}'s record {d} holds marked tables without their numbers "
                              f"({', '.join(lacking)} lack <table>_numbers.csv): it was saved before marked "

@@ -212,8 +212,8 @@ def _merge_table_from_print(_folders: Folders, printed: Path) -> MarkedTable:
 
 
 _FULL = "at full precision"
-#: Every printed marked table the ledger reads as numbers (`ltrlib.fidelity.sources.NOTEBOOK_TABLES`'s
-#: ``*_numbers``), and how it is rebuilt; the calls are the notebooks' own, a test holds them to it.
+#: Every printed marked table the ledger reads as numbers (the ``*_numbers`` of
+#: `ltrlib.fidelity.ledger.notebook_tables`), and how it is rebuilt; the calls are the notebooks' own, a test holds them to it.
 REBUILDS = (
     Rebuild(NOTEBOOK, "table2_lambdarank", 'rows2 = [bilambdamart.STAGE1_ROW, "λMART", "λMART*", "Bi-λMART"]',
             f"rebuilt from {PER_QUERY_06} (main) with notebook 06's ndcg_table and Table 2's rows, {_FULL}",

@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, Claim, Finding, Section, decide, number_or_na
-from ltrlib.fidelity.sources import read_table
+from ltrlib.fidelity.sources import read_table, reads_of
 from ltrlib.xgboost_tutorial.advice import EQUIVALENCE_MARGIN, ULP_CONTROL
 from ltrlib.xgboost_tutorial.comparison import PAIRWISE
 
@@ -43,6 +43,8 @@ CLICK_NOTEBOOK = "09_click_bias"
 #: The tables the claims read: name -> notebook (`ltrlib.fidelity.sources`).
 TABLES = {"pair_method_trend": NOTEBOOK, "pair_count_sweep": NOTEBOOK, "graded_objectives": NOTEBOOK,
           "reproducibility": NOTEBOOK, "distributed_training": NOTEBOOK, "click_curves": CLICK_NOTEBOOK}
+#: Every table this paper's checks read (`ltrlib.fidelity.ledger.Paper`'s ``reads``).
+READS = reads_of(*((notebook, name) for name, notebook in TABLES.items()))
 #: The ``mean`` setting of notebook 08's pair-count sweep, the others' reference.
 REFERENCE = "mean, 1 pair"
 ALPHA = 0.05

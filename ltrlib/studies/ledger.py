@@ -95,11 +95,11 @@ def _ledger_seeds(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.DataF
     claims: ``(per_seed, effects, seed records)``, ``effects`` every seed's comparisons
     (``EFFECT_COLUMNS`` and ``seed``), each record its ``seed.json`` with the ``code`` it
     ran (`_seed_code`)."""
-    from ltrlib.fidelity.ledger import fidelity_report
+    from ltrlib.fidelity.ledger import fidelity_report, notebook_tables
     from ltrlib.fidelity.sources import require_numbers
 
     recorded = {s: d for s, d in sorted(_recorded(study_dir).items()) if s in design["seeds"]}
-    require_numbers(recorded)
+    require_numbers(recorded, notebook_tables())
     reports = {s: fidelity_report(d) for s, d in recorded.items()}
     if not reports:
         return pd.DataFrame(), pd.DataFrame(), {}

@@ -11,7 +11,6 @@ from dataclasses import replace
 import ltrlib.fidelity
 from ltrlib import config
 from ltrlib.fidelity.ledger import PAPERS
-from ltrlib.fidelity.sources import NOTEBOOK_TABLES
 
 
 def _claims_modules() -> dict:
@@ -28,9 +27,10 @@ def _notebooks() -> set[str]:
     return {p.stem for p in (config.PROJ_ROOT / "notebooks").glob("[0-9][0-9]_*.py")}
 
 
-def registration_gaps(papers, modules, notebooks, tables) -> list[str]:
-    """What the registry ``papers`` lacks or gets wrong, against the claims ``modules``, the
-    project's ``notebooks`` and the ``tables`` the ledger reads (notebook -> names)."""
+def registration_gaps(papers, modules, notebooks) -> list[str]:
+    """What the registry ``papers`` lacks or gets wrong, against the claims ``modules`` and the
+    project's ``notebooks``: each module registered as its paper, with its claims and the
+    tables it reads (its ``READS``), each notebook and table one paper's."""
     gaps = []
     by_module = {p.section.__module__: (source, p) for source, p in papers.items()}
     for name, module in modules.items():
@@ -42,6 +42,8 @@ def registration_gaps(papers, modules, notebooks, tables) -> list[str]:
             gaps.append(f"{name}: registered as {source!r}, its SOURCE is {getattr(module, 'SOURCE', None)!r}")
         if tuple(paper.claims) != tuple(module.ALL_CLAIMS):
             gaps.append(f"{name}: its registered claims are not its ALL_CLAIMS (the guard reads the registered)")
+        if dict(paper.reads) != dict(getattr(module, "READS", {})):
+            gaps.append(f"{name}: its registered tables are not its READS (the records are checked for the registered)")
     owners: dict[str, list[str]] = {}
     for source, paper in papers.items():
         for notebook in paper.notebooks:
@@ -50,29 +52,34 @@ def registration_gaps(papers, modules, notebooks, tables) -> list[str]:
     gaps += [f"{', '.join(s)} name notebook {nb}, which does not exist" for nb, s in owners.items()
              if nb not in notebooks]
     gaps += [f"notebook {nb} is registered by {' and '.join(s)}" for nb, s in owners.items() if len(s) > 1]
-    gaps += [f"the ledger reads tables of notebook {nb}, which no registered paper has" for nb in tables
-             if nb not in owners]
+    gaps += [f"{source} reads tables of notebook {nb}, which it does not register" for source, paper in papers.items()
+             for nb in paper.reads if nb not in paper.notebooks]
     return gaps
 
 
 def test_every_claims_module_notebook_and_table_belongs_to_one_registered_paper():
-    assert registration_gaps(PAPERS, _claims_modules(), _notebooks(), NOTEBOOK_TABLES) == []
+    assert registration_gaps(PAPERS, _claims_modules(), _notebooks()) == []
 
 
 def test_a_paper_left_out_of_the_registry_is_found():
     modules, notebooks = _claims_modules(), _notebooks()
     without = {s: p for s, p in PAPERS.items() if s != "foltr"}
-    gaps = registration_gaps(without, modules, notebooks, NOTEBOOK_TABLES)
+    gaps = registration_gaps(without, modules, notebooks)
     assert "claims module ltrlib.fidelity.foltr is not in ltrlib.fidelity.ledger.PAPERS" in gaps
     assert "notebook 07_foltr_noniid belongs to no paper" in gaps
-    assert "the ledger reads tables of notebook 07_foltr_noniid, which no registered paper has" in gaps
-    assert registration_gaps(PAPERS, modules, notebooks | {"10_new_paper"}, NOTEBOOK_TABLES) == [
+    assert registration_gaps(PAPERS, modules, notebooks | {"10_new_paper"}) == [
         "notebook 10_new_paper belongs to no paper"]
+    unread = PAPERS | {"foltr": replace(PAPERS["foltr"], reads={})}
+    assert registration_gaps(unread, modules, notebooks) == [
+        "ltrlib.fidelity.foltr: its registered tables are not its READS (the records are checked for the registered)"]
+    elsewhere = PAPERS | {"foltr": replace(PAPERS["foltr"], reads={**PAPERS["foltr"].reads, "08_xgboost_backends": ("x",)})}
+    assert "foltr reads tables of notebook 08_xgboost_backends, which it does not register" in registration_gaps(
+        elsewhere, modules, notebooks)
     shorter = PAPERS | {"foltr": replace(PAPERS["foltr"], claims=PAPERS["foltr"].claims[:-1])}
-    assert registration_gaps(shorter, modules, notebooks, NOTEBOOK_TABLES) == [
+    assert registration_gaps(shorter, modules, notebooks) == [
         "ltrlib.fidelity.foltr: its registered claims are not its ALL_CLAIMS (the guard reads the registered)"]
     twice = PAPERS | {"xgboost": replace(PAPERS["xgboost"], notebooks=("07_foltr_noniid", "08_xgboost_backends",
                                                                        "09_click_bias", "99_gone"))}
-    assert set(registration_gaps(twice, modules, notebooks, NOTEBOOK_TABLES)) == {
+    assert set(registration_gaps(twice, modules, notebooks)) == {
         "notebook 07_foltr_noniid is registered by foltr and xgboost",
         "xgboost name notebook 99_gone, which does not exist"}

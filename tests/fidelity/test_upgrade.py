@@ -13,7 +13,8 @@ from ltrlib import config, studies
 from ltrlib.cli import main
 from ltrlib.fidelity.bilambdamart import read_tables
 from ltrlib.fidelity.noniid import read_run_numbers
-from ltrlib.fidelity.sources import NOTEBOOK_TABLES, lacking_numbers
+from ltrlib.fidelity.ledger import notebook_tables
+from ltrlib.fidelity.sources import lacking_numbers
 from ltrlib.fidelity.upgrade import ADDED, PRESENT, REBUILDS, REFUSED, record_folders, upgrade_record
 
 STUDY = config.PROJ_ROOT / "reports" / "ledger-small"
@@ -51,7 +52,7 @@ def _printed_cell(folder, notebook, table, model_label, column):
 
 
 def test_every_table_the_ledger_reads_as_numbers_has_one_rebuild_with_its_notebooks_call():
-    numbers = {(nb, t.removesuffix("_numbers")) for nb, ts in NOTEBOOK_TABLES.items() for t in ts
+    numbers = {(nb, t.removesuffix("_numbers")) for nb, ts in notebook_tables().items() for t in ts
                if t.endswith("_numbers")}
     assert {(r.notebook, r.table) for r in REBUILDS} == numbers
     for r in REBUILDS:
@@ -62,12 +63,12 @@ def test_every_table_the_ledger_reads_as_numbers_has_one_rebuild_with_its_notebo
 def test_the_upgrade_adds_numbers_that_print_the_saved_tables_and_the_ledger_reads(record):
     before = _files(record)
     tables, missing = read_tables(record)
-    assert not tables and len(missing) == 3 and len(lacking_numbers(record)) == len(REBUILDS)
+    assert not tables and len(missing) == 3 and len(lacking_numbers(record, notebook_tables())) == len(REBUILDS)
 
     done = upgrade_record(record)
     assert [(u.table.parent.name, u.table.stem, u.outcome) for u in done] == \
         [(r.notebook, r.table, ADDED) for r in REBUILDS]
-    assert lacking_numbers(record) == []
+    assert lacking_numbers(record, notebook_tables()) == []
     after = _files(record)
     assert {k: v for k, v in after.items() if k in before} == before  # nothing that was there is rewritten
     assert sorted(set(after) - set(before)) == sorted(
@@ -117,7 +118,7 @@ def test_a_tampered_table_is_refused_by_name_and_the_others_are_added(record, ca
     assert not (record / "tables" / "06_bilambdamart" / "table2_lambdarank_numbers.md").exists()
     assert not (record / "tables" / "04_linear_merge" / "fusion_baselines_numbers.csv").exists()
     assert (record / "tables" / "06_bilambdamart" / "table5_softmax_numbers.csv").exists()
-    assert lacking_numbers(record) == ["tables/04_linear_merge/fusion_baselines.csv",
+    assert lacking_numbers(record, notebook_tables()) == ["tables/04_linear_merge/fusion_baselines.csv",
                                        "tables/06_bilambdamart/table2_lambdarank.csv"]
 
 
