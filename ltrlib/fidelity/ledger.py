@@ -41,6 +41,7 @@ from ltrlib import provenance as run_provenance
 from ltrlib.atomic import atomic_path, atomic_write_text
 from ltrlib.fidelity import bilambdamart, foltr, noniid, xgboost_tutorial
 from ltrlib.fidelity.claims import CLAIM_COLUMNS, KINDS, NOT_DECIDED, UNSTABLE_BELOW, Section, effect_rows
+from ltrlib.fidelity.sources import reads_of
 from ltrlib.manifest import RunManifest
 from ltrlib.report import LEDGER_SECTION, embedded_png, html_page, table_to_markdown
 
@@ -100,11 +101,8 @@ def notebook_tables(papers: Mapping[str, Paper] | None = None) -> dict[str, tupl
     """Every table the ledger reads, ``{notebook: (table, ...)}``: the registered papers'
     `Paper.reads` together (what `ltrlib.fidelity.sources.require_numbers` checks a record
     for)."""
-    out: dict[str, tuple[str, ...]] = {}
-    for paper in (PAPERS if papers is None else papers).values():
-        for notebook, names in paper.reads.items():
-            out[notebook] = (*out.get(notebook, ()), *(n for n in names if n not in out.get(notebook, ())))
-    return out
+    return reads_of(*((notebook, name) for paper in (PAPERS if papers is None else papers).values()
+                      for notebook, names in paper.reads.items() for name in names))
 
 
 @dataclass
