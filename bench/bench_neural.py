@@ -109,14 +109,19 @@ def speed(args) -> None:
         again = fit("new", ranker(name, PAPER_POINTS[NEURAL_MODELS[name].family], args.width, budget), train, vali,
                     ref)
         compile_new[name] = max(first - again, 0.0)
-    times = {name: {"old": [], "new": [], "old_compile": []} for name in names}
+    times = {name: {"old": [], "new": [], "old_compile": [], "pair": []} for name in names}
+    loops = ("old", "new", "pair") if args.side_by_side else ("old", "new")
     for round_ in range(args.rounds):
         for name in names:
             point = PAPER_POINTS[NEURAL_MODELS[name].family]
-            for loop in (("old", "new") if round_ % 2 == 0 else ("new", "old")):
+            for loop in (loops if round_ % 2 == 0 else loops[::-1]):
                 # Another learning rate each round, as each trial has its own: the old loop's
                 # program, which holds the rate, cannot be loaded from the persistent cache.
-                r = ranker(name, point, args.width, budget, rate_factor=1 + (round_ + 1) / 1000)
+                rate = 1 + (round_ + 1) / 1000
+                if loop == "pair":
+                    times[name]["pair"].append(side_by_side(name, args, rate))
+                    continue
+                r = ranker(name, point, args.width, budget, rate_factor=rate)
                 seconds = fit(loop, r, train, vali, ref)
                 if loop == "old":  # its first step compiles: left out, with the step it ran
                     step = (seconds - r.first_step_seconds) / (args.steps - 1)
@@ -125,16 +130,55 @@ def speed(args) -> None:
                 else:
                     times[name]["new"].append(seconds / args.steps)
         print(f"round {round_ + 1} done", file=sys.stderr, flush=True)
-    print("\n| network | old steps/s | new steps/s | ratio | old: compile s in every fit | new: compile s once a shape |")
-    print("|---|---|---|---|---|---|")
-    total_old = total_new = 0.0
+    pair_head = " | two side by side, one core each: steps/s | ratio" if args.side_by_side else ""
+    print(f"\n| network | old steps/s | new steps/s | ratio{pair_head} | old: compile s in every fit | "
+          "new: compile s once a shape |")
+    print("|---|---|---|---|" + ("---|---|" if args.side_by_side else "") + "---|---|")
+    total = {"old": 0.0, "new": 0.0, "pair": 0.0}
     for name in names:
-        old, new = statistics.median(times[name]["old"]), statistics.median(times[name]["new"])
-        total_old, total_new = total_old + old, total_new + new
-        print(f"| {name} | {1 / old:.1f} | {1 / new:.1f} | {old / new:.2f} | "
+        step = {loop: statistics.median(times[name][loop]) for loop in loops}
+        for loop in loops:
+            total[loop] += step[loop]
+        pair = f" | {1 / step['pair']:.1f} | {step['old'] / step['pair']:.2f}" if args.side_by_side else ""
+        print(f"| {name} | {1 / step['old']:.1f} | {1 / step['new']:.1f} | {step['old'] / step['new']:.2f}{pair} | "
               f"{statistics.median(times[name]['old_compile']):.2f} | {compile_new[name]:.2f} |")
-    print(f"| together (summed step times) | {len(names) / total_old:.1f} | {len(names) / total_new:.1f} | "
-          f"{total_old / total_new:.2f} | | |")
+    pair = (f" | {len(names) / total['pair']:.1f} | {total['old'] / total['pair']:.2f}" if args.side_by_side else "")
+    print(f"| together (summed step times) | {len(names) / total['old']:.1f} | {len(names) / total['new']:.1f} | "
+          f"{total['old'] / total['new']:.2f}{pair} | | |")
+
+
+def side_by_side(name: str, args, rate: float) -> float:
+    """Seconds a step of ``name`` costs the machine when two of its fits run at once, each in
+    a worker of one core and one thread as `fit_neural_models` trains networks: the two
+    workers' steps over the time they overlap. Each worker fits once to compile (or load the
+    program from the persistent cache), then the timed fit."""
+    from ltrlib.neural.competitors import ONE_THREAD_XLA_FLAGS
+    from ltrlib.processes import one_core_workers
+
+    with one_core_workers(2, env={"XLA_FLAGS": ONE_THREAD_XLA_FLAGS}) as pool:
+        calls = [pool.submit(_timed_fit, name, args.width, args.steps, args.eval_every, args.vali, rate)
+                 for _ in range(2)]
+        spans = [call.result() for call in calls]
+    start, end = max(s for s, _ in spans), min(e for _, e in spans)
+    if end <= start:
+        raise RuntimeError(f"{name}: the two fits did not overlap ({spans}); the machine is too loaded to measure")
+    # Both workers advance at their own pace during the overlap: the machine's steps in it.
+    steps = sum(args.steps * (end - start) / (e - s) for s, e in spans)
+    return (end - start) / steps
+
+
+def _timed_fit(name: str, width: int, steps: int, eval_every: int, n_vali: int, rate: float):
+    """In a worker: one fit to compile, then the timed one; its start and end (wall clock)."""
+    from ltrlib.neural import NeuralBudget
+    from ltrlib.neural.competitors import NEURAL_MODELS, PAPER_POINTS
+
+    train, vali = lists(1000, seed=1), lists(n_vali, seed=2)
+    budget = NeuralBudget(max_steps=steps, patience=steps, eval_every=eval_every)
+    point = PAPER_POINTS[NEURAL_MODELS[name].family]
+    fit("new", ranker(name, point, width, budget, rate_factor=rate), train, vali, None)
+    start = time.time()
+    fit("new", ranker(name, point, width, budget, rate_factor=rate), train, vali, None)
+    return start, time.time()
 
 
 def count_seed(args) -> None:
@@ -204,6 +248,8 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=100)
     parser.add_argument("--vali", type=int, default=256, help="validation lists")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-side-by-side", dest="side_by_side", action="store_false",
+                        help="leave out the new loop's two fits side by side, one core each")
     parser.add_argument("--compiles", action="store_true", help="count compiles per seed instead of timing")
     parser.add_argument("--trials", type=int, default=16, help="trials a network, with --compiles")
     parser.add_argument("--count-seed", type=int, help=argparse.SUPPRESS)

@@ -1,16 +1,19 @@
 """Processes and threads: the environment that limits a process's threads (`thread_env`),
 joblib workers that share a budget and die with their parent (`worker_processes`,
-`end_with_parent`), and kernels that end with the thread that starts them
-(`ends_with_this_thread`).
+`end_with_parent`), workers that keep to one core each (`one_core_workers`, `pin_to_one_core`), and
+kernels that end with the thread that starts them (`ends_with_this_thread`).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
-__all__ = ["end_with_parent", "ends_with_this_thread", "restore_environment", "thread_env", "worker_processes"]
+__all__ = ["end_with_parent", "ends_with_this_thread", "one_core_workers", "pin_to_one_core", "restore_environment",
+           "thread_env", "worker_processes"]
 
 
 def thread_env(threads: int) -> dict[str, str]:
@@ -45,6 +48,66 @@ def worker_processes(n_jobs: int):
     budget = int(os.environ.get("OMP_NUM_THREADS") or 0) or cpu_count()
     return parallel_config(backend="loky", inner_max_num_threads=max(1, budget // max(1, int(n_jobs))),
                            initializer=end_with_parent, initargs=(os.getpid(),))
+
+
+def one_core_workers(n_workers: int, env: Mapping[str, str] | None = None):
+    """A loky executor of ``n_workers`` processes (one too: joblib runs one job in its
+    caller), each kept to one core of its own (`pin_to_one_core`) and to one thread
+    (`thread_env`), dying with this process (`end_with_parent`). What a worker computes is
+    then what a one-core machine computes, wherever it runs and beside whatever else (JAX's
+    CPU programs round differently with the cores and threads they see). ``env``: more
+    variables set in each worker before it starts (XLA's flags).
+
+    A pool of its own, not loky's reusable one, which joblib's loky backend shares and
+    cannot take back from another owner. Use it as a context manager (the workers end on
+    leaving it); on an error or an interrupt, ``shutdown(kill_workers=True)`` stops what
+    still runs."""
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=max(1, int(n_workers)), initializer=_pinned_worker,
+                               initargs=(os.getpid(),), env={**thread_env(1), **dict(env or {})})
+
+
+def _pinned_worker(parent: int) -> None:
+    end_with_parent(parent)
+    pin_to_one_core()
+
+
+#: This process's claim on its core (`pin_to_one_core`): an open file holding a lock that
+#: the kernel releases when the process ends, however it ends.
+_core_claim: list[int] = []
+
+
+def pin_to_one_core(lock_dir: str | os.PathLike | None = None) -> int:
+    """Keep this process to one of the cores it may run on, and return it: the first core
+    that no other process pinned here holds (each core's claim is an exclusive `flock` on
+    ``<lock_dir>/<core>``, released by the kernel when the holder ends, so a killed worker
+    leaves nothing stale), else, every core being claimed, one chosen by process id and
+    shared. Either way the process sees one core, which is what its numbers may depend on;
+    sharing costs only time. ``lock_dir``: shared by every process on the machine
+    (default ``<tmp>/ltrlib-cores-<uid>``), so that seeds side by side spread too."""
+    import fcntl
+
+    allowed = sorted(os.sched_getaffinity(0))
+    folder = Path(lock_dir) if lock_dir is not None else Path(tempfile.gettempdir()) / f"ltrlib-cores-{os.getuid()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    while _core_claim:  # pinned before (a reused worker): let that core go first
+        os.close(_core_claim.pop())
+    chosen = None
+    for core in allowed:
+        fd = os.open(folder / str(core), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        _core_claim.append(fd)
+        chosen = core
+        break
+    if chosen is None:
+        chosen = allowed[os.getpid() % len(allowed)]
+    os.sched_setaffinity(0, {chosen})
+    return chosen
 
 
 def _parent_death_signal():

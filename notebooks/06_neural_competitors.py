@@ -78,7 +78,7 @@ train_queries: int = 1000  # notebook 06's: stage-2 training queries drawn for e
 max_trees: int = 2000  # notebook 06's: most trees per tree model (part of stage 1's cache key)
 early_stopping: int = 30  # notebook 06's: tree early stopping (part of stage 1's cache key)
 fold_streams: str = "spawned"  # notebook 06's: how the seed draws stage 1's folds
-n_jobs: int = 2  # stage-1 folds side by side, when stage 1 is not cached yet
+n_jobs: int = 2  # stage-1 folds side by side (when stage 1 is not cached yet), then networks, one core each
 neural_models: str = "all"  # comma-separated names of ltrlib.neural.NEURAL_MODELS, or all of them
 neural_trials: int = 1  # Optuna trials per network, the same for all; the first is the paper's Tables 6-7 point
 max_steps: int = 1000  # most training steps (batches) per network; the paper allows 150,000
@@ -132,11 +132,13 @@ exp.parts["train"]
 # ## Training the networks
 # Each network is tuned (with `neural_trials` = 1: trained once at the paper's point) by
 # validation NDCG@`cutoff` with the full-list ideal DCG, its weights kept at its best
-# evaluation. Studies `06n.<model>`.
+# evaluation. Studies `06n.<model>`. `n_jobs` networks train side by side, each in a
+# process of one core and one thread, so their numbers do not depend on `n_jobs` or on
+# the machine's cores.
 
 # %%
 names = neural.neural_model_list(neural_models)
-fitted = neural.fit_neural_models(exp, names, budget=steps, max_width=nn["max_width"],
+fitted = neural.fit_neural_models(exp, names, budget=steps, max_width=nn["max_width"], n_jobs=n_jobs,
                                   tuning=tuning.replace(storage=report.run_dir / "06_neural_competitors.journal"))
 test_scores = bilambdamart.model_scores(exp, fitted)  # scored once: the tables and the run files
 per_query = bilambdamart.per_query_results(exp, fitted, scores=test_scores)

@@ -23,6 +23,7 @@ dropout (§5.4, `suggest`), its first trial the paper's WEB30K point of Tables 6
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -130,9 +131,17 @@ def neural_model_list(names: str, parameter: str = "neural_models") -> list[str]
 NEURAL_TUNING = TuningSettings(n_trials=1, prune=False, progress=False)
 
 
+#: XLA's flags for a network's worker (`fit_neural_models`): its CPU programs in one thread.
+ONE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+#: The networks that take longest a step (`bench/bench_neural.py`), started first so that the
+#: workers finish together.
+_SLOWEST_FIRST = ("SetRank", "SetRank_Softmax", "GSF(20)", "GSF(20)_Softmax")
+
+
 def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget,
                       tuning: TuningSettings = NEURAL_TUNING, study_prefix: str = "06n",
-                      max_width: int = 0) -> dict[str, FittedModel]:
+                      max_width: int = 0, n_jobs: int = 1) -> dict[str, FittedModel]:
     """Tune (or resume) each neural model's Optuna study on ``exp``'s stage-2 data and keep
     its best model, as `ltrlib.bilambdamart.fit_models` does for the trees (the same
     `FittedModel`, so the same tables read both). ``budget``: steps, patience, evaluation
@@ -140,57 +149,105 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget,
     replaced by the experiment's. ``tuning``: the trials (the first at the paper's point,
     `PAPER_POINTS`, whatever ``tuning.first_params`` says; not pruned, so ``tuning.prune``
     must be False) and the studies' storage, ``<study_prefix>.<model>`` in
-    ``tuning.storage`` (a journal path, or None for in memory)."""
-    from ltrlib import timing
-    from ltrlib.train.tuning import run_study
+    ``tuning.storage`` (a journal path, or None for in memory).
+
+    Each network's study runs in a worker process that keeps to one core of its own, with
+    XLA's programs in one thread, ``n_jobs`` networks side by side
+    (`ltrlib.processes.one_core_workers`; one worker too). A network's numbers are then
+    those of a one-core machine whatever ``n_jobs`` is and wherever it runs: on the CPU,
+    XLA's programs round differently with the cores and threads they see. Small networks
+    gain almost nothing from a second thread, while a second network beside them doubles
+    the work done (issue 61 found everything serial). The trials of one network stay in sequence:
+    TPE draws each point from those finished before it. Progress is counted in networks."""
+    from concurrent.futures import as_completed
+
+    from ltrlib import processes, sessions, timing
+    from ltrlib.progress import bar
 
     unknown = [n for n in names if n not in NEURAL_MODELS]
     if unknown:
         raise ValueError(f"unknown neural models {unknown}; choose from {list(NEURAL_MODELS)}")
     if budget.cutoff != exp.cutoff:
         raise ValueError(f"budget.cutoff = {budget.cutoff} differs from the experiment's cut-off {exp.cutoff}")
+    if int(n_jobs) < 1:
+        raise ValueError(f"n_jobs must be >= 1, got {n_jobs}")
     budget = budget.replace(seed=exp.seed)
     train, vali = exp.parts["train"], exp.parts["vali"]
-    ideal = {p: exp.ideal_at(p, exp.cutoff) for p in ("train", "vali")}
-    order_by = exp.n_diff - 1  # the stage-1 score: each list's canonical order
+    data = _NetworkData(train, vali, {p: exp.ideal_at(p, exp.cutoff) for p in ("train", "vali")},
+                        order_by=exp.n_diff - 1,  # the stage-1 score: each list's canonical order
+                        setup={"cutoff": exp.cutoff, "train_docs": train.n_docs,
+                               "train_label_sum": int(train.y.sum()), "features": train.n_features,
+                               "seed": exp.seed, "top_k": exp.two.top_k, "folds": exp.two.folds})
+    names = list(names)
+    order = sorted(names, key=lambda n: n not in _SLOWEST_FIRST)  # stable
+    workers = min(int(n_jobs), len(order)) or 1
+    env = {"XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} {ONE_THREAD_XLA_FLAGS}".strip()}
+    # In a batch run the workers' trial bars report to the runner (ltrlib.progress) and print nothing.
+    in_worker = tuning.replace(progress=tuning.progress and sessions.in_batch())
     fitted = {}
-    for name in names:
-        spec = NEURAL_MODELS[name]
+    with timing.fitting(), processes.one_core_workers(workers, env=env) as pool:
+        try:
+            calls = [pool.submit(_tune_network, name, data, budget, in_worker, study_prefix, max_width)
+                     for name in order]
+            for call in bar(as_completed(calls), total=len(calls), unit="network", enabled=tuning.progress,
+                            desc=f"networks, {workers} at a time, one core each"):
+                f = call.result()
+                fitted[f.name] = f
+        except BaseException:  # an error, or Ctrl-C: the other networks stop too
+            pool.shutdown(wait=False, kill_workers=True)
+            raise
+    return {name: fitted[name] for name in names}
 
-        def fit(point, spec=spec, monitor=None):
-            ranker = NeuralRanker(architecture(spec, point, max_width), loss=spec.loss,
-                                  learning_rate=float(point["learning_rate"]), order_by=order_by, budget=budget)
-            with timing.fitting():  # the run's seconds inside model fitting count the networks too
-                return ranker.fit(train, vali, train_ideal=ideal["train"], vali_ideal=ideal["vali"],
-                                  monitor=monitor)
 
-        def objective(trial, monitor, spec=spec, fit=fit):
-            ranker = fit(suggest(trial, spec.family), monitor=monitor)
-            value = max(ranker.curve) if ranker.curve else -math.inf
-            trial.set_user_attr("best_iteration", ranker.best_step)
-            trial.set_user_attr("diverged", ranker.diverged)
-            trial.set_user_attr("stop_reason", ranker.stop_reason)
-            trial.set_user_attr("trees", ranker.steps)  # the trial's cost, in steps
-            return value, ranker
+@dataclass(frozen=True)
+class _NetworkData:
+    """What a network's study needs of the experiment, sent to its worker."""
 
-        setup = {"model": name, "cutoff": exp.cutoff, "train_docs": train.n_docs,
-                 "train_label_sum": int(train.y.sum()), "features": train.n_features, "seed": exp.seed,
-                 "top_k": exp.two.top_k, "folds": exp.two.folds, "max_steps": budget.max_steps,
-                 "patience": budget.patience, "eval_every": budget.eval_every,
-                 "batch_size": budget.batch_size, "max_width": max_width}
-        if spec.loss == "lambdarank":
-            # Issue 61 changed what "lambdarank" reduces by: a journal of the loss before
-            # (now `lambdarank_slot_mean`) is refused rather than resumed.
-            setup["lambdarank_reduction"] = "sum_by_nonzero_weights"
-        result = run_study(objective, tuning.replace(first_params=PAPER_POINTS[spec.family]),
-                           study_name=f"{study_prefix}.{name}", seed=exp.seed, setup=setup,
-                           searched=tuple(PAPER_POINTS[spec.family]), keep_best=True, unit="steps")
-        # A resumed study's best may not have been trained here: retrain its point (one
-        # seed, the same weights).
-        model = result.ranker or fit(result.best_params)
-        fitted[name] = FittedModel(name, model, dict(result.best_params), model.best_step,
-                                   float(result.best_value), result.trials)
-    return fitted
+    train: Any
+    vali: Any
+    ideal: Mapping[str, np.ndarray]
+    order_by: int
+    setup: Mapping[str, Any]
+
+
+def _tune_network(name: str, data: _NetworkData, budget: NeuralBudget, tuning: TuningSettings,
+                  study_prefix: str, max_width: int) -> FittedModel:
+    """One network's study and its kept model (in `fit_neural_models`' worker)."""
+    from ltrlib import timing
+    from ltrlib.train.tuning import run_study
+
+    spec = NEURAL_MODELS[name]
+
+    def fit(point, monitor=None):
+        ranker = NeuralRanker(architecture(spec, point, max_width), loss=spec.loss,
+                              learning_rate=float(point["learning_rate"]), order_by=data.order_by, budget=budget)
+        with timing.fitting():
+            return ranker.fit(data.train, data.vali, train_ideal=data.ideal["train"],
+                              vali_ideal=data.ideal["vali"], monitor=monitor)
+
+    def objective(trial, monitor):
+        ranker = fit(suggest(trial, spec.family), monitor=monitor)
+        value = max(ranker.curve) if ranker.curve else -math.inf
+        trial.set_user_attr("best_iteration", ranker.best_step)
+        trial.set_user_attr("diverged", ranker.diverged)
+        trial.set_user_attr("stop_reason", ranker.stop_reason)
+        trial.set_user_attr("trees", ranker.steps)  # the trial's cost, in steps
+        return value, ranker
+
+    setup = {"model": name, **data.setup, "max_steps": budget.max_steps, "patience": budget.patience,
+             "eval_every": budget.eval_every, "batch_size": budget.batch_size, "max_width": max_width}
+    if spec.loss == "lambdarank":
+        # Issue 61 changed what "lambdarank" reduces by: a journal of the loss before
+        # (now `lambdarank_slot_mean`) is refused rather than resumed.
+        setup["lambdarank_reduction"] = "sum_by_nonzero_weights"
+    result = run_study(objective, tuning.replace(first_params=PAPER_POINTS[spec.family]),
+                       study_name=f"{study_prefix}.{name}", seed=data.setup["seed"], setup=setup,
+                       searched=tuple(PAPER_POINTS[spec.family]), keep_best=True, unit="steps")
+    # A resumed study's best may not have been trained here: retrain its point (one seed,
+    # the same weights).
+    model = result.ranker or fit(result.best_params)
+    return FittedModel(name, model, dict(result.best_params), model.best_step, float(result.best_value),
+                       result.trials)
 
 
 def network_summary(fitted: Mapping[str, FittedModel]) -> pd.DataFrame:

@@ -141,3 +141,31 @@ def test_the_budget_caption_names_the_trials_steps_and_any_width_cap():
     assert budget_caption(16, 3000).endswith("the first at the paper's Tables 6-7 point, at most 3000 steps")
     assert budget_caption(16, 3000, 64).endswith("at most 3000 steps, layers capped at 64")
     assert budget_caption(1, 10).startswith("neural networks: 1 trial(s) each")
+
+
+def test_networks_side_by_side_train_as_they_do_one_at_a_time(tmp_path):
+    """`fit_neural_models` trains each network in a worker of one core and one thread, so
+    two at a time (``n_jobs=2``) give bit for bit what one at a time gives: the same
+    trials, curves, kept steps and test scores, in the order the names were given."""
+    from ltrlib.bilambdamart.experiment import Stage2Experiment
+    from ltrlib.bilambdamart.two_stage import STAGE1_SETTINGS, build_two_stage
+    from ltrlib.data import make_synthetic
+    from ltrlib.neural import NeuralBudget, fit_neural_models
+    from ltrlib.train import TrainSettings, TuningSettings
+
+    splits = make_synthetic("tiny", 0)
+    two = build_two_stage(splits, folds=2, top_k=20, params={"learning_rate": 0.2, "num_leaves": 15},
+                          settings=STAGE1_SETTINGS.replace(max_trees=20, early_stopping=5), cache_dir=tmp_path)
+    exp = Stage2Experiment(two, train_queries=40, settings=TrainSettings(max_trees=8, eval_at=5, num_threads=1))
+    budget = NeuralBudget(max_steps=30, patience=30, eval_every=10, cutoff=5)
+    names = ["GSF(2)", "DNN"]
+    runs = [fit_neural_models(exp, names, budget=budget, max_width=8, n_jobs=n,
+                              tuning=TuningSettings(n_trials=2, prune=False, progress=False)) for n in (1, 2)]
+    assert [list(run) for run in runs] == [names, names]
+    test = exp.parts["test"]
+    for name in names:
+        one, side = runs[0][name], runs[1][name]
+        assert (one.vali_ndcg, one.best_iteration, one.params) == (side.vali_ndcg, side.best_iteration, side.params)
+        assert one.model.curve == side.model.curve
+        np.testing.assert_array_equal(one.model.score(test), side.model.score(test))
+        assert one.tuning["value"].tolist() == side.tuning["value"].tolist()
