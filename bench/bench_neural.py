@@ -14,7 +14,11 @@ not its compiles: the old loop compiles in every fit, so its first step (compile
 step) is left out (`reference_neural.py` records it); the new loop compiles a shape once
 per process, so each network is fitted once before the rounds. Medians over the rounds; the
 ratio is new over old; "together" is the eleven networks' summed step times at the same
-number of steps. Each round trains at another learning rate (the paper's, times 1.001,
+number of steps. A third column (off with ``--no-side-by-side``) times the new loop as
+`fit_neural_models` runs it: two fits of the network at once, each in a worker process of
+one core and one thread (`ltrlib.processes.one_core_workers`), counted as the machine's
+steps in the time the two overlap (each fit's own rate, which includes the moments it ran
+alone, so a little above the pure pair's). Each round trains at another learning rate (the paper's, times 1.001,
 1.002, ...), as each trial of a study has its own; the compile columns are then the old
 loop's compile in every fit (its first step, less one step's time) and the new loop's in the
 first fit of a shape (the first fit's time less a second one's).
