@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -214,27 +215,51 @@ def online_margin(margin: float, horizon: int) -> float:
     return margin * discount_sum(horizon) if horizon else margin
 
 
+@dataclass(frozen=True)
+class _MarginPairs:
+    """The paired runs a test against a margin reads (`_pairs_for_a_margin`)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    effect: Any
+    n: int
+    comparisons: tuple
+    half_width: float  # of the one-sided 95 % bound on A − B (the two-sided 90 % interval's)
+
+
+def _pairs_for_a_margin(a: pd.Series, b: pd.Series, scope: str, name_a: str, name_b: str,
+                        beyond: bool = False) -> _MarginPairs | Finding:
+    """A's and B's paired runs for `_no_gain` and `_within`, with A − B and its comparison;
+    or the finding where no test can run: no runs of both, a measure the same at every run,
+    or fewer than `MIN_PAIRS` pairs."""
+    x, y = _common(a, b)
+    effect, _, n = _compare(x, y)
+    if effect is None:
+        return Finding(scope, None, f"no runs of both {name_a} and {name_b}", beyond=beyond)
+    comparisons = (Comparison(f"{name_a} vs {name_b}", effect, horizon=a.attrs.get("horizon", 0)),)
+    if np.ptp(np.concatenate([x, y])) == 0:
+        return Finding(scope, None, f"{name_a} and {name_b}: the measure is the same at every run of both, so it "
+                                    "cannot compare them (no test)", beyond=beyond)
+    if n < MIN_PAIRS:
+        return Finding.undecided(scope, f"{name_a} − {name_b} {effect.improvement:+.4f} over {n} runs: fewer than "
+                                        f"{MIN_PAIRS} pairs decide nothing", comparisons, beyond)
+    half = float(stats.t.ppf(1 - ALPHA, n - 1) * np.std(x - y, ddof=1) / math.sqrt(n))
+    return _MarginPairs(x, y, effect, n, comparisons, half)
+
+
 def _no_gain(a: pd.Series, b: pd.Series, scope: str, name_a: str, name_b: str, margin: float) -> Finding:
     """A gains less than ``margin`` over B: a one-sided non-inferiority test the other way
     round (a paired t-test of A − B < +margin at p < 0.05). Holds when shown; does not hold
     when a gain beyond the margin is shown (A − B > +margin at p < 0.05); otherwise not
     decided, with the one-sided 95 % bound; so too with fewer than `MIN_PAIRS` pairs. A p ≥
     0.05 for a gain is no evidence of none, so it decides nothing here."""
-    x, y = _common(a, b)
-    effect, _, n = _compare(x, y)
-    if effect is None:
-        return Finding(scope, None, f"no runs of both {name_a} and {name_b}")
-    comparisons = (Comparison(f"{name_a} vs {name_b}", effect, horizon=a.attrs.get("horizon", 0)),)
-    if np.ptp(np.concatenate([x, y])) == 0:
-        return Finding(scope, None, f"{name_a} and {name_b}: the measure is the same at every run of both, so it "
-                                    "cannot compare them (no test)")
-    if n < MIN_PAIRS:
-        return Finding.undecided(scope, f"{name_a} − {name_b} {effect.improvement:+.4f} over {n} runs: fewer than "
-                                        f"{MIN_PAIRS} pairs decide nothing", comparisons)
+    pairs = _pairs_for_a_margin(a, b, scope, name_a, name_b)
+    if isinstance(pairs, Finding):
+        return pairs
+    x, y, effect, n, comparisons = pairs.x, pairs.y, pairs.effect, pairs.n, pairs.comparisons
     below = paired_ttest(x, y + margin, "less").p  # A − B < +margin
     above = paired_ttest(x, y + margin, "greater").p  # A − B > +margin
-    d = x - y
-    bound = effect.improvement + float(stats.t.ppf(1 - ALPHA, n - 1) * np.std(d, ddof=1) / math.sqrt(n))
+    bound = effect.improvement + pairs.half_width
     said = (f"{name_a} {effect.baseline + effect.improvement:.3f} vs {name_b} {effect.baseline:.3f}: gain "
             f"{effect.improvement:+.4f}, one-sided "
             f"95 % bound {bound:+.4f} against +{margin:.4g} (p = {number_or_na(below, 4)} for a gain below it, "
@@ -368,24 +393,15 @@ def _within(a: pd.Series, b: pd.Series, scope: str, name_a: str, name_b: str, ma
     A − B lies within ±margin); does not hold when A − B lies beyond the margin at p < 0.05
     (one-sided); otherwise not decided (too few runs to say either way), and so with fewer
     than `MIN_PAIRS` pairs. Not available as `_tested` is."""
-    x, y = _common(a, b)
-    effect, _, n = _compare(x, y)
-    comparisons = ((Comparison(f"{name_a} vs {name_b}", effect, horizon=a.attrs.get("horizon", 0)),)
-                   if effect is not None else ())
-    if effect is None:
-        return Finding(scope, None, f"no runs of both {name_a} and {name_b}", beyond=beyond)
-    if np.ptp(np.concatenate([x, y])) == 0:
-        return Finding(scope, None, f"{name_a} and {name_b}: the measure is the same at every run of both, so it "
-                                    "cannot compare them (no test)", beyond=beyond)
-    if n < MIN_PAIRS:
-        return Finding.undecided(scope, f"{name_a} − {name_b} {effect.improvement:+.4f} over {n} runs: fewer than "
-                                        f"{MIN_PAIRS} pairs decide nothing", comparisons, beyond)
+    pairs = _pairs_for_a_margin(a, b, scope, name_a, name_b, beyond)
+    if isinstance(pairs, Finding):
+        return pairs
+    x, y, effect, n, comparisons = pairs.x, pairs.y, pairs.effect, pairs.n, pairs.comparisons
     above_low = paired_ttest(x, y - margin, "greater").p  # A − B > −margin
     below_high = paired_ttest(x, y + margin, "less").p  # A − B < +margin
     p_tost = max(above_low, below_high)
     outside = min(paired_ttest(x, y + margin, "greater").p, paired_ttest(x, y - margin, "less").p)
-    d = x - y
-    half = float(stats.t.ppf(1 - ALPHA, n - 1) * np.std(d, ddof=1) / math.sqrt(n))
+    half = pairs.half_width
     said = (f"{name_a} − {name_b} {effect.improvement:+.4f}, 90 % interval [{effect.improvement - half:+.4f}, "
             f"{effect.improvement + half:+.4f}] against ±{margin:.4g} (TOST p = {number_or_na(p_tost, 4)}; beyond the "
             f"margin p = {number_or_na(outside, 4)}; {n} runs)")
