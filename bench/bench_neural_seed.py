@@ -32,6 +32,8 @@ def main() -> None:
     parser.add_argument("--source", default="bilambdamart-followup", help="Bi-LambdaMART study whose design to use")
     parser.add_argument("--profile", default="cpu", help="a key of ltrlib.studies.NEURAL_PROFILES")
     parser.add_argument("--seed", type=int, default=199, help="pilot seed: not one of the study's seeds")
+    parser.add_argument("--n-jobs", type=int, default=2,
+                        help="networks side by side in the projection, as notebook 06n's n_jobs (default 2)")
     parser.add_argument("--trials", type=int, default=3, help="pilot trials per network")
     parser.add_argument("--models", default="all", help="comma-separated networks, or all")
     parser.add_argument("--journal", default="data/cache/bench_neural_seed.journal")
@@ -95,7 +97,17 @@ def main() -> None:
     table = pd.DataFrame(rows)
     print(table.round(1).to_string(index=False))
     total = table["projected_seconds"].sum()
-    print(f"projected seed ({design['parameters']['neural_trials']} trials a network): {total / 3600:.2f} h")
+    print(f"projected seed ({design['parameters']['neural_trials']} trials a network), one network at a time: "
+          f"{total / 3600:.2f} h")
+    # The notebook trains n_jobs networks side by side, one core each, slowest first
+    # (`fit_neural_models`): the seed takes the busiest worker's time. Each network here ran
+    # alone on the machine; two at once each run a little slower (bench/bench_neural.py's
+    # side-by-side column), which this leaves out.
+    workers = [0.0] * args.n_jobs
+    for seconds in sorted(table["projected_seconds"], reverse=True):
+        workers[workers.index(min(workers))] += seconds
+    print(f"projected seed, {args.n_jobs} networks side by side: {max(workers) / 3600:.2f} h "
+          "(each network's time alone; pairs run somewhat slower)")
     converged = int((table["kept_stop"] == CONVERGED).sum())
     print(f"kept fits stopped by patience: {converged} of {len(table)}")
 
