@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ltrlib.fidelity.beside import ledgers_beside
 from ltrlib.fidelity.foltr import NOTEBOOK, SOURCE
 from ltrlib.fidelity.sources import run_setup
 from ltrlib.report import table_to_markdown
@@ -37,11 +38,6 @@ def _protocol(run: Path) -> dict:
     return {"run": run.name, "T": ", ".join(f"{t:,}" for t in sorted(online.n_rounds.unique())),
             "runs a curve": ", ".join(map(str, sorted(per_curve.unique()))), "runs": len(online),
             "run seconds": round(online.seconds.sum())}
-
-
-def _claims(run: Path) -> pd.DataFrame:
-    claims = pd.read_csv(run / "fidelity_claims.csv")
-    return claims[claims.source == SOURCE].set_index(["claim", "scope"])
 
 
 #: Notebook 07's parameters that set the protocol, the one thing the two runs may differ in.
@@ -64,35 +60,20 @@ def main() -> None:
     if a != b:
         raise SystemExit(f"the runs differ beyond their protocol: {args.short} {a} against {args.paper} {b}")
     protocols = [_protocol(args.short), _protocol(args.paper)]
-    short, paper = (f"T = {p['T']}" for p in protocols)
-    if short == paper:  # the same protocol twice: tell the columns apart by their order
-        short, paper = f"first, {short}", f"second, {paper}"
     print(table_to_markdown(pd.DataFrame(protocols)), "\n")
-
-    both = _claims(args.short)[["kind", "beyond", "ours", "evidence"]].join(
-        _claims(args.paper)[["ours", "evidence", "paper"]], how="outer", suffixes=(f" ({short})", f" ({paper})"))
-    counted = both[(both.kind == "claim") & ~both.beyond.astype(bool)]
-    verdicts = pd.DataFrame({short: counted[f"ours ({short})"].value_counts(),
-                             paper: counted[f"ours ({paper})"].value_counts()}).fillna(0).astype(int)
-    print(f"Counted checks by verdict ({len(counted)} checks):\n")
-    print(table_to_markdown(verdicts.rename_axis("verdict").reset_index()), "\n")
-    moved = counted[counted[f"ours ({short})"] != counted[f"ours ({paper})"]]
-    transitions = moved.groupby([f"ours ({short})", f"ours ({paper})"]).size().rename("checks").reset_index()
-    print(f"{len(moved)} of {len(counted)} counted checks changed verdict:\n")
-    print(table_to_markdown(transitions) if len(moved) else "(none)", "\n")
-    if len(moved):
-        print(table_to_markdown(moved.reset_index()[["claim", "scope", f"ours ({short})", f"ours ({paper})",
-                                                      f"evidence ({short})", f"evidence ({paper})"]]), "\n")
-
-    effects = [pd.read_csv(r / "fidelity_effects.csv").query("source == @SOURCE") for r in (args.short, args.paper)]
-    ratios = effects[0].set_index(["claim", "scope", "comparison"])[["effect_ratio", "horizon"]].join(
-        effects[1].set_index(["claim", "scope", "comparison"])[["effect_ratio", "horizon"]], how="outer",
-        suffixes=(f" ({short})", f" ({paper})"))
+    side = ledgers_beside(args.short, args.paper, SOURCE, tuple(f"T = {p['T']}" for p in protocols))
+    short, paper = side.labels
+    print(f"Counted checks by verdict ({len(side.counted)} checks):\n")
+    print(table_to_markdown(side.verdicts.rename_axis("verdict").reset_index()), "\n")
+    print(f"{len(side.moved)} of {len(side.counted)} counted checks changed verdict:\n")
+    print(table_to_markdown(side.transitions) if len(side.moved) else "(none)", "\n")
+    if len(side.moved):
+        print(table_to_markdown(side.moved.reset_index()[["claim", "scope", f"ours ({short})", f"ours ({paper})",
+                                                           f"evidence ({short})", f"evidence ({paper})"]]), "\n")
     print("Effect Ratios (an online sum's only where its T is the paper's):\n")
-    print(table_to_markdown(ratios.round(2).reset_index()))
+    print(table_to_markdown(side.ratios.round(2).reset_index()))
     if args.csv:
-        both.to_csv(args.csv)
-
+        side.both.to_csv(args.csv)
 
 if __name__ == "__main__":
     main()

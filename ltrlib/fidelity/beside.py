@@ -1,0 +1,82 @@
+"""One paper's section of two runs' one-seed ledgers, check by check: what changes between
+two runs that differ in one respect (the FOLTR paper's protocol against the batch's T, the
+`paper` scale against `small`).
+
+`ledgers_beside` joins the two runs' ``fidelity_claims.csv`` (as their runs wrote them, or
+as ``ltrlib fidelity RUN`` rebuilt them) on each check and scope, counts the counted checks
+(the paper's claims in its scopes) by verdict in each, lists the checks whose verdict moved,
+and sets the Effect Ratios of ``fidelity_effects.csv`` beside each other. `setup_difference`
+says in which parameters two runs differ, so that a caller can refuse runs that differ in
+more than the respect it compares. One seed decides nothing across seeds: this says what
+the one respect changes at one seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ltrlib.fidelity.sources import run_setup
+
+__all__ = ["LedgersBeside", "ledgers_beside", "setup_difference"]
+
+
+@dataclass(frozen=True)
+class LedgersBeside:
+    """Two runs' checks of one paper, side by side; columns are suffixed `` (<label>)``."""
+
+    labels: tuple[str, str]
+    both: pd.DataFrame  # every check and scope (index), both runs' verdict ("ours") and evidence
+    counted: pd.DataFrame  # the paper's claims in its scopes: ``both``'s counted rows
+    verdicts: pd.DataFrame  # counted checks by verdict, a column a run
+    moved: pd.DataFrame  # counted checks whose verdict differs
+    transitions: pd.DataFrame  # how many moved from which verdict to which
+    ratios: pd.DataFrame  # each comparison's Effect Ratio in both runs (and its horizon, where recorded)
+
+
+def _claims(run: Path, source: str) -> pd.DataFrame:
+    claims = pd.read_csv(Path(run) / "fidelity_claims.csv")
+    return claims[claims.source == source].set_index(["claim", "scope"])
+
+
+def _effects(run: Path, source: str) -> pd.DataFrame:
+    effects = pd.read_csv(Path(run) / "fidelity_effects.csv")
+    effects = effects[effects.source == source].set_index(["claim", "scope", "comparison"])
+    return effects[[c for c in ("effect_ratio", "horizon") if c in effects.columns]]
+
+
+def ledgers_beside(first: str | Path, second: str | Path, source: str,
+                   labels: tuple[str, str] = ("first", "second")) -> LedgersBeside:
+    """``source``'s checks in the ledgers of run folders ``first`` and ``second``, labelled
+    ``labels`` (the respect they differ in, e.g. ``("T = 300", "T = 10,000")``). The paper's
+    own verdict (``paper``) is taken from ``second``. Equal labels are told apart by order."""
+    a, b = labels
+    if a == b:
+        a, b = f"first, {a}", f"second, {b}"
+    both = _claims(Path(first), source)[["kind", "beyond", "ours", "evidence"]].join(
+        _claims(Path(second), source)[["ours", "evidence", "paper"]], how="outer", suffixes=(f" ({a})", f" ({b})"))
+    counted = both[(both.kind == "claim") & ~both.beyond.astype(bool)]
+    verdicts = pd.DataFrame({a: counted[f"ours ({a})"].value_counts(),
+                             b: counted[f"ours ({b})"].value_counts()}).fillna(0).astype(int)
+    moved = counted[counted[f"ours ({a})"] != counted[f"ours ({b})"]]
+    transitions = moved.groupby([f"ours ({a})", f"ours ({b})"]).size().rename("checks").reset_index()
+    ratios = _effects(Path(first), source).join(_effects(Path(second), source), how="outer",
+                                                suffixes=(f" ({a})", f" ({b})"))
+    return LedgersBeside((a, b), both, counted, verdicts, moved, transitions, ratios)
+
+
+def setup_difference(first: str | Path, second: str | Path, notebooks=()) -> dict[str, dict]:
+    """Where two runs' setups differ (`run_setup`: the run's parameters and each of
+    ``notebooks``' own): ``{part: {parameter: (first's, second's)}}``, the seed under
+    ``"run"``; empty when they ran the same setup at the same seed."""
+    (seed_a, a), (seed_b, b) = run_setup(first, notebooks), run_setup(second, notebooks)
+    a["run"], b["run"] = {**a["run"], "seed": seed_a}, {**b["run"], "seed": seed_b}
+    out: dict[str, dict] = {}
+    for part in sorted(set(a) | set(b)):
+        pa, pb = a.get(part, {}), b.get(part, {})
+        differ = {k: (pa.get(k), pb.get(k)) for k in sorted(set(pa) | set(pb)) if pa.get(k) != pb.get(k)}
+        if differ:
+            out[part] = differ
+    return out
