@@ -19,7 +19,6 @@ the timings: compilation is a once-per-install cost, reported separately.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile

@@ -291,7 +291,7 @@ def report(results: list[dict], records: list[str] = ()) -> None:
         print(f"\n### {r['scale']}: queries train/vali/test {r['queries']}, {r['documents']:,} documents "
               f"({r['train_documents']:,} training); load avg at start {r['load_start'][0]:.2f}, "
               f"at end {r['load_end'][0]:.2f}")
-        print(f"| phase | wall s | CPU s | RSS after GiB | peak RSS GiB | load1 at end |")
+        print("| phase | wall s | CPU s | RSS after GiB | peak RSS GiB | load1 at end |")
         print("|---|---:|---:|---:|---:|---:|")
         for name, ph in r["phases"].items():
             print(f"| {name} | {ph['wall_s']:.1f} | {ph['cpu_s']:.1f} | {ph['rss_gib']:.2f} | "

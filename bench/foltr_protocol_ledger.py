@@ -63,10 +63,7 @@ def main() -> None:
     print(table_to_markdown(pd.DataFrame(protocols)), "\n")
     side = ledgers_beside(args.short, args.paper, SOURCE, tuple(f"T = {p['T']}" for p in protocols))
     short, paper = side.labels
-    print(f"Counted checks by verdict ({len(side.counted)} checks):\n")
-    print(table_to_markdown(side.verdicts.rename_axis("verdict").reset_index()), "\n")
-    print(f"{len(side.moved)} of {len(side.counted)} counted checks changed verdict:\n")
-    print(table_to_markdown(side.transitions) if len(side.moved) else "(none)", "\n")
+    print(side.counts_markdown(), end="")
     if len(side.moved):
         print(table_to_markdown(side.moved.reset_index()[["claim", "scope", f"ours ({short})", f"ours ({paper})",
                                                            f"evidence ({short})", f"evidence ({paper})"]]), "\n")

@@ -53,10 +53,7 @@ def main() -> None:
     side = ledgers_beside(args.smaller, args.larger, SOURCE, tuple(f"scale {s}" for s in scales))
     small, large = side.labels
     print(f"Non-IID checks, one seed at two scales ({args.smaller} against {args.larger}).\n")
-    print(f"Counted checks by verdict ({len(side.counted)} checks):\n")
-    print(table_to_markdown(side.verdicts.rename_axis("verdict").reset_index()), "\n")
-    print(f"{len(side.moved)} of {len(side.counted)} counted checks changed verdict with the scale:\n")
-    print(table_to_markdown(side.transitions) if len(side.moved) else "(none)", "\n")
+    print(side.counts_markdown("changed verdict with the scale"), end="")
     table = side.counted.reset_index()[["claim", "scope", f"ours ({small})", f"ours ({large})",
                                         f"evidence ({small})", f"evidence ({large})"]]
     if args.study is not None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ltrlib.fidelity.sources import run_setup
+from ltrlib.report import table_to_markdown
 
 __all__ = ["LedgersBeside", "ledgers_beside", "setup_difference"]
 
@@ -34,6 +35,14 @@ class LedgersBeside:
     moved: pd.DataFrame  # counted checks whose verdict differs
     transitions: pd.DataFrame  # how many moved from which verdict to which
     ratios: pd.DataFrame  # each comparison's Effect Ratio in both runs (and its horizon, where recorded)
+
+    def counts_markdown(self, changed: str = "changed verdict") -> str:
+        """The counted checks by verdict in each run, and how many ``changed`` from which
+        verdict to which, as Markdown."""
+        return (f"Counted checks by verdict ({len(self.counted)} checks):\n\n"
+                f"{table_to_markdown(self.verdicts.rename_axis('verdict').reset_index())} \n\n"
+                f"{len(self.moved)} of {len(self.counted)} counted checks {changed}:\n\n"
+                f"{table_to_markdown(self.transitions) if len(self.moved) else '(none)'} \n\n")
 
 
 def _claims(run: Path, source: str) -> pd.DataFrame:
