@@ -78,14 +78,22 @@ def _pinned_worker(parent: int) -> None:
 _core_claim: list[int] = []
 
 
+#: How many processes may claim one core before more of them share cores by process id
+#: (`pin_to_one_core`).
+CLAIMS_A_CORE = 16
+
+
 def pin_to_one_core(lock_dir: str | os.PathLike | None = None) -> int:
-    """Keep this process to one of the cores it may run on, and return it: the first core
-    that no other process pinned here holds (each core's claim is an exclusive `flock` on
-    ``<lock_dir>/<core>``, released by the kernel when the holder ends, so a killed worker
-    leaves nothing stale), else, every core being claimed, one chosen by process id and
-    shared. Either way the process sees one core, which is what its numbers may depend on;
-    sharing costs only time. ``lock_dir``: shared by every process on the machine
-    (default ``<tmp>/ltrlib-cores-<uid>``), so that seeds side by side spread too."""
+    """Keep this process to one of the cores it may run on, and return it: the core with
+    the fewest processes pinned here, the lowest on a tie. A claim is an exclusive `flock`
+    on ``<lock_dir>/<core>`` for a core's first process, ``<core>.<n>`` for its n-th,
+    released by the kernel when the holder ends, so a killed worker leaves nothing stale.
+    Past `CLAIMS_A_CORE` a core, the process takes one by its id, unclaimed. Either way it
+    sees one core, which is what its numbers may depend on; sharing costs only time. A
+    background study's workers (nice 19) holding every core's first claim thus leave a
+    foreground run's workers on different cores, not on one. ``lock_dir``: shared by every
+    process on the machine (default ``<tmp>/ltrlib-cores-<uid>``), so that seeds side by
+    side spread too."""
     import fcntl
 
     allowed = sorted(os.sched_getaffinity(0))
@@ -94,16 +102,19 @@ def pin_to_one_core(lock_dir: str | os.PathLike | None = None) -> int:
     while _core_claim:  # pinned before (a reused worker): let that core go first
         os.close(_core_claim.pop())
     chosen = None
-    for core in allowed:
-        fd = os.open(folder / str(core), os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        _core_claim.append(fd)
-        chosen = core
-        break
+    for n in range(1, CLAIMS_A_CORE + 1):
+        for core in allowed:
+            fd = os.open(folder / (str(core) if n == 1 else f"{core}.{n}"), os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            _core_claim.append(fd)
+            chosen = core
+            break
+        if chosen is not None:
+            break
     if chosen is None:
         chosen = allowed[os.getpid() % len(allowed)]
     os.sched_setaffinity(0, {chosen})

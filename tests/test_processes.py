@@ -34,19 +34,33 @@ def _where(pause):
     return os.getpid(), sorted(os.sched_getaffinity(0)), os.environ.get("XLA_FLAGS"), os.environ.get("OMP_NUM_THREADS")
 
 
-def test_one_core_workers_each_keep_to_a_core_of_their_own(monkeypatch):
+def test_one_core_workers_each_keep_to_a_core_of_their_own(tmp_path, monkeypatch):
     """`one_core_workers`: every worker sees exactly one core and one thread, two workers
-    side by side take different cores where there are two, and ``env`` is set in each."""
+    side by side take different cores where there are two, even when another process (a
+    background study's worker) holds every core's first claim, and ``env`` is set in each."""
+    import fcntl
     import os
 
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    with processes.one_core_workers(2, env={"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"}) as pool:
-        seen = [call.result() for call in [pool.submit(_where, 1.0) for _ in range(2)]]
-    assert all(len(cores) == 1 for _, cores, _, _ in seen)
+    cores = sorted(os.sched_getaffinity(0))
+    locks = tmp_path / f"ltrlib-cores-{os.getuid()}"  # the workers' default under their TMPDIR
+    locks.mkdir()
+    held = [os.open(locks / str(core), os.O_CREAT | os.O_RDWR) for core in cores]
+    for fd in held:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        env = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false", "TMPDIR": str(tmp_path)}
+        with processes.one_core_workers(2, env=env) as pool:
+            seen = [call.result() for call in [pool.submit(_where, 1.0) for _ in range(2)]]
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert all(len(where) == 1 for _, where, _, _ in seen)
     assert {flags for _, _, flags, _ in seen} == {"--xla_cpu_multi_thread_eigen=false"}
     assert {threads for _, _, _, threads in seen} == {"1"}
-    if len(os.sched_getaffinity(0)) >= 2 and len({pid for pid, *_ in seen}) == 2:
+    if len(cores) >= 2 and len({pid for pid, *_ in seen}) == 2:
         assert seen[0][1] != seen[1][1]
+    assert {f"{core}.2" for _, (core,), _, _ in seen} <= {p.name for p in locks.iterdir()}  # second claims
 
 
 def _claim(lock_dir, queue):
