@@ -16,10 +16,10 @@ per process, so each network is fitted once before the rounds. Medians over the 
 ratio is new over old; "together" is the eleven networks' summed step times at the same
 number of steps. A third column (off with ``--no-side-by-side``) times the new loop as
 `fit_neural_models` runs it: two fits of the network at once, each in a worker process of
-one core and one thread (`ltrlib.processes.one_core_workers`), counted as the machine's
-steps in the time the two overlap (each fit's own rate, which includes the moments it ran
-alone, so a little above the pure pair's). Each round trains at another learning rate (the paper's, times 1.001,
-1.002, ...), as each trial of a study has its own; the compile columns are then the old
+one core and one thread (`ltrlib.neural.competitors.network_workers`), counted as the
+machine's steps in the time the two overlap (each fit's own rate, which includes the moments
+it ran alone, so a little above the pure pair's). Each round trains at another learning
+rate (the paper's, times 1.001, 1.002, ...), as each trial of a study has its own; the compile columns are then the old
 loop's compile in every fit (its first step, less one step's time) and the new loop's in the
 first fit of a shape (the first fit's time less a second one's).
 
@@ -156,10 +156,9 @@ def side_by_side(name: str, args, rate: float) -> float:
     a worker of one core and one thread as `fit_neural_models` trains networks: the two
     workers' steps over the time they overlap. Each worker fits once to compile (or load the
     program from the persistent cache), then the timed fit."""
-    from ltrlib.neural.competitors import ONE_THREAD_XLA_FLAGS
-    from ltrlib.processes import one_core_workers
+    from ltrlib.neural.competitors import network_workers
 
-    with one_core_workers(2, env={"XLA_FLAGS": ONE_THREAD_XLA_FLAGS}) as pool:
+    with network_workers(2) as pool:
         calls = [pool.submit(_timed_fit, name, args.width, args.steps, args.eval_every, args.vali, rate)
                  for _ in range(2)]
         spans = [call.result() for call in calls]

@@ -131,12 +131,23 @@ def neural_model_list(names: str, parameter: str = "neural_models") -> list[str]
 NEURAL_TUNING = TuningSettings(n_trials=1, prune=False, progress=False)
 
 
-#: XLA's flags for a network's worker (`fit_neural_models`): its CPU programs in one thread.
+#: XLA's flags for a network's worker (`network_workers`): its CPU programs in one thread.
 ONE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
 #: The networks that take longest a step (`bench/bench_neural.py`), started first so that the
 #: workers finish together.
 _SLOWEST_FIRST = ("SetRank", "SetRank_Softmax", "GSF(20)", "GSF(20)_Softmax")
+
+
+def network_workers(n_workers: int):
+    """The worker processes networks train in (`fit_neural_models`, and
+    `bench/bench_neural.py`'s side-by-side column): ``n_workers`` of them, each kept to one
+    core of its own and one thread (`ltrlib.processes.one_core_workers`), XLA's CPU programs
+    in one thread too, after any flags of this process's own."""
+    from ltrlib import processes
+
+    flags = f"{os.environ.get('XLA_FLAGS', '')} {ONE_THREAD_XLA_FLAGS}".strip()
+    return processes.one_core_workers(n_workers, env={"XLA_FLAGS": flags})
 
 
 def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget,
@@ -152,8 +163,8 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget,
     ``tuning.storage`` (a journal path, or None for in memory).
 
     Each network's study runs in a worker process that keeps to one core of its own, with
-    XLA's programs in one thread, ``n_jobs`` networks side by side
-    (`ltrlib.processes.one_core_workers`; one worker too). A network's numbers are then
+    XLA's programs in one thread, ``n_jobs`` networks side by side (`network_workers`; one
+    worker too). A network's numbers are then
     those of a one-core machine whatever ``n_jobs`` is and wherever it runs: on the CPU,
     XLA's programs round differently with the cores and threads they see. Small networks
     gain almost nothing from a second thread, while a second network beside them doubles
@@ -161,7 +172,7 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget,
     TPE draws each point from those finished before it. Progress is counted in networks."""
     from concurrent.futures import as_completed
 
-    from ltrlib import processes, sessions, timing
+    from ltrlib import sessions, timing
     from ltrlib.progress import bar
 
     unknown = [n for n in names if n not in NEURAL_MODELS]
@@ -181,11 +192,11 @@ def fit_neural_models(exp: Stage2Experiment, names, *, budget: NeuralBudget,
     names = list(names)
     order = sorted(names, key=lambda n: n not in _SLOWEST_FIRST)  # stable
     workers = min(int(n_jobs), len(order)) or 1
-    env = {"XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} {ONE_THREAD_XLA_FLAGS}".strip()}
     # In a batch run the workers' trial bars report to the runner (ltrlib.progress) and print nothing.
     in_worker = tuning.replace(progress=tuning.progress and sessions.in_batch())
     fitted = {}
-    with timing.fitting(), processes.one_core_workers(workers, env=env) as pool:
+    # The workers' seconds overlap: the run counts this block's wall time (ltrlib.timing).
+    with timing.fitting(), network_workers(workers) as pool:
         try:
             calls = [pool.submit(_tune_network, name, data, budget, in_worker, study_prefix, max_width)
                      for name in order]
@@ -213,7 +224,6 @@ class _NetworkData:
 def _tune_network(name: str, data: _NetworkData, budget: NeuralBudget, tuning: TuningSettings,
                   study_prefix: str, max_width: int) -> FittedModel:
     """One network's study and its kept model (in `fit_neural_models`' worker)."""
-    from ltrlib import timing
     from ltrlib.train.tuning import run_study
 
     spec = NEURAL_MODELS[name]
@@ -221,9 +231,8 @@ def _tune_network(name: str, data: _NetworkData, budget: NeuralBudget, tuning: T
     def fit(point, monitor=None):
         ranker = NeuralRanker(architecture(spec, point, max_width), loss=spec.loss,
                               learning_rate=float(point["learning_rate"]), order_by=data.order_by, budget=budget)
-        with timing.fitting():
-            return ranker.fit(data.train, data.vali, train_ideal=data.ideal["train"],
-                              vali_ideal=data.ideal["vali"], monitor=monitor)
+        return ranker.fit(data.train, data.vali, train_ideal=data.ideal["train"], vali_ideal=data.ideal["vali"],
+                          monitor=monitor)
 
     def objective(trial, monitor):
         ranker = fit(suggest(trial, spec.family), monitor=monitor)
