@@ -67,8 +67,7 @@ def main() -> None:
     if len(side.moved):
         print(table_to_markdown(side.moved.reset_index()[["claim", "scope", f"ours ({short})", f"ours ({paper})",
                                                            f"evidence ({short})", f"evidence ({paper})"]]), "\n")
-    print("Effect Ratios (an online sum's only where its T is the paper's):\n")
-    print(table_to_markdown(side.ratios.round(2).reset_index()))
+    print(side.ratios_markdown("Effect Ratios (an online sum's only where its T is the paper's)"), end="")
     if args.csv:
         side.both.to_csv(args.csv)
 

@@ -63,8 +63,7 @@ def main() -> None:
                      [across.get((c, s), "not in the study") for c, s in zip(table.claim, table.scope)])
     print("Every counted check:\n")
     print(table_to_markdown(table), "\n")
-    print("Effect Ratios:\n")
-    print(table_to_markdown(side.ratios.round(2).reset_index()))
+    print(side.ratios_markdown(), end="")
     if args.csv:
         side.both.to_csv(args.csv)
 

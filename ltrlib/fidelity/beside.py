@@ -44,6 +44,10 @@ class LedgersBeside:
                 f"{len(self.moved)} of {len(self.counted)} counted checks {changed}:\n\n"
                 f"{table_to_markdown(self.transitions) if len(self.moved) else '(none)'} \n\n")
 
+    def ratios_markdown(self, heading: str = "Effect Ratios") -> str:
+        """Each comparison's Effect Ratio in both runs, under ``heading``, as Markdown."""
+        return f"{heading}:\n\n{table_to_markdown(self.ratios.round(2).reset_index())}\n"
+
 
 def _claims(run: Path, source: str) -> pd.DataFrame:
     claims = pd.read_csv(Path(run) / "fidelity_claims.csv")

@@ -38,6 +38,10 @@ def test_two_ledgers_side_by_side_count_and_list_the_verdicts_that_moved(tmp_pat
     assert side.transitions.set_index(["ours (scale small)", "ours (scale paper)"]).checks.to_dict() == {
         ("does not hold", "holds"): 1, ("holds", "not decided"): 1}
     assert side.ratios.loc[("b", "x", "A vs B")].tolist() == [0.2, 1.0]
+    ratios = side.ratios_markdown("Ratios").splitlines()
+    assert ratios[:2] == ["Ratios:", ""] and "effect_ratio (scale small)" in ratios[2]
+    assert [line.split("|")[1:3] for line in ratios[4:7]] == [[" a       ", " x       "], [" b       ", " x       "],
+                                                          [" c       ", " y       "]]
     assert ledgers_beside(small, small, "noniid", ("x", "x")).labels == ("first, x", "second, x")
 
 
