@@ -257,6 +257,19 @@ def _json_default(value):
 
 
 @timing.fitting()
+def _check_data(train, vali) -> None:
+    if not isinstance(train, Dataset):
+        raise TypeError(f"train must be a ltrlib Dataset, got {type(train).__name__}")
+    if vali is not None:
+        if not isinstance(vali, Dataset):
+            raise TypeError(f"vali must be a ltrlib Dataset or None, got {type(vali).__name__}")
+        if vali.feature_names != train.feature_names:
+            raise ValueError(
+                f"vali {vali.name!r} has other features than train {train.name!r} "
+                f"({vali.n_features} vs {train.n_features})"
+            )
+
+
 def train_ranker(
     train: Dataset,
     vali: Dataset | None = None,
@@ -268,6 +281,7 @@ def train_ranker(
     split_queries: bool = False,
     cache: DataCache | None = None,
     monitor: Callable[[int, float], None] | None = None,
+    checkpoint: str | os.PathLike | None = None,
     **changes,
 ) -> Ranker:
     """Train a LambdaMART ranker as the paper does (§5.1).
@@ -296,6 +310,10 @@ def train_ranker(
     ``monitor``: called as ``monitor(trees, value)`` with validation NDCG@``eval_at`` after
     every tree (needs ``vali``); an exception it raises ends the training and propagates
     (tuning's pruning raises ``optuna.TrialPruned``). Neither works with ``cluster``.
+    ``checkpoint``: a file where the fit keeps its trees while it runs, so that the same call
+    after an interruption resumes it with the same result, to the bit (LightGBM in this
+    process only; see `ltrlib.train.backends.lightgbm`); tuning gives each trial one
+    (`ltrlib.train.tuning.fit_checkpoint`).
     """
     if not isinstance(settings, TrainSettings):
         raise TypeError(f"settings must be a TrainSettings, got {type(settings).__name__}")
@@ -304,16 +322,7 @@ def train_ranker(
     backend, max_trees, early_stopping = settings.backend, settings.max_trees, settings.early_stopping
     eval_at = settings.eval_at
     be = _backend(backend)
-    if not isinstance(train, Dataset):
-        raise TypeError(f"train must be a ltrlib Dataset, got {type(train).__name__}")
-    if vali is not None:
-        if not isinstance(vali, Dataset):
-            raise TypeError(f"vali must be a ltrlib Dataset or None, got {type(vali).__name__}")
-        if vali.feature_names != train.feature_names:
-            raise ValueError(
-                f"vali {vali.name!r} has other features than train {train.name!r} "
-                f"({vali.n_features} vs {train.n_features})"
-            )
+    _check_data(train, vali)
     user = dict(params or {})
     clash = sorted(k for k in user if k in _RESERVED)
     if clash:
@@ -338,10 +347,15 @@ def train_ranker(
         raise ValueError("cache and monitor work for in-process training without position only")
     if monitor is not None and vali is None:
         raise ValueError("monitor watches the validation curve: it needs vali")
+    if checkpoint is not None and (backend != "lightgbm" or cluster is not None or position is not None):
+        raise ValueError(f"checkpoint resumes LightGBM fits in this process without position only, "
+                         f"not backend={backend!r}" + (" on a cluster" if cluster is not None else "")
+                         + (" with position" if position is not None else ""))
     if split_queries and cluster is None:
         raise ValueError("split_queries cuts the training rows over a Dask cluster's workers: it needs cluster")
     if cluster is None:
-        extra = {k: v for k, v in (("cache", cache), ("monitor", monitor)) if v is not None}
+        extra = {k: v for k, v in (("cache", cache), ("monitor", monitor), ("checkpoint", checkpoint))
+                 if v is not None}
         model, best, curve = be.fit(full, train, vali, max_trees, early_stopping, position=position,
                                     **extra)
     else:

@@ -4,12 +4,27 @@ with ``force_row_wise=True``), early stopping on validation NDCG@eval_at alone.
 
 `LIGHTGBM` is its `Backend` entry. Public: the parameter and logging helpers that the
 bivariate code's own LightGBM fits share (`lightgbm_params`, `quiet_lightgbm`,
-`monitor_callback`, `MIN_HESSIAN_FLOOR`).
+`monitor_callback`, `MIN_HESSIAN_FLOOR`), and `CHECKPOINT_SECONDS`.
+
+**A fit that resumes.** Given a ``checkpoint`` path, a fit writes its trees and validation
+curve there every `CHECKPOINT_SECONDS` (atomically), and a fit given the same path again
+continues from what it finds there with LightGBM's ``init_model``, on freshly binned data,
+its early stopping and monitor fed the recorded curve first; the path is removed when the
+fit ends, unless it ends by an interrupt (Ctrl-C, a kill). The resumed fit's trees, curve,
+best iteration and saved model equal the uninterrupted fit's to the bit
+(``tests/train/test_fit_checkpoint.py``): LightGBM's continued training starts from the
+raw scores its trees predict, the same sums in the same order as its own score updates.
+Why: at Istella-S size one tuning trial of notebook 03 grows trees for hours of one core
+(docs/studies.md), longer than a machine lent for a while may run.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -17,7 +32,8 @@ import numpy as np
 from ltrlib.data.dataset import Dataset
 from ltrlib.train.backends.base import Backend, DataCache
 
-__all__ = ["LIGHTGBM", "MIN_HESSIAN_FLOOR", "lightgbm_params", "monitor_callback", "quiet_lightgbm"]
+__all__ = ["CHECKPOINT_SECONDS", "LIGHTGBM", "MIN_HESSIAN_FLOOR", "lightgbm_params", "monitor_callback",
+           "quiet_lightgbm"]
 
 
 def _lgb_defaults(seed: int, eval_at: int, num_threads: int) -> dict:
@@ -99,12 +115,17 @@ def quiet_lightgbm() -> None:
 
 def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
              early_stopping: int, position: np.ndarray | None = None, cache: DataCache | None = None,
-             monitor: Callable[[int, float], None] | None = None) -> tuple[Any, int, list[float]]:
+             monitor: Callable[[int, float], None] | None = None,
+             checkpoint: str | os.PathLike | None = None) -> tuple[Any, int, list[float]]:
     import lightgbm as lgb
 
     quiet_lightgbm()
     params = lightgbm_params(params)
-    if cache is None:
+    key = f"ndcg@{params['eval_at'][0]}"
+    resumed = _read_checkpoint(checkpoint, key, max_trees) if checkpoint is not None else None
+    if cache is None or resumed is not None:
+        # A resumed fit's datasets get the earlier trees' scores as their initial scores:
+        # never the shared ones, which the study's other trials train on.
         dtrain, dvali = _lgb_datasets(train, vali)
     else:
         # No key: a reused Dataset whose binning parameters differ is rebuilt by lgb.train.
@@ -113,21 +134,120 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
         dtrain.set_position(position)
     callbacks = []
     valid_sets, curve = [], {}
-    key = f"ndcg@{params['eval_at'][0]}"
-    if vali is not None:
-        valid_sets = [dvali]
-        callbacks = [
+    done, before = (0, []) if resumed is None else (resumed["trees"], resumed["curve"])
+    try:
+        if vali is not None:
+            valid_sets = [dvali]
             # first_metric_only: stop on NDCG@eval_at alone even if a user adds metrics.
-            lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False),
-            lgb.record_evaluation(curve),
-        ]
-        if monitor is not None:
-            callbacks.append(monitor_callback(monitor, key))
-    booster = lgb.train(params, dtrain, num_boost_round=max_trees, valid_sets=valid_sets,
-                        valid_names=["vali"] if valid_sets else None, callbacks=callbacks)
+            stopper = lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False)
+            callbacks = [_fed(stopper, before, params, key, max_trees) if before else stopper,
+                         lgb.record_evaluation(curve)]
+            if monitor is not None:
+                for trees, value in enumerate(before, 1):  # a pruner sees the whole curve
+                    monitor(trees, value)
+                callbacks.append(monitor_callback(monitor, key))
+        if checkpoint is not None:
+            callbacks.append(_checkpoint_callback(Path(checkpoint), curve, key, before))
+        booster = lgb.train(params, dtrain, num_boost_round=max_trees - done, valid_sets=valid_sets,
+                            valid_names=["vali"] if valid_sets else None, callbacks=callbacks,
+                            init_model=None if resumed is None else lgb.Booster(model_str=resumed["model"]))
+    except Exception:
+        _remove_checkpoint(checkpoint)  # a pruned or failed trial is not resumed; an interrupt is
+        raise
+    _remove_checkpoint(checkpoint)
+    if resumed is not None:
+        booster = _as_one_fit(booster, max_trees, done)
     if vali is None:
         return booster, booster.current_iteration(), []
-    return booster, int(booster.best_iteration), [float(v) for v in curve["vali"][key]]
+    return booster, int(booster.best_iteration), before + [float(v) for v in curve["vali"][key]]
+
+
+#: How often a fit given a ``checkpoint`` writes it: at Istella-S size a tree of notebook
+#: 03's first trial takes 3-4 s of one core, so an interruption costs at most about 200
+#: trees, and the `small` batch's fits, seconds long, never write one.
+CHECKPOINT_SECONDS = 600.0
+
+
+def _checkpoint_callback(path: Path, curve: dict, key: str, before: list[float]):
+    """A LightGBM callback writing the trees so far and the validation curve (``before``,
+    then what ``record_evaluation`` keeps in ``curve``) to ``path`` (JSON, atomically) every
+    `CHECKPOINT_SECONDS`, once the early stopping has passed the tree."""
+    from ltrlib.atomic import atomic_write_text
+
+    last = time.monotonic()
+
+    def save(env):
+        nonlocal last
+        if time.monotonic() - last < CHECKPOINT_SECONDS:
+            return
+        values = list(before) + [float(v) for v in curve.get("vali", {}).get(key, [])]
+        state = {"trees": env.iteration + 1, "curve": values, "model": env.model.model_to_string()}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(state))
+        last = time.monotonic()
+
+    save.order = 40  # after record_evaluation (20) and early stopping (30)
+    return save
+
+
+def _read_checkpoint(path: str | os.PathLike, key: str, max_trees: int) -> dict | None:
+    """The state `_checkpoint_callback` wrote at ``path``, or None where there is none. A
+    file that is not one (a fit of another shape, cut off mid-write by something else) is
+    an error naming it: a trial should not silently start again."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        state = json.loads(path.read_text())
+        trees, curve, model = int(state["trees"]), [float(v) for v in state["curve"]], str(state["model"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a LightGBM fit checkpoint ({exc}); remove it to start the fit again") from exc
+    if not 0 < trees < max_trees or len(curve) not in (0, trees):
+        raise ValueError(f"{path}: a checkpoint of {trees} trees and {len(curve)} {key} values does not fit "
+                         f"a fit of at most {max_trees} trees; remove it to start the fit again")
+    return {"trees": trees, "curve": curve, "model": model}
+
+
+def _remove_checkpoint(path: str | os.PathLike | None) -> None:
+    if path is not None:
+        Path(path).unlink(missing_ok=True)
+
+
+def _fed(stopper, before: list[float], params: dict, key: str, max_trees: int):
+    """LightGBM's early stopping ``stopper``, fed the ``before`` curve of the fit's first
+    trees as if it had watched them, then watching the resumed trees as later ones of the
+    same fit (LightGBM restarts a callback's state at its first iteration)."""
+    import lightgbm as lgb
+
+    # LightGBM >= 4.7 hands callbacks named results; earlier releases plain tuples.
+    result = getattr(lgb.basic, "EvalResult", lambda *fields: tuple(fields))
+    for iteration, value in enumerate(before):
+        stopper(lgb.callback.CallbackEnv(model=None, params=params, iteration=iteration, begin_iteration=0,
+                                         end_iteration=max_trees,
+                                         evaluation_result_list=[result("vali", key, value, True)]))
+
+    def watch(env):
+        stopper(lgb.callback.CallbackEnv(model=env.model, params=env.params, iteration=env.iteration,
+                                         begin_iteration=0, end_iteration=env.end_iteration,
+                                         evaluation_result_list=env.evaluation_result_list))
+
+    watch.order = stopper.order
+    return watch
+
+
+def _as_one_fit(booster, max_trees: int, done: int):
+    """A resumed fit's booster as the uninterrupted fit's: LightGBM records the resumed
+    part's tree count (``num_iterations``) among the model's parameters; the rest is equal."""
+    import lightgbm as lgb
+
+    text = booster.model_to_string()
+    line = f"[num_iterations: {max_trees - done}]"
+    if text.count(line) == 1:
+        text = text.replace(line, f"[num_iterations: {max_trees}]")
+    best = booster.best_iteration
+    booster = lgb.Booster(model_str=text)
+    booster.best_iteration = best
+    return booster
 
 
 def _lgb_loads(text: str):

@@ -19,7 +19,7 @@ from ltrlib.train.backends.base import DataCache
 from ltrlib.train.ranker import Ranker, train_ranker
 from ltrlib.train.settings import TrainSettings, TuningSettings
 from ltrlib.train.tuning.space import search_space, suggest_params
-from ltrlib.train.tuning.storage import JOURNAL_FILE
+from ltrlib.train.tuning.storage import JOURNAL_FILE, fit_checkpoint
 from ltrlib.train.tuning.loop import (
     TPE_STARTUP_TRIALS,
     TuningResult,
@@ -60,7 +60,9 @@ def tune(
     the first trial before TPE takes over (not in the paper); ``prune``, stop hopeless
     trials early (`pruner`, fed from the validation curve; see `ltrlib.train.tuning.loop`);
     ``progress``. ``settings.seed`` seeds both the sampler and the library. The binned data
-    are built once and shared by all trials.
+    are built once and shared by all trials. In a journal study, a LightGBM trial's fit keeps
+    a checkpoint beside the journal while it runs (`fit_checkpoint`), so a trial cut off by an
+    interruption resumes where it was, with the numbers it would have had.
     """
     if vali is None:
         raise ValueError("tune needs a validation set (vali): the paper tunes on it")
@@ -76,8 +78,11 @@ def tune(
 
     def objective(trial, progress_monitor):
         monitor = watch(pruning_monitor(trial, early_stopping) if tuning.prune else None, progress_monitor)
-        ranker = train_ranker(train, vali, {**fixed, **suggest_params(trial, backend)}, settings,
-                              cache=cache, monitor=monitor)
+        point = suggest_params(trial, backend)
+        # A trial cut off by an interruption resumes its fit where the checkpoint left it.
+        checkpoint = fit_checkpoint(tuning.storage, study_name, setup, point) if backend == "lightgbm" else None
+        ranker = train_ranker(train, vali, {**fixed, **point}, settings, cache=cache, monitor=monitor,
+                              checkpoint=checkpoint)
         value = float(evaluate(vali, ranker.score(vali), metrics=metric)[metric])
         trial.set_user_attr("best_iteration", ranker.best_iteration)
         trial.set_user_attr("trees", len(ranker.curve))

@@ -64,9 +64,12 @@ any number of processes, on any machines, run its trials together (``ltrlib tune
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +79,7 @@ from ltrlib.atomic import atomic_path
 
 __all__ = [
     "GRACE_PERIOD", "HEARTBEAT_INTERVAL", "JOURNAL_FILE", "JournalDamaged", "check_journal", "database_url",
-    "describe_storage", "is_shared", "mend_journal", "stored_study", "study_database", "study_storage",
+    "describe_storage", "fit_checkpoint", "is_shared", "mend_journal", "stored_study", "study_database", "study_storage",
 ]
 
 
@@ -128,6 +131,21 @@ def study_storage(storage: str | os.PathLike | Any | None, *,
     lock = JournalFileOpenLock(str(path))
     mend_journal(path, lock)
     return JournalStorage(JournalFileBackend(str(path), lock_obj=lock))
+
+
+def fit_checkpoint(storage, study_name: str, setup: Mapping[str, Any], point: Mapping[str, Any]) -> Path | None:
+    """Where a trial's unfinished fit keeps its trees (`train_ranker`'s ``checkpoint``): for
+    a study in a journal file, ``<journal>.fits/<study>-<hash>.json``, the hash over the
+    study's setup and the trial's point; None in memory or a database. A trial cut off by
+    an interruption is run again at the same point (the sampler is seeded by the attempt,
+    the first point queued again), so its fit finds its trees there and resumes instead of
+    starting again; a database study's trial may be run again by another machine's worker,
+    which cannot see the file."""
+    if storage is None or not isinstance(storage, (str, os.PathLike)) or "://" in str(storage):
+        return None
+    key = json.dumps({"study": study_name, "setup": setup, "point": point}, sort_keys=True, default=str)
+    journal = Path(storage)
+    return journal.with_name(f"{journal.name}.fits") / f"{study_name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
 
 
 class JournalDamaged(ValueError):

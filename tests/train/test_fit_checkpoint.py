@@ -1,0 +1,143 @@
+"""A LightGBM fit that resumes (`train_ranker`'s ``checkpoint``, `ltrlib.train.tuning.fit_checkpoint`):
+cut off by an interrupt, it continues from its checkpoint to the uninterrupted fit's trees,
+curve, best iteration and saved model, to the bit."""
+
+import json
+
+import optuna
+import pytest
+
+from ltrlib.data import load_dataset
+from ltrlib.train import TrainSettings, TuningSettings, train_ranker, tune
+from ltrlib.train.backends import lightgbm as lgb_backend
+from ltrlib.train.tuning import fit_checkpoint
+from ltrlib.train.tuning import rankers as tuning_rankers
+
+# The curve peaks early at this learning rate, so early stopping ends the fit well before
+# max_trees, and where it ends depends on the best value seen before the cut.
+SETTINGS = TrainSettings(max_trees=150, early_stopping=12, num_threads=1)
+PARAMS = {"learning_rate": 0.3, "num_leaves": 15, "min_data_in_leaf": 10}
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return load_dataset("synthetic", scale="tiny", seed=0)
+
+
+@pytest.fixture
+def every_tree(monkeypatch):
+    """A checkpoint after every tree (the default waits minutes)."""
+    monkeypatch.setattr(lgb_backend, "CHECKPOINT_SECONDS", 0.0)
+
+
+class Cut(KeyboardInterrupt):
+    """Ctrl-C at a given tree."""
+
+
+def _watching(at: int | None = None, seen: list | None = None):
+    def monitor(trees, value):
+        if seen is not None:
+            seen.append((trees, value))
+        if trees == at:
+            raise Cut(f"cut at tree {trees}")
+
+    return monitor
+
+
+def _fit(splits, **kwargs):
+    return train_ranker(splits.train, splits.vali, PARAMS, SETTINGS, **kwargs)
+
+
+def test_a_fit_cut_off_resumes_to_the_uninterrupted_fit_bit_for_bit(tmp_path, splits, every_tree):
+    whole_seen = []
+    whole = _fit(splits, monitor=_watching(seen=whole_seen))
+    assert whole.best_iteration + SETTINGS.early_stopping == len(whole.curve) < SETTINGS.max_trees
+    # Cut after the best tree and before the stop: only a stopper that knows the best so far
+    # stops where the uninterrupted fit stopped.
+    at = whole.best_iteration + SETTINGS.early_stopping // 2
+    path = tmp_path / "fit.json"
+    with pytest.raises(Cut):
+        _fit(splits, checkpoint=path, monitor=_watching(at=at))
+    state = json.loads(path.read_text())
+    assert state["trees"] == at - 1 and len(state["curve"]) == at - 1  # the last tree the cut let finish
+
+    seen = []
+    resumed = _fit(splits, checkpoint=path, monitor=_watching(seen=seen))
+    assert not path.exists()
+    assert resumed.model.model_to_string() == whole.model.model_to_string()
+    assert (resumed.best_iteration, resumed.curve) == (whole.best_iteration, whole.curve)
+    assert seen == whole_seen  # a pruner sees the whole curve, the checkpoint's part first
+    assert (resumed.score(splits.test) == whole.score(splits.test)).all()
+
+
+def test_a_fit_ended_otherwise_than_by_an_interrupt_leaves_no_checkpoint(tmp_path, splits, every_tree):
+    path = tmp_path / "fit.json"
+
+    def prune(trees, value):
+        if trees == 5:
+            raise optuna.TrialPruned()
+
+    with pytest.raises(optuna.TrialPruned):
+        _fit(splits, checkpoint=path, monitor=prune)
+    assert not path.exists()
+    _fit(splits, checkpoint=path)
+    assert not path.exists()
+
+
+def test_a_file_that_is_no_checkpoint_of_this_fit_is_refused_by_path(tmp_path, splits):
+    path = tmp_path / "fit.json"
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match=r"fit\.json: not a LightGBM fit checkpoint"):
+        _fit(splits, checkpoint=path)
+    path.write_text(json.dumps({"trees": 400, "curve": [0.5] * 400, "model": ""}))
+    with pytest.raises(ValueError, match=r"fit\.json: a checkpoint of 400 trees .* at most 150 trees"):
+        _fit(splits, checkpoint=path)
+    assert path.exists()  # the user's file is left for them to look at
+
+
+def test_only_an_in_process_lightgbm_fit_takes_a_checkpoint(tmp_path, splits):
+    with pytest.raises(ValueError, match="checkpoint resumes LightGBM fits .* not backend='xgboost'"):
+        train_ranker(splits.train, splits.vali, {}, SETTINGS.replace(backend="xgboost"), checkpoint=tmp_path / "x")
+
+
+def test_a_tuning_trial_cut_off_resumes_its_fit_and_the_study_equals_an_uninterrupted_one(
+        tmp_path, splits, every_tree, monkeypatch):
+    settings = TrainSettings(max_trees=60, early_stopping=10, num_threads=1)
+    budget = TuningSettings(n_trials=3, progress=False, prune=False)
+    whole = tune(splits.train, splits.vali, tuning=budget.replace(storage=tmp_path / "whole.journal"),
+                 study_name="s", settings=settings)
+
+    journal = tmp_path / "cut" / "optuna.journal"
+    real, calls = tuning_rankers.train_ranker, []
+
+    def cut_in_the_second_trial(*args, **kwargs):
+        calls.append(kwargs["checkpoint"])
+        if len(calls) == 2:
+            kwargs["monitor"] = _watching(at=20)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tuning_rankers, "train_ranker", cut_in_the_second_trial)
+    with pytest.raises(Cut):
+        tune(splits.train, splits.vali, tuning=budget.replace(storage=journal), study_name="s", settings=settings)
+    assert calls[1].parent == journal.with_name("optuna.journal.fits") and calls[1].exists()
+    read, found = lgb_backend._read_checkpoint, []
+    monkeypatch.setattr(lgb_backend, "_read_checkpoint", lambda *a: found.append(read(*a)) or found[-1])
+    resumed = tune(splits.train, splits.vali, tuning=budget.replace(storage=journal), study_name="s",
+                   settings=settings)
+    assert calls[2] == calls[1] and not calls[1].exists()  # the same point found its checkpoint
+    assert [None if f is None else f["trees"] for f in found] == [19, None]  # and went on from tree 20
+    assert list(journal.with_name("optuna.journal.fits").iterdir()) == []
+    # The cut trial was failed and its point run again under the next number.
+    assert resumed.trials.number.tolist() == [0, 2, 3]
+    columns = ["trial", "value", "learning_rate", "num_leaves", "min_data_in_leaf", "min_sum_hessian_in_leaf",
+               "best_iteration", "trees"]
+    assert resumed.trials[columns].to_dict("records") == whole.trials[columns].to_dict("records")
+
+
+def test_the_checkpoint_is_named_by_the_study_setup_and_point_beside_a_journal_only(tmp_path):
+    where = fit_checkpoint(tmp_path / "optuna.journal", "full.M_full", {"seed": 0}, {"num_leaves": 31})
+    assert where.parent == tmp_path / "optuna.journal.fits" and where.name.startswith("full.M_full-")
+    assert where != fit_checkpoint(tmp_path / "optuna.journal", "full.M_full", {"seed": 1}, {"num_leaves": 31})
+    assert where != fit_checkpoint(tmp_path / "optuna.journal", "full.M_full", {"seed": 0}, {"num_leaves": 32})
+    assert fit_checkpoint(None, "s", {}, {}) is None
+    assert fit_checkpoint("postgresql://u@h:5432/db", "s", {}, {}) is None
