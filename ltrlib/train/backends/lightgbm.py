@@ -135,12 +135,13 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
     callbacks = []
     valid_sets, curve = [], {}
     done, before = (0, []) if resumed is None else (resumed["trees"], resumed["curve"])
+    init = None if resumed is None else lgb.Booster(model_str=resumed["model"])
     try:
         if vali is not None:
             valid_sets = [dvali]
             # first_metric_only: stop on NDCG@eval_at alone even if a user adds metrics.
             stopper = lgb.early_stopping(early_stopping, first_metric_only=True, verbose=False)
-            callbacks = [_fed(stopper, before, params, key, max_trees) if before else stopper,
+            callbacks = [_fed(stopper, init, before, params, key, max_trees) if before else stopper,
                          lgb.record_evaluation(curve)]
             if monitor is not None:
                 for trees, value in enumerate(before, 1):  # a pruner sees the whole curve
@@ -149,8 +150,7 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
         if checkpoint is not None:
             callbacks.append(_checkpoint_callback(Path(checkpoint), curve, key, before))
         booster = lgb.train(params, dtrain, num_boost_round=max_trees - done, valid_sets=valid_sets,
-                            valid_names=["vali"] if valid_sets else None, callbacks=callbacks,
-                            init_model=None if resumed is None else lgb.Booster(model_str=resumed["model"]))
+                            valid_names=["vali"] if valid_sets else None, callbacks=callbacks, init_model=init)
     except Exception:
         _remove_checkpoint(checkpoint)  # a pruned or failed trial is not resumed; an interrupt is
         raise
@@ -213,16 +213,16 @@ def _remove_checkpoint(path: str | os.PathLike | None) -> None:
         Path(path).unlink(missing_ok=True)
 
 
-def _fed(stopper, before: list[float], params: dict, key: str, max_trees: int):
+def _fed(stopper, init, before: list[float], params: dict, key: str, max_trees: int):
     """LightGBM's early stopping ``stopper``, fed the ``before`` curve of the fit's first
-    trees as if it had watched them, then watching the resumed trees as later ones of the
-    same fit (LightGBM restarts a callback's state at its first iteration)."""
+    trees (the booster ``init``) as if it had watched them, then watching the resumed trees
+    as later ones of the same fit (LightGBM restarts a callback's state at its first iteration)."""
     import lightgbm as lgb
 
     # LightGBM >= 4.7 hands callbacks named results; earlier releases plain tuples.
     result = getattr(lgb.basic, "EvalResult", lambda *fields: tuple(fields))
     for iteration, value in enumerate(before):
-        stopper(lgb.callback.CallbackEnv(model=None, params=params, iteration=iteration, begin_iteration=0,
+        stopper(lgb.callback.CallbackEnv(model=init, params=params, iteration=iteration, begin_iteration=0,
                                          end_iteration=max_trees,
                                          evaluation_result_list=[result("vali", key, value, True)]))
 
