@@ -8,7 +8,7 @@ import optuna
 import pytest
 
 from ltrlib.data import load_dataset
-from ltrlib.train import TrainSettings, TuningSettings, train_ranker, tune
+from ltrlib.train import TrainSettings, TuningSettings, train_ranker, tune, tune_cv
 from ltrlib.train.backends import lightgbm as lgb_backend
 from ltrlib.train.tuning import fit_checkpoint
 from ltrlib.train.tuning import rankers as tuning_rankers
@@ -131,6 +131,33 @@ def test_a_tuning_trial_cut_off_resumes_its_fit_and_the_study_equals_an_uninterr
     assert resumed.trials.number.tolist() == [0, 2, 3]
     columns = ["trial", "value", "learning_rate", "num_leaves", "min_data_in_leaf", "min_sum_hessian_in_leaf",
                "best_iteration", "trees"]
+    assert resumed.trials[columns].to_dict("records") == whole.trials[columns].to_dict("records")
+
+
+def test_a_cross_validated_trial_cut_off_resumes_the_fold_it_was_in(tmp_path, splits, every_tree, monkeypatch):
+    settings = TrainSettings(max_trees=40, early_stopping=10, num_threads=1)
+    budget = TuningSettings(n_trials=2, progress=False, prune=False)
+    whole = tune_cv(splits.train, 3, tuning=budget.replace(storage=tmp_path / "whole.journal"), study_name="cv",
+                    settings=settings)
+    journal = tmp_path / "cut" / "optuna.journal"
+    real, calls = tuning_rankers.train_ranker, []
+
+    def cut_in_the_second_trials_second_fold(*args, **kwargs):
+        calls.append(kwargs["checkpoint"])
+        if len(calls) == 3 + 2:
+            kwargs["monitor"] = _watching(at=15)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tuning_rankers, "train_ranker", cut_in_the_second_trials_second_fold)
+    with pytest.raises(Cut):
+        tune_cv(splits.train, 3, tuning=budget.replace(storage=journal), study_name="cv", settings=settings)
+    assert calls[4].name.startswith("cv.fold1-") and calls[4].exists()
+    read, found = lgb_backend._read_checkpoint, []
+    monkeypatch.setattr(lgb_backend, "_read_checkpoint", lambda *a: found.append(read(*a)) or found[-1])
+    resumed = tune_cv(splits.train, 3, tuning=budget.replace(storage=journal), study_name="cv", settings=settings)
+    assert [None if f is None else f["trees"] for f in found] == [None, 14, None]  # fold 0 again, fold 1 resumed
+    assert list(journal.with_name("optuna.journal.fits").iterdir()) == []
+    columns = ["trial", "value", "learning_rate", "num_leaves", "best_iteration", "trees"]
     assert resumed.trials[columns].to_dict("records") == whole.trials[columns].to_dict("records")
 
 

@@ -122,7 +122,8 @@ def tune_cv(
     trees``, so it is compared with completed trials on the same fold (Optuna's median rule
     takes the trial's best value over all its steps, earlier folds included, which only makes
     pruning in later folds more lenient). Each fold's binned
-    data are built once and shared by all trials.
+    data are built once and shared by all trials. In a journal study a trial cut off by an
+    interruption resumes the fit of the fold it was in (`fit_checkpoint`, as in `tune`).
     """
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) \
             or not 2 <= n_folds <= data.n_queries:
@@ -143,12 +144,17 @@ def tune_cv(
     caches = [DataCache(train, held_out) for train, held_out in parts]
 
     def objective(trial, progress_monitor):
-        point = {**fixed, **suggest_params(trial, backend)}
+        drawn = suggest_params(trial, backend)
+        point = {**fixed, **drawn}
         values, iters, grown = [], [], []
         for f, (train, held_out) in enumerate(parts):
             monitor = watch(pruning_monitor(trial, early_stopping, f * max_trees) if tuning.prune else None,
                             progress_monitor)
-            ranker = train_ranker(train, held_out, point, settings, cache=caches[f], monitor=monitor)
+            # A trial cut off resumes the fold it was in (the folds before it are fitted again).
+            checkpoint = (fit_checkpoint(tuning.storage, f"{study_name}.fold{f}", setup, drawn)
+                          if backend == "lightgbm" else None)
+            ranker = train_ranker(train, held_out, point, settings, cache=caches[f], monitor=monitor,
+                                  checkpoint=checkpoint)
             values.append(float(evaluate(held_out, ranker.score(held_out), metrics=metric)[metric]))
             grown.append(len(ranker.curve))
             iters.append(ranker.best_iteration)
