@@ -256,7 +256,6 @@ def _json_default(value):
 # --------------------------------------------------------------------------- training
 
 
-@timing.fitting()
 def _check_data(train, vali) -> None:
     if not isinstance(train, Dataset):
         raise TypeError(f"train must be a ltrlib Dataset, got {type(train).__name__}")
@@ -270,6 +269,7 @@ def _check_data(train, vali) -> None:
             )
 
 
+@timing.fitting()
 def train_ranker(
     train: Dataset,
     vali: Dataset | None = None,

@@ -149,3 +149,22 @@ def test_validation_curves(ranker):
     assert len(df) == len(ranker.curve) and df.best.sum() == 1
     assert df.loc[df.best, "tree"].item() == ranker.best_iteration
     assert set(df.metric) == {"ndcg@10"} and df.value.tolist() == list(ranker.curve)
+
+
+def test_a_fit_counts_as_fitting_time(splits, monkeypatch):
+    """`ltrlib.timing` counts train_ranker's wall time as model fitting (run.json's fit_seconds)."""
+    import time
+
+    from ltrlib import timing
+    from ltrlib.train import ranker as ranker_mod
+
+    lightgbm = ranker_mod._backend("lightgbm")
+
+    def slow_fit(*args, **kwargs):
+        time.sleep(0.3)
+        return lightgbm.fit(*args, **kwargs)
+
+    monkeypatch.setattr(ranker_mod, "_backend", lambda name: __import__("dataclasses").replace(lightgbm, fit=slow_fit))
+    before = timing.seconds
+    train_ranker(splits.train, splits.vali, {}, **FAST)
+    assert timing.seconds - before >= 0.3
