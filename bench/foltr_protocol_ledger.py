@@ -71,5 +71,6 @@ def main() -> None:
     if args.csv:
         side.both.to_csv(args.csv)
 
+
 if __name__ == "__main__":
     main()

@@ -94,14 +94,24 @@ def pin_to_one_core(lock_dir: str | os.PathLike | None = None) -> int:
     foreground run's workers on different cores, not on one. ``lock_dir``: shared by every
     process on the machine (default ``<tmp>/ltrlib-cores-<uid>``), so that seeds side by
     side spread too."""
-    import fcntl
-
     allowed = sorted(os.sched_getaffinity(0))
     folder = Path(lock_dir) if lock_dir is not None else Path(tempfile.gettempdir()) / f"ltrlib-cores-{os.getuid()}"
     folder.mkdir(parents=True, exist_ok=True)
     while _core_claim:  # pinned before (a reused worker): let that core go first
         os.close(_core_claim.pop())
-    chosen = None
+    chosen = _claim_a_core(folder, allowed)
+    if chosen is None:
+        chosen = allowed[os.getpid() % len(allowed)]
+    os.sched_setaffinity(0, {chosen})
+    return chosen
+
+
+def _claim_a_core(folder: Path, allowed: list[int]) -> int | None:
+    """The first core of ``allowed`` whose n-th claim in ``folder`` is free, for the
+    smallest such n up to `CLAIMS_A_CORE`, holding that claim in `_core_claim`; None when
+    every claim is taken."""
+    import fcntl
+
     for n in range(1, CLAIMS_A_CORE + 1):
         for core in allowed:
             fd = os.open(folder / (str(core) if n == 1 else f"{core}.{n}"), os.O_CREAT | os.O_RDWR, 0o600)
@@ -111,14 +121,8 @@ def pin_to_one_core(lock_dir: str | os.PathLike | None = None) -> int:
                 os.close(fd)
                 continue
             _core_claim.append(fd)
-            chosen = core
-            break
-        if chosen is not None:
-            break
-    if chosen is None:
-        chosen = allowed[os.getpid() % len(allowed)]
-    os.sched_setaffinity(0, {chosen})
-    return chosen
+            return core
+    return None
 
 
 def _parent_death_signal():
