@@ -153,6 +153,7 @@ def test_validation_curves(ranker):
 
 def test_a_fit_counts_as_fitting_time(splits, monkeypatch):
     """`ltrlib.timing` counts train_ranker's wall time as model fitting (run.json's fit_seconds)."""
+    import dataclasses
     import time
 
     from ltrlib import timing
@@ -164,7 +165,7 @@ def test_a_fit_counts_as_fitting_time(splits, monkeypatch):
         time.sleep(0.3)
         return lightgbm.fit(*args, **kwargs)
 
-    monkeypatch.setattr(ranker_mod, "_backend", lambda name: __import__("dataclasses").replace(lightgbm, fit=slow_fit))
+    monkeypatch.setattr(ranker_mod, "_backend", lambda name: dataclasses.replace(lightgbm, fit=slow_fit))
     before = timing.seconds
     train_ranker(splits.train, splits.vali, {}, **FAST)
     assert timing.seconds - before >= 0.3
