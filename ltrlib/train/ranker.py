@@ -347,7 +347,7 @@ def train_ranker(
         raise ValueError("cache and monitor work for in-process training without position only")
     if monitor is not None and vali is None:
         raise ValueError("monitor watches the validation curve: it needs vali")
-    if checkpoint is not None and (backend != "lightgbm" or cluster is not None or position is not None):
+    if checkpoint is not None and (not be.resumes or cluster is not None or position is not None):
         raise ValueError(f"checkpoint resumes LightGBM fits in this process without position only, "
                          f"not backend={backend!r}" + (" on a cluster" if cluster is not None else "")
                          + (" with position" if position is not None else ""))

@@ -60,3 +60,6 @@ class Backend:
     model_suffix: str
     # Checks and completes the merged parameters (defaults that depend on user choices).
     complete: Callable[[dict], dict] = dict
+    # Whether ``fit`` takes ``checkpoint=`` and resumes a fit cut off from it (in this process,
+    # without positions): `train_ranker` refuses a checkpoint for a backend that does not.
+    resumes: bool = False

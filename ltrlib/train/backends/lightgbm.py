@@ -268,4 +268,5 @@ LIGHTGBM = Backend(
     dumps=lambda m, it: m.model_to_string(num_iteration=it),
     loads=_lgb_loads,
     model_suffix=".txt",
+    resumes=True,
 )

@@ -16,7 +16,7 @@ from ltrlib import processes, sessions
 from ltrlib.data.dataset import Dataset
 from ltrlib.metrics import evaluate
 from ltrlib.train.backends.base import DataCache
-from ltrlib.train.ranker import Ranker, train_ranker
+from ltrlib.train.ranker import BACKENDS, Ranker, train_ranker
 from ltrlib.train.settings import TrainSettings, TuningSettings
 from ltrlib.train.tuning.space import search_space, suggest_params
 from ltrlib.train.tuning.storage import JOURNAL_FILE, fit_checkpoint
@@ -80,7 +80,8 @@ def tune(
         monitor = watch(pruning_monitor(trial, early_stopping) if tuning.prune else None, progress_monitor)
         point = suggest_params(trial, backend)
         # A trial cut off by an interruption resumes its fit where the checkpoint left it.
-        checkpoint = fit_checkpoint(tuning.storage, study_name, setup, point) if backend == "lightgbm" else None
+        checkpoint = (fit_checkpoint(tuning.storage, study_name, setup, point)
+                      if BACKENDS[backend].resumes else None)
         ranker = train_ranker(train, vali, {**fixed, **point}, settings, cache=cache, monitor=monitor,
                               checkpoint=checkpoint)
         value = float(evaluate(vali, ranker.score(vali), metrics=metric)[metric])
@@ -152,7 +153,7 @@ def tune_cv(
                             progress_monitor)
             # A trial cut off resumes the fold it was in (the folds before it are fitted again).
             checkpoint = (fit_checkpoint(tuning.storage, f"{study_name}.fold{f}", setup, drawn)
-                          if backend == "lightgbm" else None)
+                          if BACKENDS[backend].resumes else None)
             ranker = train_ranker(train, held_out, point, settings, cache=caches[f], monitor=monitor,
                                   checkpoint=checkpoint)
             values.append(float(evaluate(held_out, ranker.score(held_out), metrics=metric)[metric]))
