@@ -51,7 +51,7 @@ import numpy as np
 from ltrlib.data.dataset import Dataset
 from ltrlib.foltr.clicks import PBM_ETAS, SDBN_PRESET_NAMES, click_model, pbm, sdbn
 from ltrlib.foltr.federated import Federation, prepare_features
-from ltrlib.foltr.views import ClientView, concat_views, view_of_queries, without_queries
+from ltrlib.foltr.views import concat_views, view_of_queries, without_queries
 
 TYPE4_QUANTITIES = (1, 3, 5, 7, 9)
 N_INTENTS = 4

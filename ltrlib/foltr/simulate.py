@@ -36,7 +36,6 @@ import pandas as pd
 
 from ltrlib import timing
 from ltrlib.randomness import stream_seeds
-from ltrlib.data.dataset import Dataset
 from ltrlib.foltr import partition as P
 from ltrlib.foltr.federated import run_federated
 from ltrlib.foltr.intents import read_intent_collection

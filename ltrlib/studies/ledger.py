@@ -364,7 +364,7 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
              f"- Rule{named} (written before the first seed; `ltrlib.fidelity.across`, docs/fidelity.md), at least "
              f"{design['min_seeds']} seeds, level {design['alpha']}:",
              *[f"  - `{k}`: {v}." for k, v in design["rule"].items()],
-             *([f"- Margins (`ltrlib.fidelity.across.MARGINS`):", *[f"  - {k}: {v}." for k, v in
+             *(["- Margins (`ltrlib.fidelity.across.MARGINS`):", *[f"  - {k}: {v}." for k, v in
                                                                     design["margins"].items()],
                 "- Read on the seeds' means by another rule (`READINGS_V2`):",
                 *[f"  - {k}: {v}." for k, v in design.get("readings", {}).items()]] if version != "v1" else []), "",

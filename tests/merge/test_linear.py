@@ -3,7 +3,6 @@
 from types import SimpleNamespace
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from ltrlib.data.dataset import Dataset, Scorer

@@ -18,7 +18,6 @@ Screenshots go to the test's temporary folder (printed with ``-s``).
 """
 
 import json
-import os
 import secrets
 import shutil
 import socket

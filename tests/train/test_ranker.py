@@ -1,7 +1,6 @@
 """ltrlib.train.ranker: LambdaMART training with the paper's limits, the Ranker interface."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from ltrlib.data import Scorer, load_dataset
