@@ -122,14 +122,14 @@ def test_checkpoint_keeps_the_finished_trials_of_a_seed_in_progress(tmp_path):
     assert study.checkpoint(tmp_path / "s", tmp_path) == [] and not kept.exists()  # recorded: dropped
 
 
-def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries_on_from_it(tmp_path, capsys,
-                                                                                           monkeypatch):
+def test_checkpoint_mirrors_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries_on_from_it(tmp_path, capsys,
+                                                                                             monkeypatch):
     """A ledger seed in progress is checkpointed as its run folder: the manifest as it was
     read first, finished notebooks' files, the running notebook's journal up to its last
-    complete record, notebook 07's finished FOLTR runs, no locks, kernel logs or run files. A checkout without the run folder gets it
-    back whole before the seed runs; one with it keeps its own."""
+    complete record, notebook 07's finished FOLTR runs, no locks, kernel logs, progress bars
+    or run files. A checkout without the run folder gets it back whole before the seed runs;
+    one with it keeps its own."""
     import shutil
-    import tarfile
 
     from ltrlib import cli
 
@@ -144,32 +144,77 @@ def test_checkpoint_packs_a_ledger_seeds_run_folder_and_a_fresh_checkout_carries
     (run / ".07_foltr_noniid.runs").mkdir()
     (run / ".07_foltr_noniid.runs" / "ab12.pickle").write_bytes(b"a finished FOLTR run")
     (run / "runs" / "02_split_stats").mkdir(parents=True)
-    for left_out in (".run.lock", ".03_client_models.kernel.log", "metrics.json.lock", "runs/02_split_stats/m.run.gz"):
+    (run / "notebooks" / ".03_client_models.progress").mkdir(parents=True)
+    for left_out in (".run.lock", ".03_client_models.kernel.log", "metrics.json.lock", "runs/02_split_stats/m.run.gz",
+                     "notebooks/.03_client_models.progress/123.json"):
         (run / left_out).write_text("x")
     assert cli.main(["study", "ledger", "--study", "L", "--scale", "tiny", "--seeds", "3,4", "--checkpoint",
                      "--no-progress"]) == 0
     assert "checkpointed the run folders of seeds [3] in progress" in capsys.readouterr().out
-    kept = study_dir / "progress" / "seed3.tar.gz"
+    kept = study_dir / "progress" / "seed3"
+    expected = [".07_foltr_noniid.runs/ab12.pickle", "optuna.journal", "run.json", "tables/02_split_stats/merge_summary.csv"]
+    assert sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file()) == expected
     fresh = tmp_path / "elsewhere" / "L-seed3"
     fresh.parent.mkdir()
     assert study._restore(study_dir, fresh, 3)
-    files = sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
-    assert files == [".07_foltr_noniid.runs/ab12.pickle", "optuna.journal", "run.json",
-                     "tables/02_split_stats/merge_summary.csv"]
+    assert sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()) == expected
     assert (fresh / "optuna.journal").read_bytes() == b'{"op": 1}\n'
     assert (fresh / "run.json").read_bytes() == (run / "run.json").read_bytes()
-    assert [p.name for p in fresh.parent.iterdir()] == ["L-seed3"]  # unpacked beside it, renamed into place
+    assert [p.name for p in fresh.parent.iterdir()] == ["L-seed3"]  # copied beside it, renamed into place
     (fresh / "run.json").write_text("{}")
     assert not study._restore(study_dir, fresh, 3) and (fresh / "run.json").read_text() == "{}"
     shutil.rmtree(fresh)
-    with tarfile.open(kept, "w:gz") as tar:  # not what --checkpoint writes: refused, nothing left behind
-        tar.add(tmp_path / "L" / "design.json", arcname="../design.json")
-    with pytest.raises(ValueError, match=r"not a checkpoint of a run folder \(holds \['../design.json'\]"):
+    (kept / "run.json").unlink()  # not what --checkpoint writes: refused, nothing left behind
+    with pytest.raises(ValueError, match=r"seed3: not a checkpoint of a run folder \(no run.json\)"):
         study._restore(study_dir, fresh, 3)
     assert list(fresh.parent.iterdir()) == []
     (study_dir / "seeds" / "seed3").mkdir(parents=True)
     (study_dir / "seeds" / "seed3" / "seed.json").write_text("{}")
     assert study.checkpoint(study_dir, tmp_path) == [] and not kept.exists()  # recorded: dropped
+
+
+def test_a_later_checkpoint_rewrites_only_what_changed_and_drops_what_went(tmp_path):
+    """The mirror of a run folder is updated in place: a file unchanged is not written again
+    (the same git object when committed), a grown one is, a file gone from the run folder
+    (a finished fit's checkpoint) goes, with its emptied folder; the run.json is the one read
+    first. A checkpoint kept as a tarball by earlier versions is put back, and replaced by
+    the mirror at the next checkpoint."""
+    import os
+    import tarfile
+
+    study_dir = tmp_path / "L"
+    study._check_design(study_dir, study.ledger_design("L", "tiny", seeds=(3,)))
+    run = tmp_path / "L-seed3"
+    (run / "tables").mkdir(parents=True)
+    (run / "optuna.journal.fits").mkdir()
+    (run / "run.json").write_text('{"notebooks": {}}')
+    (run / "tables" / "t.csv").write_text("a\n1\n")
+    (run / "optuna.journal.fits" / "full.M_full-ab.json").write_text('{"trees": 10}')
+    packed = study_dir / "progress" / "seed3.tar.gz"
+    packed.parent.mkdir(parents=True)
+    with tarfile.open(packed, "w:gz") as tar:
+        tar.add(run / "run.json", arcname="run.json")
+        tar.add(run / "tables" / "t.csv", arcname="tables/t.csv")
+    fresh = tmp_path / "elsewhere" / "L-seed3"
+    fresh.parent.mkdir()
+    assert study._restore(study_dir, fresh, 3)  # an earlier version's tarball
+    assert sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()) == ["run.json", "tables/t.csv"]
+
+    assert study.checkpoint(study_dir, tmp_path) == [3] and not packed.exists()
+    kept = study_dir / "progress" / "seed3"
+    table = kept / "tables" / "t.csv"
+    os.utime(table, (0, 0))  # a rewrite would set the time anew
+    (run / "optuna.journal.fits" / "full.M_full-ab.json").write_text('{"trees": 20}')
+    (run / "optuna.journal.fits" / "initial-c11.M2-cd.json").write_text('{"trees": 5}')
+    study.checkpoint(study_dir, tmp_path)
+    assert table.stat().st_mtime == 0
+    assert (kept / "optuna.journal.fits" / "full.M_full-ab.json").read_text() == '{"trees": 20}'
+    for fit in (run / "optuna.journal.fits").iterdir():
+        fit.unlink()  # both fits ended
+    (run / "run.json").write_text('{"notebooks": {"03_client_models": {"status": "completed"}}}')
+    study.checkpoint(study_dir, tmp_path)
+    assert sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*")) == ["run.json", "tables", "tables/t.csv"]
+    assert (kept / "run.json").read_text() == (run / "run.json").read_text()
 
 
 def test_checkpoint_keeps_a_neural_seeds_network_trials(tmp_path, capsys, monkeypatch):

@@ -24,7 +24,7 @@ from typing import Sequence
 from ltrlib import config
 from ltrlib.manifest import FILE as MANIFEST_FILE
 from ltrlib.records import RecordError, read_json
-from ltrlib.studies.checkpoints import _progress_file, _restore_checkpoints, checkpoint
+from ltrlib.studies.checkpoints import _drop_progress, _restore_checkpoints, checkpoint
 from ltrlib.studies.cluster import THREADS_PER_SEED, dispatch
 from ltrlib.studies.records import _recorded
 from ltrlib.study_record import StudyDesign
@@ -161,7 +161,7 @@ def run_study(study: Study, design: dict, study_dir: Path, reports: Path, comman
     _restore_checkpoints(study_dir, reports, design, to_run, log)
 
     def summarise(seed: int) -> str:
-        _progress_file(study_dir, design, seed).unlink(missing_ok=True)  # recorded: no longer in progress
+        _drop_progress(study_dir, design, seed)  # recorded: no longer in progress
         return study.summarise(study_dir, command)
 
     _run_seeds(to_run, study.run_seed, design, reports, summarise, progress=progress, scheduler=scheduler,
