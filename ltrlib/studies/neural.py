@@ -119,8 +119,9 @@ def _trial_minutes(seed_dir: Path) -> dict[str, float]:
     recorded neural seed's ``neural_tuning_trials.csv``. It counts every session the seed
     ran in, where ``wall_minutes`` and ``notebook_minutes`` count only the last one when the
     notebook itself was resumed mid-way (its trials read back from the journal), as a
-    neural seed of one to two hours often is. Trials run one at a time, so this is the seed's
-    training time, slowed by whatever else shared the machine."""
+    neural seed of one to two hours often is. It is the seed's training time, slowed by
+    whatever else shared the machine; where networks train side by side (notebook 06n's
+    ``n_jobs``, two from the v2 study on), it is that many times the training's wall time."""
     trials = seed_dir / "tables" / NEURAL_NOTEBOOK / "neural_tuning_trials.csv"
     seconds = read_table(trials, usecols=["seconds"]).seconds.sum() if trials.exists() else math.nan
     return {"trial_minutes": round(float(seconds) / 60, 1)}
