@@ -88,6 +88,7 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     trials = pd.read_csv(record / "06_neural_competitors" / "neural_tuning_trials.csv")
     text = (neural / "study.md").read_text()
     assert re.search(r"notebook_minutes \|\s+trial_minutes \| device", text)
+    assert "count a resumed seed's last session only" in text
     # Read as a number: the Markdown table writes 1.0 as "1".
     shown = re.search(r"\|\s+0 \|[^\n]*\|\s+([\d.]+) \| cpu", text)
     assert shown and float(shown.group(1)) == pytest.approx(trials.seconds.sum() / 60, abs=0.05)

@@ -159,7 +159,10 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
         budget = pd.concat(spent)[["seed", "model", "usable", "stop_reason", "best_step", "steps", "trials_converged"]]
         lines += ["## The networks' budget and convergence", "", table_to_markdown(budget), ""]
     if walls:
-        lines += ["## Time per seed", "", table_to_markdown(pd.DataFrame(walls)), ""]
+        lines += ["## Time per seed", "", table_to_markdown(pd.DataFrame(walls)), "",
+                  "`wall_minutes` and `notebook_minutes` count a resumed seed's last session only; "
+                  "`trial_minutes` sums its trials over every session, and over the networks that "
+                  "trained side by side.", ""]
     atomic_write_text(study_dir / "study.md", "\n".join(lines))
     table = pd.concat([across.assign(table="across_seeds"), per_seed.assign(table="per_seed")], ignore_index=True)
     atomic_write_text(study_dir / "study.csv", table.to_csv(index=False))
