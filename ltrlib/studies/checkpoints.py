@@ -62,7 +62,8 @@ def _drop_progress(study_dir: Path, design: dict, seed: int) -> None:
     kept = _progress_file(study_dir, design, seed)
     if kept.is_dir():
         shutil.rmtree(kept)
-    kept.unlink(missing_ok=True)
+    else:
+        kept.unlink(missing_ok=True)
     _packed_run(study_dir, seed).unlink(missing_ok=True)
 
 
