@@ -89,6 +89,12 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     text = (neural / "study.md").read_text()
     assert re.search(r"notebook_minutes \|\s+trial_minutes \| device", text)
     assert "count a resumed seed's last session only" in text
+    kept = re.search(r"## Kept fits across seeds\n\n(.*?)\n\n", text, re.S).group(1).splitlines()[2:]
+    assert len(kept) == 11  # a row a network, its one seed's kept fit counted once by how it stopped
+    for row, (_, fit) in zip(kept, spent.iterrows()):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[0] == fit.model and cells[1] == "1"
+        assert [int(c) for c in cells[2:5]] == [int(fit.stop_reason == r) for r in ("patience", "step cap", "diverged")]
     # Read as a number: the Markdown table writes 1.0 as "1".
     shown = re.search(r"\|\s+0 \|[^\n]*\|\s+([\d.]+) \| cpu", text)
     assert shown and float(shown.group(1)) == pytest.approx(trials.seconds.sum() / 60, abs=0.05)

@@ -127,6 +127,18 @@ def _trial_minutes(seed_dir: Path) -> dict[str, float]:
     return {"trial_minutes": round(float(seconds) / 60, 1)}
 
 
+def _kept_fits(budget: pd.DataFrame) -> pd.DataFrame:
+    """Per network, over the recorded seeds, how its kept fit (its best trial on validation)
+    stopped: by patience (converged), at the step cap, or diverged; and the steps at which
+    the kept fits peaked."""
+    reasons = pd.crosstab(budget.model, budget.stop_reason).reindex(columns=["patience", "step cap", "diverged"],
+                                                                     fill_value=0)
+    peaks = budget.groupby("model").best_step.agg(["min", "max"])
+    table = reasons.assign(seeds=reasons.sum(axis=1), best_steps=peaks["min"].astype(str) + "-" + peaks["max"].astype(str))
+    return (table.reindex(budget.model.drop_duplicates()).reset_index()
+            [["model", "seeds", "patience", "step cap", "diverged", "best_steps"]])
+
+
 def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     """``study.md`` and ``study.csv`` of a neural study from its recorded seeds: the claims'
     verdicts at each seed and across seeds (`neural_across_seeds`), the networks' budget
@@ -157,7 +169,10 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
              "## Per seed", "", table_to_markdown(grid, index=True) if not grid.empty else "(no seed yet)", ""]
     if spent:
         budget = pd.concat(spent)[["seed", "model", "usable", "stop_reason", "best_step", "steps", "trials_converged"]]
-        lines += ["## The networks' budget and convergence", "", table_to_markdown(budget), ""]
+        lines += ["## Kept fits across seeds", "", table_to_markdown(_kept_fits(budget)), "",
+                  "A claim is decided at a seed only where every network it compares stopped by patience there "
+                  "(the budget gate).", "",
+                  "## The networks' budget and convergence", "", table_to_markdown(budget), ""]
     if walls:
         lines += ["## Time per seed", "", table_to_markdown(pd.DataFrame(walls)), "",
                   "`wall_minutes` and `notebook_minutes` count a resumed seed's last session only; "
