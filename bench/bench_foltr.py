@@ -2,6 +2,7 @@
 the code in the same run.
 
 Run: ``.venv/bin/python bench/bench_foltr.py [--baseline REF] [--rounds 2000] [--small-rounds 200]``
+or ``.venv/bin/python bench/bench_foltr.py --floor [RUN]``
 
 Each version runs in a process of its own (one numba, BLAS and OpenMP thread; JIT warmed up
 before anything is timed): this checkout, and ``--baseline`` (a git ref; default
@@ -22,6 +23,14 @@ and as the ratio baseline / this checkout:
 3. With ``--paper``: paper-length runs of each ranker (T = 10,000, 5 IID clients, B = 5,
    evaluated every 1,000 rounds) on the ``small`` twin, this checkout only, beside what
    item 2 projects for them (`paper_runs`).
+4. With ``--floor RUN`` (default ``reports/foltr-paper-protocol/paper``, a recorded run of
+   notebook 07 at ``-p profile paper``), and nothing else: the arithmetic floor of that
+   run's neural interactions (`floor`). Their forward passes alone are
+   interactions x (a list's documents x features x hidden units) multiply-adds; they are
+   timed at one core's float32 peak (a 2048-cube product), at the rate of the list-shaped
+   product itself, and, for comparison only, in bfloat16 (JAX, 25 lists a call as a
+   batched simulator would make them), a precision below the float32 the issue allows.
+   The minutes of 2 cores each rate gives are set against notebook 07's 30-minute goal.
 """
 
 from __future__ import annotations
@@ -121,6 +130,74 @@ def paper_protocol_seconds(head: dict) -> tuple[dict[str, float], int]:
     return total, len(jobs)
 
 
+def floor_rates(lists: int = 25, repeats: int = 5) -> dict:
+    """The float32 and bfloat16 multiply-add rates that bound a neural interaction, on the
+    one core this process is pinned to (`floor`): G multiply-adds a second."""
+    import numpy as np
+
+    from ltrlib.data import load_dataset
+    from ltrlib.foltr import partition as P
+    from ltrlib.foltr.rankers import RankerSpec
+
+    s = load_dataset("synthetic", "", "small", 0)
+    train = P.online_training_queries(s)
+    L = float(np.diff(train.offsets).mean())  # queries are drawn uniformly, so the mean list
+    F, H = train.X.shape[1], RankerSpec("neural", train.X.shape[1]).hidden
+    rng = np.random.default_rng(0)
+
+    def rate(a, b, n_macs):
+        return n_macs / _seconds(lambda: a @ b, repeats) / 1e9
+
+    big = rng.random((2048, 2048), dtype=np.float32)
+    X = rng.random((round(L), F), dtype=np.float32)
+    W = rng.random((F, H), dtype=np.float32)
+    out = {"list": [L, F, H], "peak_float32": rate(big, big, 2048.0 ** 3),
+           "list_float32": rate(X, W, round(L) * F * H)}
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return out
+    product = jax.jit(lambda a, b: jnp.einsum("snf,sfh->snh", a, b, preferred_element_type=jnp.float32))
+    for name, dtype in (("batched_float32", jnp.float32), ("batched_bfloat16", jnp.bfloat16)):
+        a = jnp.asarray(rng.random((lists, round(L), F)), dtype=dtype)
+        b = jnp.asarray(rng.random((lists, F, H)), dtype=dtype)
+        product(a, b).block_until_ready()  # compile
+        seconds = _seconds(lambda: product(a, b).block_until_ready(), repeats)
+        out[name] = lists * round(L) * F * H / seconds / 1e9
+    return out
+
+
+def floor(run: Path) -> None:
+    """Item 4: the arithmetic floor of ``run``'s neural interactions, in a process of its
+    own pinned to one core (`floor_rates`)."""
+    import pandas as pd
+
+    runs = run / "tables" / "07_foltr_noniid" / "runs_online.csv"
+    if not runs.is_file():
+        sys.exit(f"bench_foltr: {runs} not found; --floor wants a run folder of notebook 07")
+    online = pd.read_csv(runs)
+    neural = online[online.ranker == "neural"]
+    env = dict(os.environ, **ONE_THREAD, XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")
+    code = ("import json, os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import bench_foltr; "
+            "print(json.dumps(bench_foltr.floor_rates()))")
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"bench_foltr: the floor's rates failed:\n{done.stderr[-3000:]}")
+    rates = json.loads(done.stdout.strip().splitlines()[-1])
+    L, F, H = rates.pop("list")
+    interactions = int(neural.interactions.sum())
+    macs = interactions * L * F * H
+    print(f"4. the floor of {run}'s {len(neural)} neural runs: {interactions:,} interactions x "
+          f"({L:.1f} documents x {F} features x {H} hidden) = {macs:.2e} multiply-adds of forward passes")
+    print(f"   recorded: {neural.seconds.sum() / 3600:.1f} CPU-hours of neural runs "
+          f"({neural.seconds.sum() / interactions * 1e6:.0f} us an interaction, as the run's machine gave them)")
+    for name, g in rates.items():
+        print(f"   {name:17s} {g:6.1f} G multiply-adds/s on one core: the forward passes alone take "
+              f"{macs / g / 1e9 / 2 / 60:5.1f} min of 2 cores (the goal: 30 min for the whole notebook)")
+
+
 def run_version(src: Path, args) -> dict:
     """``measure`` in a fresh process importing ``ltrlib`` from ``src``."""
     env = dict(os.environ, **ONE_THREAD, PYTHONPATH=str(src))
@@ -176,7 +253,12 @@ def main() -> None:
     ap.add_argument("--neural-rounds", type=int, default=500, help="rounds of the neural throughput runs")
     ap.add_argument("--small-rounds", type=int, default=200, help="T of the runs on the small twin")
     ap.add_argument("--paper", action="store_true", help="also time a paper-length run of each ranker")
+    ap.add_argument("--floor", nargs="?", const=ROOT / "reports" / "foltr-paper-protocol" / "paper", type=Path,
+                    metavar="RUN", help="only the arithmetic floor of RUN's neural interactions (item 4)")
     args = ap.parse_args()
+    if args.floor:
+        floor(args.floor)
+        return
 
     with tempfile.TemporaryDirectory() as tmp:
         base = run_version(extract(args.baseline, Path(tmp)), args) if args.baseline else None
