@@ -96,6 +96,22 @@ def test_ranker_means_draws_networks_and_trees_per_loss():
     plt.close(fig)
 
 
+def test_networks_across_seeds_draws_a_dot_a_seed_hollow_where_not_converged():
+    df = pd.DataFrame([(seed, m, loss, kind, gap, conv) for seed in (1, 2) for m, loss, kind, gap, conv in (
+        ("DNN", "lambdarank", "network", 0.0, True), ("SetRank", "lambdarank", "network", -0.01, seed == 1),
+        ("λMART*", "lambdarank", "tree", 0.002, None), ("DNN_Softmax", "softmax", "network", 0.0, True),
+        ("GBT_Softmax", "softmax", "tree", -0.003, None))], columns=["seed", "model", "loss", "kind", "gap", "converged"])
+    fig = plots.networks_across_seeds(df)
+    left, right = fig.axes
+    assert [left.get_title(), right.get_title()] == ["λRank loss", "softmax loss"]
+    assert [t.get_text() for t in left.get_yticklabels()] == ["SetRank", "DNN", "λMART*"]  # the best at the top
+    hollow = [c for c in left.collections if len(c.get_facecolors()) == 0]
+    assert len(hollow) == 1 and len(hollow[0].get_offsets()) == 1  # SetRank at seed 2 only
+    assert sum(len(c.get_offsets()) for c in left.collections) == 6  # a dot a model and seed
+    assert "2 seeds" in fig._suptitle.get_text()
+    plt.close(fig)
+
+
 def test_ledger_pictures_draw_the_verdicts_and_the_effect_ratios():
     verdicts = pd.DataFrame([("Paper A", v, n) for v, n in (("holds", 3), ("does not hold", 1), ("not decided", 0),
                                                            ("not available", 2), ("outside the tally", 4))],

@@ -95,6 +95,15 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[0] == fit.model and cells[1] == "1"
         assert [int(c) for c in cells[2:5]] == [int(fit.stop_reason == r) for r in ("patience", "step cap", "diverged")]
+    # The picture of the models across seeds: a network hollow where its kept fit did not converge.
+    from ltrlib.studies.neural import networks_across_seeds
+
+    models = networks_across_seeds({0: neural / "seeds" / "seed0"})
+    nets = models[models.kind == "network"].set_index("model")
+    assert dict(nets.converged) == dict(zip(spent.model, spent.stop_reason == "patience"))
+    assert models[models.kind == "tree"].converged.isna().all() and len(models[models.kind == "tree"])
+    assert (models.groupby("loss").apply(lambda g: g[g.kind == "network"].gap.max(), include_groups=False) == 0).all()
+    assert (neural / "figures" / "networks.png").exists() and "](figures/networks.png)" in text
     # Read as a number: the Markdown table writes 1.0 as "1".
     shown = re.search(r"\|\s+0 \|[^\n]*\|\s+([\d.]+) \| cpu", text)
     assert shown and float(shown.group(1)) == pytest.approx(trials.seconds.sum() / 60, abs=0.05)

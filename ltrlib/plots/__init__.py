@@ -23,7 +23,8 @@ call ``plots.<figure>(...)``:
   (notebooks 03, 06, 08);
 - ``merge``: the linear merge's alpha sweep, stacking importance, per-category deltas
   (notebooks 04-05);
-- ``neural``: the networks beside the trees (notebook 06_neural_competitors);
+- ``neural``: the networks beside the trees (notebook 06_neural_competitors), and across a
+  neural study's seeds (`ltrlib.studies.neural`);
 - ``foltr``: federated online LTR curves and online gaps (notebook 07);
 - ``clicklog``: learning from biased clicks (notebook 09);
 - ``fidelity``: the fidelity ledger's verdicts and Effect Ratios (`ltrlib.fidelity`).
@@ -53,7 +54,7 @@ from ltrlib.plots.explore import (
 from ltrlib.plots.fidelity import effect_ratios, verdict_counts
 from ltrlib.plots.foltr import foltr_curves, foltr_online_gaps, foltr_remedy_curves, foltr_setting_curves
 from ltrlib.plots.merge import alpha_sweep, merge_category_deltas, stacking_importance
-from ltrlib.plots.neural import ranker_means
+from ltrlib.plots.neural import networks_across_seeds, ranker_means
 from ltrlib.plots.noniid import (
     dominance_statistics,
     merge_pool_frame,
@@ -74,8 +75,8 @@ __all__ = [
     "validation_curves", "tuning_history", "backend_comparison", "pair_method_sizes",
     # merge (notebooks 04-05)
     "alpha_sweep", "stacking_importance", "merge_category_deltas",
-    # neural (notebook 06_neural_competitors)
-    "ranker_means",
+    # neural (notebook 06_neural_competitors; a neural study's seeds)
+    "ranker_means", "networks_across_seeds",
     # foltr (notebook 07)
     "foltr_curves", "foltr_online_gaps", "foltr_remedy_curves", "foltr_setting_curves",
     # clicklog (notebook 09)

@@ -33,3 +33,38 @@ def ranker_means(df: pd.DataFrame, metric: str = "NDCG@5") -> plt.Figure:
     fig.suptitle(f"Test {metric} minus the best network's, paired 95 % intervals over queries", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def networks_across_seeds(df: pd.DataFrame, metric: str = "NDCG@5") -> plt.Figure:
+    """A neural study's models across its seeds (``seed, model, loss, kind, gap, converged``,
+    `ltrlib.studies.neural.networks_across_seeds`): each dot a seed's test ``metric`` minus
+    that seed's best network of the same loss, one panel per loss, the best on average at the
+    top; networks filled where their kept fit stopped by patience and hollow where it did not
+    (the budget gate leaves undecided the claims that compare it), trees in their own colour.
+    A tree right of 0 at every seed beat every network at every seed."""
+    losses = [loss for loss in ("lambdarank", "softmax") if loss in set(df.loss)] or [""]
+    rows = int(df.groupby("loss").model.nunique().max()) if len(df) else 4
+    fig, axes = plt.subplots(1, len(losses), figsize=(4.8 * len(losses), 0.4 * rows + 1.6), squeeze=False,
+                             sharex=True)
+    colors = {"network": sns.color_palette()[0], "tree": sns.color_palette()[3]}
+    for ax, loss in zip(axes[0], losses):
+        part = df[df.loss == loss]
+        order = part.groupby("model", sort=False).gap.mean().sort_values().index
+        y = part.model.map({m: i for i, m in enumerate(order)})
+        ax.axvline(0, color="0.5", lw=0.8)
+        for kind, color in colors.items():
+            for converged, face, label in ((True, color, f"{kind}s" if kind == "tree" else "networks, converged"),
+                                           (False, "none", "networks, not converged")):
+                pick = (part.kind == kind) & (part.converged.fillna(True).astype(bool) == converged)
+                if pick.any():
+                    ax.scatter(part.gap[pick], y[pick], s=28, facecolors=face, edgecolors=color, linewidths=1.2,
+                               label=label, zorder=3)
+        ax.set_yticks(range(len(order)), list(order))
+        ax.set(title={"lambdarank": "λRank loss", "softmax": "softmax loss"}.get(loss, loss),
+               xlabel=f"{metric} − the seed's best network")
+    # One legend below the panels, of every kind either panel drew, clear of the dots.
+    handles = {label: h for ax in axes[0] for h, label in zip(*ax.get_legend_handles_labels())}
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.suptitle(f"Test {metric} minus the best network's, a dot a seed ({df.seed.nunique()} seeds)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig

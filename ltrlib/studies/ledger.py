@@ -17,12 +17,13 @@ from typing import Sequence
 import pandas as pd
 
 from ltrlib import config, sessions
-from ltrlib.atomic import atomic_path, atomic_write_text
+from ltrlib.atomic import atomic_write_text
 from ltrlib.manifest import RunManifest
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown, validate_name
 from ltrlib.studies import cluster
 from ltrlib.studies.cluster import THREADS_PER_SEED
+from ltrlib.studies.figures import FIGURES_DIR, figure_lines, save_figure
 from ltrlib.studies.loop import Study, _seed_code, _seed_minutes, reports_folder, run_study
 from ltrlib.studies.records import _recorded
 from ltrlib.study_record import SeedRecord, StudyDesign
@@ -170,7 +171,7 @@ def write_ledger_reading(study_dir: str | os.PathLike, rule: str, command: str =
     out = study_dir.parent / f"{study_dir.name}-reading-{rule}"
     out.mkdir(exist_ok=True)
     seeds = len(set(_recorded(study_dir)) & set(StudyDesign.read(study_dir)["seeds"]))
-    chart = (_figure_lines(write_ledger_figures(out, across, None, f"{study_dir.name} read by rule {rule} across "
+    chart = (figure_lines(write_ledger_figures(out, across, None, f"{study_dir.name} read by rule {rule} across "
                                                 f"{seeds} seeds: a secondary reading, not the study's result")
                            ["verdicts"], f"Checks by verdict, {study_dir.name} read by rule {rule}",
                            f"Each paper's checks by their verdict by rule {rule}, as the table below counts them, "
@@ -211,7 +212,6 @@ LEDGER_VERDICTS = ("holds", "does not hold", "seed-dependent", "not decided", "n
 #: Where a ledger study (or a reading of one) keeps its pictures, beside its Markdown: the
 #: verdict chart, ``verdicts.png`` (the study's headline image, for the README), and one
 #: Effect Ratio forest per paper, ``effect_ratios_<source>.png``; each also as SVG.
-FIGURES_DIR = "figures"
 VERDICTS_FIGURE = "verdicts"
 
 
@@ -233,22 +233,6 @@ def ledger_verdict_frame(across: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["paper", "verdict", "checks"])
 
 
-def _save_figure(fig, folder: Path, name: str) -> str:
-    """``fig`` as ``<name>.png`` and ``.svg`` in ``folder``, each written atomically and the
-    same bytes from the same frame (no date, no version, fixed SVG ids), so regenerating a
-    committed study's pictures changes no file whose numbers did not change; closes ``fig``.
-    Returns the PNG's path relative to the study folder."""
-    import matplotlib.pyplot as plt
-
-    try:
-        for fmt, metadata in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
-            with atomic_path(folder / f"{name}.{fmt}") as tmp, plt.rc_context({"svg.hashsalt": name}):
-                fig.savefig(tmp, format=fmt, dpi=100, bbox_inches="tight", metadata=metadata)
-    finally:
-        plt.close(fig)
-    return f"{FIGURES_DIR}/{name}.png"
-
-
 def write_ledger_figures(folder: Path, across: pd.DataFrame, effects: pd.DataFrame | None, title: str
                          ) -> dict[str, str]:
     """The pictures of a ledger study across seeds, under ``folder/figures/``: the verdict
@@ -264,8 +248,8 @@ def write_ledger_figures(folder: Path, across: pd.DataFrame, effects: pd.DataFra
     from ltrlib.fidelity.ledger import PAPERS
 
     out = folder / FIGURES_DIR
-    written = {"verdicts": _save_figure(plots.verdict_counts(ledger_verdict_frame(across), title), out,
-                                        VERDICTS_FIGURE)}
+    written = {"verdicts": save_figure(plots.verdict_counts(ledger_verdict_frame(across), title), out,
+                                       VERDICTS_FIGURE)}
     if effects is not None and not effects.empty:
         seeds = effects.seed.nunique()
         for source, g in effect_ratio_intervals(effects).groupby("source", sort=False):
@@ -273,7 +257,7 @@ def write_ledger_figures(folder: Path, across: pd.DataFrame, effects: pd.DataFra
                 continue
             fig = plots.effect_ratios(g.reset_index(drop=True),
                                       f"{PAPERS[source].short_name}, {seeds} seeds (mean, 95 % interval)")
-            written[source] = _save_figure(fig, out, f"effect_ratios_{source}")
+            written[source] = save_figure(fig, out, f"effect_ratios_{source}")
     kept = {Path(p).stem for p in written.values()}
     for f in out.glob("effect_ratios_*.*"):
         if f.suffix in (".png", ".svg") and f.stem not in kept:
@@ -300,13 +284,8 @@ def write_recorded_verdicts(study_dir: str | os.PathLike) -> Path:
              f"(rule {rule_version(design)}, as recorded)")
     from ltrlib import plots
 
-    return study_dir / _save_figure(plots.verdict_counts(ledger_verdict_frame(across), title),
-                                    study_dir / FIGURES_DIR, VERDICTS_FIGURE)
-
-
-def _figure_lines(path: str, alt: str, caption: str) -> list[str]:
-    """A picture in a study's Markdown: the PNG, its caption and the SVG beside it."""
-    return [f"![{alt}]({path})", "", f"{caption} ([SVG]({path[:-4]}.svg))", ""]
+    return study_dir / save_figure(plots.verdict_counts(ledger_verdict_frame(across), title),
+                                   study_dir / FIGURES_DIR, VERDICTS_FIGURE)
 
 
 EFFECT_RATIOS_CAPTION = ("Each comparison's Effect Ratio (our improvement / the paper's: 1 the paper's effect, 0 "
@@ -383,7 +362,7 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
                                    f"{design['study']}: checks by verdict across {len(done)} of "
                                    f"{len(design['seeds'])} seeds (rule {version}{interim})")
     lines += [f"## Across {len(done)} of {len(design['seeds'])} seeds", "",
-              *_figure_lines(figures["verdicts"], "Checks of each paper's claims by verdict across seeds",
+              *figure_lines(figures["verdicts"], "Checks of each paper's claims by verdict across seeds",
                              "Each paper's checks by their verdict across seeds, as the table below counts them, "
                              "and the checks outside the tally."),
               "The papers' claims in the scopes they ran; notes, exact checks, controls and scopes beyond the "
@@ -397,7 +376,7 @@ def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
         counted = (g.kind == "claim") & ~g.beyond.astype(bool)
         lines += [f"## {PAPERS[source].title}", ""]
         if source in figures:
-            lines += _figure_lines(figures[source], f"Effect Ratios: {PAPERS[source].title}", EFFECT_RATIOS_CAPTION)
+            lines += figure_lines(figures[source], f"Effect Ratios: {PAPERS[source].title}", EFFECT_RATIOS_CAPTION)
         lines += [table_to_markdown(g[counted][shown].round(4)), ""]
         if (~counted).any():
             lines += ["Outside the tally:", "", table_to_markdown(g[~counted][shown].round(4)), ""]

@@ -24,12 +24,13 @@ from ltrlib.studies import cluster
 from ltrlib.studies.bilambdamart import NOTEBOOK
 from ltrlib.studies.checkpoints import NEURAL_JOURNAL
 from ltrlib.studies.cluster import THREADS_PER_SEED
+from ltrlib.studies.figures import FIGURES_DIR, figure_lines, save_figure
 from ltrlib.studies.loop import Study, _seed_code, _seed_minutes, reports_folder, run_study
 from ltrlib.studies.records import _recorded, _seed_dir
 from ltrlib.study_record import SeedRecord, StudyDesign
 
-__all__ = ["NEURAL_KEPT", "NEURAL_NOTEBOOK", "NEURAL_PROFILES", "NEURAL_SHARED", "neural_design", "run_neural_study",
-           "write_neural_summary"]
+__all__ = ["NEURAL_KEPT", "NEURAL_NOTEBOOK", "NEURAL_PROFILES", "NEURAL_SHARED", "networks_across_seeds",
+           "neural_design", "run_neural_study", "write_neural_summary"]
 
 NEURAL_NOTEBOOK = "06_neural_competitors"
 assert NEURAL_JOURNAL == f"{NEURAL_NOTEBOOK}.journal"  # what a checkpoint keeps of a seed in progress
@@ -139,6 +140,36 @@ def _kept_fits(budget: pd.DataFrame) -> pd.DataFrame:
             [["model", "seeds", "patience", "step cap", "diverged", "best_steps"]])
 
 
+NETWORKS_FIGURE = "networks"
+NETWORKS_CAPTION = ("Each dot is a seed: a model's mean test NDCG@5 over the seed's test queries minus the best "
+                    "network's of the same loss at that seed (`ranker_means.csv`). Networks are filled where the "
+                    "seed's kept fit stopped by patience and hollow where it ran to the step cap or diverged: a "
+                    "claim comparing a hollow network is not decided at that seed (the budget gate). A tree right "
+                    "of 0 beat every network of its loss at that seed.")
+
+
+def networks_across_seeds(recorded: dict[int, Path]) -> pd.DataFrame:
+    """Per recorded seed (``{seed: record folder}``) and model, its test NDCG@5 minus the
+    seed's best network of the same loss (``gap``, from the seed's ``ranker_means.csv``), and
+    for a network whether its kept fit stopped by patience (``converged``, from its
+    ``neural_tuning_summary.csv``; empty for a tree): ``seed, model, loss, kind, gap,
+    converged``, what `ltrlib.plots.networks_across_seeds` draws. Seeds without the table
+    are left out."""
+    frames = []
+    for seed, d in sorted(recorded.items()):
+        tables = d / "tables" / NEURAL_NOTEBOOK
+        if not (tables / "ranker_means.csv").exists():
+            continue
+        means = read_table(tables / "ranker_means.csv", usecols=["model", "loss", "kind", "gap"])
+        summary = tables / "neural_tuning_summary.csv"
+        stops = (read_table(summary, usecols=["model", "stop_reason"]).set_index("model").stop_reason
+                 if summary.exists() else pd.Series(dtype=object))
+        converged = means.model.map(stops == "patience").where(means.kind == "network")
+        frames.append(means.assign(seed=seed, converged=converged))
+    columns = ["seed", "model", "loss", "kind", "gap", "converged"]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
 def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     """``study.md`` and ``study.csv`` of a neural study from its recorded seeds: the claims'
     verdicts at each seed and across seeds (`neural_across_seeds`), the networks' budget
@@ -167,6 +198,13 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
              f"Regenerate: `{command}` (finished seeds are read back, not rerun).", "",
              "## Across seeds", "", table_to_markdown(across.drop(columns="statement")), "",
              "## Per seed", "", table_to_markdown(grid, index=True) if not grid.empty else "(no seed yet)", ""]
+    models = networks_across_seeds(recorded)
+    if not models.empty:
+        from ltrlib import plots
+
+        figure = save_figure(plots.networks_across_seeds(models), study_dir / FIGURES_DIR, NETWORKS_FIGURE)
+        lines += figure_lines(figure, "Each model's test NDCG@5 minus the best network's, a dot a seed",
+                              NETWORKS_CAPTION)
     if spent:
         budget = pd.concat(spent)[["seed", "model", "usable", "stop_reason", "best_step", "steps", "trials_converged"]]
         lines += ["## Kept fits across seeds", "", table_to_markdown(_kept_fits(budget)), "",
