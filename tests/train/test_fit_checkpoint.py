@@ -2,8 +2,10 @@
 cut off by an interrupt, it continues from its checkpoint to the uninterrupted fit's trees,
 curve, best iteration and saved model, to the bit."""
 
+import contextlib
 import json
 
+import lightgbm as lgb
 import optuna
 import pytest
 
@@ -62,12 +64,55 @@ def test_a_fit_cut_off_resumes_to_the_uninterrupted_fit_bit_for_bit(tmp_path, sp
     assert state["trees"] == at - 1 and len(state["curve"]) == at - 1  # the last tree the cut let finish
 
     seen = []
-    resumed = _fit(splits, checkpoint=path, monitor=_watching(seen=seen))
-    assert not path.exists()
+    with predictions() as predicted:
+        resumed = _fit(splits, checkpoint=path, monitor=_watching(seen=seen))
+    assert predicted == []  # the checkpoint's kept scores stood in for the earlier trees' predictions
+    assert not path.exists() and not lgb_backend._scores_path(path).exists()
     assert resumed.model.model_to_string() == whole.model.model_to_string()
     assert (resumed.best_iteration, resumed.curve) == (whole.best_iteration, whole.curve)
     assert seen == whole_seen  # a pruner sees the whole curve, the checkpoint's part first
     assert (resumed.score(splits.test) == whole.score(splits.test)).all()
+
+
+@contextlib.contextmanager
+def predictions():
+    """The LightGBM predictions made meanwhile of an init model's trees (how LightGBM scores
+    the data for continued training), each as its tree count."""
+    made, predict = [], lgb.basic._InnerPredictor.predict
+
+    def counted(self, *args, **kwargs):
+        made.append(self.current_iteration())
+        return predict(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lgb.basic._InnerPredictor, "predict", counted)
+        yield made
+
+
+@pytest.mark.parametrize("scores", ["gone", "other trees"])
+def test_a_resume_without_its_kept_scores_predicts_them_to_the_same_fit(tmp_path, splits, every_tree, scores):
+    """Scores missing (a checkpoint carried to another machine by a study's mirror, which
+    leaves the hidden scores file out) or of another tree count (cut off between the two
+    writes) are predicted again, to the same fit."""
+    whole = _fit(splits)
+    path = tmp_path / "fit.json"
+    with pytest.raises(Cut):
+        _fit(splits, checkpoint=path, monitor=_watching(at=8))
+    kept = lgb_backend._scores_path(path)
+    assert kept.exists() and kept.name.startswith(".")
+    if scores == "gone":
+        kept.unlink()
+    else:
+        state = json.loads(path.read_text())
+        path.write_text(json.dumps({**state, "trees": state["trees"] - 1, "curve": state["curve"][:-1],
+                                    "model": lgb.Booster(model_str=state["model"]).model_to_string(
+                                        num_iteration=state["trees"] - 1)}))
+    trees = json.loads(path.read_text())["trees"]
+    with predictions() as predicted:
+        resumed = _fit(splits, checkpoint=path)
+    assert predicted == [trees, trees]  # the training and the validation data, as before
+    assert resumed.model.model_to_string() == whole.model.model_to_string()
+    assert (resumed.best_iteration, resumed.curve) == (whole.best_iteration, whole.curve)
 
 
 def test_a_fit_ended_otherwise_than_by_an_interrupt_leaves_no_checkpoint(tmp_path, splits, every_tree):

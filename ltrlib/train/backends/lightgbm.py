@@ -14,6 +14,12 @@ fit ends, unless it ends by an interrupt (Ctrl-C, a kill). The resumed fit's tre
 best iteration and saved model equal the uninterrupted fit's to the bit
 (``tests/train/test_fit_checkpoint.py``): LightGBM's continued training starts from the
 raw scores its trees predict, the same sums in the same order as its own score updates.
+Those scores are the fit's own: each checkpoint keeps them beside it (a hidden
+``.<checkpoint>.scores.npz``, a local cache that a study's checkpoint mirror leaves out), and
+a resume on the same machine hands them to LightGBM instead of letting it predict them again
+with every earlier tree, on the fit's one thread, which took minutes at Istella-S size and
+grew with the trees (`_given_init_scores`); without them, or where they do not match, it
+predicts them as before.
 Why: at Istella-S size one tuning trial of notebook 03 grows trees for hours of one core
 (docs/studies.md), longer than a machine lent for a while may run.
 """
@@ -132,6 +138,12 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
         dtrain, dvali = cache.get("lightgbm", (), lambda: _lgb_datasets(train, vali))
     if position is not None:
         dtrain.set_position(position)
+    if resumed is not None:
+        scores = _read_scores(checkpoint, resumed["trees"], train.n_docs, None if vali is None else vali.n_docs)
+        if scores is not None:
+            _given_init_scores(dtrain, scores["train"], resumed["trees"])
+            if vali is not None:
+                _given_init_scores(dvali, scores["vali"], resumed["trees"])
     callbacks = []
     valid_sets, curve = [], {}
     done, before = (0, []) if resumed is None else (resumed["trees"], resumed["curve"])
@@ -183,6 +195,9 @@ def _checkpoint_callback(path: Path, curve: dict, key: str, before: list[float])
         values = list(before) + [float(v) for v in curve.get("vali", {}).get(key, [])]
         state = {"trees": env.iteration + 1, "curve": values, "model": env.model.model_to_string()}
         path.parent.mkdir(parents=True, exist_ok=True)
+        # The scores first, marked with their tree count: one cut off before the state's own
+        # write is then a scores file for another count, which a resume does not take.
+        _write_scores(path, state["trees"], env.model)
         atomic_write_text(path, json.dumps(state))
         last = time.monotonic()
 
@@ -211,6 +226,71 @@ def _read_checkpoint(path: str | os.PathLike, key: str, max_trees: int) -> dict 
 def _remove_checkpoint(path: str | os.PathLike | None) -> None:
     if path is not None:
         Path(path).unlink(missing_ok=True)
+        _scores_path(path).unlink(missing_ok=True)
+
+
+def _scores_path(checkpoint: str | os.PathLike) -> Path:
+    """Where a checkpoint's fit scores are kept: beside it, hidden, so that a study's
+    checkpoint mirror (which leaves hidden files out) does not carry 20 MB of cache a fit."""
+    checkpoint = Path(checkpoint)
+    return checkpoint.with_name(f".{checkpoint.name}.scores.npz")
+
+
+def _write_scores(checkpoint: Path, trees: int, booster) -> None:
+    """The raw scores ``booster`` holds for its training and validation data after
+    ``trees`` trees, as LightGBM updates them while it trains, kept for a resume
+    (`_read_scores`). They come through the public ``eval_train``/``eval_valid``, whose
+    custom metric is handed exactly those scores."""
+    from ltrlib.atomic import atomic_path
+
+    kept = {}
+
+    def keep(name):
+        def metric(preds, data):
+            kept[name] = np.array(preds, dtype=np.float64)  # a copy: the buffer is LightGBM's
+            return "kept", 0.0, True
+
+        return metric
+
+    booster.eval_train(feval=keep("train"))
+    if getattr(booster, "valid_sets", None):
+        booster.eval_valid(feval=keep("vali"))
+    with atomic_path(_scores_path(checkpoint)) as tmp, open(tmp, "wb") as f:
+        np.savez(f, trees=np.int64(trees), **kept)
+
+
+def _read_scores(checkpoint: str | os.PathLike, trees: int, n_train: int, n_vali: int | None) -> dict | None:
+    """The scores `_write_scores` kept beside ``checkpoint``, where they are those of its
+    ``trees`` trees on data of these sizes; otherwise None (the resume then predicts them)."""
+    path = _scores_path(checkpoint)
+    try:
+        with np.load(path) as got:
+            scores = {name: got[name] for name in got.files}
+    except (OSError, ValueError, EOFError):
+        return None
+    if (int(scores.get("trees", -1)) != trees or len(scores.get("train", ())) != n_train
+            or (n_vali is not None and len(scores.get("vali", ())) != n_vali)):
+        return None
+    return scores
+
+
+def _given_init_scores(dataset, scores: np.ndarray, trees: int) -> None:
+    """Have the LightGBM ``dataset`` take ``scores`` as its continued-training initial
+    scores where LightGBM would predict them with the ``trees`` trees of ``init_model``.
+    LightGBM sets those through the Dataset's ``_set_init_score_by_predictor`` (its own
+    hook, called when the Dataset is built or given a predictor); this instance's hook
+    sets the kept scores for that predictor and defers to LightGBM's otherwise. Should a
+    LightGBM release rename the hook, the resume predicts as before, only slower
+    (``tests/train/test_fit_checkpoint.py`` fails then, as it asserts nothing is predicted)."""
+    predict = dataset._set_init_score_by_predictor
+
+    def given(predictor, data, used_indices):
+        if predictor is not None and used_indices is None and predictor.current_iteration() == trees:
+            dataset.set_init_score(scores)
+            return dataset
+        return predict(predictor=predictor, data=data, used_indices=used_indices)
+
+    dataset._set_init_score_by_predictor = given
 
 
 def _fed(stopper, init, before: list[float], params: dict, key: str, max_trees: int):
