@@ -152,9 +152,10 @@ def networks_across_seeds(recorded: dict[int, Path]) -> pd.DataFrame:
     """Per recorded seed (``{seed: record folder}``) and model, its test NDCG@5 minus the
     seed's best network of the same loss (``gap``, from the seed's ``ranker_means.csv``), and
     for a network whether its kept fit stopped by patience (``converged``, from its
-    ``neural_tuning_summary.csv``; empty for a tree): ``seed, model, loss, kind, gap,
-    converged``, what `ltrlib.plots.networks_across_seeds` draws. Seeds without the table
-    are left out."""
+    ``neural_tuning_summary.csv``; False where that does not name it, since nothing shows
+    it converged; empty for a tree): ``seed, model, loss, kind, gap, converged``, what
+    `ltrlib.plots.networks_across_seeds` draws. Seeds without ``ranker_means.csv`` are left
+    out."""
     frames = []
     for seed, d in sorted(recorded.items()):
         tables = d / "tables" / NEURAL_NOTEBOOK
@@ -164,7 +165,7 @@ def networks_across_seeds(recorded: dict[int, Path]) -> pd.DataFrame:
         summary = tables / "neural_tuning_summary.csv"
         stops = (read_table(summary, usecols=["model", "stop_reason"]).set_index("model").stop_reason
                  if summary.exists() else pd.Series(dtype=object))
-        converged = means.model.map(stops == "patience").where(means.kind == "network")
+        converged = means.model.map(stops == "patience").fillna(False).astype(object).where(means.kind == "network")
         frames.append(means.assign(seed=seed, converged=converged))
     columns = ["seed", "model", "loss", "kind", "gap", "converged"]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
