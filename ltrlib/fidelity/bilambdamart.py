@@ -840,6 +840,20 @@ def neural_rule_version(rule: str) -> str:
                      f"{', '.join(NEURAL_SEEDS_RULES)}")
 
 
+def _fixed_before_the_end(seeds: pd.DataFrame, counts: dict[str, int], split: str) -> str:
+    """What an interim verdict can already say (`neural_across_seeds`): under unanimity a
+    claim one recorded seed did not decide (or lacked the tables for) is not decided whatever
+    the other seeds give, and under v2 so is one whose seeds have split. Empty otherwise, and
+    under v1 for a split (a later undecided seed would still make it not decided)."""
+    undecided = sorted(seeds.seed[seeds.ours.isin([NOT_DECIDED, VERDICTS[None]])])
+    if undecided:
+        which = f"seed{'s' if len(undecided) > 1 else ''} {', '.join(map(str, undecided))}"
+        return f"; {NOT_DECIDED} whatever the other seeds give: {which} did not decide it"
+    if split == SEEDS_SPLIT and counts["holds"] and counts["does not hold"]:
+        return f"; {NOT_DECIDED} whatever the other seeds give: the seeds split"
+    return ""
+
+
 def neural_across_seeds(seed_dirs: dict[int, Path], planned: int,
                         rule: str = NEURAL_SEEDS_RULE) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The neural claims (`NEURAL_CLAIMS`) at each recorded seed of the neural study, each
@@ -849,7 +863,8 @@ def neural_across_seeds(seed_dirs: dict[int, Path], planned: int,
 
     Returns ``(per_seed, across)``: ``per_seed`` (``seed, claim, ours, evidence``) and
     ``across`` (``claim, statement, seeds, holds, does not hold, not decided, not available,
-    verdict``); the verdict is "interim" while fewer than ``planned`` seeds are recorded."""
+    verdict``); the verdict is "interim" while fewer than ``planned`` seeds are recorded, and
+    says so where the seeds so far already fix it (`_fixed_before_the_end`)."""
     names = [c.name for c in NEURAL_CLAIMS]
     split = SEED_DEPENDENT if neural_rule_version(rule) == "v1" else SEEDS_SPLIT
     require_numbers(seed_dirs, READS, "the neural study")
@@ -865,7 +880,8 @@ def neural_across_seeds(seed_dirs: dict[int, Path], planned: int,
         got = per_seed[per_seed.claim == claim.name].ours
         counts = {v: int((got == v).sum()) for v in counted}
         if len(got) < planned:
-            verdict = f"interim ({len(got)} of {planned} seeds)"
+            verdict = f"interim ({len(got)} of {planned} seeds)" + _fixed_before_the_end(
+                per_seed[per_seed.claim == claim.name], counts, split)
         elif len(got) < NEURAL_MIN_SEEDS:
             verdict = f"{NOT_DECIDED}: {len(got)} seeds, fewer than {NEURAL_MIN_SEEDS}"
         elif counts[NOT_DECIDED] or counts[VERDICTS[None]]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
@@ -39,9 +40,10 @@ def networks_across_seeds(df: pd.DataFrame, metric: str = "NDCG@5") -> plt.Figur
     """A neural study's models across its seeds (``seed, model, loss, kind, gap, converged``,
     `ltrlib.studies.neural.networks_across_seeds`): each dot a seed's test ``metric`` minus
     that seed's best network of the same loss, one panel per loss, the best on average at the
-    top; networks filled where their kept fit stopped by patience and hollow where it did not
-    (the budget gate leaves undecided the claims that compare it), trees in their own colour.
-    A tree right of 0 at every seed beat every network at every seed."""
+    top, the seeds a little apart within a row; networks filled where their kept fit stopped by
+    patience and hollow where it did not (the budget gate leaves undecided the claims that
+    compare it), trees in their own colour. A tree right of 0 at every seed beat every
+    network at every seed."""
     losses = [loss for loss in ("lambdarank", "softmax") if loss in set(df.loss)] or [""]
     rows = int(df.groupby("loss").model.nunique().max()) if len(df) else 4
     fig, axes = plt.subplots(1, len(losses), figsize=(4.8 * len(losses), 0.4 * rows + 1.6), squeeze=False,
@@ -50,7 +52,11 @@ def networks_across_seeds(df: pd.DataFrame, metric: str = "NDCG@5") -> plt.Figur
     for ax, loss in zip(axes[0], losses):
         part = df[df.loss == loss]
         order = part.groupby("model", sort=False).gap.mean().sort_values().index
-        y = part.model.map({m: i for i, m in enumerate(order)})
+        # Each seed a little apart within its model's row, so that dots at the same value
+        # (every seed's best network sits at 0) stay visible.
+        seeds = sorted(df.seed.unique())
+        dodge = dict(zip(seeds, np.linspace(-0.2, 0.2, len(seeds)) if len(seeds) > 1 else [0.0]))
+        y = part.model.map({m: i for i, m in enumerate(order)}) + part.seed.map(dodge)
         ax.axvline(0, color="0.5", lw=0.8)
         for kind, color in colors.items():
             for converged, face, label in ((True, color, f"{kind}s" if kind == "tree" else "networks, converged"),

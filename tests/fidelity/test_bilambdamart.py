@@ -326,6 +326,15 @@ def test_the_neural_claims_across_seeds_follow_the_rule(tmp_path, tables):
     assert verdicts(seeds(5, capped=(4,)), 5)["trees_beat_networks"] == "not decided"
     three = seeds(3)
     assert verdicts(three, 5)["trees_beat_networks"] == "interim (3 of 5 seeds)"
+    # An interim verdict says where the seeds so far already fix it: a seed that did not
+    # decide the claim, or (v2) seeds that split; under v1 a split fixes nothing yet.
+    assert (verdicts(seeds(3, capped=(0, 2)), 5)["trees_beat_networks"]
+            == "interim (3 of 5 seeds); not decided whatever the other seeds give: seeds 0, 2 did not decide it")
+    two_ways = seeds(3, dnn_wins=(1,))
+    assert (verdicts(two_ways, 5)["trees_beat_networks"]
+            == "interim (3 of 5 seeds); not decided whatever the other seeds give: the seeds split")
+    assert verdicts(two_ways, 5)["gbt_softmax_beats_networks"] == "interim (3 of 5 seeds)"
+    assert verdicts(two_ways, 5, NEURAL_SEEDS_RULES["v1"])["trees_beat_networks"] == "interim (3 of 5 seeds)"
     assert verdicts(three, 3)["trees_beat_networks"].startswith("not decided: 3 seeds")
     # A record saved before the tables kept their numbers is refused, not read as "not available".
     neural = three[1] / "tables" / "06_neural_competitors"
