@@ -6,6 +6,7 @@ import contextlib
 import json
 
 import lightgbm as lgb
+import numpy as np
 import optuna
 import pytest
 
@@ -89,11 +90,11 @@ def predictions():
         yield made
 
 
-@pytest.mark.parametrize("scores", ["gone", "other trees"])
+@pytest.mark.parametrize("scores", ["gone", "other trees", "other data"])
 def test_a_resume_without_its_kept_scores_predicts_them_to_the_same_fit(tmp_path, splits, every_tree, scores):
     """Scores missing (a checkpoint carried to another machine by a study's mirror, which
-    leaves the hidden scores file out) or of another tree count (cut off between the two
-    writes) are predicted again, to the same fit."""
+    leaves the hidden scores file out), of another tree count (cut off between the two
+    writes) or of other data (labels or queries) are predicted again, to the same fit."""
     whole = _fit(splits)
     path = tmp_path / "fit.json"
     with pytest.raises(Cut):
@@ -102,6 +103,11 @@ def test_a_resume_without_its_kept_scores_predicts_them_to_the_same_fit(tmp_path
     assert kept.exists() and kept.name.startswith(".")
     if scores == "gone":
         kept.unlink()
+    elif scores == "other data":
+        with np.load(kept) as got:
+            arrays = {name: got[name] for name in got.files}
+        with open(kept, "wb") as f:
+            np.savez(f, **{**arrays, "data": np.str_("another collection")})
     else:
         state = json.loads(path.read_text())
         path.write_text(json.dumps({**state, "trees": state["trees"] - 1, "curve": state["curve"][:-1],

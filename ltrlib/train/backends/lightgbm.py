@@ -139,7 +139,7 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
     if position is not None:
         dtrain.set_position(position)
     if resumed is not None:
-        scores = _read_scores(checkpoint, resumed["trees"], train.n_docs, None if vali is None else vali.n_docs)
+        scores = _read_scores(checkpoint, resumed["trees"], _data_key(train, vali))
         if scores is not None:
             _given_init_scores(dtrain, scores["train"], resumed["trees"])
             if vali is not None:
@@ -160,7 +160,7 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
                     monitor(trees, value)
                 callbacks.append(monitor_callback(monitor, key))
         if checkpoint is not None:
-            callbacks.append(_checkpoint_callback(Path(checkpoint), curve, key, before))
+            callbacks.append(_checkpoint_callback(Path(checkpoint), curve, key, before, _data_key(train, vali)))
         booster = lgb.train(params, dtrain, num_boost_round=max_trees - done, valid_sets=valid_sets,
                             valid_names=["vali"] if valid_sets else None, callbacks=callbacks, init_model=init)
     except Exception:
@@ -180,10 +180,11 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
 CHECKPOINT_SECONDS = 600.0
 
 
-def _checkpoint_callback(path: Path, curve: dict, key: str, before: list[float]):
+def _checkpoint_callback(path: Path, curve: dict, key: str, before: list[float], data_key: str):
     """A LightGBM callback writing the trees so far and the validation curve (``before``,
     then what ``record_evaluation`` keeps in ``curve``) to ``path`` (JSON, atomically) every
-    `CHECKPOINT_SECONDS`, once the early stopping has passed the tree."""
+    `CHECKPOINT_SECONDS`, once the early stopping has passed the tree, and the data's scores
+    beside it, marked with ``data_key`` (`_write_scores`)."""
     from ltrlib.atomic import atomic_write_text
 
     last = time.monotonic()
@@ -197,7 +198,7 @@ def _checkpoint_callback(path: Path, curve: dict, key: str, before: list[float])
         path.parent.mkdir(parents=True, exist_ok=True)
         # The scores first, marked with their tree count: one cut off before the state's own
         # write is then a scores file for another count, which a resume does not take.
-        _write_scores(path, state["trees"], env.model)
+        _write_scores(path, state["trees"], env.model, data_key)
         atomic_write_text(path, json.dumps(state))
         last = time.monotonic()
 
@@ -236,11 +237,25 @@ def _scores_path(checkpoint: str | os.PathLike) -> Path:
     return checkpoint.with_name(f".{checkpoint.name}.scores.npz")
 
 
-def _write_scores(checkpoint: Path, trees: int, booster) -> None:
+def _data_key(train: Dataset, vali: Dataset | None) -> str:
+    """What kept scores must have been computed on (`_write_scores`): the training and
+    validation data's labels and query sizes, hashed; a few milliseconds at Istella-S size."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for part in (train, vali):
+        if part is not None:
+            h.update(np.ascontiguousarray(part.y).tobytes())
+            h.update(np.ascontiguousarray(part.offsets).tobytes())
+        h.update(b"|")
+    return h.hexdigest()
+
+
+def _write_scores(checkpoint: Path, trees: int, booster, data_key: str) -> None:
     """The raw scores ``booster`` holds for its training and validation data after
-    ``trees`` trees, as LightGBM updates them while it trains, kept for a resume
-    (`_read_scores`). They come through the public ``eval_train``/``eval_valid``, whose
-    custom metric is handed exactly those scores."""
+    ``trees`` trees, as LightGBM updates them while it trains, kept for a resume with
+    ``data_key`` (`_data_key`, `_read_scores`). They come through the public
+    ``eval_train``/``eval_valid``, whose custom metric is handed exactly those scores."""
     from ltrlib.atomic import atomic_path
 
     kept = {}
@@ -256,20 +271,20 @@ def _write_scores(checkpoint: Path, trees: int, booster) -> None:
     if getattr(booster, "valid_sets", None):
         booster.eval_valid(feval=keep("vali"))
     with atomic_path(_scores_path(checkpoint)) as tmp, open(tmp, "wb") as f:
-        np.savez(f, trees=np.int64(trees), **kept)
+        np.savez(f, trees=np.int64(trees), data=np.str_(data_key), **kept)
 
 
-def _read_scores(checkpoint: str | os.PathLike, trees: int, n_train: int, n_vali: int | None) -> dict | None:
+def _read_scores(checkpoint: str | os.PathLike, trees: int, data_key: str) -> dict | None:
     """The scores `_write_scores` kept beside ``checkpoint``, where they are those of its
-    ``trees`` trees on data of these sizes; otherwise None (the resume then predicts them)."""
+    ``trees`` trees on the data ``data_key`` names; otherwise None (the resume then
+    predicts them)."""
     path = _scores_path(checkpoint)
     try:
         with np.load(path) as got:
             scores = {name: got[name] for name in got.files}
     except (OSError, ValueError, EOFError):
         return None
-    if (int(scores.get("trees", -1)) != trees or len(scores.get("train", ())) != n_train
-            or (n_vali is not None and len(scores.get("vali", ())) != n_vali)):
+    if int(scores.get("trees", -1)) != trees or str(scores.get("data", "")) != data_key:
         return None
     return scores
 
