@@ -33,13 +33,13 @@ from typing import Any
 
 from ltrlib.atomic import atomic_write_text
 
-__all__ = ["FILE", "NUMERIC_PACKAGES", "SCHEMA_VERSION", "STATUSES", "NotebookRecord", "RunManifest", "code_commit",
-           "now", "package_versions"]
+__all__ = ["ARITHMETIC_FLAGS", "FILE", "NUMERIC_PACKAGES", "SCHEMA_VERSION", "STATUSES", "NotebookRecord",
+           "RunManifest", "code_commit", "machine_arithmetic", "now", "package_versions"]
 
 FILE = "run.json"
-#: 3: a notebook's ``code`` added; 2: its ``packages``; 1: the layout of 2026-11 with this
-#: field added; 0: the same layout without it.
-SCHEMA_VERSION = 3
+#: 4: a notebook's ``machine`` added; 3: its ``code``; 2: its ``packages``; 1: the layout of
+#: 2026-11 with this field added; 0: the same layout without it.
+SCHEMA_VERSION = 4
 #: The libraries whose release can change a run's numbers, as pip names them. The project asks
 #: for lower bounds only, so two environments built on different days may hold different
 #: releases: the tiny batch's results differed between the venvs of two sessions
@@ -68,6 +68,36 @@ def _installed_versions() -> tuple[tuple[str, str], ...]:
 def package_versions() -> dict[str, str]:
     """The installed release of each of `NUMERIC_PACKAGES` (absent ones left out)."""
     return dict(_installed_versions())
+
+
+#: The CPU features that decide which kernels the numeric libraries pick, and with them the
+#: last bits of a result: XLA compiles for the host's vector units, and BLAS and LightGBM
+#: choose kernels by them. The tiny batch's digest, the same code and package releases,
+#: differed between two sessions' machines (2026-11-29).
+ARITHMETIC_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni",
+                    "amx_bf16", "amx_tile", "neon", "asimd", "sve")
+
+
+@functools.cache
+def machine_arithmetic() -> dict[str, str]:
+    """The machine a notebook ran on, as far as its arithmetic goes: the CPU's model name (and
+    x86 family and model numbers) and which of `ARITHMETIC_FLAGS` it has (Linux's
+    ``/proc/cpuinfo``; elsewhere the platform's processor string alone). Looked up once a
+    process."""
+    import platform
+
+    info: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            info.setdefault(key.strip(), value.strip())  # the first core's
+    except OSError:
+        pass
+    cpu = info.get("model name") or info.get("Model") or platform.processor() or platform.machine()
+    if "cpu family" in info and "model" in info:  # a virtual machine's name may be generic
+        cpu += f" (family {info['cpu family']}, model {info['model']})"
+    flags = set((info.get("flags") or info.get("Features") or "").split())
+    return {"cpu": cpu, "flags": " ".join(f for f in ARITHMETIC_FLAGS if f in flags)}
 
 
 @functools.cache
@@ -113,6 +143,7 @@ class NotebookRecord:
     kernel: str | None = None
     packages: dict[str, str] | None = None
     code: str | None = None
+    machine: dict[str, str] | None = None
     eta_seconds_at_start: float | None = None
     error: str | None = None
 

@@ -31,7 +31,7 @@ from typing import Any
 from ltrlib import __version__, config, processes, progress, provenance, sessions, timing
 from ltrlib.sessions import dataset_label, default_run_id
 from ltrlib.manifest import FILE as MANIFEST_FILE
-from ltrlib.manifest import NotebookRecord, RunManifest, code_commit, now, package_versions
+from ltrlib.manifest import NotebookRecord, RunManifest, code_commit, machine_arithmetic, now, package_versions
 from ltrlib.progress import RunBar
 from ltrlib.atomic import atomic_write_text
 from ltrlib.report import clear_notebook_outputs, validate_name, write_index
@@ -918,7 +918,7 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
         eta_seconds_at_start=bar.remaining(),
         # The default kernel runs on this interpreter, so its libraries are these; another
         # kernelspec's are its own, unknown here.
-        packages=None if kernel_name else package_versions(), code=code_commit())
+        packages=None if kernel_name else package_versions(), code=code_commit(), machine=machine_arithmetic())
     with _MANIFEST_LOCK:
         manifest.notebooks[notebook] = entry
         manifest.write(run_dir)

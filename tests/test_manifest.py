@@ -65,6 +65,18 @@ def test_the_code_commit_is_the_checkouts_with_local_changes_said_and_none_outsi
     manifest.code_commit.cache_clear()
 
 
+def test_a_record_of_schema_3_reads_without_the_machine_it_did_not_keep(tmp_path):
+    (tmp_path / FILE).write_text(json.dumps({"run_id": "r", "schema_version": 3, "notebooks": {
+        "00_a": {"status": "completed", "code": "abc"}}}))
+    m = RunManifest.read(tmp_path)
+    assert m.schema_version == 3 and m.notebooks["00_a"].machine is None
+    m.notebooks["00_a"].machine = manifest.machine_arithmetic()
+    m.write(tmp_path)
+    written = json.loads((tmp_path / FILE).read_text())
+    assert written["schema_version"] == SCHEMA_VERSION == 4 and written["notebooks"]["00_a"]["machine"]["cpu"]
+    assert set(written["notebooks"]["00_a"]["machine"]["flags"].split()) <= set(manifest.ARITHMETIC_FLAGS)
+
+
 def test_a_record_of_schema_1_reads_without_the_packages_it_did_not_keep(tmp_path):
     (tmp_path / FILE).write_text(json.dumps({"run_id": "r", "schema_version": 1, "notebooks": {
         "00_a": {"status": "completed", "kernel": "k"}}}))

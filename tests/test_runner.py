@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ltrlib import cli, config, runner, timing
-from ltrlib.manifest import code_commit, package_versions
+from ltrlib.manifest import code_commit, machine_arithmetic, package_versions
 from ltrlib.runner import (
     NotebookError,
     dataset_label,
@@ -215,6 +215,7 @@ def test_manifest_records_params_status_and_timings(project):
         # The default kernel runs on this interpreter: its numbers come from these releases.
         assert entry["packages"] == package_versions() and entry["packages"]["lightgbm"]
         assert entry["code"] == code_commit()  # the checkout this ltrlib came from
+        assert entry["machine"] == machine_arithmetic() and entry["machine"]["cpu"]  # whose arithmetic
     # Seconds inside model fitting (ltrlib.timing), measured in the kernel's process.
     assert 0.3 <= manifest["notebooks"]["00_tables"]["fit_seconds"] < manifest["notebooks"]["00_tables"]["seconds"]
     assert manifest["notebooks"]["01_plain"]["fit_seconds"] == 0.0
