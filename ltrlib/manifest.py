@@ -72,8 +72,8 @@ def package_versions() -> dict[str, str]:
 
 #: The CPU features that decide which kernels the numeric libraries pick, and with them the
 #: last bits of a result: XLA compiles for the host's vector units, and BLAS and LightGBM
-#: choose kernels by them. The tiny batch's digest, the same code and package releases,
-#: differed between two sessions' machines (2026-11-29).
+#: choose kernels by them. The tiny batch's digest, the same code and (as far as that day's
+#: runs recorded) the same releases, differed between two sessions' machines (2026-11-29).
 ARITHMETIC_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni",
                     "amx_bf16", "amx_tile", "neon", "asimd", "sve")
 
