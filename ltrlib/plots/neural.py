@@ -9,17 +9,27 @@ import pandas as pd
 import seaborn as sns
 
 
+_LOSS_TITLES = {"lambdarank": "λRank loss", "softmax": "softmax loss"}
+
+
+def _loss_panels(df: pd.DataFrame, rows: int, width: float, pad: float):
+    """A figure of one panel per loss ``df`` holds (λRank first), ``width`` inches each and tall
+    enough for ``rows`` models, sharing their x axis: ``(fig, [(ax, loss), ...], colours by
+    kind)``, the networks' and the trees' colours."""
+    losses = [loss for loss in ("lambdarank", "softmax") if loss in set(df.loss)] or [""]
+    fig, axes = plt.subplots(1, len(losses), figsize=(width * len(losses), 0.4 * rows + pad), squeeze=False,
+                             sharex=True)
+    return fig, list(zip(axes[0], losses)), {"network": sns.color_palette()[0], "tree": sns.color_palette()[3]}
+
+
 def ranker_means(df: pd.DataFrame, metric: str = "NDCG@5") -> plt.Figure:
     """Every network's and tree model's test ``metric`` minus the best network's of its loss,
     with the paired 95 % interval over queries (`ltrlib.neural.ranker_means`), one panel per
     loss, best at the top, networks and trees in two colours: a tree whose interval clears
     zero beats every network."""
-    losses = [loss for loss in ("lambdarank", "softmax") if loss in set(df.loss)] or [""]
     rows = int(df.groupby("loss").size().max()) if len(df) else 4  # models in the fuller panel
-    fig, axes = plt.subplots(1, len(losses), figsize=(4.6 * len(losses), 0.4 * rows + 1.4), squeeze=False,
-                             sharex=True)
-    colors = {"network": sns.color_palette()[0], "tree": sns.color_palette()[3]}
-    for ax, loss in zip(axes[0], losses):
+    fig, panels, colors = _loss_panels(df, rows, width=4.6, pad=1.4)
+    for ax, loss in panels:
         part = df[df.loss == loss].sort_values("gap").reset_index(drop=True)
         ax.axvline(0, color="0.5", lw=0.8)
         for kind, color in colors.items():
@@ -28,9 +38,8 @@ def ranker_means(df: pd.DataFrame, metric: str = "NDCG@5") -> plt.Figure:
                         label=f"{kind}s", capsize=2, lw=1)
         ax.set_yticks(list(part.index), part.model)
         best = part.best_network.iloc[0] if len(part) else ""
-        ax.set(title={"lambdarank": "λRank loss", "softmax": "softmax loss"}.get(loss, loss),
-               xlabel=f"{metric} − {best}")
-    axes[0][0].legend(fontsize=8, loc="lower right")
+        ax.set(title=_LOSS_TITLES.get(loss, loss), xlabel=f"{metric} − {best}")
+    panels[0][0].legend(fontsize=8, loc="lower right")
     fig.suptitle(f"Test {metric} minus the best network's, paired 95 % intervals over queries", fontsize=10)
     fig.tight_layout()
     return fig
@@ -44,12 +53,9 @@ def networks_across_seeds(df: pd.DataFrame, metric: str = "NDCG@5") -> plt.Figur
     patience and hollow where it did not (the budget gate leaves undecided the claims that
     compare it), trees in their own colour. A tree right of 0 at every seed beat every
     network at every seed."""
-    losses = [loss for loss in ("lambdarank", "softmax") if loss in set(df.loss)] or [""]
     rows = int(df.groupby("loss").model.nunique().max()) if len(df) else 4
-    fig, axes = plt.subplots(1, len(losses), figsize=(4.8 * len(losses), 0.4 * rows + 1.6), squeeze=False,
-                             sharex=True)
-    colors = {"network": sns.color_palette()[0], "tree": sns.color_palette()[3]}
-    for ax, loss in zip(axes[0], losses):
+    fig, panels, colors = _loss_panels(df, rows, width=4.8, pad=1.6)
+    for ax, loss in panels:
         part = df[df.loss == loss]
         order = part.groupby("model", sort=False).gap.mean().sort_values().index
         # Each seed a little apart within its model's row, so that dots at the same value
@@ -66,10 +72,9 @@ def networks_across_seeds(df: pd.DataFrame, metric: str = "NDCG@5") -> plt.Figur
                     ax.scatter(part.gap[pick], y[pick], s=28, facecolors=face, edgecolors=color, linewidths=1.2,
                                label=label, zorder=3)
         ax.set_yticks(range(len(order)), list(order))
-        ax.set(title={"lambdarank": "λRank loss", "softmax": "softmax loss"}.get(loss, loss),
-               xlabel=f"{metric} − the seed's best network")
+        ax.set(title=_LOSS_TITLES.get(loss, loss), xlabel=f"{metric} − the seed's best network")
     # One legend below the panels, of every kind either panel drew, clear of the dots.
-    handles = {label: h for ax in axes[0] for h, label in zip(*ax.get_legend_handles_labels())}
+    handles = {label: h for ax, _ in panels for h, label in zip(*ax.get_legend_handles_labels())}
     fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
     fig.suptitle(f"Test {metric} minus the best network's, a dot a seed ({df.seed.nunique()} seeds)", fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 1))

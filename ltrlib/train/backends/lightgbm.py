@@ -138,8 +138,9 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
         dtrain, dvali = cache.get("lightgbm", (), lambda: _lgb_datasets(train, vali))
     if position is not None:
         dtrain.set_position(position)
+    data_key = _data_key(train, vali) if checkpoint is not None else ""
     if resumed is not None:
-        scores = _read_scores(checkpoint, resumed["trees"], _data_key(train, vali))
+        scores = _read_scores(checkpoint, resumed["trees"], data_key)
         if scores is not None:
             _given_init_scores(dtrain, scores["train"], resumed["trees"])
             if vali is not None:
@@ -160,7 +161,7 @@ def _lgb_fit(params: dict, train: Dataset, vali: Dataset | None, max_trees: int,
                     monitor(trees, value)
                 callbacks.append(monitor_callback(monitor, key))
         if checkpoint is not None:
-            callbacks.append(_checkpoint_callback(Path(checkpoint), curve, key, before, _data_key(train, vali)))
+            callbacks.append(_checkpoint_callback(Path(checkpoint), curve, key, before, data_key))
         booster = lgb.train(params, dtrain, num_boost_round=max_trees - done, valid_sets=valid_sets,
                             valid_names=["vali"] if valid_sets else None, callbacks=callbacks, init_model=init)
     except Exception:
