@@ -140,6 +140,38 @@ def _kept_fits(budget: pd.DataFrame) -> pd.DataFrame:
             [["model", "seeds", "patience", "step cap", "diverged", "best_steps"]])
 
 
+#: The chance that every planned seed passes a claim's budget gate, which `_gate_odds` sizes
+#: a per-fit convergence rate for: ours, the power convention's 80 %.
+GATE_ODDS = 0.8
+
+
+def _gate_odds(budget: pd.DataFrame, planned: int) -> pd.DataFrame:
+    """Per neural claim, how often its budget gate's convergence part let a seed decide it
+    (every network it compares stopped by patience there; ``passed`` of ``seeds``), and what
+    that implies for a design of ``planned`` seeds whose rule asks every seed to decide:
+    ``a_seed``, the product of the compared networks' observed convergence rates (as if
+    networks converged independently, an assumption the observed ``passed`` checks), its
+    ``planned``-th power ``every_seed``, and ``rate_needed``, the per-fit rate, the same for
+    every compared network, at which all planned seeds pass with probability `GATE_ODDS`.
+    ``budget``: the recorded seeds' ``neural_tuning_summary.csv`` rows (``seed, model,
+    stop_reason``)."""
+    from ltrlib.fidelity.bilambdamart import COMPARED, NEURAL_CLAIMS
+
+    converged = budget.assign(ok=budget.stop_reason == "patience").pivot_table(
+        index="seed", columns="model", values="ok", aggfunc="first")
+    rows = []
+    for claim in (c.name for c in NEURAL_CLAIMS):
+        nets = [m for m in COMPARED.get(claim, ()) if m in converged.columns]
+        if not nets:
+            continue
+        a_seed = float(converged[nets].mean().prod())
+        rows.append({"claim": claim, "networks": len(nets), "seeds": len(converged),
+                     "passed": int(converged[nets].all(axis=1).sum()), "a_seed": round(a_seed, 3),
+                     "every_seed": round(a_seed ** planned, 4),
+                     "rate_needed": round(GATE_ODDS ** (1 / (len(nets) * planned)), 4)})
+    return pd.DataFrame(rows, columns=["claim", "networks", "seeds", "passed", "a_seed", "every_seed", "rate_needed"])
+
+
 NETWORKS_FIGURE = "networks"
 NETWORKS_CAPTION = ("Each dot is a seed: a model's mean test NDCG@5 over the seed's test queries minus the best "
                     "network's of the same loss at that seed (`ranker_means.csv`). Networks are filled where the "
@@ -211,6 +243,16 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
         lines += ["## Kept fits across seeds", "", table_to_markdown(_kept_fits(budget)), "",
                   "A claim is decided at a seed only where every network it compares stopped by patience there "
                   "(the budget gate).", "",
+                  "## The budget gate, claim by claim", "",
+                  table_to_markdown(_gate_odds(budget, len(design["seeds"]))), "",
+                  f"`passed`: the recorded seeds at which every network the claim compares converged. `a_seed`: "
+                  "the chance of that at a seed, the product of those networks' convergence rates over the "
+                  "recorded seeds (as if they converged independently, our assumption; `passed` is what "
+                  f"happened). `every_seed`: the chance that all {len(design['seeds'])} planned seeds pass, which "
+                  "a verdict needs under a rule that asks every seed to decide. `rate_needed`: the convergence "
+                  f"rate a kept fit of each compared network would need for all planned seeds to pass with "
+                  f"probability {GATE_ODDS:.0%} (ours, the power convention). The gate's other part, equal usable "
+                  "trials, is not counted here.", "",
                   "## The networks' budget and convergence", "", table_to_markdown(budget), ""]
     if walls:
         lines += ["## Time per seed", "", table_to_markdown(pd.DataFrame(walls)), "",
