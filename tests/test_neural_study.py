@@ -33,5 +33,8 @@ def test_the_gate_counts_seeds_whose_compared_networks_all_converged_and_sizes_t
     # claims over both losses count the recorded ones.
     assert "gbt_softmax_beats_networks" not in odds.index
     assert odds.loc["softmax_helps_networks"].networks == 5
+    # A network a seed's summary lacks counts as unconverged there.
+    lacking = _gate_odds(_budget({1: every, 2: {m: r for m, r in every.items() if m != "SetRank"}}), planned=5)
+    assert lacking.set_index("claim").loc["trees_beat_networks", "passed"] == 1
     # A network converged everywhere needs no more: at rate 1 every seed passes.
     assert _gate_odds(_budget({1: every, 2: every}), planned=5).every_seed.eq(1).all()

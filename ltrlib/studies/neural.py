@@ -157,8 +157,9 @@ def _gate_odds(budget: pd.DataFrame, planned: int) -> pd.DataFrame:
     stop_reason``)."""
     from ltrlib.fidelity.bilambdamart import COMPARED, NEURAL_CLAIMS
 
+    # A network a seed's summary does not name counts as unconverged there: nothing shows it converged.
     converged = budget.assign(ok=budget.stop_reason == "patience").pivot_table(
-        index="seed", columns="model", values="ok", aggfunc="first")
+        index="seed", columns="model", values="ok", aggfunc="first").fillna(False).astype(bool)
     rows = []
     for claim in (c.name for c in NEURAL_CLAIMS):
         nets = [m for m in COMPARED.get(claim, ()) if m in converged.columns]
