@@ -6,12 +6,14 @@ import pandas as pd
 import pytest
 
 from ltrlib.fidelity.bilambdamart import COMPARED, NEURAL_LAMBDARANK
+from ltrlib.neural.ranker import CONVERGED
 from ltrlib.studies.neural import GATE_ODDS, _gate_odds
 
 
 def _budget(stops: dict[int, dict[str, str]]) -> pd.DataFrame:
-    return pd.DataFrame([{"seed": seed, "model": m, "stop_reason": r} for seed, fits in stops.items()
-                         for m, r in fits.items()])
+    """Summary rows as a neural seed records them: its ``converged`` is stopping by patience."""
+    return pd.DataFrame([{"seed": seed, "model": m, "stop_reason": r, "converged": r == CONVERGED}
+                         for seed, fits in stops.items() for m, r in fits.items()])
 
 
 def test_the_gate_counts_seeds_whose_compared_networks_all_converged_and_sizes_the_rate_needed():

@@ -154,11 +154,12 @@ def _gate_odds(budget: pd.DataFrame, planned: int) -> pd.DataFrame:
     ``planned``-th power ``every_seed``, and ``rate_needed``, the per-fit rate, the same for
     every compared network, at which all planned seeds pass with probability `GATE_ODDS`.
     ``budget``: the recorded seeds' ``neural_tuning_summary.csv`` rows (``seed, model,
-    stop_reason``)."""
+    converged``), whose ``converged`` is the very field the gate reads
+    (`ltrlib.fidelity.bilambdamart.spent_budgets`)."""
     from ltrlib.fidelity.bilambdamart import COMPARED, NEURAL_CLAIMS
 
     # A network a seed's summary does not name counts as unconverged there: nothing shows it converged.
-    converged = budget.assign(ok=budget.stop_reason == "patience").pivot_table(
+    converged = budget.assign(ok=budget.converged.astype(bool)).pivot_table(
         index="seed", columns="model", values="ok", aggfunc="first").fillna(False).astype(bool)
     rows = []
     for claim in (c.name for c in NEURAL_CLAIMS):
@@ -240,12 +241,13 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
         lines += figure_lines(figure, "Each model's test NDCG@5 minus the best network's, a dot a seed",
                               NETWORKS_CAPTION)
     if spent:
-        budget = pd.concat(spent)[["seed", "model", "usable", "stop_reason", "best_step", "steps", "trials_converged"]]
+        summaries = pd.concat(spent)
+        budget = summaries[["seed", "model", "usable", "stop_reason", "best_step", "steps", "trials_converged"]]
         lines += ["## Kept fits across seeds", "", table_to_markdown(_kept_fits(budget)), "",
                   "A claim is decided at a seed only where every network it compares stopped by patience there "
                   "(the budget gate).", "",
                   "## The budget gate, claim by claim", "",
-                  table_to_markdown(_gate_odds(budget, len(design["seeds"]))), "",
+                  table_to_markdown(_gate_odds(summaries, len(design["seeds"]))), "",
                   f"`passed`: the recorded seeds at which every network the claim compares converged. `a_seed`: "
                   "the chance of that at a seed, the product of those networks' convergence rates over the "
                   "recorded seeds (as if they converged independently, our assumption; `passed` is what "
