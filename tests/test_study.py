@@ -100,7 +100,7 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
 
     models = networks_across_seeds({0: neural / "seeds" / "seed0"})
     nets = models[models.kind == "network"].set_index("model")
-    assert dict(nets.converged) == dict(zip(spent.model, spent.stop_reason == "patience"))
+    assert dict(nets.converged) == dict(zip(spent.model, spent.converged.astype(bool)))
     assert models[models.kind == "tree"].converged.isna().all() and len(models[models.kind == "tree"])
     assert (models.groupby("loss").apply(lambda g: g[g.kind == "network"].gap.max(), include_groups=False) == 0).all()
     assert (neural / "figures" / "networks.png").exists() and "](figures/networks.png)" in text

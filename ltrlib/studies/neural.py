@@ -182,24 +182,34 @@ NETWORKS_CAPTION = ("Each dot is a seed: a model's mean test NDCG@5 over the see
                     "of 0 beat every network of its loss at that seed.")
 
 
-def networks_across_seeds(recorded: dict[int, Path]) -> pd.DataFrame:
+def _tuning_summaries(recorded: dict[int, Path]) -> dict[int, pd.DataFrame]:
+    """Each recorded seed's ``neural_tuning_summary.csv`` (``{seed: its rows}``), read once
+    for every table and figure of a summary; seeds without one are left out."""
+    found = {seed: d / "tables" / NEURAL_NOTEBOOK / "neural_tuning_summary.csv" for seed, d in recorded.items()}
+    return {seed: read_table(f) for seed, f in sorted(found.items()) if f.exists()}
+
+
+def networks_across_seeds(recorded: dict[int, Path],
+                          summaries: dict[int, pd.DataFrame] | None = None) -> pd.DataFrame:
     """Per recorded seed (``{seed: record folder}``) and model, its test NDCG@5 minus the
     seed's best network of the same loss (``gap``, from the seed's ``ranker_means.csv``), and
-    for a network whether its kept fit stopped by patience (``converged``, from its
-    ``neural_tuning_summary.csv``; False where that does not name it, since nothing shows
-    it converged; empty for a tree): ``seed, model, loss, kind, gap, converged``, what
-    `ltrlib.plots.networks_across_seeds` draws. Seeds without ``ranker_means.csv`` are left
-    out."""
+    for a network whether its kept fit converged (``converged``, the field of its
+    ``neural_tuning_summary.csv`` that the budget gate reads; False where that does not name
+    it, since nothing shows it converged; empty for a tree): ``seed, model, loss, kind, gap,
+    converged``, what `ltrlib.plots.networks_across_seeds` draws. ``summaries``: those
+    tables as `_tuning_summaries` reads them, when the caller has them already. Seeds
+    without ``ranker_means.csv`` are left out."""
+    summaries = _tuning_summaries(recorded) if summaries is None else summaries
     frames = []
     for seed, d in sorted(recorded.items()):
         tables = d / "tables" / NEURAL_NOTEBOOK
         if not (tables / "ranker_means.csv").exists():
             continue
         means = read_table(tables / "ranker_means.csv", usecols=["model", "loss", "kind", "gap"])
-        summary = tables / "neural_tuning_summary.csv"
-        stops = (read_table(summary, usecols=["model", "stop_reason"]).set_index("model").stop_reason
-                 if summary.exists() else pd.Series(dtype=object))
-        converged = means.model.map(stops == "patience").fillna(False).astype(object).where(means.kind == "network")
+        kept = summaries.get(seed)
+        fits = (kept.set_index("model").converged.astype(bool) if kept is not None
+                else pd.Series(dtype=bool))
+        converged = means.model.map(fits).fillna(False).astype(object).where(means.kind == "network")
         frames.append(means.assign(seed=seed, converged=converged))
     columns = ["seed", "model", "loss", "kind", "gap", "converged"]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
@@ -214,14 +224,13 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     design = StudyDesign.read(study_dir)
     recorded = {s: d for s, d in _recorded(study_dir).items() if s in design["seeds"]}
     per_seed, across = neural_across_seeds(recorded, planned=len(design["seeds"]), rule=design["rule"])
-    spent, walls = [], []
+    summaries = _tuning_summaries(recorded)
+    spent = [rows.assign(seed=seed) for seed, rows in summaries.items()]
+    walls = []
     for seed, d in recorded.items():
         meta = SeedRecord.read(d)
         walls.append({"seed": seed, **_seed_minutes(meta), **_trial_minutes(d),
                       "device": meta["metrics"].get("device", ""), "code": _seed_code(d)})
-        summary = d / "tables" / NEURAL_NOTEBOOK / "neural_tuning_summary.csv"
-        if summary.exists():
-            spent.append(read_table(summary).assign(seed=seed))
     params = ", ".join(f"{k} = {v}" for k, v in design["parameters"].items())
     grid = (per_seed.pivot_table(index="claim", columns="seed", values="ours", aggfunc="first")
             .reindex(across.claim) if not per_seed.empty else pd.DataFrame())
@@ -233,7 +242,7 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
              f"Regenerate: `{command}` (finished seeds are read back, not rerun).", "",
              "## Across seeds", "", table_to_markdown(across.drop(columns="statement")), "",
              "## Per seed", "", table_to_markdown(grid, index=True) if not grid.empty else "(no seed yet)", ""]
-    models = networks_across_seeds(recorded)
+    models = networks_across_seeds(recorded, summaries)
     if not models.empty:
         from ltrlib import plots
 
