@@ -511,6 +511,10 @@ def _add_study_parser(subparsers) -> None:
     study.add_argument("--reading", default="", metavar="RULE",
                        help="ledger: run nothing; read the recorded seeds by another rule version (v1, v2) into "
                        "reports/<study>-reading-<RULE>/, labelled a secondary reading (the study stays as it is)")
+    study.add_argument("--beside", default="", metavar="FIRST",
+                       help="ledger: run nothing; set the study beside an earlier recorded one (e.g. ledger-small): "
+                       "both head tables, every check whose verdict changed and why (a mended check, the rule, the "
+                       "protocol or the seeds), and why checks are not decided, into reports/<study>-beside-<FIRST>/")
     study.add_argument("--figures", action="store_true",
                        help="ledger: run nothing; draw the study's verdict chart from its recorded study.csv into "
                        "reports/<study>/figures/, deciding nothing again (for a study recorded before it had "
@@ -541,6 +545,12 @@ def _study(args: argparse.Namespace) -> int:
 
         command = f"{sessions.cli_command()} study ledger --study {recorded.name} --reading {args.reading}"
         print(write_ledger_reading(recorded, args.reading, command) / "reading.md")
+        return 0
+    if args.name == "ledger" and args.beside:
+        from ltrlib.studies import write_study_changes
+
+        command = f"{sessions.cli_command()} study ledger --study {recorded.name} --beside {args.beside}"
+        print(write_study_changes(recorded.parent / args.beside, recorded, command) / "beside.md")
         return 0
     if args.name == "ledger" and args.figures:
         from ltrlib.studies import write_recorded_verdicts

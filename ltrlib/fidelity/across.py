@@ -78,9 +78,9 @@ from ltrlib.fidelity.sources import one_setup_at_several_seeds
 from ltrlib.foltr.federated import discount_sum
 
 __all__ = ["ACROSS_COLUMNS", "ACROSS_COLUMNS_V2", "ALPHA", "DEFAULT_RULE", "FLOOR", "MARGINS", "MIN_SEEDS", "POWER",
-           "READINGS_V2", "RULE", "RULES", "RULE_V2", "SEED_DEPENDENT", "Margin", "across_columns", "across_runs",
-           "comparison_tests", "decide_across", "design_terms", "effect_ratio_intervals", "margin_of", "rule_of",
-           "rule_version"]
+           "READINGS_V2", "REASONS_V2", "RULE", "RULES", "RULE_V2", "SEED_DEPENDENT", "Margin", "across_columns",
+           "across_runs", "comparison_tests", "decide_across", "design_terms", "effect_ratio_intervals", "margin_of",
+           "rule_of", "rule_version"]
 
 #: The fewest seeds a verdict across seeds is decided on (ours: the issue's five; at 5 seeds
 #: the one-sided critical t is 2.13 and a unanimous sign test's p is 1/32).
@@ -194,7 +194,18 @@ DEFAULT_RULE = "v2"
 #: the smallest Holm-corrected Cochran's Q p of its comparisons, and, for a check not
 #: decided, the seeds the observed mean and spread would need.
 ACROSS_COLUMNS_V2 = [*ACROSS_COLUMNS, "comparison", "mean", "low", "high", "margin", "margin_source", "q_p",
-                     "seeds_needed"]
+                     "seeds_needed", "reason"]
+#: Why rule v2 leaves a check not decided, or finds it seed-dependent: its ``reason`` column
+#: (empty where the check holds or fails), what a study's closing count groups by; the
+#: evidence gives the numbers.
+WHY_HETEROGENEOUS = "heterogeneity shown (Cochran's Q)"
+WHY_MORE_SEEDS = "more seeds needed: no heterogeneity shown"
+WHY_UNTESTABLE = "more seeds needed: heterogeneity not testable"
+WHY_SPLIT = "the seeds' verdicts split, no per-seed effect to test"
+WHY_FEW_SEEDS = "too few usable seeds (the budget gate or missing runs count here)"
+WHY_PART = "holds on what it reads, part of the claim only"
+WHY_ABSENT = "not available at any seed"
+REASONS_V2 = (WHY_HETEROGENEOUS, WHY_MORE_SEEDS, WHY_UNTESTABLE, WHY_SPLIT, WHY_FEW_SEEDS, WHY_PART, WHY_ABSENT)
 
 
 def across_columns(rule: str) -> list[str]:
@@ -553,17 +564,20 @@ def _decide_v2(per_seed: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
                "beyond": bool(g.beyond.astype(bool).any()), "rule": rule, "seeds": len(g),
                "per_seed": " ".join(_MARK.get(v, "?") for v in g.ours), **counts, "p": math.nan, "p_holm": math.nan,
                "verdict": "", "evidence": "", "comparison": "", "mean": math.nan, "low": math.nan, "high": math.nan,
-               "margin": math.nan, "margin_source": "", "q_p": math.nan, "seeds_needed": math.nan}
+               "margin": math.nan, "margin_source": "", "q_p": math.nan, "seeds_needed": math.nan, "reason": ""}
         if counts["not available"] == len(g):
-            row.update(verdict=VERDICTS[None], evidence=f"not available at any of {len(g)} seeds")
+            row.update(verdict=VERDICTS[None], evidence=f"not available at any of {len(g)} seeds",
+                       reason=WHY_ABSENT)
         elif rule == "verdicts" or mine is None:
             verdict, why = _by_verdicts(counts)
+            reason = WHY_FEW_SEEDS if verdict == NOT_DECIDED else ""
             if verdict == SEED_DEPENDENT:
                 verdict, why = NOT_DECIDED, f"{why}: a split of verdicts is no test of dependence on the seed"
-            row.update(rule="verdicts", verdict=verdict, evidence=why)
+                reason = WHY_SPLIT
+            row.update(rule="verdicts", verdict=verdict, evidence=why, reason=reason)
         elif mine.n.min() < MIN_SEEDS:
             row.update(verdict=NOT_DECIDED, evidence=f"an effect at {int(mine.n.min())} usable seeds; the rule "
-                                                     f"needs {MIN_SEEDS}")
+                                                     f"needs {MIN_SEEDS}", reason=WHY_FEW_SEEDS)
         else:
             row["p"] = float(mine.p_hold.max())
             row["evidence"] = "; ".join(_said_v2(t) for t in mine.itertuples())
@@ -580,7 +594,7 @@ def _decide_v2(per_seed: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
 
 
 _VERDICT_V2_FIELDS = ("verdict", "evidence", "comparison", "mean", "low", "high", "margin", "margin_source", "q_p",
-                      "seeds_needed")
+                      "seeds_needed", "reason")
 
 
 def _verdict_v2(r, tests: pd.DataFrame) -> tuple:
@@ -590,7 +604,7 @@ def _verdict_v2(r, tests: pd.DataFrame) -> tuple:
     kind, unread = _kind_v2(r.source, r.claim)
     failing = tests[tests.p_fail < ALPHA]
     q_p = float(np.nanmin(corrected(tests.q_p.to_numpy()))) if tests.q_p.notna().any() else math.nan
-    needed = math.nan
+    needed, reason = math.nan, ""
     what = {"effect": "above 0", "no difference": "within the margin", "no gain": "below the margin"}[kind]
     if not failing.empty:
         t = failing.loc[failing.p_fail.idxmin()]
@@ -601,11 +615,13 @@ def _verdict_v2(r, tests: pd.DataFrame) -> tuple:
         verdict, why = "holds", f"every comparison {what} (Holm p = {r.p_holm:.4f})"
         if unread:
             verdict, why = NOT_DECIDED, f"{why}, but this reads part of the claim only: {unread}"
+            reason = WHY_PART
     else:
         t = tests.loc[tests.p_hold.idxmax()]
         if not math.isnan(q_p) and q_p < ALPHA:
             verdict, why = SEED_DEPENDENT, (f"no test decides it (Holm p = {r.p_holm:.4f}), and the seeds' effects "
                                             f"are heterogeneous (Cochran's Q, Holm p = {q_p:.2g})")
+            reason = WHY_HETEROGENEOUS
         else:
             # The level Holm leaves this check's own p: it holds once p falls below it.
             level = ALPHA * r.p / r.p_holm if r.p_holm > 0 else ALPHA
@@ -619,10 +635,11 @@ def _verdict_v2(r, tests: pd.DataFrame) -> tuple:
                  "heterogeneity not testable: " + "; ".join(sorted(set(tests.q_why[tests.q_p.isna()]))))
             verdict, why = NOT_DECIDED, (f"more seeds needed: no test decides it (Holm p = {r.p_holm:.4f}); {q}; "
                                          f"{seeds}")
+            reason = WHY_MORE_SEEDS if not math.isnan(q_p) else WHY_UNTESTABLE
     if kind != rule_of(r.source, r.claim):
         why = f"decided on the seeds' means by `{kind}`: {why}"
     return (verdict, f"{why}: {r.evidence}", t.comparison, t["mean"], t.low, t.high, t.margin, t.margin_source,
-            q_p, needed)
+            q_p, needed, reason)
 
 
 def effect_ratio_intervals(effects: pd.DataFrame) -> pd.DataFrame:

@@ -45,6 +45,7 @@ from ltrlib.studies.cluster import THREADS_PER_SEED, dispatch, local_cluster
 from ltrlib.studies.ledger import LEDGER_VERDICTS, _ledger_frames, ledger_design, ledger_headline, ledger_reading
 from ltrlib.studies.ledger import ledger_verdict_frame, run_ledger_study, write_ledger_figures, write_ledger_power
 from ltrlib.studies.ledger import write_ledger_reading, write_ledger_summary, write_recorded_verdicts
+from ltrlib.studies.compare import study_changes, write_study_changes
 from ltrlib.studies.loop import _check_design, _seed_minutes, parse_seeds
 from ltrlib.studies.neural import NEURAL_PROFILES, neural_design, run_neural_study, write_neural_summary
 from ltrlib.study_record import SeedRecord, StudyDesign
@@ -52,6 +53,7 @@ from ltrlib.study_record import SeedRecord, StudyDesign
 __all__ = ["JOURNAL", "KEPT_TABLES", "LEDGER_VERDICTS", "NEURAL_PROFILES", "SeedRecord", "StudyDesign",
            "THREADS_PER_SEED", "checkpoint", "dispatch", "ledger_design", "ledger_headline", "ledger_reading",
            "ledger_verdict_frame", "local_cluster", "neural_design", "parse_seeds", "record_seed",
-           "run_bilambdamart_study", "run_ledger_study", "run_neural_study", "study_design", "summary_markdown",
+           "run_bilambdamart_study", "run_ledger_study", "run_neural_study", "study_changes", "study_design",
+           "summary_markdown",
            "write_ledger_figures", "write_ledger_power", "write_ledger_reading", "write_ledger_summary",
-           "write_neural_summary", "write_recorded_verdicts", "write_summary"]
+           "write_neural_summary", "write_recorded_verdicts", "write_study_changes", "write_summary"]

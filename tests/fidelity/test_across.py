@@ -18,10 +18,18 @@ from ltrlib.fidelity.across import (
     MARGINS,
     MIN_SEEDS,
     READINGS_V2,
+    REASONS_V2,
     RULE,
     RULE_V2,
     RULES,
     SEED_DEPENDENT,
+    WHY_ABSENT,
+    WHY_FEW_SEEDS,
+    WHY_HETEROGENEOUS,
+    WHY_MORE_SEEDS,
+    WHY_PART,
+    WHY_SPLIT,
+    WHY_UNTESTABLE,
     decide_across,
     design_terms,
     margin_of,
@@ -182,6 +190,9 @@ def test_v2_effect_holds_fails_and_without_heterogeneity_needs_more_seeds():
     means = out.loc["means"]
     assert means.verdict == "not decided" and math.isnan(means.q_p)
     assert "heterogeneity not testable: no within-seed SE" in means.evidence
+    # The reason a closing count groups by: empty where a test decides.
+    assert (noise.reason, means.reason) == (WHY_MORE_SEEDS, WHY_UNTESTABLE)
+    assert out.loc[["up", "down"], "reason"].tolist() == ["", ""]
 
 
 def test_v2_seed_dependent_only_where_heterogeneity_is_shown():
@@ -196,6 +207,7 @@ def test_v2_seed_dependent_only_where_heterogeneity_is_shown():
     assert "heterogeneous (Cochran's Q" in out.loc["real", "evidence"] and math.isnan(out.loc["real", "seeds_needed"])
     assert out.loc["noise", "verdict"] == "not decided" and out.loc["noise", "q_p"] > 0.05
     assert out.loc["few", "verdict"] == "not decided" and f"from {MIN_PAIRS - 3} units" in out.loc["few", "evidence"]
+    assert out.reason.tolist() == [WHY_HETEROGENEOUS, WHY_MORE_SEEDS, WHY_UNTESTABLE]
 
 
 def test_v2_no_difference_holds_only_when_equivalence_is_shown_within_the_margin():
@@ -253,6 +265,8 @@ def test_v2_verdicts_split_is_not_decided_not_seed_dependent():
     assert out.loc["all", "verdict"] == "holds" and out.loc["none", "verdict"] == "does not hold"
     assert out.loc["split", "verdict"] == "not decided" and "no test of dependence" in out.loc["split", "evidence"]
     assert out.loc["absent", "verdict"] == "not available"
+    assert out.reason.tolist() == ["", "", WHY_SPLIT, WHY_ABSENT] and set(out.reason) - {""} <= set(REASONS_V2)
+    assert out.reason.tolist() == ["", "", WHY_SPLIT, WHY_ABSENT] and set(out.reason) - {""} <= set(REASONS_V2)
 
 
 def test_v2_few_runs_a_seed_are_decided_on_the_seed_means():
@@ -270,6 +284,7 @@ def test_v2_few_runs_a_seed_are_decided_on_the_seed_means():
     assert "reads part of the claim only" in v2.loc["stays below", "evidence"]
     assert v2.loc["stays below", "evidence"].startswith("decided on the seeds' means by `effect`")
     assert v2.loc["few pairs", "verdict"] == "holds"
+    assert v2.loc["stays below", "reason"] == WHY_PART and v2.loc["closes", "reason"] == ""
 
 
 def test_v2_keeps_the_budget_gate_and_the_seed_minimum():
@@ -278,6 +293,7 @@ def test_v2_keeps_the_budget_gate_and_the_seed_minimum():
               _check(EFFECT, "four", ["holds"] * 4, [0.01, 0.012, 0.011, 0.01]))
     assert out.loc["gated", "verdict"] == "not decided"
     assert out.loc["four", "verdict"] == "not decided" and "needs 5" in out.loc["four", "evidence"]
+    assert out.reason.tolist() == [WHY_FEW_SEEDS, WHY_FEW_SEEDS]
 
 
 def test_an_effect_carries_its_standard_error_over_its_units():

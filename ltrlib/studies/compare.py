@@ -1,0 +1,268 @@
+"""Two recorded ledger studies side by side, ``ltrlib study ledger --study SECOND --beside
+FIRST``: per paper the verdict counts of both, and every check whose verdict changed from
+the first study to the second, with why, read off a ladder of readings that each change one
+thing (`ladder_changes`):
+
+1. the first study as it recorded itself (its ``study.csv``, its registered rule, its
+   checks as they read then);
+2. its seeds rebuilt with today's checks, by its registered rule: a change is a check
+   mended since (or new, or gone);
+3. the same, by the second study's rule: a change is the rule's;
+4. the second study's seeds rebuilt with today's checks, by its rule: a change is the
+   seeds', or, for a paper whose notebooks ran with other parameters (the seeds'
+   ``run.json``), the protocol's or the seeds', which these readings cannot tell apart.
+
+And why the second study leaves its checks not decided or seed-dependent, counted by the
+rule's ``reason`` (`ltrlib.fidelity.across.REASONS_V2`). Written beside both, into neither:
+``reports/<second>-beside-<first>/beside.md`` and ``changes.csv``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from ltrlib.atomic import atomic_write_text
+from ltrlib.records import read_table
+from ltrlib.report import table_to_markdown
+from ltrlib.studies.ledger import LEDGER_VERDICTS, ledger_reading
+from ltrlib.studies.records import _recorded
+from ltrlib.study_record import StudyDesign
+
+__all__ = ["LADDER", "ladder_changes", "protocol_changes", "study_changes", "write_study_changes"]
+
+KEY = ["source", "claim", "scope"]
+#: The ladder's readings, in order (see the module's docstring); each is a table of every
+#: check (``source, claim, kind, scope, beyond, verdict``).
+LADDER = ("first", "first_today", "first_by_rule", "second")
+#: A run's own parameters, which differ from seed to seed by design: not the protocol.
+OWN_PARAMETERS = ("run_id", "seed")
+
+
+def protocol_changes(first: dict[int, Path], second: dict[int, Path]) -> dict[str, str]:
+    """Per paper (its source, `ltrlib.fidelity.ledger.PAPERS`), how the notebooks it reads
+    ran differently in two studies' recorded seeds (``{seed: record folder}``), from each
+    seed's ``run.json``: ``"<notebook>: <name> <first's> → <second's>"`` for every
+    parameter (the run's own, `OWN_PARAMETERS`, aside) whose values differ; a parameter a
+    notebook was not given reads as its default. Papers whose notebooks ran alike are left
+    out."""
+    from ltrlib.fidelity.ledger import PAPERS
+
+    def ran(records: dict[int, Path]) -> dict[str, dict[str, set[str]]]:
+        out: dict[str, dict[str, set[str]]] = {}
+        for d in records.values():
+            manifest = d / "run.json"
+            if not manifest.exists():
+                continue
+            for notebook, entry in json.loads(manifest.read_text())["notebooks"].items():
+                for name, value in (entry.get("parameters") or {}).items():
+                    if name not in OWN_PARAMETERS:
+                        out.setdefault(notebook, {}).setdefault(name, set()).add(json.dumps(value))
+        return out
+
+    a, b = ran(first), ran(second)
+    changes = {}
+    for source, paper in PAPERS.items():
+        said = []
+        for notebook in paper.reads:
+            mine, theirs = a.get(notebook, {}), b.get(notebook, {})
+            for name in sorted(set(mine) | set(theirs)):
+                was, now = mine.get(name, {"(default)"}), theirs.get(name, {"(default)"})
+                if was != now:
+                    said.append(f"{notebook}: {name} {', '.join(sorted(was))} → {', '.join(sorted(now))}")
+        if said:
+            changes[source] = "; ".join(said)
+    return changes
+
+
+def ladder_changes(readings: dict[str, pd.DataFrame], registered: str, rule: str,
+                   protocol: dict[str, str]) -> pd.DataFrame:
+    """Every check in any of the `LADDER`'s ``readings``, its verdict in each, and ``why``:
+    each step of the ladder at which it changed, said as what that step changes (a mend
+    since the first study, the rule ``registered`` → ``rule``, the seeds, or, for a paper in
+    ``protocol`` (`protocol_changes`), the protocol or the seeds). ``changed``: the first
+    study's verdict differs from the second's; ``mended``, ``by_rule``, ``by_seeds``: the
+    step from the first study to today's checks, from its rule to the second's, from the first
+    study's seeds to the second's, changed it; ``counted``: a claim of the paper in its scope
+    (what the head tables count), by its latest reading, and ``counted_first`` as the first
+    study counted it. A check a reading lacks is empty there."""
+    frames = {name: readings[name].drop_duplicates(KEY).set_index(KEY) for name in LADDER}
+    keys = list(dict.fromkeys([k for name in ("second", "first_by_rule", "first_today", "first")
+                               for k in frames[name].index]))
+    table = pd.DataFrame(index=pd.MultiIndex.from_tuples(keys, names=KEY))
+    kinds = pd.concat([frames[n][["kind", "beyond"]] for n in ("second", "first_by_rule", "first_today", "first")])
+    kinds = kinds[~kinds.index.duplicated()].reindex(table.index)
+    table["kind"], table["beyond"] = kinds.kind, kinds.beyond.astype(bool)
+    for name in LADDER:
+        table[name] = frames[name].verdict.reindex(table.index)
+    present = table[list(LADDER)].notna()
+    table["mended"] = present["first"] & present.first_today & (table["first"] != table.first_today)
+    table["by_rule"] = present.first_today & present.first_by_rule & (table.first_today != table.first_by_rule)
+    table["by_seeds"] = present.first_by_rule & present.second & (table.first_by_rule != table.second)
+    whys = []
+    for (source, _, _), r in table.iterrows():
+        why = []
+        if present.loc[r.name, "first_today"] != present.loc[r.name, "first"]:
+            why.append("a check new since the first study" if pd.isna(r["first"]) else
+                       "a check gone since the first study")
+        if r.mended:
+            why.append("the check, mended since the first study")
+        if r.by_rule:
+            why.append(f"the rule ({registered} → {rule})")
+        if r.by_seeds:
+            why.append(f"the protocol ({protocol[source]}) or the seeds" if source in protocol else "the seeds")
+        whys.append("; ".join(why))
+    table["changed"] = table["first"].fillna("") != table["second"].fillna("")
+    table["counted"] = (table.kind == "claim") & ~table.beyond
+    was = frames["first"].reindex(table.index)
+    table["counted_first"] = (was.kind == "claim") & ~was.beyond.fillna(True).astype(bool)
+    table["why"] = whys
+    return table.reset_index()[[*KEY, "kind", "counted", "counted_first", *LADDER, "changed", "mended", "by_rule",
+                                "by_seeds", "why"]]
+
+
+def _recorded_csv(study_dir: Path) -> pd.DataFrame:
+    path = study_dir / "study.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: the study has no summary to compare (`ltrlib study ledger --study "
+                                f"{study_dir.name} --summarise-only` writes it from its recorded seeds)")
+    return read_table(path, dtype={"beyond": bool})
+
+
+def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike
+                  ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict]:
+    """Two recorded ledger studies' readings (`LADDER`) and their `ladder_changes`:
+    ``(changes, readings, context)``, ``context`` the rule versions, the `protocol_changes`
+    and each study's recorded and planned seeds, and ``stale``, the checks whose verdict in the
+    second study's own ``study.csv`` differs from its seeds read today (a summary older than
+    today's checks). The first study's seeds are rebuilt with today's checks by both rules
+    (`ledger_reading`) and its ``study.csv`` read as recorded; the second's seeds are rebuilt
+    by its rule, so that the last step changes the seeds alone; neither study is written to."""
+    from ltrlib.fidelity.across import rule_version
+
+    first_dir, second_dir = Path(first_dir), Path(second_dir)
+    designs = {name: StudyDesign.read(d) for name, d in (("first", first_dir), ("second", second_dir))}
+    registered, rule = rule_version(designs["first"]), rule_version(designs["second"])
+    today, _ = ledger_reading(first_dir, registered)
+    by_rule = today if rule == registered else ledger_reading(first_dir, rule)[0]
+    second, _ = ledger_reading(second_dir, rule)
+    if second.empty:
+        raise ValueError(f"--beside: {second_dir.name} has no recorded seed to compare")
+    readings = {"first": _recorded_csv(first_dir), "first_today": today, "first_by_rule": by_rule, "second": second}
+    seeds = {name: sorted(s for s in _recorded(d) if s in designs[name]["seeds"])
+             for name, d in (("first", first_dir), ("second", second_dir))}
+    protocol = protocol_changes(*({s: _recorded(d)[s] for s in seeds[name]}
+                                  for name, d in (("first", first_dir), ("second", second_dir))))
+    # The second study's own summary, if older than today's checks, is not what is compared: say so.
+    stale = None  # the second study has no summary of its own yet
+    if (second_dir / "study.csv").exists():
+        recorded = _recorded_csv(second_dir).set_index(KEY).verdict
+        stale = int((recorded.reindex(second.set_index(KEY).index) != second.set_index(KEY).verdict).sum())
+    context = {"registered": registered, "rule": rule, "protocol": protocol, "seeds": seeds,
+               "planned": {name: designs[name]["seeds"] for name in designs}, "stale": stale}
+    return ladder_changes(readings, registered, rule, protocol), readings, context
+
+
+def _counts(readings: dict[str, pd.DataFrame], labels: dict[str, str]) -> pd.DataFrame:
+    """Per paper and reading, its counted checks by verdict (`LEDGER_VERDICTS`), as the
+    studies' head tables count them."""
+    from ltrlib.fidelity.ledger import PAPERS
+
+    rows = []
+    for source, paper in PAPERS.items():
+        for name, label in labels.items():
+            r = readings[name]
+            g = r[(r.source == source) & (r.kind == "claim") & ~r.beyond.astype(bool)]
+            if len(g):
+                rows.append({"paper": paper.short_name, "reading": label, "checks": len(g),
+                             **{v: int((g.verdict == v).sum()) for v in LEDGER_VERDICTS}})
+    return pd.DataFrame(rows)
+
+
+def _undecided(second: pd.DataFrame) -> pd.DataFrame:
+    """The second study's counted checks not decided or seed-dependent, by verdict and the
+    rule's reason (``reason``; a study decided before the rule said one has none) and paper."""
+    from ltrlib.fidelity.across import SEED_DEPENDENT
+    from ltrlib.fidelity.claims import NOT_DECIDED
+    from ltrlib.fidelity.ledger import PAPERS
+
+    counted = second[(second.kind == "claim") & ~second.beyond.astype(bool)
+                     & second.verdict.isin([NOT_DECIDED, SEED_DEPENDENT])]
+    if counted.empty:
+        return pd.DataFrame(columns=["verdict", "reason", "checks"])
+    reason = counted["reason"].fillna("") if "reason" in counted else pd.Series("", index=counted.index)
+    named = counted.assign(reason=reason.replace("", "(not recorded)"),
+                           paper=counted.source.map(lambda s: PAPERS[s].short_name))
+    table = named.pivot_table(index=["verdict", "reason"], columns="paper", values="claim", aggfunc="count",
+                              fill_value=0)
+    return table.assign(checks=table.sum(axis=1)).reset_index()
+
+
+def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike, command: str = "") -> Path:
+    """`study_changes` written beside both studies, into neither:
+    ``reports/<second>-beside-<first>/beside.md`` (the head tables side by side, the
+    changes by step, every counted check that changed and why, the second study's checks
+    not decided or seed-dependent by reason) and ``changes.csv`` (every check). Returns the
+    folder."""
+    first_dir, second_dir = Path(first_dir), Path(second_dir)
+    changes, readings, ctx = study_changes(first_dir, second_dir)
+    first, second = first_dir.name, second_dir.name
+    registered, rule = ctx["registered"], ctx["rule"]
+    # Numbered as the ladder's steps, so that two readings never share a label (one rule for both).
+    labels = {"first": f"1. {first}, as recorded ({registered})",
+              "first_today": f"2. {first}, today's checks, {registered}",
+              "first_by_rule": f"3. {first}, today's checks, {rule}",
+              "second": f"4. {second}, today's checks, {rule}"}
+    done, planned = ctx["seeds"]["second"], ctx["planned"]["second"]
+    interim = len(done) < len(planned)
+    counted = changes[changes.counted | changes.counted_first]
+    on_protocol = counted.source.isin(list(ctx["protocol"]))
+    new_or_gone = counted["first"].isna() != counted.first_today.isna()
+    both = counted["first"].notna() & counted.first_today.notna()
+    moved_tally = both & (counted.counted != counted.counted_first)
+    steps = pd.DataFrame([
+        ("1 → 2: a check new or gone since the first study", new_or_gone.sum()),
+        ("1 → 2: a check moved into or out of the tally since the first study", moved_tally.sum()),
+        ("1 → 2: a check mended since the first study", counted.mended.sum()),
+        (f"2 → 3: the rule ({registered} → {rule})", counted.by_rule.sum()),
+        ("3 → 4: the protocol or the seeds (a paper whose notebooks ran otherwise)",
+         (counted.by_seeds & on_protocol).sum()),
+        ("3 → 4: the seeds (the same protocol)", (counted.by_seeds & ~on_protocol).sum()),
+    ], columns=["step", "checks"])
+    moved = counted[counted.changed].rename(columns=labels)
+    protocol = ctx["protocol"]
+    lines = [f"# {second} beside {first}", "",
+             *([f"**Interim**: {len(done)} of {len(planned)} seeds of {second} recorded; its verdicts are not "
+                "the study's until every seed is.", ""] if interim else []),
+             f"- {first}: seeds {ctx['seeds']['first']}, rule {registered}; {second}: seeds {done}, rule {rule}, "
+             "its seeds read with today's checks"
+             + (" (it has no `study.md` of its own yet)." if ctx["stale"] is None else
+                f" (**{ctx['stale']} checks differ from its own `study.md`**, older than today's checks: "
+                f"`ltrlib study ledger --study {second} --summarise-only` rewrites it)." if ctx["stale"] else
+                ", as its own `study.md` reads them."),
+             "- Protocol: " + ("; ".join(f"{s}: {said}" for s, said in protocol.items()) if protocol else
+                               "the notebooks ran with the same parameters in both.") + " Where the protocol "
+             "differs, a change in the second study is the protocol's or the seeds', which these readings cannot "
+             "tell apart.",
+             f"- The ladder: {first} as recorded; its seeds rebuilt with today's checks by {registered} (a change is "
+             f"a mended check); by {rule} (a change is the rule's); {second} (a change is the seeds', or the "
+             "protocol's or the seeds').", "",
+             f"Regenerate: `{command}`." if command else "", "",
+             "## The papers' claims by verdict, reading by reading", "",
+             table_to_markdown(_counts(readings, labels)), "",
+             "## Counted checks changed at each step", "", table_to_markdown(steps), "",
+             "A check can change at more than one step, and change back.", "",
+             f"## Counted checks whose verdict differs between {first} and {second}", "",
+             table_to_markdown(moved[[*KEY, *labels.values(), "why"]].fillna("–")) if not moved.empty else "(none)",
+             "", "A check counted in either study; –: not a check of that reading.", "",
+             f"## {second}'s checks not decided or seed-dependent, by the rule's reason", "",
+             table_to_markdown(_undecided(readings["second"])), "",
+             "Every check, counted or not, at every reading: `changes.csv`.", ""]
+    out = second_dir.parent / f"{second}-beside-{first}"
+    out.mkdir(exist_ok=True)
+    atomic_write_text(out / "beside.md", "\n".join(lines))
+    atomic_write_text(out / "changes.csv", changes.to_csv(index=False))
+    return out

@@ -1,0 +1,111 @@
+"""Two ledger studies side by side (`ltrlib.studies.compare`): the ladder of readings names
+each step at which a check's verdict moved, on hand-made verdicts whose answers are known,
+and on two committed ledger-small seeds registered twice, whose last step must move
+nothing (the same seeds)."""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from ltrlib import cli, config, studies as study
+from ltrlib.fidelity.across import REASONS_V2, SEED_DEPENDENT
+from ltrlib.fidelity.claims import NOT_DECIDED
+from ltrlib.studies.compare import LADDER, _undecided, ladder_changes, protocol_changes
+
+
+def _reading(rows):
+    """A reading's table from ``(source, claim, scope, verdict)`` rows, every one a counted claim."""
+    return pd.DataFrame([{"source": s, "claim": c, "kind": "claim", "scope": sc, "beyond": False, "verdict": v}
+                         for s, c, sc, v in rows])
+
+
+def test_the_ladder_names_the_step_at_which_each_verdict_moved():
+    first = _reading([("noniid", "mended", "a", "holds"), ("noniid", "ruled", "a", "holds"),
+                      ("noniid", "seeded", "a", "holds"), ("foltr", "protocol", "a", "holds"),
+                      ("foltr", "gone", "a", "holds"), ("noniid", "still", "a", "holds"),
+                      ("noniid", "back", "a", "holds")])
+    today = _reading([("noniid", "mended", "a", "does not hold"), ("noniid", "ruled", "a", "holds"),
+                      ("noniid", "seeded", "a", "holds"), ("foltr", "protocol", "a", "holds"),
+                      ("foltr", "new", "a", "holds"), ("noniid", "still", "a", "holds"),
+                      ("noniid", "back", "a", "seed-dependent")])
+    by_rule = today.assign(verdict=today.verdict.mask(today.claim == "ruled", NOT_DECIDED)
+                           .mask(today.claim == "back", NOT_DECIDED))
+    second = by_rule.assign(verdict=by_rule.verdict.mask(by_rule.claim.isin(["seeded", "protocol"]), "does not hold")
+                            .mask(by_rule.claim == "back", "holds"))
+    out = ladder_changes(dict(zip(LADDER, (first, today, by_rule, second))), "v1", "v2",
+                         {"foltr": "07_foltr_noniid: profile (default) → \"paper\""}).set_index("claim")
+    assert out.loc["mended", "why"] == "the check, mended since the first study"
+    assert out.loc["ruled", "why"] == "the rule (v1 → v2)"
+    assert out.loc["seeded", "why"] == "the seeds"
+    assert out.loc["protocol", "why"] == "the protocol (07_foltr_noniid: profile (default) → \"paper\") or the seeds"
+    assert out.loc["new", "why"] == "a check new since the first study" and pd.isna(out.loc["new", "first"])
+    assert out.loc["gone", "why"] == "a check gone since the first study" and pd.isna(out.loc["gone", "second"])
+    # Moved at three steps and back where it began: unchanged overall, every step still named.
+    back = out.loc["back"]
+    assert not back.changed and back.why == "the check, mended since the first study; the rule (v1 → v2); the seeds"
+    assert out.loc["still", "why"] == "" and not out.loc["still", "changed"]
+    assert out.changed.sum() == 6 and list(out.mended) == [c in ("mended", "back") for c in out.index]
+
+
+def _manifest(folder, seed, parameters):
+    folder.mkdir(parents=True)
+    notebooks = {nb: {"parameters": {"run_id": f"x-seed{seed}", "seed": seed, "scale": "small", **extra}}
+                 for nb, extra in parameters.items()}
+    (folder / "run.json").write_text(json.dumps({"notebooks": notebooks}))
+    return folder
+
+
+def test_the_protocol_is_what_a_papers_notebooks_ran_with_beyond_their_run_and_seed(tmp_path):
+    first = {s: _manifest(tmp_path / "a" / str(s), s, {"03_client_models": {}, "07_foltr_noniid": {}})
+             for s in (0, 1)}
+    second = {s: _manifest(tmp_path / "b" / str(s), s, {"03_client_models": {},
+                                                        "07_foltr_noniid": {"profile": "paper"}})
+              for s in (10, 11)}
+    assert protocol_changes(first, second) == {"foltr": '07_foltr_noniid: profile (default) → "paper"'}
+    assert protocol_changes(first, first) == {}
+
+
+def test_two_studies_of_the_same_seeds_move_nothing_at_the_last_step(tmp_path, monkeypatch, capsys):
+    """The committed ledger-small seeds registered as a v1 study and again as a v2 one whose
+    notebook 07 was given another profile: every change is the rule's, none a mend or the
+    seeds'; the second reading is rule v2's reading of ledger-small (committed); its checks
+    not decided are counted by the rule's reason; neither study is written to."""
+    committed = config.PROJ_ROOT / "reports" / "ledger-small"
+    dirs = {}
+    for name, rule in (("A", "v1"), ("B", "v2")):
+        folder = dirs[name] = tmp_path / name
+        shutil.copytree(committed / "seeds", folder / "seeds")
+        (folder / "design.json").write_text(json.dumps(study.ledger_design(name, "small", rule=rule)))
+    across, _ = study.ledger_reading(dirs["A"], "v1")
+    (dirs["A"] / "study.csv").write_text(across.to_csv(index=False))
+    for manifest in (dirs["B"] / "seeds").glob("seed*/run.json"):
+        run = json.loads(manifest.read_text())
+        run["notebooks"]["07_foltr_noniid"]["parameters"]["profile"] = "paper"
+        manifest.write_text(json.dumps(run))
+    before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+    monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
+    assert cli.main(["study", "ledger", "--study", "B", "--beside", "A"]) == 0
+    out = tmp_path / "B-beside-A"
+    assert capsys.readouterr().out.strip() == str(out / "beside.md")
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p in before} == before  # neither study touched
+    changes = pd.read_csv(out / "changes.csv")
+    assert not changes.by_seeds.any() and not changes.mended.any()  # the same seeds, A's summary from today's checks
+    assert changes.by_rule.sum() > 10 and (changes.why[changes.by_rule] == "the rule (v1 → v2)").all()
+    assert (changes.changed == changes.by_rule).all()
+    reading = pd.read_csv(config.PROJ_ROOT / "reports" / "ledger-small-reading-v2" / "reading.csv")
+    assert changes.set_index(["source", "claim", "scope"]).second.to_dict() == \
+        reading.set_index(["source", "claim", "scope"]).verdict.to_dict()
+    text = (out / "beside.md").read_text()
+    assert '07_foltr_noniid: profile (default) → "paper"' in text and "Interim" not in text
+    assert "has no `study.md` of its own yet" in text
+    # Every check rule v2 leaves undecided, and only those, says why, in the rule's words.
+    undecided = reading.verdict.isin([NOT_DECIDED, SEED_DEPENDENT, "not available"])
+    assert (reading.reason.notna() == undecided).all() and set(reading.reason.dropna()) <= set(REASONS_V2)
+    counted = reading[(reading.kind == "claim") & ~reading.beyond & reading.verdict.isin([NOT_DECIDED, SEED_DEPENDENT])]
+    assert _undecided(reading).checks.sum() == len(counted) > 0
+    (tmp_path / "C").mkdir()
+    (tmp_path / "C" / "design.json").write_text(json.dumps(study.ledger_design("C", "small", rule="v1")))
+    with pytest.raises(FileNotFoundError, match=r"C/study.csv: the study has no summary"):
+        study.write_study_changes(tmp_path / "C", dirs["B"])
