@@ -13,6 +13,7 @@ from ltrlib import cli, config, studies as study
 from ltrlib.fidelity.across import REASONS_V2, SEED_DEPENDENT
 from ltrlib.fidelity.claims import NOT_DECIDED
 from ltrlib.studies.compare import LADDER, _undecided, ladder_changes, protocol_changes
+from ltrlib.studies.loop import _seed_code
 
 
 def _reading(rows):
@@ -100,6 +101,8 @@ def test_two_studies_of_the_same_seeds_move_nothing_at_the_last_step(tmp_path, m
     text = (out / "beside.md").read_text()
     assert '07_foltr_noniid: profile (default) → "paper"' in text and "Interim" not in text
     assert "has no `study.md` of its own yet" in text
+    codes = {_seed_code(d) for d in (dirs["A"] / "seeds").iterdir()}
+    assert f"- Code: A's seeds ran {', '.join(sorted(codes))}; B's" in text  # the commits each study's seeds ran
     # Every check rule v2 leaves undecided, and only those, says why, in the rule's words.
     undecided = reading.verdict.isin([NOT_DECIDED, SEED_DEPENDENT, "not available"])
     assert (reading.reason.notna() == undecided).all() and set(reading.reason.dropna()) <= set(REASONS_V2)

@@ -29,6 +29,7 @@ from ltrlib.atomic import atomic_write_text
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown
 from ltrlib.studies.ledger import LEDGER_VERDICTS, ledger_reading
+from ltrlib.studies.loop import _seed_code
 from ltrlib.studies.records import _recorded
 from ltrlib.study_record import StudyDesign
 
@@ -135,8 +136,8 @@ def _recorded_csv(study_dir: Path) -> pd.DataFrame:
 def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike
                   ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict]:
     """Two recorded ledger studies' readings (`LADDER`) and their `ladder_changes`:
-    ``(changes, readings, context)``, ``context`` the rule versions, the `protocol_changes`
-    and each study's recorded and planned seeds, and ``stale``, the checks whose verdict in the
+    ``(changes, readings, context)``, ``context`` the rule versions, the `protocol_changes`,
+    each study's recorded and planned seeds and the code commits they ran (`_seed_code`), and ``stale``, the checks whose verdict in the
     second study's own ``study.csv`` differs from its seeds read today (a summary older than
     today's checks). The first study's seeds are rebuilt with today's checks by both rules
     (`ledger_reading`) and its ``study.csv`` read as recorded; the second's seeds are rebuilt
@@ -161,8 +162,10 @@ def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike
     if (second_dir / "study.csv").exists():
         recorded = _recorded_csv(second_dir).set_index(KEY).verdict
         stale = int((recorded.reindex(second.set_index(KEY).index) != second.set_index(KEY).verdict).sum())
+    code = {name: sorted({_seed_code(_recorded(d)[s]) for s in seeds[name]})
+            for name, d in (("first", first_dir), ("second", second_dir))}
     context = {"registered": registered, "rule": rule, "protocol": protocol, "seeds": seeds,
-               "planned": {name: designs[name]["seeds"] for name in designs}, "stale": stale}
+               "planned": {name: designs[name]["seeds"] for name in designs}, "stale": stale, "code": code}
     return ladder_changes(readings, registered, rule, protocol), readings, context
 
 
@@ -249,7 +252,10 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
              "tell apart.",
              f"- The ladder: {first} as recorded; its seeds rebuilt with today's checks by {registered} (a change is "
              f"a mended check); by {rule} (a change is the rule's); {second} (a change is the seeds', or the "
-             "protocol's or the seeds').", "",
+             "protocol's or the seeds').",
+             f"- Code: {first}'s seeds ran {', '.join(ctx['code']['first'])}; {second}'s "
+             f"{', '.join(ctx['code']['second'])}. The last step's \"seeds\" include what the code each ran "
+             "changed in their numbers (each study's time table gives its seeds' commits).", "",
              f"Regenerate: `{command}`." if command else "", "",
              "## The papers' claims by verdict, reading by reading", "",
              table_to_markdown(_counts(readings, labels)), "",
