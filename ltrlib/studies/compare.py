@@ -28,7 +28,7 @@ import pandas as pd
 from ltrlib.atomic import atomic_write_text
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown
-from ltrlib.studies.ledger import LEDGER_VERDICTS, ledger_reading
+from ltrlib.studies.ledger import LEDGER_VERDICTS, ledger_reading, ledger_readings
 from ltrlib.studies.loop import _seed_code
 from ltrlib.studies.records import _recorded
 from ltrlib.study_record import StudyDesign
@@ -147,8 +147,8 @@ def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike
     first_dir, second_dir = Path(first_dir), Path(second_dir)
     designs = {name: StudyDesign.read(d) for name, d in (("first", first_dir), ("second", second_dir))}
     registered, rule = rule_version(designs["first"]), rule_version(designs["second"])
-    today, _ = ledger_reading(first_dir, registered)
-    by_rule = today if rule == registered else ledger_reading(first_dir, rule)[0]
+    readings_first = ledger_readings(first_dir, [registered, rule])
+    today, by_rule = readings_first[registered][0], readings_first[rule][0]
     second, _ = ledger_reading(second_dir, rule)
     if second.empty:
         raise ValueError(f"--beside: {second_dir.name} has no recorded seed to compare")

@@ -29,8 +29,9 @@ from ltrlib.studies.records import _recorded
 from ltrlib.study_record import SeedRecord, StudyDesign
 
 __all__ = ["FIGURES_DIR", "LEDGER_KEPT", "LEDGER_SEEDS", "LEDGER_STUDY", "LEDGER_VERDICTS", "ledger_design",
-           "ledger_headline", "ledger_reading", "ledger_verdict_frame", "run_ledger_study", "write_ledger_figures",
-           "write_ledger_power", "write_ledger_reading", "write_ledger_summary", "write_recorded_verdicts"]
+           "ledger_headline", "ledger_reading", "ledger_readings", "ledger_verdict_frame", "run_ledger_study",
+           "write_ledger_figures", "write_ledger_power", "write_ledger_reading", "write_ledger_summary",
+           "write_recorded_verdicts"]
 
 
 #: What a ledger seed keeps besides its tables (``tables/**``, CSV, Parquet and JSON): the
@@ -82,15 +83,6 @@ def _ledger_seed(design: dict, seed: int, reports: Path, progress: bool = False,
     return run_dir, tuple(RunManifest.require(run_dir).notebooks), files
 
 
-def _ledger_tables(study_dir: Path, design: dict, rule: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
-                                                                                   dict[int, dict]]:
-    """The ledger of every recorded seed, rebuilt from its tables with today's claims, and
-    decided across them by ``rule`` (default: the design's version, `rule_version`):
-    ``(per_seed, across, seed records)``; `_ledger_frames` adds the seeds' effects."""
-    per_seed, across, _, meta = _ledger_frames(study_dir, design, rule)
-    return per_seed, across, meta
-
-
 def _ledger_seeds(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, dict]]:
     """Every recorded seed of the design, its ledger rebuilt from its tables with today's
     claims: ``(per_seed, effects, seed records)``, ``effects`` every seed's comparisons
@@ -111,8 +103,9 @@ def _ledger_seeds(study_dir: Path, design: dict) -> tuple[pd.DataFrame, pd.DataF
 
 def _ledger_frames(study_dir: Path, design: dict, rule: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame,
                                                                                    pd.DataFrame, dict[int, dict]]:
-    """`_ledger_seeds` decided across the seeds (`_ledger_tables`), with every seed's
-    comparisons, which the Effect Ratio forests draw: ``(per_seed, across, effects, seed records)``."""
+    """`_ledger_seeds` decided across the seeds by ``rule`` (default: the design's version,
+    `rule_version`), with every seed's comparisons, which the Effect Ratio forests draw:
+    ``(per_seed, across, effects, seed records)``."""
     from ltrlib.fidelity.across import decide_across, rule_version, with_effect_ratios
 
     per_seed, effects, meta = _ledger_seeds(study_dir, design)
@@ -122,17 +115,31 @@ def _ledger_frames(study_dir: Path, design: dict, rule: str | None = None) -> tu
     return per_seed, with_effect_ratios(across, effects), effects, meta
 
 
+def ledger_readings(study_dir: str | os.PathLike, rules: Sequence[str]) -> dict[str, tuple[pd.DataFrame,
+                                                                                             pd.DataFrame]]:
+    """A recorded ledger study's seeds, rebuilt once with today's checks, decided by each
+    version in ``rules`` (its design's own or another): ``{rule: (across, head)}``, each as
+    `ledger_reading` gives it; written nowhere."""
+    from ltrlib.fidelity.across import decide_across, with_effect_ratios
+
+    study_dir = Path(study_dir)
+    per_seed, effects, meta = _ledger_seeds(study_dir, StudyDesign.read(study_dir))
+    if per_seed.empty:
+        return {rule: (pd.DataFrame(), pd.DataFrame()) for rule in rules}
+    first = per_seed[per_seed.seed == min(meta)]
+    out = {}
+    for rule in dict.fromkeys(rules):
+        across = with_effect_ratios(decide_across(per_seed, effects, rule), effects)
+        out[rule] = (across, _ledger_head(across, first))
+    return out
+
+
 def ledger_reading(study_dir: str | os.PathLike, rule: str = "v2") -> tuple[pd.DataFrame, pd.DataFrame]:
     """A recorded ledger study decided by another rule version than its design's: a
     secondary reading, written nowhere (the study's own ``study.csv`` and ``study.md`` stay
     its registered rule's). Returns ``(across, head)``: every check as `write_ledger_summary`
     decides it, by ``rule``, and per paper its counted checks by verdict (`_ledger_head`)."""
-    study_dir = Path(study_dir)
-    design = StudyDesign.read(study_dir)
-    per_seed, across, meta = _ledger_tables(study_dir, design, rule)
-    if across.empty:
-        return across, pd.DataFrame()
-    return across, _ledger_head(across, per_seed[per_seed.seed == min(meta)])
+    return ledger_readings(study_dir, [rule])[rule]
 
 
 def write_ledger_power(study_dir: str | os.PathLike, chosen: int, command: str = "") -> Path:
@@ -166,8 +173,8 @@ def write_ledger_reading(study_dir: str | os.PathLike, rule: str, command: str =
     registered = rule_version(StudyDesign.read(study_dir))
     if rule == registered:
         raise ValueError(f"--reading {rule}: {study_dir.name} is registered with {rule}; its study.md is that reading")
-    across, head = ledger_reading(study_dir, rule)
-    _, registered_head = ledger_reading(study_dir, registered)
+    readings = ledger_readings(study_dir, [rule, registered])
+    (across, head), (_, registered_head) = readings[rule], readings[registered]
     out = study_dir.parent / f"{study_dir.name}-reading-{rule}"
     out.mkdir(exist_ok=True)
     seeds = len(set(_recorded(study_dir)) & set(StudyDesign.read(study_dir)["seeds"]))
