@@ -101,6 +101,7 @@ def test_two_studies_of_the_same_seeds_move_nothing_at_the_last_step(tmp_path, m
     text = (out / "beside.md").read_text()
     assert '07_foltr_noniid: profile (default) → "paper"' in text and "Interim" not in text
     assert "has no `study.md` of its own yet" in text
+    assert "](figures/verdicts.png)" in text and (out / "figures" / "verdicts.svg").is_file()
     codes = {_seed_code(d) for d in (dirs["A"] / "seeds").iterdir()}
     assert f"- Code: A's seeds ran {', '.join(sorted(codes))}; B's" in text  # the commits each study's seeds ran
     # Every check rule v2 leaves undecided, and only those, says why, in the rule's words.

@@ -14,7 +14,8 @@ thing (`ladder_changes`):
 
 And why the second study leaves its checks not decided or seed-dependent, counted by the
 rule's ``reason`` (`ltrlib.fidelity.across.REASONS_V2`). Written beside both, into neither:
-``reports/<second>-beside-<first>/beside.md`` and ``changes.csv``.
+``reports/<second>-beside-<first>/beside.md``, ``changes.csv`` and the head tables' chart,
+``figures/verdicts.png`` (and ``.svg``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import pandas as pd
 from ltrlib.atomic import atomic_write_text
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown
-from ltrlib.studies.ledger import LEDGER_VERDICTS, ledger_reading, ledger_readings
+from ltrlib.studies.figures import FIGURES_DIR, figure_lines, save_figure
+from ltrlib.studies.ledger import LEDGER_VERDICTS, VERDICTS_FIGURE, ledger_reading, ledger_readings
 from ltrlib.studies.loop import _seed_code
 from ltrlib.studies.records import _recorded
 from ltrlib.study_record import StudyDesign
@@ -137,11 +139,13 @@ def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike
                   ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict]:
     """Two recorded ledger studies' readings (`LADDER`) and their `ladder_changes`:
     ``(changes, readings, context)``, ``context`` the rule versions, the `protocol_changes`,
-    each study's recorded and planned seeds and the code commits they ran (`_seed_code`), and ``stale``, the checks whose verdict in the
-    second study's own ``study.csv`` differs from its seeds read today (a summary older than
-    today's checks). The first study's seeds are rebuilt with today's checks by both rules
-    (`ledger_reading`) and its ``study.csv`` read as recorded; the second's seeds are rebuilt
-    by its rule, so that the last step changes the seeds alone; neither study is written to."""
+    each study's recorded and planned seeds and the code commits they ran (`_seed_code`),
+    and ``stale``, the checks whose verdict in the second study's own ``study.csv`` differs
+    from its seeds read today (a summary older than today's checks; None without one). The
+    first study's seeds are rebuilt once with today's checks and decided by both rules
+    (`ledger_readings`), and its ``study.csv`` read as recorded; the second's seeds are
+    rebuilt by its rule, so that the last step changes the seeds alone; neither study is
+    written to."""
     from ltrlib.fidelity.across import rule_version
 
     first_dir, second_dir = Path(first_dir), Path(second_dir)
@@ -183,6 +187,21 @@ def _counts(readings: dict[str, pd.DataFrame], labels: dict[str, str]) -> pd.Dat
                 rows.append({"paper": paper.short_name, "reading": label, "checks": len(g),
                              **{v: int((g.verdict == v).sum()) for v in LEDGER_VERDICTS}})
     return pd.DataFrame(rows)
+
+
+def _verdicts_figure(heads: pd.DataFrame, out: Path, title: str) -> str:
+    """The head tables as one verdict chart (`ltrlib.plots.verdict_counts`), a bar per paper
+    and reading, into ``out/figures/verdicts.png`` and ``.svg``; returns the PNG's path
+    relative to ``out``."""
+    from ltrlib import plots
+
+    tidy = heads.drop(columns="checks").melt(id_vars=["paper", "reading"], value_vars=list(LEDGER_VERDICTS),
+                                             var_name="verdict", value_name="checks")
+    tidy["paper"] = tidy.paper + " · " + tidy.reading
+    order = {label: i for i, label in enumerate(dict.fromkeys(heads.paper + " · " + heads.reading))}
+    tidy = tidy.sort_values("paper", key=lambda c: c.map(order), kind="stable")
+    return save_figure(plots.verdict_counts(tidy[["paper", "verdict", "checks"]], title), out / FIGURES_DIR,
+                       VERDICTS_FIGURE)
 
 
 def _undecided(second: pd.DataFrame) -> pd.DataFrame:
@@ -236,6 +255,14 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
         ("3 → 4: the seeds (the same protocol)", (counted.by_seeds & ~on_protocol).sum()),
     ], columns=["step", "checks"])
     moved = counted[counted.changed].rename(columns=labels)
+    heads = _counts(readings, labels)
+    out = second_dir.parent / f"{second}-beside-{first}"
+    out.mkdir(exist_ok=True)
+    chart = figure_lines(
+        _verdicts_figure(heads, out, f"{second} beside {first}: each paper's claims by verdict, reading by reading"
+                         + (" (interim)" if interim else "")),
+        f"{second} beside {first}: checks by verdict, reading by reading",
+        "Each paper's counted checks by verdict at each reading of the ladder, as the table below counts them.")
     protocol = ctx["protocol"]
     lines = [f"# {second} beside {first}", "",
              *([f"**Interim**: {len(done)} of {len(planned)} seeds of {second} recorded; its verdicts are not "
@@ -257,8 +284,8 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
              f"{', '.join(ctx['code']['second'])}. The last step's \"seeds\" include what the code each ran "
              "changed in their numbers (each study's time table gives its seeds' commits).", "",
              f"Regenerate: `{command}`." if command else "", "",
-             "## The papers' claims by verdict, reading by reading", "",
-             table_to_markdown(_counts(readings, labels)), "",
+             "## The papers' claims by verdict, reading by reading", "", *chart,
+             table_to_markdown(heads), "",
              "## Counted checks changed at each step", "", table_to_markdown(steps), "",
              "A check can change at more than one step, and change back.", "",
              f"## Counted checks whose verdict differs between {first} and {second}", "",
@@ -267,8 +294,6 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
              f"## {second}'s checks not decided or seed-dependent, by the rule's reason", "",
              table_to_markdown(_undecided(readings["second"])), "",
              "Every check, counted or not, at every reading: `changes.csv`.", ""]
-    out = second_dir.parent / f"{second}-beside-{first}"
-    out.mkdir(exist_ok=True)
     atomic_write_text(out / "beside.md", "\n".join(lines))
     atomic_write_text(out / "changes.csv", changes.to_csv(index=False))
     return out
