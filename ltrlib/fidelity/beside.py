@@ -2,8 +2,8 @@
 two runs that differ in one respect (the FOLTR paper's protocol against the batch's T, the
 `paper` scale against `small`).
 
-`ledgers_beside` joins the two runs' ``fidelity_claims.csv`` (as their runs wrote them, or
-as ``ltrlib fidelity RUN`` rebuilt them) on each check and scope, counts the counted checks
+`ledgers_beside` joins the two runs' ledgers (``fidelity_claims.csv`` as their runs wrote
+them, or both rebuilt from their tables by today's checks) on each check and scope, counts the counted checks
 (the paper's claims in its scopes) by verdict in each, lists the checks whose verdict moved,
 and sets the Effect Ratios of ``fidelity_effects.csv`` beside each other. `setup_difference`
 says in which parameters two runs differ, so that a caller can refuse runs that differ in
@@ -49,34 +49,46 @@ class LedgersBeside:
         return f"{heading}:\n\n{table_to_markdown(self.ratios.round(2).reset_index())}\n"
 
 
-def _claims(run: Path, source: str) -> pd.DataFrame:
-    claims = pd.read_csv(Path(run) / "fidelity_claims.csv")
+def _ledger(run: Path, today: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A run's claims and effects: as the run wrote them (``fidelity_claims.csv``,
+    ``fidelity_effects.csv``), or with ``today`` rebuilt from its tables by today's checks
+    (`ltrlib.fidelity.ledger.fidelity_report`, nothing written)."""
+    if today:
+        from ltrlib.fidelity.ledger import fidelity_report
+
+        report = fidelity_report(run)
+        return report.claims, report.effects
+    return pd.read_csv(Path(run) / "fidelity_claims.csv"), pd.read_csv(Path(run) / "fidelity_effects.csv")
+
+
+def _checks(claims: pd.DataFrame, source: str) -> pd.DataFrame:
     return claims[claims.source == source].set_index(["claim", "scope"])
 
 
-def _effects(run: Path, source: str) -> pd.DataFrame:
-    effects = pd.read_csv(Path(run) / "fidelity_effects.csv")
+def _ratios(effects: pd.DataFrame, source: str) -> pd.DataFrame:
     effects = effects[effects.source == source].set_index(["claim", "scope", "comparison"])
     return effects[[c for c in ("effect_ratio", "horizon") if c in effects.columns]]
 
 
 def ledgers_beside(first: str | Path, second: str | Path, source: str,
-                   labels: tuple[str, str] = ("first", "second")) -> LedgersBeside:
+                   labels: tuple[str, str] = ("first", "second"), today: bool = False) -> LedgersBeside:
     """``source``'s checks in the ledgers of run folders ``first`` and ``second``, labelled
     ``labels`` (the respect they differ in, e.g. ``("T = 300", "T = 10,000")``). The paper's
-    own verdict (``paper``) is taken from ``second``. Equal labels are told apart by order."""
+    own verdict (``paper``) is taken from ``second``. Equal labels are told apart by order.
+    ``today``: both ledgers rebuilt from the runs' tables by today's checks, so that runs
+    made by different code compare by the one respect, not by the checks' versions."""
     a, b = labels
     if a == b:
         a, b = f"first, {a}", f"second, {b}"
-    both = _claims(Path(first), source)[["kind", "beyond", "ours", "evidence"]].join(
-        _claims(Path(second), source)[["ours", "evidence", "paper"]], how="outer", suffixes=(f" ({a})", f" ({b})"))
+    (claims_a, effects_a), (claims_b, effects_b) = _ledger(Path(first), today), _ledger(Path(second), today)
+    both = _checks(claims_a, source)[["kind", "beyond", "ours", "evidence"]].join(
+        _checks(claims_b, source)[["ours", "evidence", "paper"]], how="outer", suffixes=(f" ({a})", f" ({b})"))
     counted = both[(both.kind == "claim") & ~both.beyond.astype(bool)]
     verdicts = pd.DataFrame({a: counted[f"ours ({a})"].value_counts(),
                              b: counted[f"ours ({b})"].value_counts()}).fillna(0).astype(int)
     moved = counted[counted[f"ours ({a})"] != counted[f"ours ({b})"]]
     transitions = moved.groupby([f"ours ({a})", f"ours ({b})"]).size().rename("checks").reset_index()
-    ratios = _effects(Path(first), source).join(_effects(Path(second), source), how="outer",
-                                                suffixes=(f" ({a})", f" ({b})"))
+    ratios = _ratios(effects_a, source).join(_ratios(effects_b, source), how="outer", suffixes=(f" ({a})", f" ({b})"))
     return LedgersBeside((a, b), both, counted, verdicts, moved, transitions, ratios)
 
 

@@ -50,3 +50,22 @@ def test_setup_difference_names_every_parameter_and_the_seed_that_differ(tmp_pat
     assert setup_difference(a, _run(tmp_path / "b", {("a", "x"): "holds"})) == {}
     assert setup_difference(a, _run(tmp_path / "c", {}, scale="paper", seed=3, extra={"n_trials": 5})) == {
         "run": {"n_trials": (None, 5), "scale": ("small", "paper"), "seed": (0, 3)}}
+
+
+def test_today_rebuilds_both_ledgers_from_the_tables_not_from_what_the_runs_wrote(tmp_path):
+    """Runs made by different code wrote their ledgers with different checks; ``today``
+    compares them by today's checks. The same recorded seed twice, one copy's written ledger
+    falsified: as written, verdicts move; rebuilt, none does."""
+    import shutil
+
+    from ltrlib import config
+
+    seed = config.PROJ_ROOT / "reports" / "ledger-small" / "seeds" / "seed0"
+    a, b = shutil.copytree(seed, tmp_path / "a"), shutil.copytree(seed, tmp_path / "b")
+    written = pd.read_csv(b / "fidelity_claims.csv")
+    written.loc[written.source == "noniid", "ours"] = "holds"
+    written.to_csv(b / "fidelity_claims.csv", index=False)
+    assert len(ledgers_beside(a, b, "noniid").moved) > 0
+    side = ledgers_beside(a, b, "noniid", today=True)
+    assert side.moved.empty and len(side.counted) == 35
+    assert (side.counted["ours (first)"] != "holds").any()  # today's verdicts, not the falsified file's
