@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from ltrlib.atomic import atomic_write_text
+from ltrlib.manifest import RunManifest
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown
 from ltrlib.studies.figures import FIGURES_DIR, figure_lines, save_figure
@@ -48,7 +49,7 @@ OWN_PARAMETERS = ("run_id", "seed")
 def protocol_changes(first: dict[int, Path], second: dict[int, Path]) -> dict[str, str]:
     """Per paper (its source, `ltrlib.fidelity.ledger.PAPERS`), how the notebooks it reads
     ran differently in two studies' recorded seeds (``{seed: record folder}``), from each
-    seed's ``run.json``: ``"<notebook>: <name> <first's> → <second's>"`` for every
+    seed's run record (``run.json``): ``"<notebook>: <name> <first's> → <second's>"`` for every
     parameter (the run's own, `OWN_PARAMETERS`, aside) whose values differ; a parameter a
     notebook was not given reads as its default. Papers whose notebooks ran alike are left
     out."""
@@ -57,11 +58,9 @@ def protocol_changes(first: dict[int, Path], second: dict[int, Path]) -> dict[st
     def ran(records: dict[int, Path]) -> dict[str, dict[str, set[str]]]:
         out: dict[str, dict[str, set[str]]] = {}
         for d in records.values():
-            manifest = d / "run.json"
-            if not manifest.exists():
-                continue
-            for notebook, entry in json.loads(manifest.read_text())["notebooks"].items():
-                for name, value in (entry.get("parameters") or {}).items():
+            manifest = RunManifest.read(d)
+            for notebook, entry in (manifest.notebooks if manifest is not None else {}).items():
+                for name, value in entry.parameters.items():
                     if name not in OWN_PARAMETERS:
                         out.setdefault(notebook, {}).setdefault(name, set()).add(json.dumps(value))
         return out
@@ -151,12 +150,13 @@ def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike
     first_dir, second_dir = Path(first_dir), Path(second_dir)
     designs = {name: StudyDesign.read(d) for name, d in (("first", first_dir), ("second", second_dir))}
     registered, rule = rule_version(designs["first"]), rule_version(designs["second"])
+    recorded_first = _recorded_csv(first_dir)  # refused before any seed is read
     readings_first = ledger_readings(first_dir, [registered, rule])
     today, by_rule = readings_first[registered][0], readings_first[rule][0]
     second, _ = ledger_reading(second_dir, rule)
     if second.empty:
         raise ValueError(f"--beside: {second_dir.name} has no recorded seed to compare")
-    readings = {"first": _recorded_csv(first_dir), "first_today": today, "first_by_rule": by_rule, "second": second}
+    readings = {"first": recorded_first, "first_today": today, "first_by_rule": by_rule, "second": second}
     seeds = {name: sorted(s for s in _recorded(d) if s in designs[name]["seeds"])
              for name, d in (("first", first_dir), ("second", second_dir))}
     protocol = protocol_changes(*({s: _recorded(d)[s] for s in seeds[name]}
