@@ -329,19 +329,30 @@ def test_a_recorded_study_gets_its_verdict_chart_from_its_study_csv_deciding_not
 def test_the_study_cluster_keeps_a_worker_that_went_silent():
     """A seed is one task of up to an hour: a study stopped and continued (or a machine
     suspended) past Dask's worker TTL lost its worker and then waited forever. The study's
-    LocalCluster, of one worker thread or of worker processes, never drops one, and leaves
-    Dask's configuration as it was."""
+    LocalCluster, of one worker thread or of worker processes, never drops one, keeps its
+    housekeeping slow, and leaves Dask's configuration as it was."""
     import dask
     import dask.distributed  # noqa: F401 -- registers the "distributed" config; test order must not matter
 
-    before = dask.config.get("distributed.scheduler.worker-ttl")
+    from dask.distributed import Client
+
+    before = dask.config.get("distributed.scheduler.worker-ttl"), dask.config.get("distributed.admin.tick.interval")
     for workers in (1, 2):
         cluster = study.local_cluster(workers, 1)
         try:
             assert cluster.scheduler.worker_ttl is None and len(cluster.workers) == workers
+            # Its housekeeping is slow (QUIET_DASK), in worker processes too: a seed waits hours.
+            with Client(cluster) as client:
+                timers = client.run(lambda dask_worker: {k: c.callback_time
+                                                          for k, c in dask_worker.periodic_callbacks.items()})
+            assert len(timers) == workers and cluster.scheduler.periodic_callbacks["tick"].callback_time == 1000
+            for timer in timers.values():
+                assert timer["tick"] == 1000 and timer["memory_monitor"] == 1000 and timer["monitor"] == 5000
+                assert "profile" not in timer
         finally:
             cluster.close()
-    assert dask.config.get("distributed.scheduler.worker-ttl") == before
+    assert (dask.config.get("distributed.scheduler.worker-ttl"), dask.config.get("distributed.admin.tick.interval")) \
+        == before
 
 
 # --------------------------------------------------------------------------- interruptions

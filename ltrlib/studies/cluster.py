@@ -23,7 +23,8 @@ from ltrlib import processes
 from ltrlib.atomic import atomic_write_text
 from ltrlib.studies.records import _record
 
-__all__ = ["STOP_GRACE", "THREADS_PER_SEED", "SeedInterrupted", "StudyInterrupted", "dispatch", "local_cluster"]
+__all__ = ["QUIET_DASK", "STOP_GRACE", "THREADS_PER_SEED", "SeedInterrupted", "StudyInterrupted", "dispatch",
+           "local_cluster"]
 
 
 #: Cores one seed's batch keeps busy: notebook 07 runs its FOLTR runs in 2 processes, and
@@ -160,6 +161,17 @@ def _seed_task(run_seed, design: dict, seed: int, reports: str, stop: str = "") 
     return {"seed": seed, "wall": wall, "worker": worker}
 
 
+#: Dask settings of a study's `LocalCluster`: its scheduler and workers wake about ten times
+#: a second instead of about two hundred. A seed is one task that waits hours for its batch,
+#: and Dask's defaults for interactive work (a 20 ms event-loop tick in the scheduler and in
+#: each worker, a 100 ms memory monitor, a 10 ms statistical profiler, a 500 ms system
+#: monitor) had the study's own process take 9-13 % of a core the whole time (measured on the
+#: scale arm's, 2026-11-30), taken from the notebooks on a 2-core machine. The profiler is
+#: off: nothing here reads it. `bench/bench_study_idle.py` measures both.
+QUIET_DASK = {"distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "5s",
+              "distributed.worker.memory.monitor-interval": "1s", "distributed.worker.profile.enabled": False}
+
+
 def local_cluster(workers: int, threads: int):
     """The `LocalCluster` a study runs its seeds on: ``workers`` processes of ``threads``
     threads each (`ltrlib.processes.thread_env`), or, for one worker, a worker thread in this
@@ -167,13 +179,14 @@ def local_cluster(workers: int, threads: int):
     hour, and a machine suspended, or a study stopped (SIGSTOP) and continued, past Dask's
     worker TTL (5 minutes) had the scheduler drop the worker whose seed was still running;
     the seed then recorded itself, but the study waited forever for a result that no
-    worker would report, and ran no other seed."""
+    worker would report, and ran no other seed. Its scheduler and workers keep `QUIET_DASK`'s
+    slower housekeeping."""
     import dask
     from dask.distributed import LocalCluster
 
     # Logs at CRITICAL only: the study reports a seed's failure or interruption in one line,
     # which Dask's worker would repeat with a traceback of the study's own code.
-    with dask.config.set({"distributed.scheduler.worker-ttl": None}):
+    with dask.config.set({"distributed.scheduler.worker-ttl": None, **QUIET_DASK}):
         if workers > 1:
             with _interrupts_ignored():  # the worker processes inherit it
                 return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
