@@ -32,6 +32,7 @@ from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown
 from ltrlib.studies.figures import FIGURES_DIR, figure_lines, save_figure
 from ltrlib.studies.ledger import LEDGER_VERDICTS, VERDICTS_FIGURE, ledger_reading, ledger_readings
+from ltrlib.studies.ledger import ledger_verdict_frame
 from ltrlib.studies.loop import _seed_code
 from ltrlib.studies.records import _recorded
 from ltrlib.study_record import StudyDesign
@@ -174,34 +175,38 @@ def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike
 
 
 def _counts(readings: dict[str, pd.DataFrame], labels: dict[str, str]) -> pd.DataFrame:
-    """Per paper and reading, its counted checks by verdict (`LEDGER_VERDICTS`), as the
-    studies' head tables count them."""
+    """Per paper, reading and verdict, the counted checks (``paper, reading, verdict,
+    checks``), as a study's head table and verdict chart count them (`ledger_verdict_frame`):
+    papers by their short names in `PAPERS`' order, readings in the ladder's, a paper and
+    reading without counted checks left out."""
     from ltrlib.fidelity.ledger import PAPERS
 
-    rows = []
-    for source, paper in PAPERS.items():
-        for name, label in labels.items():
-            r = readings[name]
-            g = r[(r.source == source) & (r.kind == "claim") & ~r.beyond.astype(bool)]
-            if len(g):
-                rows.append({"paper": paper.short_name, "reading": label, "checks": len(g),
-                             **{v: int((g.verdict == v).sum()) for v in LEDGER_VERDICTS}})
-    return pd.DataFrame(rows)
+    short = {p.title: p.short_name for p in PAPERS.values()}
+    order = {p.short_name: i for i, p in enumerate(PAPERS.values())}
+    tidy = pd.concat([ledger_verdict_frame(readings[name]).assign(reading=label) for name, label in labels.items()],
+                     ignore_index=True)
+    tidy = tidy[tidy.verdict.isin(LEDGER_VERDICTS)].assign(paper=lambda d: d.paper.map(short))
+    tidy = tidy[tidy.groupby(["paper", "reading"]).checks.transform("sum") > 0]
+    return tidy.sort_values("paper", key=lambda c: c.map(order), kind="stable")[["paper", "reading", "verdict",
+                                                                                "checks"]]
 
 
-def _verdicts_figure(heads: pd.DataFrame, out: Path, title: str) -> str:
-    """The head tables as one verdict chart (`ltrlib.plots.verdict_counts`), a bar per paper
-    and reading, into ``out/figures/verdicts.png`` and ``.svg``; returns the PNG's path
-    relative to ``out``."""
+def _head_table(counts: pd.DataFrame) -> pd.DataFrame:
+    """`_counts` as the head tables print it: a row per paper and reading, its checks and
+    their verdicts (`LEDGER_VERDICTS`)."""
+    wide = (counts.pivot_table(index=["paper", "reading"], columns="verdict", values="checks", aggfunc="sum",
+                               sort=False).reindex(columns=list(LEDGER_VERDICTS), fill_value=0).astype(int))
+    return wide.assign(checks=wide.sum(axis=1))[["checks", *LEDGER_VERDICTS]].rename_axis(columns=None).reset_index()
+
+
+def _verdicts_figure(counts: pd.DataFrame, out: Path, title: str) -> str:
+    """`_counts` as one verdict chart (`ltrlib.plots.verdict_counts`), a bar per paper and
+    reading, into ``out/figures/verdicts.png`` and ``.svg``; returns the PNG's path relative
+    to ``out``."""
     from ltrlib import plots
 
-    tidy = heads.drop(columns="checks").melt(id_vars=["paper", "reading"], value_vars=list(LEDGER_VERDICTS),
-                                             var_name="verdict", value_name="checks")
-    tidy["paper"] = tidy.paper + " · " + tidy.reading
-    order = {label: i for i, label in enumerate(dict.fromkeys(heads.paper + " · " + heads.reading))}
-    tidy = tidy.sort_values("paper", key=lambda c: c.map(order), kind="stable")
-    return save_figure(plots.verdict_counts(tidy[["paper", "verdict", "checks"]], title), out / FIGURES_DIR,
-                       VERDICTS_FIGURE)
+    bars = counts.assign(paper=counts.paper + " · " + counts.reading)[["paper", "verdict", "checks"]]
+    return save_figure(plots.verdict_counts(bars, title), out / FIGURES_DIR, VERDICTS_FIGURE)
 
 
 def _undecided(second: pd.DataFrame) -> pd.DataFrame:
@@ -255,11 +260,11 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
         ("3 → 4: the seeds (the same protocol)", (counted.by_seeds & ~on_protocol).sum()),
     ], columns=["step", "checks"])
     moved = counted[counted.changed].rename(columns=labels)
-    heads = _counts(readings, labels)
+    counts = _counts(readings, labels)
     out = second_dir.parent / f"{second}-beside-{first}"
     out.mkdir(exist_ok=True)
     chart = figure_lines(
-        _verdicts_figure(heads, out, f"{second} beside {first}: each paper's claims by verdict, reading by reading"
+        _verdicts_figure(counts, out, f"{second} beside {first}: each paper's claims by verdict, reading by reading"
                          + (" (interim)" if interim else "")),
         f"{second} beside {first}: checks by verdict, reading by reading",
         "Each paper's counted checks by verdict at each reading of the ladder, as the table below counts them.")
@@ -285,7 +290,7 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
              "changed in their numbers (each study's time table gives its seeds' commits).", "",
              f"Regenerate: `{command}`." if command else "", "",
              "## The papers' claims by verdict, reading by reading", "", *chart,
-             table_to_markdown(heads), "",
+             table_to_markdown(_head_table(counts)), "",
              "## Counted checks changed at each step", "", table_to_markdown(steps), "",
              "A check can change at more than one step, and change back.", "",
              f"## Counted checks whose verdict differs between {first} and {second}", "",

@@ -225,7 +225,6 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
     recorded = {s: d for s, d in _recorded(study_dir).items() if s in design["seeds"]}
     per_seed, across = neural_across_seeds(recorded, planned=len(design["seeds"]), rule=design["rule"])
     summaries = _tuning_summaries(recorded)
-    spent = [rows.assign(seed=seed) for seed, rows in summaries.items()]
     walls = []
     for seed, d in recorded.items():
         meta = SeedRecord.read(d)
@@ -249,14 +248,14 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
         figure = save_figure(plots.networks_across_seeds(models), study_dir / FIGURES_DIR, NETWORKS_FIGURE)
         lines += figure_lines(figure, "Each model's test NDCG@5 minus the best network's, a dot a seed",
                               NETWORKS_CAPTION)
-    if spent:
-        summaries = pd.concat(spent)
-        budget = summaries[["seed", "model", "usable", "stop_reason", "best_step", "steps", "trials_converged"]]
+    if summaries:
+        spent = pd.concat([rows.assign(seed=seed) for seed, rows in summaries.items()])
+        budget = spent[["seed", "model", "usable", "stop_reason", "best_step", "steps", "trials_converged"]]
         lines += ["## Kept fits across seeds", "", table_to_markdown(_kept_fits(budget)), "",
                   "A claim is decided at a seed only where every network it compares stopped by patience there "
                   "(the budget gate).", "",
                   "## The budget gate, claim by claim", "",
-                  table_to_markdown(_gate_odds(summaries, len(design["seeds"]))), "",
+                  table_to_markdown(_gate_odds(spent, len(design["seeds"]))), "",
                   f"`passed`: the recorded seeds at which every network the claim compares converged. `a_seed`: "
                   "the chance of that at a seed, the product of those networks' convergence rates over the "
                   "recorded seeds (as if they converged independently, our assumption; `passed` is what "
