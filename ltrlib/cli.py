@@ -523,6 +523,10 @@ def _add_study_parser(subparsers) -> None:
                        help="ledger: run nothing; from the recorded seeds' spreads, the seeds each check would need "
                        "at the paper's effect, and the power at N seeds, into reports/<study>-power/ (to size a "
                        "new study before its first seed)")
+    study.add_argument("--status", action="store_true",
+                       help="run nothing, write nothing: where the study stands (seeds recorded, in progress with "
+                       "their notebooks finished and the one running, checkpointed, not started) and the hours of "
+                       "notebooks left at its own measured pace; safe beside the running study")
     study.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                        dest="parameters", help="ledger: a notebook parameter every seed's batch gets, as `ltrlib "
                        "run -p` (part of the design; repeatable)")
@@ -540,6 +544,13 @@ def _study(args: argparse.Namespace) -> int:
                          "zero or more workers")
     where = dict(scheduler=args.scheduler, threads=threads, workers=args.workers, progress=not args.no_progress)
     recorded = Path(config.REPORTS_DIR) / (args.study or f"ledger-{args.scale}")  # a ledger study read back
+    if args.status:
+        from ltrlib.studies import study_status
+
+        default = {"ledger": f"ledger-{args.scale}", "neural": f"{args.source}-neural",
+                   "bilambdamart": f"bilambdamart-{args.profile or 'confirmatory'}"}[args.name]
+        print(study_status(Path(config.REPORTS_DIR) / (args.study or default)).render())
+        return 0
     if args.name == "ledger" and args.reading:
         from ltrlib.studies import write_ledger_reading
 

@@ -33,6 +33,9 @@ what it has done, so that a checkout without the run folder carries on from ther
 (`checkpoint`, `ltrlib.studies.checkpoints`): a bilambdamart or neural seed's journal (its finished trials), a ledger
 seed's run folder (its finished notebooks). Its ``design.json`` is written once; running the
 study again with another design is refused, naming what differs.
+
+Where a study stands, read without touching it (``--status``): `study_status`
+(`ltrlib.studies.status`).
 """
 
 # Every name callers took from the one module this package was (the command line, the tests,
@@ -48,12 +51,14 @@ from ltrlib.studies.ledger import write_ledger_reading, write_ledger_summary, wr
 from ltrlib.studies.compare import study_changes, write_study_changes
 from ltrlib.studies.loop import _check_design, _seed_minutes, parse_seeds
 from ltrlib.studies.neural import NEURAL_PROFILES, neural_design, run_neural_study, write_neural_summary
+from ltrlib.studies.status import study_status
 from ltrlib.study_record import SeedRecord, StudyDesign
 
 __all__ = ["JOURNAL", "KEPT_TABLES", "LEDGER_VERDICTS", "NEURAL_PROFILES", "SeedRecord", "StudyDesign",
            "THREADS_PER_SEED", "checkpoint", "dispatch", "ledger_design", "ledger_headline", "ledger_reading",
            "ledger_verdict_frame", "local_cluster", "neural_design", "parse_seeds", "record_seed",
            "run_bilambdamart_study", "run_ledger_study", "run_neural_study", "study_changes", "study_design",
+           "study_status",
            "summary_markdown",
            "write_ledger_figures", "write_ledger_power", "write_ledger_reading", "write_ledger_summary",
            "write_neural_summary", "write_recorded_verdicts", "write_study_changes", "write_summary"]

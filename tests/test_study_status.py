@@ -1,0 +1,112 @@
+"""Where a study stands, `ltrlib.studies.status` (``ltrlib study ... --status``): each seed's
+state read from its record, run folder or checkpoint, the hours left at the study's own
+pace, and nothing written or locked."""
+
+import datetime as dt
+import os
+import subprocess
+
+import pytest
+
+from ltrlib import cli, config
+from ltrlib.manifest import NotebookRecord, RunManifest
+from ltrlib.runner import RUN_LOCK
+from ltrlib.studies import study_status
+from ltrlib.study_record import SeedRecord, StudyDesign
+
+NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
+A, B = "00_dataset_overview", "07_foltr_noniid"
+
+
+def _design(reports, seeds=(1, 2, 3, 4, 5)):
+    study = reports / "S"
+    StudyDesign({"study": "S", "profile": "ledger", "dataset": "synthetic", "scale": "tiny", "seeds": list(seeds),
+                 "notebooks": "00,07", "parameters": {"profile": "paper"}, "rule_version": "v2"}).write(study)
+    return study
+
+
+def _recorded(study, seed, seconds):
+    SeedRecord({"seed": seed, "wall_seconds": 1.0, "notebook_seconds": seconds, "metrics": {}}).write(
+        study / "seeds" / f"seed{seed}")
+
+
+def _run(folder, finished, current=None, since=None, pid=None, runs=0):
+    """A run folder (or a checkpoint's mirror of one): ``finished`` notebooks with their
+    seconds, ``current`` started at ``since`` and not finished, its lock naming ``pid``."""
+    notebooks = {nb: NotebookRecord("completed", seconds=s, code="c" * 40) for nb, s in finished.items()}
+    if current:
+        notebooks[current] = NotebookRecord("running", started=since.isoformat(timespec="seconds"), code="d" * 40)
+    RunManifest(folder.name, notebooks=notebooks).write(folder)
+    if pid is not None:
+        (folder / RUN_LOCK).write_text(f"{pid}\n")
+    for i in range(runs):
+        (folder / ".07_foltr_noniid.runs").mkdir(exist_ok=True)
+        (folder / ".07_foltr_noniid.runs" / f"{i:032x}.pickle").write_bytes(b"")
+
+
+def _dead_pid():
+    """The PID of a process that has ended."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def test_each_seed_is_told_from_its_record_run_folder_or_checkpoint_and_the_time_left_at_the_study_pace(tmp_path):
+    study = _design(tmp_path)
+    _recorded(study, 1, {A: 60.0, B: 3600.0})
+    _recorded(study, 2, {A: 100.0, B: 5400.0})
+    _run(tmp_path / "S-seed3", {A: 120.0}, B, NOW - dt.timedelta(minutes=30), pid=os.getpid(), runs=3)
+    _run(study / "progress" / "seed4", {A: 90.0}, B, NOW - dt.timedelta(hours=5), runs=2)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+
+    status = study_status(study, now=NOW)
+
+    assert [(s.seed, s.state) for s in status.seeds] == [
+        (1, "recorded"), (2, "recorded"), (3, "running"), (4, "checkpointed"), (5, "not started")]
+    assert status.notebooks == (A, B) and status.unmeasured == ()
+    assert status.expected == {A: 80.0, B: 4500.0}  # the recorded seeds' medians, not the seeds in progress
+    seed3, seed4 = status.seeds[2], status.seeds[3]
+    assert (seed3.current, seed3.runs_kept, seed3.finished) == (B, 3, {A: 120.0})
+    assert (seed4.current, seed4.runs_kept) == (B, 2)
+    # seed 3: 07 less its 30 minutes; seed 4: 07 whole (nothing runs it); seed 5: both notebooks
+    assert status.seconds_left() == pytest.approx((4500 - 1800) + 4500 + (80 + 4500))
+    text = status.render()
+    assert text.splitlines()[0] == ("S: 2 of 5 seeds recorded (design: ledger, scale tiny, seeds 1-5, rule v2, "
+                                    "-p profile paper)")
+    assert "seed 3: running, 1 of 2 notebooks finished; running 07_foltr_noniid since 11:30 UTC (30 min); " \
+           "3 FOLTR runs kept (code cccccccccc and dddddddddd)" in text
+    assert "seed 4: checkpointed, 1 of 2 notebooks finished; stopped in 07_foltr_noniid; 2 FOLTR runs kept" in text
+    assert "seed 5: not started" in text and "left: 3.3 h of notebooks" in text and "at least" not in text
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written
+
+
+def test_a_run_whose_process_has_gone_is_stopped_and_unmeasured_notebooks_make_the_time_a_floor(tmp_path):
+    study = _design(tmp_path, seeds=(1, 2))
+    _run(tmp_path / "S-seed1", {A: 100.0}, B, NOW - dt.timedelta(minutes=30), pid=_dead_pid())
+
+    status = study_status(study, now=NOW)
+
+    assert [s.state for s in status.seeds] == ["stopped", "not started"]
+    assert status.expected == {A: 100.0} and status.unmeasured == (B,)
+    assert status.seconds_left() == 100.0  # seed 2's 00; no seed has finished 07
+    text = status.render()
+    assert "seed 1: stopped, 1 of 2 notebooks finished; stopped in 07_foltr_noniid" in text and "since" not in text
+    assert "left: at least 2 min of notebooks" in text and "not counted: 07_foltr_noniid" in text
+
+
+def test_a_study_at_its_end_has_nothing_left_and_a_missing_one_names_the_studies_there(tmp_path):
+    study = _design(tmp_path, seeds=(1,))
+    _recorded(study, 1, {A: 60.0, B: 3600.0})
+    assert study_status(study, now=NOW).render().splitlines()[-1] == "  left: nothing; the study has run to its end"
+    with pytest.raises(ValueError, match=r"no study here \(no design.json\); the studies under .*: S$"):
+        study_status(tmp_path / "T")
+
+
+def test_the_command_prints_the_status_and_runs_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
+    study = _design(tmp_path, seeds=(1,))
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert cli.main(["study", "ledger", "--study", "S", "--status"]) == 0
+    assert capsys.readouterr().out.startswith("S: 0 of 1 seeds recorded")
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert study.exists()
