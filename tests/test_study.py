@@ -298,6 +298,10 @@ def test_the_readme_quotes_the_committed_ledger_study_and_the_headline_counts_it
     assert line.startswith("Interim, not the verdicts: 1 of 2 seeds recorded")
     assert "across 1 of 2 seeds (seed 3)" in line
     assert "non-IID 1 / 0 / 1 / 0 / 0; FOLTR 0 / 1 / 0 / 0 / 0." in line
+    # A v2 study's "holds" is a shown effect or a shown equivalence, and says so; v1's did not.
+    assert "claims holding (an effect, or an equivalence within the claim's margin, shown across the seeds) / " in line
+    assert "not holding / seed-dependent (heterogeneity shown) / not decided" in line
+    assert "claims holding / not holding / seed-dependent /" in study.ledger_headline()  # ledger-small, v1
     (folder / "seeds" / "seed4").mkdir()
     (folder / "seeds" / "seed4" / "seed.json").write_text("{}")
     assert study.ledger_headline(folder).startswith("The ledger study at `tiny`, across 2 of 2 seeds (seeds 3, 4)")

@@ -304,8 +304,11 @@ def ledger_headline(study_dir: str | os.PathLike = LEDGER_STUDY) -> str:
     """The README's headline of a ledger study, from its ``study.csv`` and record: per paper,
     its counted checks (the papers' claims in their scopes, as `_ledger_head` counts them)
     by their verdict across seeds, and how many seeds they rest on; called interim until
-    every seed of the design is recorded. One line, so the README can quote it whole."""
-    from ltrlib.fidelity.across import SEED_DEPENDENT
+    every seed of the design is recorded. One line, so the README can quote it whole. A study
+    registered with rule v2 says what its verdicts mean: "holds" is an effect, or an
+    equivalence within the claim's margin, shown across the seeds; "seed-dependent" is
+    heterogeneity shown."""
+    from ltrlib.fidelity.across import SEED_DEPENDENT, rule_version
     from ltrlib.fidelity.claims import NOT_DECIDED
     from ltrlib.fidelity.ledger import PAPERS
 
@@ -324,9 +327,11 @@ def ledger_headline(study_dir: str | os.PathLike = LEDGER_STUDY) -> str:
               f"Interim, not the verdicts: {len(done)} of {planned} seeds recorded, and the rule decides at "
               f"{design['min_seeds']}. ")
     seeds = f"seed {done[0]}" if len(done) == 1 else f"seeds {', '.join(map(str, done))}"
+    legend = ("holding / not holding / seed-dependent / not decided / not available" if rule_version(design) == "v1"
+              else "holding (an effect, or an equivalence within the claim's margin, shown across the seeds) / not "
+              "holding / seed-dependent (heterogeneity shown) / not decided / not available")
     return (f"{status}The ledger study at `{design['scale']}`, across {len(done)} of {planned} seeds "
-            f"({seeds}), checks of the papers' claims holding / not holding / "
-            f"seed-dependent / not decided / not available: {'; '.join(parts)}.")
+            f"({seeds}), checks of the papers' claims {legend}: {'; '.join(parts)}.")
 
 
 def write_ledger_summary(study_dir: Path, command: str) -> pd.DataFrame:
