@@ -82,8 +82,8 @@ def read_log(path: str | os.PathLike, parent: int | None = None) -> float | None
 
 #: Seconds each notebook took per scale, by its number (by its name where two notebooks
 #: share a number, as the two 06s do): what ``ltrlib run``'s ETA expects of
-#: a notebook that no comparable run has recorded, at this machine's fitting pace
-#: (`pace`). ``small``: `make reproduce` on a quiet 2-core VM of the kind CI
+#: a notebook that no comparable run has recorded (this machine's fitting pace, `pace`, only
+#: widens the range the ETA states: `slow_factor`). ``small``: `make reproduce` on a quiet 2-core VM of the kind CI
 #: runs on (2,471 s in all, 2026-11-25; ``06_neural_competitors``' 295 s was added with that
 #: notebook, so the table sums to 2,765 s); ``tiny``: a tiny batch on a 2-core machine. A
 #: scale without figures takes ``small``'s.
