@@ -12,7 +12,7 @@ import pytest
 from ltrlib import cli, config, studies as study
 from ltrlib.fidelity.across import REASONS_V2, SEED_DEPENDENT
 from ltrlib.fidelity.claims import NOT_DECIDED
-from ltrlib.studies.compare import LADDER, _undecided, ladder_changes, protocol_changes
+from ltrlib.studies.compare import LADDER, _code_words, _undecided, ladder_changes, protocol_changes
 from ltrlib.studies.loop import _seed_code
 
 
@@ -102,8 +102,11 @@ def test_two_studies_of_the_same_seeds_move_nothing(tmp_path, monkeypatch, capsy
     assert '07_foltr_noniid: profile (default) → "paper"' in text and "Interim" not in text
     assert "has no `study.md` of its own yet" in text
     assert "](figures/verdicts.png)" in text and (out / "figures" / "verdicts.svg").is_file()
-    codes = {_seed_code(d) for d in (dirs["A"] / "seeds").iterdir()}
-    assert f"- Code: A's seeds ran {', '.join(sorted(codes))}; B's" in text  # the commits each study's seeds ran
+    # ledger-small's seeds ran before commits were kept: said so, not as a commit.
+    assert {_seed_code(d) for d in (dirs["A"] / "seeds").iterdir()} == {"not recorded"}
+    assert "- Code: A's seeds did not record their code; B's seeds did not record their code." in text
+    assert _code_words("S", ["36df26aba2", "65e28da5c1; 36df26aba2"]) == "S's seeds ran 36df26aba2, 65e28da5c1; 36df26aba2"
+    assert _code_words("S", ["36df26aba2", "not recorded"]) == "S's seeds ran 36df26aba2 (some recorded none)"
     # Every check rule v2 leaves undecided, and only those, says why, in the rule's words.
     undecided = reading.verdict.isin([NOT_DECIDED, SEED_DEPENDENT, "not available"])
     assert (reading.reason.notna() == undecided).all() and set(reading.reason.dropna()) <= set(REASONS_V2)

@@ -228,6 +228,15 @@ def _undecided(second: pd.DataFrame) -> pd.DataFrame:
     return table.assign(checks=table.sum(axis=1)).reset_index()
 
 
+def _code_words(study: str, codes: list[str]) -> str:
+    """What a study's seeds ran (`_seed_code` of each, distinct), said of the study: its seeds
+    from before commits were kept recorded none."""
+    known = [c for c in codes if c != "not recorded"]
+    if not known:
+        return f"{study}'s seeds did not record their code"
+    return f"{study}'s seeds ran {', '.join(known)}" + (" (some recorded none)" if len(known) < len(codes) else "")
+
+
 def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike, command: str = "") -> Path:
     """`study_changes` written beside both studies, into neither:
     ``reports/<second>-beside-<first>/beside.md`` (the head tables side by side, the
@@ -285,8 +294,8 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
              f"- The ladder: {first} as recorded; its seeds rebuilt with today's checks by {registered} (a change is "
              f"a mended check); by {rule} (a change is the rule's); {second} (a change is the seeds', or the "
              "protocol's or the seeds').",
-             f"- Code: {first}'s seeds ran {', '.join(ctx['code']['first'])}; {second}'s "
-             f"{', '.join(ctx['code']['second'])}. The last step's \"seeds\" include what the code each ran "
+             f"- Code: {_code_words(first, ctx['code']['first'])}; {_code_words(second, ctx['code']['second'])}. "
+             "The last step's \"seeds\" include what the code each ran "
              "changed in their numbers (each study's time table gives its seeds' commits).", "",
              f"Regenerate: `{command}`." if command else "", "",
              "## The papers' claims by verdict, reading by reading", "", *chart,
