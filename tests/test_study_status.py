@@ -97,7 +97,11 @@ def test_a_run_whose_process_has_gone_is_stopped_and_unmeasured_notebooks_make_t
 def test_a_study_at_its_end_has_nothing_left_and_a_missing_one_names_the_studies_there(tmp_path):
     study = _design(tmp_path, seeds=(1,))
     _recorded(study, 1, {A: 60.0, B: 3600.0})
-    assert study_status(study, now=NOW).render().splitlines()[-1] == "  left: nothing; the study has run to its end"
+    SeedRecord({"wall_seconds": 1.0, "metrics": {}}).write(study / "seeds" / "seed2")  # before times were kept
+    StudyDesign({**StudyDesign.read(study), "seeds": [1, 2]}).write(study)
+    lines = study_status(study, now=NOW).render().splitlines()
+    assert lines[2] == "  seed 2: recorded (its time not recorded; code not recorded)"
+    assert lines[-1] == "  left: nothing; the study has run to its end"
     with pytest.raises(ValueError, match=r"no study here \(no design.json\); the studies under .*: S$"):
         study_status(tmp_path / "T")
 

@@ -105,7 +105,8 @@ class StudyStatus:
 
     def _seed_words(self, s: SeedState) -> str:
         if s.state == "recorded":
-            return f"recorded ({_hours(sum(s.finished.values()))} of notebooks; code {_commits(s.code)})"
+            took = f"{_hours(sum(s.finished.values()))} of notebooks" if s.finished else "its time not recorded"
+            return f"recorded ({took}; code {_commits(s.code)})"
         words = f"{s.state}, {len(s.finished)} of {len(self.notebooks)} notebooks finished"
         if s.current:
             doing = "running" if s.state == "running" else "stopped in"
