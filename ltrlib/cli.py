@@ -515,6 +515,10 @@ def _add_study_parser(subparsers) -> None:
                        help="ledger: run nothing; set the study beside an earlier recorded one (e.g. ledger-small): "
                        "both head tables, every check whose verdict changed and why (a mended check, the rule, the "
                        "protocol or the seeds), and why checks are not decided, into reports/<study>-beside-<FIRST>/")
+    study.add_argument("--arm", default="", metavar="ARM",
+                       help="ledger, with --beside: a protocol arm, a study of the study's seeds that ran the notebooks "
+                       "whose parameters differ as FIRST ran them (e.g. ledger2-small-t300): it splits the step 'the "
+                       "protocol or the seeds' into the seeds' and the protocol's")
     study.add_argument("--figures", action="store_true",
                        help="ledger: run nothing; draw the study's verdict chart from its recorded study.csv into "
                        "reports/<study>/figures/, deciding nothing again (for a study recorded before it had "
@@ -557,11 +561,16 @@ def _study(args: argparse.Namespace) -> int:
         command = f"{sessions.cli_command()} study ledger --study {recorded.name} --reading {args.reading}"
         print(write_ledger_reading(recorded, args.reading, command) / "reading.md")
         return 0
+    if args.arm and not (args.name == "ledger" and args.beside):
+        raise SystemExit("--arm: a protocol arm splits a ledger study's comparison with an earlier one; give it "
+                         "with `ltrlib study ledger --study S --beside FIRST`")
     if args.name == "ledger" and args.beside:
         from ltrlib.studies import write_study_changes
 
-        command = f"{sessions.cli_command()} study ledger --study {recorded.name} --beside {args.beside}"
-        print(write_study_changes(recorded.parent / args.beside, recorded, command) / "beside.md")
+        arm = f" --arm {args.arm}" if args.arm else ""
+        command = f"{sessions.cli_command()} study ledger --study {recorded.name} --beside {args.beside}{arm}"
+        print(write_study_changes(recorded.parent / args.beside, recorded, command,
+                                  recorded.parent / args.arm if args.arm else None) / "beside.md")
         return 0
     if args.name == "ledger" and args.figures:
         from ltrlib.studies import write_recorded_verdicts

@@ -12,7 +12,7 @@ import pytest
 from ltrlib import cli, config, studies as study
 from ltrlib.fidelity.across import REASONS_V2, SEED_DEPENDENT
 from ltrlib.fidelity.claims import NOT_DECIDED
-from ltrlib.studies.compare import LADDER, _code_words, _undecided, ladder_changes, protocol_changes
+from ltrlib.studies.compare import ARM, LADDER, _code_words, _undecided, ladder_changes, protocol_changes
 from ltrlib.studies.loop import _seed_code
 
 
@@ -48,6 +48,36 @@ def test_the_ladder_names_the_step_at_which_each_verdict_moved():
     assert not back.changed and back.why == "the check, mended since the first study; the rule (v1 → v2); the seeds"
     assert out.loc["still", "why"] == "" and not out.loc["still", "changed"]
     assert out.changed.sum() == 6 and list(out.mended) == [c in ("mended", "back") for c in out.index]
+
+
+def test_a_protocol_arm_splits_the_last_step_into_the_seeds_and_the_protocol():
+    """With the arm's reading (the second study's seeds at the first's protocol) between the
+    first study's seeds by the new rule and the second study, a change is the seeds' or the
+    protocol's, never "the protocol or the seeds"; a paper whose protocol did not change
+    moves at the seeds' step alone; a scope only the new protocol runs says so."""
+    protocol = {"foltr": "07_foltr_noniid: profile (default) → \"paper\""}
+    by_rule = _reading([("noniid", "seeded", "a", "holds"), ("foltr", "seeds", "a", "holds"),
+                        ("foltr", "protocol", "a", "holds"), ("foltr", "both", "a", "holds"),
+                        ("foltr", "still", "a", "holds")])
+    arm = _reading([("noniid", "seeded", "a", "does not hold"), ("foltr", "seeds", "a", "does not hold"),
+                    ("foltr", "protocol", "a", "holds"), ("foltr", "both", "a", NOT_DECIDED),
+                    ("foltr", "still", "a", "holds")])
+    second = _reading([("noniid", "seeded", "a", "does not hold"), ("foltr", "seeds", "a", "does not hold"),
+                       ("foltr", "protocol", "a", "does not hold"), ("foltr", "both", "a", "does not hold"),
+                       ("foltr", "still", "a", "holds"), ("foltr", "paper only", "a", "holds")])
+    readings = dict(zip(LADDER, (by_rule, by_rule, by_rule, second))) | {ARM: arm}
+    out = ladder_changes(readings, "v2", "v2", protocol).set_index("claim")
+    assert [c for c in out.columns if c in (*LADDER, ARM)] == [*LADDER[:-1], ARM, LADDER[-1]]  # the arm's before the second's
+    assert out.loc["seeded", "why"] == "the seeds" and out.loc["seeds", "why"] == "the seeds"
+    assert out.loc["protocol", "why"] == f"the protocol ({protocol['foltr']})"
+    assert out.loc["both", "why"] == f"the seeds; the protocol ({protocol['foltr']})"
+    assert out.loc["paper only", "why"] == f"the protocol ({protocol['foltr']}): a check only one protocol's runs have"
+    assert out.loc["still", "why"] == "" and list(out.by_protocol) == [c in ("protocol", "both") for c in out.index]
+    # Without the arm, the same changes are the protocol's or the seeds', and the new scope says so too.
+    alone = ladder_changes(dict(zip(LADDER, (by_rule, by_rule, by_rule, second))), "v2", "v2", protocol)
+    alone = alone.set_index("claim")
+    assert alone.loc["both", "why"] == f"the protocol ({protocol['foltr']}) or the seeds" and not alone.by_protocol.any()
+    assert alone.loc["paper only", "why"] == f"the protocol ({protocol['foltr']}) or the seeds: a check only one of them has"
 
 
 def _manifest(folder, seed, parameters):
@@ -112,6 +142,41 @@ def test_two_studies_of_the_same_seeds_move_nothing(tmp_path, monkeypatch, capsy
     assert (reading.reason.notna() == undecided).all() and set(reading.reason.dropna()) <= set(REASONS_V2)
     counted = reading[(reading.kind == "claim") & ~reading.beyond & reading.verdict.isin([NOT_DECIDED, SEED_DEPENDENT])]
     assert _undecided(reading).checks.sum() == len(counted) > 0
+    # A protocol arm: B's seeds with notebook 07 as A ran it. Nothing moves at either of its
+    # steps. Two seeds of each study, to keep it short: every verdict is then "not decided".
+    for name in ("A", "B"):
+        for seed in (2, 3, 4):
+            shutil.rmtree(dirs[name] / "seeds" / f"seed{seed}")
+    arm = tmp_path / "T"
+    shutil.copytree(dirs["A"] / "seeds", arm / "seeds")
+    (arm / "design.json").write_text(json.dumps(study.ledger_design("T", "small", notebooks="07", rule="v2")))
+    assert cli.main(["study", "ledger", "--study", "B", "--beside", "A", "--arm", "T"]) == 0
+    capsys.readouterr()
+    changes = pd.read_csv(out / "changes.csv")
+    assert ARM in changes and not changes[["by_seeds", "by_protocol"]].any().any()
+    assert (changes[ARM] == changes.second).all()
+    text = (out / "beside.md").read_text()
+    assert "4. B's seeds at A's protocol (T), v2" in text and "5. B, today's checks, v2" in text
+    assert "| 4 → 5: the protocol (a paper whose notebooks ran otherwise; the same seeds) |" in text
+    assert "The protocol arm T ran B's seeds with those papers' notebooks as A ran them" in text
+    # The arm's reading is drawn for FOLTR only: another paper's would be the second study's own, twice.
+    head = [line.split("|") for line in text.splitlines() if line.startswith("| ") and line.count("|") > 3]
+    arm_rows = [cells[1].strip() for cells in head if cells[2].strip() == "4. B's seeds at A's protocol (T), v2"]
+    assert arm_rows == ["FOLTR"]
+    # Arms that are not one are refused by name, before any seed's tables are read.
+    wrong = tmp_path / "W"
+    shutil.copytree(dirs["B"] / "seeds", wrong / "seeds")
+    (wrong / "design.json").write_text(json.dumps(study.ledger_design("W", "small", rule="v2")))
+    with pytest.raises(ValueError, match=r"--arm W: it ran foltr's notebooks otherwise than the first study \(07_fol"):
+        study.write_study_changes(dirs["A"], dirs["B"], arm_dir=wrong)
+    (wrong / "design.json").write_text(json.dumps(study.ledger_design("W", "small", rule="v1")))
+    with pytest.raises(ValueError, match="--arm W: registered with rule v1, the study with v2"):
+        study.write_study_changes(dirs["A"], dirs["B"], arm_dir=wrong)
+    shutil.rmtree(arm / "seeds" / "seed1")
+    with pytest.raises(ValueError, match=r"--arm T: it has not recorded seeds \[1\] of the study's"):
+        study.write_study_changes(dirs["A"], dirs["B"], arm_dir=arm)
+    with pytest.raises(SystemExit, match="--arm: a protocol arm splits"):
+        cli.main(["study", "ledger", "--study", "B", "--arm", "T"])
     # A first study without a summary is refused before any seed is read.
     (tmp_path / "C").mkdir()
     (tmp_path / "C" / "design.json").write_text(json.dumps(study.ledger_design("C", "small", rule="v1")))

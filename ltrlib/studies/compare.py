@@ -12,6 +12,12 @@ thing (`ladder_changes`):
    seeds', or, for a paper whose notebooks ran with other parameters (the seeds'
    ``run.json``), the protocol's or the seeds', which these readings cannot tell apart.
 
+A protocol arm splits that last step (``--arm ARM``): a study of the second study's seeds
+that ran those papers' notebooks as the first study did. Its reading of those papers
+(`ARM`, "the second study's seeds at the first's protocol") goes between 3 and 4, so that
+3 → arm is the seeds' step (the seeds, and the code that ran them) and arm → 4 the
+protocol's alone (the same seeds, data and, where the arm ran on the second's code, code).
+
 And why the second study leaves its checks not decided or seed-dependent, counted by the
 rule's ``reason`` (`ltrlib.fidelity.across.REASONS_V2`). Written beside both, into neither:
 ``reports/<second>-beside-<first>/beside.md``, ``changes.csv`` and the head tables' chart,
@@ -37,12 +43,15 @@ from ltrlib.studies.loop import _seed_code
 from ltrlib.studies.records import _recorded
 from ltrlib.study_record import StudyDesign
 
-__all__ = ["LADDER", "ladder_changes", "protocol_changes", "study_changes", "write_study_changes"]
+__all__ = ["ARM", "LADDER", "ladder_changes", "protocol_changes", "study_changes", "write_study_changes"]
 
 KEY = ["source", "claim", "scope"]
 #: The ladder's readings, in order (see the module's docstring); each is a table of every
 #: check (``source, claim, kind, scope, beyond, verdict``).
 LADDER = ("first", "first_today", "first_by_rule", "second")
+#: The protocol arm's reading (see the module's docstring): the second study's reading with
+#: the papers whose protocol differs read from the arm; it goes before ``second``.
+ARM = "second_at_first_protocol"
 #: A run's own parameters, which differ from seed to seed by design: not the protocol.
 OWN_PARAMETERS = ("run_id", "seed")
 
@@ -91,40 +100,66 @@ def ladder_changes(readings: dict[str, pd.DataFrame], registered: str, rule: str
     step from the first study to today's checks, from its rule to the second's, from the first
     study's seeds to the second's, changed it; ``counted``: a claim of the paper in its scope
     (what the head tables count), by its latest reading, and ``counted_first`` as the first
-    study counted it. A check a reading lacks is empty there."""
-    frames = {name: readings[name].drop_duplicates(KEY).set_index(KEY) for name in LADDER}
-    keys = list(dict.fromkeys([k for name in ("second", "first_by_rule", "first_today", "first")
-                               for k in frames[name].index]))
+    study counted it. A check a reading lacks is empty there.
+
+    With the protocol arm's reading (`ARM` in ``readings``) the last step splits: ``by_seeds``
+    is 3 → arm (the seeds), ``by_protocol`` arm → 4 (the protocol alone); without it
+    ``by_protocol`` is False throughout. A check that only one protocol's runs have (a scope
+    the other does not run) is said so at the step it appears or goes."""
+    ladder = _ladder(readings)
+    frames = {name: readings[name].drop_duplicates(KEY).set_index(KEY) for name in ladder}
+    keys = list(dict.fromkeys([k for name in reversed(ladder) for k in frames[name].index]))
     table = pd.DataFrame(index=pd.MultiIndex.from_tuples(keys, names=KEY))
-    kinds = pd.concat([frames[n][["kind", "beyond"]] for n in ("second", "first_by_rule", "first_today", "first")])
+    kinds = pd.concat([frames[n][["kind", "beyond"]] for n in reversed(ladder)])
     kinds = kinds[~kinds.index.duplicated()].reindex(table.index)
     table["kind"], table["beyond"] = kinds.kind, kinds.beyond.astype(bool)
-    for name in LADDER:
+    for name in ladder:
         table[name] = frames[name].verdict.reindex(table.index)
-    present = table[list(LADDER)].notna()
+    present = table[list(ladder)].notna()
+    seeds_to = ARM if ARM in frames else "second"
     table["mended"] = present["first"] & present.first_today & (table["first"] != table.first_today)
     table["by_rule"] = present.first_today & present.first_by_rule & (table.first_today != table.first_by_rule)
-    table["by_seeds"] = present.first_by_rule & present.second & (table.first_by_rule != table.second)
+    table["by_seeds"] = present.first_by_rule & present[seeds_to] & (table.first_by_rule != table[seeds_to])
+    table["by_protocol"] = (present[ARM] & present.second & (table[ARM] != table.second) if ARM in frames
+                            else False)
     whys = []
     for (source, _, _), r in table.iterrows():
         why = []
-        if present.loc[r.name, "first_today"] != present.loc[r.name, "first"]:
+        here = present.loc[r.name]
+        if here.first_today != here["first"]:
             why.append("a check new since the first study" if pd.isna(r["first"]) else
                        "a check gone since the first study")
         if r.mended:
             why.append("the check, mended since the first study")
         if r.by_rule:
             why.append(f"the rule ({registered} → {rule})")
-        if r.by_seeds:
-            why.append(f"the protocol ({protocol[source]}) or the seeds" if source in protocol else "the seeds")
+        said = f"the protocol ({protocol[source]})" if source in protocol else ""
+        if ARM in frames:
+            if r.by_seeds:
+                why.append("the seeds")
+            if r.by_protocol:
+                why.append(said)
+            if source in protocol and here[ARM] != here.second:
+                why.append(f"{said}: a check only one protocol's runs have")
+        else:
+            if r.by_seeds:
+                why.append(f"{said} or the seeds" if said else "the seeds")
+            if said and here.first_by_rule != here.second:
+                why.append(f"{said} or the seeds: a check only one of them has")
         whys.append("; ".join(why))
     table["changed"] = table["first"].fillna("") != table["second"].fillna("")
     table["counted"] = (table.kind == "claim") & ~table.beyond
     was = frames["first"].reindex(table.index)
     table["counted_first"] = (was.kind == "claim") & ~was.beyond.fillna(True).astype(bool)
     table["why"] = whys
-    return table.reset_index()[[*KEY, "kind", "counted", "counted_first", *LADDER, "changed", "mended", "by_rule",
-                                "by_seeds", "why"]]
+    return table.reset_index()[[*KEY, "kind", "counted", "counted_first", *ladder, "changed", "mended", "by_rule",
+                                "by_seeds", "by_protocol", "why"]]
+
+
+def _ladder(readings: dict) -> tuple[str, ...]:
+    """The ladder's readings in order: `LADDER`, with the protocol arm's (`ARM`) before the
+    second study's where ``readings`` has it."""
+    return (*LADDER[:-1], ARM, LADDER[-1]) if ARM in readings else LADDER
 
 
 def _recorded_csv(study_dir: Path) -> pd.DataFrame:
@@ -135,7 +170,7 @@ def _recorded_csv(study_dir: Path) -> pd.DataFrame:
     return read_table(path, dtype={"beyond": bool})
 
 
-def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike
+def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike, arm_dir: str | os.PathLike | None = None
                   ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict]:
     """Two recorded ledger studies' readings (`LADDER`) and their `ladder_changes`:
     ``(changes, readings, context)``, ``context`` the rule versions, the `protocol_changes`,
@@ -145,33 +180,76 @@ def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike
     first study's seeds are rebuilt once with today's checks and decided by both rules
     (`ledger_readings`), and its ``study.csv`` read as recorded; the second's seeds are
     rebuilt by its rule, so that the last step changes the seeds alone; neither study is
-    written to."""
+    written to. ``arm_dir``: the protocol arm (`_check_arm`), whose reading joins the
+    ladder as `ARM`; ``context["arm"]`` names it (None without one)."""
     from ltrlib.fidelity.across import rule_version
 
     first_dir, second_dir = Path(first_dir), Path(second_dir)
     designs = {name: StudyDesign.read(d) for name, d in (("first", first_dir), ("second", second_dir))}
     registered, rule = rule_version(designs["first"]), rule_version(designs["second"])
     recorded_first = _recorded_csv(first_dir)  # refused before any seed is read
+    seeds = {name: sorted(s for s in _recorded(d) if s in designs[name]["seeds"])
+             for name, d in (("first", first_dir), ("second", second_dir))}
+    records = {name: {s: _recorded(d)[s] for s in seeds[name]} for name, d in (("first", first_dir),
+                                                                               ("second", second_dir))}
+    protocol = protocol_changes(records["first"], records["second"])
+    arm = None if arm_dir is None else _check_arm(Path(arm_dir), rule, protocol, records)  # refused as early
     readings_first = ledger_readings(first_dir, [registered, rule])
     today, by_rule = readings_first[registered][0], readings_first[rule][0]
     second, _ = ledger_reading(second_dir, rule)
     if second.empty:
         raise ValueError(f"--beside: {second_dir.name} has no recorded seed to compare")
     readings = {"first": recorded_first, "first_today": today, "first_by_rule": by_rule, "second": second}
-    seeds = {name: sorted(s for s in _recorded(d) if s in designs[name]["seeds"])
-             for name, d in (("first", first_dir), ("second", second_dir))}
-    protocol = protocol_changes(*({s: _recorded(d)[s] for s in seeds[name]}
-                                  for name, d in (("first", first_dir), ("second", second_dir))))
+    if arm is not None:
+        # The second study's reading, with the papers whose protocol differs read from the arm's seeds.
+        at_first, _ = ledger_reading(arm_dir, rule, seeds=list(arm))
+        papers = list(protocol)
+        readings[ARM] = pd.concat([second[~second.source.isin(papers)], at_first[at_first.source.isin(papers)]],
+                                  ignore_index=True)
     # The second study's own summary, if older than today's checks, is not what is compared: say so.
     stale = None  # the second study has no summary of its own yet
     if (second_dir / "study.csv").exists():
         recorded = _recorded_csv(second_dir).set_index(KEY).verdict
         stale = int((recorded.reindex(second.set_index(KEY).index) != second.set_index(KEY).verdict).sum())
-    code = {name: sorted({_seed_code(_recorded(d)[s]) for s in seeds[name]})
-            for name, d in (("first", first_dir), ("second", second_dir))}
+    code = {name: sorted({_seed_code(d) for d in records[name].values()}) for name in records}
+    if arm is not None:
+        code["arm"] = sorted({_seed_code(d) for d in arm.values()})
     context = {"registered": registered, "rule": rule, "protocol": protocol, "seeds": seeds,
-               "planned": {name: designs[name]["seeds"] for name in designs}, "stale": stale, "code": code}
+               "planned": {name: designs[name]["seeds"] for name in designs}, "stale": stale, "code": code,
+               "arm": None if arm_dir is None else Path(arm_dir).name}
     return ladder_changes(readings, registered, rule, protocol), readings, context
+
+
+def _check_arm(arm_dir: Path, rule: str, protocol: dict[str, str], records: dict[str, dict[int, Path]]
+               ) -> dict[int, Path]:
+    """The protocol arm's records of the second study's seeds (``records["second"]``), once
+    it is shown to be such an arm: registered with the second study's ``rule``, every one of
+    those seeds recorded, and each paper whose protocol differs (``protocol``) run as the
+    first study ran it (`protocol_changes`). ValueError naming
+    what is wrong otherwise. Reads run records only, no seed's tables."""
+    from ltrlib.fidelity.across import rule_version
+
+    design = StudyDesign.read(arm_dir)
+    name = arm_dir.name
+    if rule_version(design) != rule:
+        raise ValueError(f"--arm {name}: registered with rule {rule_version(design)}, the study with {rule}; the "
+                         "arm's step would change the rule too")
+    if not protocol:
+        raise ValueError(f"--arm {name}: the two studies ran every paper's notebooks alike; there is no protocol "
+                         "to split off")
+    recorded = _recorded(arm_dir)
+    missing = [s for s in records["second"] if s not in recorded]
+    if missing:
+        raise ValueError(f"--arm {name}: it has not recorded seeds {missing} of the study's; the arm reads the "
+                         "study's seeds, every one")
+    arm = {s: recorded[s] for s in records["second"]}
+    # Run as the first study ran them, they differ from the second's by what `protocol` says.
+    as_first = protocol_changes(records["first"], arm)
+    for source in protocol:
+        if source in as_first:
+            raise ValueError(f"--arm {name}: it ran {source}'s notebooks otherwise than the first study ("
+                             f"{as_first[source]}); the arm runs them as the first study did")
+    return arm
 
 
 def _counts(readings: dict[str, pd.DataFrame], labels: dict[str, str]) -> pd.DataFrame:
@@ -237,21 +315,23 @@ def _code_words(study: str, codes: list[str]) -> str:
     return f"{study}'s seeds ran {', '.join(known)}" + (" (some recorded none)" if len(known) < len(codes) else "")
 
 
-def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike, command: str = "") -> Path:
+def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike, command: str = "",
+                        arm_dir: str | os.PathLike | None = None) -> Path:
     """`study_changes` written beside both studies, into neither:
     ``reports/<second>-beside-<first>/beside.md`` (the head tables side by side, the
     changes by step, every counted check that changed and why, the second study's checks
     not decided or seed-dependent by reason) and ``changes.csv`` (every check). Returns the
-    folder."""
+    folder. ``arm_dir``: a protocol arm, which splits the last step (`study_changes`)."""
     first_dir, second_dir = Path(first_dir), Path(second_dir)
-    changes, readings, ctx = study_changes(first_dir, second_dir)
-    first, second = first_dir.name, second_dir.name
+    changes, readings, ctx = study_changes(first_dir, second_dir, arm_dir)
+    first, second, arm = first_dir.name, second_dir.name, ctx["arm"]
     registered, rule = ctx["registered"], ctx["rule"]
     # Numbered as the ladder's steps, so that two readings never share a label (one rule for both).
     labels = {"first": f"1. {first}, as recorded ({registered})",
               "first_today": f"2. {first}, today's checks, {registered}",
               "first_by_rule": f"3. {first}, today's checks, {rule}",
-              "second": f"4. {second}, today's checks, {rule}"}
+              **({ARM: f"4. {second}'s seeds at {first}'s protocol ({arm}), {rule}"} if arm else {}),
+              "second": f"{5 if arm else 4}. {second}, today's checks, {rule}"}
     done, planned = ctx["seeds"]["second"], ctx["planned"]["second"]
     interim = len(done) < len(planned)
     counted = changes[changes.counted | changes.counted_first]
@@ -259,17 +339,24 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
     new_or_gone = counted["first"].isna() != counted.first_today.isna()
     both = counted["first"].notna() & counted.first_today.notna()
     moved_tally = both & (counted.counted != counted.counted_first)
-    steps = pd.DataFrame([
+    steps = [
         ("1 → 2: a check new or gone since the first study", new_or_gone.sum()),
         ("1 → 2: a check moved into or out of the tally since the first study", moved_tally.sum()),
         ("1 → 2: a check mended since the first study", counted.mended.sum()),
-        (f"2 → 3: the rule ({registered} → {rule})", counted.by_rule.sum()),
-        ("3 → 4: the protocol or the seeds (a paper whose notebooks ran otherwise)",
-         (counted.by_seeds & on_protocol).sum()),
-        ("3 → 4: the seeds (the same protocol)", (counted.by_seeds & ~on_protocol).sum()),
-    ], columns=["step", "checks"])
+        (f"2 → 3: the rule ({registered} → {rule})", counted.by_rule.sum())]
+    if arm:
+        steps += [("3 → 4: the seeds (and the code that ran them)", counted.by_seeds.sum()),
+                  ("4 → 5: the protocol (a paper whose notebooks ran otherwise; the same seeds)",
+                   counted.by_protocol.sum())]
+    else:
+        steps += [("3 → 4: the protocol or the seeds (a paper whose notebooks ran otherwise)",
+                   (counted.by_seeds & on_protocol).sum()),
+                  ("3 → 4: the seeds (the same protocol)", (counted.by_seeds & ~on_protocol).sum())]
+    steps = pd.DataFrame(steps, columns=["step", "checks"])
     moved = counted[counted.changed].rename(columns=labels)
-    counts = _counts(readings, labels)
+    # The arm's reading of a paper whose protocol did not change is the second study's own: not drawn twice.
+    drawn = {**readings, **({ARM: readings[ARM][readings[ARM].source.isin(list(ctx["protocol"]))]} if arm else {})}
+    counts = _counts(drawn, labels)
     out = second_dir.parent / f"{second}-beside-{first}"
     out.mkdir(exist_ok=True)
     chart = figure_lines(
@@ -288,14 +375,19 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
                 f"`ltrlib study ledger --study {second} --summarise-only` rewrites it)." if ctx["stale"] else
                 ", as its own `study.md` reads them."),
              "- Protocol: " + ("; ".join(f"{s}: {said}" for s, said in protocol.items()) if protocol else
-                               "the notebooks ran with the same parameters in both.") + " Where the protocol "
-             "differs, a change in the second study is the protocol's or the seeds', which these readings cannot "
-             "tell apart.",
+                               "the notebooks ran with the same parameters in both.")
+             + (f" The protocol arm {arm} ran {second}'s seeds with those papers' notebooks as {first} ran them, so "
+                "a change splits into the seeds' step and the protocol's." if arm else
+                " Where the protocol differs, a change in the second study is the protocol's or the seeds', which "
+                "these readings cannot tell apart."),
              f"- The ladder: {first} as recorded; its seeds rebuilt with today's checks by {registered} (a change is "
-             f"a mended check); by {rule} (a change is the rule's); {second} (a change is the seeds', or the "
-             "protocol's or the seeds').",
-             f"- Code: {_code_words(first, ctx['code']['first'])}; {_code_words(second, ctx['code']['second'])}. "
-             "The last step's \"seeds\" include what the code each ran "
+             f"a mended check); by {rule} (a change is the rule's); "
+             + (f"{second}'s seeds at {first}'s protocol, from {arm} for the papers whose protocol differs (a change "
+                f"is the seeds'); {second} (a change is the protocol's)." if arm else
+                f"{second} (a change is the seeds', or the protocol's or the seeds')."),
+             f"- Code: {_code_words(first, ctx['code']['first'])}; {_code_words(second, ctx['code']['second'])}"
+             + (f"; {_code_words(arm, ctx['code']['arm'])}" if arm else "") + ". "
+             + ("The seeds' step includes" if arm else "The last step's \"seeds\" include") + " what the code each ran "
              "changed in their numbers (each study's time table gives its seeds' commits).", "",
              f"Regenerate: `{command}`." if command else "", "",
              "## The papers' claims by verdict, reading by reading", "", *chart,

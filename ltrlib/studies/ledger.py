@@ -115,15 +115,18 @@ def _ledger_frames(study_dir: Path, design: dict, rule: str | None = None) -> tu
     return per_seed, with_effect_ratios(across, effects), effects, meta
 
 
-def ledger_readings(study_dir: str | os.PathLike, rules: Sequence[str]) -> dict[str, tuple[pd.DataFrame,
-                                                                                             pd.DataFrame]]:
-    """A recorded ledger study's seeds, rebuilt once with today's checks, decided by each
-    version in ``rules`` (its design's own or another): ``{rule: (across, head)}``, each as
-    `ledger_reading` gives it; written nowhere."""
+def ledger_readings(study_dir: str | os.PathLike, rules: Sequence[str], seeds: Sequence[int] | None = None
+                    ) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    """A recorded ledger study's seeds (``seeds`` of them only, when given), rebuilt once with
+    today's checks, decided by each version in ``rules`` (its design's own or another):
+    ``{rule: (across, head)}``, each as `ledger_reading` gives it; written nowhere."""
     from ltrlib.fidelity.across import decide_across, with_effect_ratios
 
     study_dir = Path(study_dir)
-    per_seed, effects, meta = _ledger_seeds(study_dir, StudyDesign.read(study_dir))
+    design = StudyDesign.read(study_dir)
+    if seeds is not None:
+        design = {**design, "seeds": [s for s in design.seeds if s in set(seeds)]}
+    per_seed, effects, meta = _ledger_seeds(study_dir, design)
     if per_seed.empty:
         return {rule: (pd.DataFrame(), pd.DataFrame()) for rule in rules}
     first = per_seed[per_seed.seed == min(meta)]
@@ -134,12 +137,14 @@ def ledger_readings(study_dir: str | os.PathLike, rules: Sequence[str]) -> dict[
     return out
 
 
-def ledger_reading(study_dir: str | os.PathLike, rule: str = "v2") -> tuple[pd.DataFrame, pd.DataFrame]:
+def ledger_reading(study_dir: str | os.PathLike, rule: str = "v2", seeds: Sequence[int] | None = None
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A recorded ledger study decided by another rule version than its design's: a
     secondary reading, written nowhere (the study's own ``study.csv`` and ``study.md`` stay
     its registered rule's). Returns ``(across, head)``: every check as `write_ledger_summary`
-    decides it, by ``rule``, and per paper its counted checks by verdict (`_ledger_head`)."""
-    return ledger_readings(study_dir, [rule])[rule]
+    decides it, by ``rule``, and per paper its counted checks by verdict (`_ledger_head`).
+    ``seeds``: only these of its recorded seeds."""
+    return ledger_readings(study_dir, [rule], seeds)[rule]
 
 
 def write_ledger_power(study_dir: str | os.PathLike, chosen: int, command: str = "") -> Path:
