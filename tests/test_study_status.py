@@ -111,6 +111,8 @@ def test_the_command_prints_the_status_and_runs_nothing(tmp_path, monkeypatch, c
     study = _design(tmp_path, seeds=(1,))
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     assert cli.main(["study", "ledger", "--study", "S", "--status"]) == 0
-    assert capsys.readouterr().out.startswith("S: 0 of 1 seeds recorded")
+    printed = capsys.readouterr().out
+    assert printed.startswith("S: 0 of 1 seeds recorded")
+    assert printed.splitlines()[-1] == "  left: not known yet: no seed of the study has finished a notebook"
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
     assert study.exists()

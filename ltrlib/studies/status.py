@@ -120,6 +120,8 @@ class StudyStatus:
     def _left_words(self) -> str:
         if all(s.state == "recorded" for s in self.seeds):
             return "left: nothing; the study has run to its end"
+        if not self.expected:
+            return "left: not known yet: no seed of the study has finished a notebook"
         measured = "its recorded seeds" if any(s.state == "recorded" for s in self.seeds) else \
             "the notebooks its seeds in progress have finished"
         words = (f"left: {'at least ' if self.unmeasured else ''}{_hours(self.seconds_left())} of notebooks, one seed "
