@@ -462,6 +462,8 @@ def _heterogeneity(x: np.ndarray, se: np.ndarray, units: np.ndarray) -> tuple[fl
         return math.nan, "a seed without a within-seed SE"
     if (units < MIN_PAIRS).any():
         return math.nan, f"within-seed SE from {int(units.min())} units, under {MIN_PAIRS}"
+    if len(x) < 2:  # an interim reading: Q has no degree of freedom (statsmodels would divide by 0)
+        return math.nan, "one seed"
     with np.errstate(invalid="ignore"):  # its random-effects sds, which Q does not need, may be NaN
         return float(combine_effects(x, se ** 2, method_re="chi2").test_homogeneity().pvalue), ""
 

@@ -4,6 +4,7 @@ decided ``reports/ledger-small``; v2 (issue 62) decides a new study."""
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -208,6 +209,11 @@ def test_v2_seed_dependent_only_where_heterogeneity_is_shown():
     assert out.loc["noise", "verdict"] == "not decided" and out.loc["noise", "q_p"] > 0.05
     assert out.loc["few", "verdict"] == "not decided" and f"from {MIN_PAIRS - 3} units" in out.loc["few", "evidence"]
     assert out.reason.tolist() == [WHY_HETEROGENEOUS, WHY_MORE_SEEDS, WHY_UNTESTABLE]
+    # One seed (an interim reading): Q has nothing to compare, said so, and no warning from statsmodels.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        one = _v2(_check(EFFECT, "one", ["holds"], spread[:1], se=0.002, units=1000))
+    assert one.loc["one", "verdict"] == "not decided" and math.isnan(one.loc["one", "q_p"])
 
 
 def test_v2_no_difference_holds_only_when_equivalence_is_shown_within_the_margin():
