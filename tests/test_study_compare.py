@@ -80,6 +80,15 @@ def test_a_protocol_arm_splits_the_last_step_into_the_seeds_and_the_protocol():
     assert alone.loc["paper only", "why"] == f"the protocol ({protocol['foltr']}) or the seeds: a check only one of them has"
 
 
+def test_an_arm_between_studies_of_one_protocol_splits_nothing_and_is_refused(tmp_path):
+    from ltrlib.studies.compare import _check_arm
+
+    (tmp_path / "T").mkdir()
+    (tmp_path / "T" / "design.json").write_text(json.dumps(study.ledger_design("T", "small", rule="v2")))
+    with pytest.raises(ValueError, match="--arm T: the two studies ran every paper's notebooks alike"):
+        _check_arm(tmp_path / "T", "v2", {}, {"first": {}, "second": {}})
+
+
 def _manifest(folder, seed, parameters):
     folder.mkdir(parents=True)
     notebooks = {nb: {"status": "completed",
