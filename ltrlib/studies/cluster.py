@@ -185,14 +185,17 @@ def local_cluster(workers: int, threads: int):
     from dask.distributed import LocalCluster
 
     # Logs at CRITICAL only: the study reports a seed's failure or interruption in one line,
-    # which Dask's worker would repeat with a traceback of the study's own code.
+    # which Dask's worker would repeat with a traceback of the study's own code. No dashboard,
+    # and the scheduler's bare HTTP server on any free port: on its default, 8787, a second
+    # study on the machine (docs/studies.md, "Two studies on one machine") warned that the
+    # port was taken.
+    quiet = dict(dashboard_address=":0", scheduler_kwargs={"dashboard": False}, silence_logs=50)
     with dask.config.set({"distributed.scheduler.worker-ttl": None, **QUIET_DASK}):
         if workers > 1:
             with _interrupts_ignored():  # the worker processes inherit it
                 return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                    dashboard_address=None, env=processes.thread_env(threads), silence_logs=50)
-        return LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
-                            silence_logs=50)
+                                    env=processes.thread_env(threads), **quiet)
+        return LocalCluster(n_workers=1, threads_per_worker=1, processes=False, **quiet)
 
 
 @contextlib.contextmanager
