@@ -181,6 +181,11 @@ def test_two_studies_of_the_same_seeds_move_nothing(tmp_path, monkeypatch, capsy
     (wrong / "design.json").write_text(json.dumps(study.ledger_design("W", "small", rule="v1")))
     with pytest.raises(ValueError, match="--arm W: registered with rule v1, the study with v2"):
         study.write_study_changes(dirs["A"], dirs["B"], arm_dir=wrong)
+    provenance = arm / "seeds" / "seed1" / "provenance.json"
+    provenance.write_text(json.dumps({**json.loads(provenance.read_text()), "fingerprint": "0123456789abcdef"}))
+    with pytest.raises(ValueError, match=r"--arm T: seed 1 is not shown to have run on the study's data \(synthetic, "
+                       r"scale small, seed 1 \(data 0123456789abcdef\), the study's synthetic"):
+        study.write_study_changes(dirs["A"], dirs["B"], arm_dir=arm)
     shutil.rmtree(arm / "seeds" / "seed1")
     with pytest.raises(ValueError, match=r"--arm T: it has not recorded seeds \[1\] of the study's"):
         study.write_study_changes(dirs["A"], dirs["B"], arm_dir=arm)

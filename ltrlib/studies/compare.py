@@ -34,6 +34,7 @@ import pandas as pd
 
 from ltrlib.atomic import atomic_write_text
 from ltrlib.manifest import RunManifest
+from ltrlib import provenance
 from ltrlib.records import read_table
 from ltrlib.report import table_to_markdown
 from ltrlib.studies.figures import FIGURES_DIR, figure_lines, save_figure
@@ -224,8 +225,9 @@ def _check_arm(arm_dir: Path, rule: str, protocol: dict[str, str], records: dict
                ) -> dict[int, Path]:
     """The protocol arm's records of the second study's seeds (``records["second"]``), once
     it is shown to be such an arm: registered with the second study's ``rule``, every one of
-    those seeds recorded, and each paper whose protocol differs (``protocol``) run as the
-    first study ran it (`protocol_changes`). ValueError naming
+    those seeds recorded on the second study's data (each seed's provenance,
+    `ltrlib.provenance.matches`), and each paper whose protocol differs (``protocol``) run as the first study
+    ran it (`protocol_changes`). ValueError naming
     what is wrong otherwise. Reads run records only, no seed's tables."""
     from ltrlib.fidelity.across import rule_version
 
@@ -243,6 +245,14 @@ def _check_arm(arm_dir: Path, rule: str, protocol: dict[str, str], records: dict
         raise ValueError(f"--arm {name}: it has not recorded seeds {missing} of the study's; the arm reads the "
                          "study's seeds, every one")
     arm = {s: recorded[s] for s in records["second"]}
+    # The same seed must mean the same data, or the protocol's step would change the data too.
+    for seed, folder in arm.items():
+        mine, theirs = provenance.read_run(folder), provenance.read_run(records["second"][seed])
+        if mine is None or theirs is None or not provenance.matches(mine, theirs):
+            said = ", the study's ".join("no record of its data" if p is None else provenance.summary(p)
+                                         for p in (mine, theirs))
+            raise ValueError(f"--arm {name}: seed {seed} is not shown to have run on the study's data ({said}); "
+                             "the arm runs the study's seeds on the study's data")
     # Run as the first study ran them, they differ from the second's by what `protocol` says.
     as_first = protocol_changes(records["first"], arm)
     for source in protocol:
@@ -315,6 +325,30 @@ def _code_words(study: str, codes: list[str]) -> str:
     return f"{study}'s seeds ran {', '.join(known)}" + (" (some recorded none)" if len(known) < len(codes) else "")
 
 
+def _steps(counted: pd.DataFrame, registered: str, rule: str, on_protocol: list[str], arm: bool) -> pd.DataFrame:
+    """The counted checks changed at each step of the ladder (``step, checks``), the last
+    step split by the protocol arm where there is one (``arm``); ``on_protocol``: the papers
+    whose protocol differs."""
+    protocol = counted.source.isin(on_protocol)
+    new_or_gone = counted["first"].isna() != counted.first_today.isna()
+    both = counted["first"].notna() & counted.first_today.notna()
+    steps = [
+        ("1 → 2: a check new or gone since the first study", new_or_gone.sum()),
+        ("1 → 2: a check moved into or out of the tally since the first study",
+         (both & (counted.counted != counted.counted_first)).sum()),
+        ("1 → 2: a check mended since the first study", counted.mended.sum()),
+        (f"2 → 3: the rule ({registered} → {rule})", counted.by_rule.sum())]
+    if arm:
+        steps += [("3 → 4: the seeds (and the code that ran them)", counted.by_seeds.sum()),
+                  ("4 → 5: the protocol (a paper whose notebooks ran otherwise; the same seeds)",
+                   counted.by_protocol.sum())]
+    else:
+        steps += [("3 → 4: the protocol or the seeds (a paper whose notebooks ran otherwise)",
+                   (counted.by_seeds & protocol).sum()),
+                  ("3 → 4: the seeds (the same protocol)", (counted.by_seeds & ~protocol).sum())]
+    return pd.DataFrame(steps, columns=["step", "checks"])
+
+
 def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike, command: str = "",
                         arm_dir: str | os.PathLike | None = None) -> Path:
     """`study_changes` written beside both studies, into neither:
@@ -335,24 +369,7 @@ def write_study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathL
     done, planned = ctx["seeds"]["second"], ctx["planned"]["second"]
     interim = len(done) < len(planned)
     counted = changes[changes.counted | changes.counted_first]
-    on_protocol = counted.source.isin(list(ctx["protocol"]))
-    new_or_gone = counted["first"].isna() != counted.first_today.isna()
-    both = counted["first"].notna() & counted.first_today.notna()
-    moved_tally = both & (counted.counted != counted.counted_first)
-    steps = [
-        ("1 → 2: a check new or gone since the first study", new_or_gone.sum()),
-        ("1 → 2: a check moved into or out of the tally since the first study", moved_tally.sum()),
-        ("1 → 2: a check mended since the first study", counted.mended.sum()),
-        (f"2 → 3: the rule ({registered} → {rule})", counted.by_rule.sum())]
-    if arm:
-        steps += [("3 → 4: the seeds (and the code that ran them)", counted.by_seeds.sum()),
-                  ("4 → 5: the protocol (a paper whose notebooks ran otherwise; the same seeds)",
-                   counted.by_protocol.sum())]
-    else:
-        steps += [("3 → 4: the protocol or the seeds (a paper whose notebooks ran otherwise)",
-                   (counted.by_seeds & on_protocol).sum()),
-                  ("3 → 4: the seeds (the same protocol)", (counted.by_seeds & ~on_protocol).sum())]
-    steps = pd.DataFrame(steps, columns=["step", "checks"])
+    steps = _steps(counted, registered, rule, list(ctx["protocol"]), bool(arm))
     moved = counted[counted.changed].rename(columns=labels)
     # The arm's reading of a paper whose protocol did not change is the second study's own: not drawn twice.
     drawn = {**readings, **({ARM: readings[ARM][readings[ARM].source.isin(list(ctx["protocol"]))]} if arm else {})}
