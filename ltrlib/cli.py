@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ltrlib import __version__, config, sessions
+from ltrlib import __version__, config, processes, sessions
 
 __all__ = ["build_parser", "main", "parse_value"]
 
@@ -534,6 +534,10 @@ def _add_study_parser(subparsers) -> None:
     study.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                        dest="parameters", help="ledger: a notebook parameter every seed's batch gets, as `ltrlib "
                        "run -p` (part of the design; repeatable)")
+    study.add_argument("--background", action="store_true",
+                       help="run at the lowest priority (nice 19), on Linux the sessions its seeds' batches and "
+                       "kernels start included, so that other work on the machine keeps the cores "
+                       "(docs/studies.md, 'Two studies on one machine')")
     study.add_argument("--no-progress", action="store_true", help="no progress bar")
     study.set_defaults(handler=_study)
 
@@ -547,6 +551,10 @@ def _study(args: argparse.Namespace) -> int:
         raise SystemExit(f"--threads {threads} / --workers {args.workers}: give a positive number of threads and "
                          "zero or more workers")
     where = dict(scheduler=args.scheduler, threads=threads, workers=args.workers, progress=not args.no_progress)
+    if args.background and not processes.background():
+        print("ltrlib study: --background: at nice 19, but the sessions it starts are not lowered here (no "
+              "writable /proc/self/autogroup): with autogroups on, nice alone may leave it half the cores",
+              file=sys.stderr)
     recorded = Path(config.REPORTS_DIR) / (args.study or f"ledger-{args.scale}")  # a ledger study read back
     if args.status:
         from ltrlib.studies import study_status

@@ -1,7 +1,8 @@
 """Processes and threads: the environment that limits a process's threads (`thread_env`),
 joblib workers that share a budget and die with their parent (`worker_processes`,
-`end_with_parent`), workers that keep to one core each (`one_core_workers`, `pin_to_one_core`), and
-kernels that end with the thread that starts them (`ends_with_this_thread`).
+`end_with_parent`), workers that keep to one core each (`one_core_workers`, `pin_to_one_core`),
+kernels that end with the thread that starts them (`ends_with_this_thread`), and jobs that
+keep to the background, each session they start included (`background`, `lower_session`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,13 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["end_with_parent", "ends_with_this_thread", "one_core_workers", "pin_to_one_core", "restore_environment",
-           "thread_env", "worker_processes"]
+__all__ = ["BACKGROUND_ENV", "background", "end_with_parent", "ends_with_this_thread", "lower_session",
+           "one_core_workers", "pin_to_one_core", "restore_environment", "thread_env", "worker_processes"]
+
+#: Set to a nice value in a background job's environment (`background`): each of its
+#: processes that starts a session of its own (a study's seed batch, a notebook's kernel)
+#: lowers that session's autogroup to it (`lower_session`).
+BACKGROUND_ENV = "LTRLIB_BACKGROUND_NICE"
 
 
 def thread_env(threads: int) -> dict[str, str]:
@@ -167,7 +173,8 @@ def ends_with_this_thread(signum: int = signal.SIGKILL):
     still starting (a study's Ctrl-C on a loaded machine) left the kernel running, in CI
     under a reaper that is not PID 1, where ipykernel's other test (parent is PID 1) never
     fires. The thread that starts a kernel runs its notebook, and ends after the kernel is
-    shut down. prctl is looked up here, before the fork: the child only calls it."""
+    shut down. prctl is looked up here, before the fork: the child only calls it. A kernel
+    starts a session of its own; in a background job the child lowers it (`lower_session`)."""
     arm = _parent_death_signal()
     if arm is None:
         return None
@@ -177,5 +184,36 @@ def ends_with_this_thread(signum: int = signal.SIGKILL):
         arm(signum)
         if os.getppid() != parent:  # the starting thread's process died before it was armed
             os._exit(1)
+        lower_session()  # a kernel starts a session of its own: a background job's keeps low
 
     return preexec
+
+
+def background(nice: int = 19) -> bool:
+    """Make this process, and every process it starts, a background job: nice ``nice``, and
+    on Linux its session's autogroup as well (`lower_session`), as every session its
+    children start will be (`BACKGROUND_ENV`). Returns whether the autogroup was lowered.
+
+    With ``sched_autogroup`` (most Linux desktops and many VMs) the cores are shared between
+    sessions first and by nice only within one, and a study's seed batch and each notebook's
+    kernel start sessions of their own, so nice alone left a study at nice 19 half the cores
+    beside another job (docs/studies.md, "Two studies on one machine")."""
+    os.nice(max(nice - os.nice(0), 0))
+    os.environ[BACKGROUND_ENV] = str(nice)
+    return lower_session()
+
+
+def lower_session() -> bool:
+    """In a background job (`BACKGROUND_ENV` set), give this process's session autogroup
+    the job's nice value; False where there is none to lower (not a background job, not
+    Linux, no autogroups) or it may not be lowered. Safe in a ``preexec_fn``: it opens and
+    writes one file."""
+    value = os.environ.get(BACKGROUND_ENV)
+    if not value:
+        return False
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write(value)
+    except OSError:
+        return False
+    return True

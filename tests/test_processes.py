@@ -97,3 +97,62 @@ def test_a_core_is_claimed_until_its_holder_ends_however_it_ends(tmp_path):
         os.sched_setaffinity(0, cores)
         while processes._core_claim:
             os.close(processes._core_claim.pop())
+
+
+AUTOGROUP = "/proc/self/autogroup"
+
+
+def _in_a_new_session(code: str, **env) -> list[str]:
+    """``code``'s printed lines, run by this interpreter in a session of its own (as a
+    study's batch and a kernel are), ``env`` added to its environment."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], start_new_session=True, capture_output=True, text=True,
+                         env={**os.environ, **env}, check=True)
+    return out.stdout.splitlines()
+
+
+def test_a_background_job_lowers_its_session_and_every_session_its_batches_and_kernels_start(monkeypatch):
+    """With autogroups, nice alone left a study at nice 19 half the cores (docs/studies.md):
+    `background` lowers its own session, and a session a background job starts is lowered
+    where the study starts one (its seed's batch, `lower_session`) or the runner does (a
+    kernel, `ends_with_this_thread`'s preexec); outside a background job nothing is."""
+    import os
+    import subprocess
+
+    import pytest
+
+    if not os.path.exists(AUTOGROUP):
+        pytest.skip(f"{AUTOGROUP} is missing: no autogroups on this kernel, and nice alone is enough")
+    read = f"print(open({AUTOGROUP!r}).read().split()[-1])"
+    lowered = _in_a_new_session(f"from ltrlib import processes; print(processes.lower_session()); {read}",
+                                **{processes.BACKGROUND_ENV: "19"})
+    if lowered[0] == "False":
+        pytest.skip(f"{AUTOGROUP} cannot be written here (a container without the right): nothing to test")
+    assert lowered == ["True", "19"]
+    assert _in_a_new_session(f"from ltrlib import processes; print(processes.lower_session()); {read}") == \
+        ["False", "0"]
+    started = ("import os; from ltrlib import processes; print(processes.background()); print(os.nice(0)); "
+               f"print(os.environ[processes.BACKGROUND_ENV]); {read}")
+    assert _in_a_new_session(started) == ["True", "19", "19", "19"]
+    # A kernel's preexec, in a background job: the kernel's new session is lowered before it runs.
+    monkeypatch.setenv(processes.BACKGROUND_ENV, "19")
+    kernel = subprocess.run(["cat", AUTOGROUP], start_new_session=True, preexec_fn=processes.ends_with_this_thread(),
+                            capture_output=True, text=True, check=True)
+    assert kernel.stdout.split()[-1] == "19"
+
+
+def test_the_study_command_makes_itself_a_background_job_when_asked(tmp_path, monkeypatch, capsys):
+    from ltrlib import cli, config
+    from ltrlib.study_record import StudyDesign
+
+    StudyDesign({"study": "S", "profile": "ledger", "dataset": "synthetic", "scale": "tiny", "seeds": [1],
+                 "notebooks": "all"}).write(tmp_path / "S")
+    monkeypatch.setattr(config, "REPORTS_DIR", tmp_path)
+    asked = []
+    monkeypatch.setattr(processes, "background", lambda: asked.append(True) or False)
+    assert cli.main(["study", "ledger", "--study", "S", "--status"]) == 0 and asked == []
+    assert cli.main(["study", "ledger", "--study", "S", "--status", "--background"]) == 0 and asked == [True]
+    assert "the sessions it starts are not lowered here" in capsys.readouterr().err

@@ -123,6 +123,7 @@ def _batch_process(given: str, outcome: str, parent: str) -> None:
     # inherit that; this batch must take it as Ctrl-C.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     processes.end_with_parent(int(parent), signal.SIGINT)
+    processes.lower_session()  # a session of its own: a background study's keeps low
     from ltrlib.runner import NotebookError, RunInterrupted, run_all
 
     try:
