@@ -92,6 +92,7 @@ def _add_run_parser(subparsers) -> None:
                      "once those it reads have completed, with the cores // N threads each (docs/running.md)")
     run.add_argument("--log-output", action="store_true", help="echo the notebooks' output while they run")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    _add_background(run, "its kernels")
     run.add_argument("--paper-dataset", default="", metavar="NAME",
                      help="the papers' dataset the data is (istella-s, mslr-web10k, mslr-web30k, yahoo-ltrc), "
                      "checked against its feature count: the fidelity ledger then compares the papers' printed "
@@ -534,10 +535,7 @@ def _add_study_parser(subparsers) -> None:
     study.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                        dest="parameters", help="ledger: a notebook parameter every seed's batch gets, as `ltrlib "
                        "run -p` (part of the design; repeatable)")
-    study.add_argument("--background", action="store_true",
-                       help="run at the lowest priority (nice 19), on Linux the sessions its seeds' batches and "
-                       "kernels start included, so that other work on the machine keeps the cores "
-                       "(docs/studies.md, 'Two studies on one machine')")
+    _add_background(study, "its seeds' batches and kernels")
     study.add_argument("--no-progress", action="store_true", help="no progress bar")
     study.set_defaults(handler=_study)
 
@@ -551,10 +549,7 @@ def _study(args: argparse.Namespace) -> int:
         raise SystemExit(f"--threads {threads} / --workers {args.workers}: give a positive number of threads and "
                          "zero or more workers")
     where = dict(scheduler=args.scheduler, threads=threads, workers=args.workers, progress=not args.no_progress)
-    if args.background and not processes.background():
-        print("ltrlib study: --background: at nice 19, but the sessions it starts are not lowered here (no "
-              "writable /proc/self/autogroup): with autogroups on, nice alone may leave it half the cores",
-              file=sys.stderr)
+    _go_background(args, "study")
     recorded = Path(config.REPORTS_DIR) / (args.study or f"ledger-{args.scale}")  # a ledger study read back
     if args.status:
         from ltrlib.studies import study_status
@@ -756,8 +751,26 @@ def _parameters(pairs: Sequence[Sequence[str]]) -> dict[str, Any]:
     return params
 
 
+def _add_background(parser: argparse.ArgumentParser, sessions_started: str) -> None:
+    parser.add_argument("--background", action="store_true",
+                        help=f"run at the lowest priority (nice 19), on Linux the sessions {sessions_started} start "
+                        "included, so that other work on the machine keeps the cores (docs/studies.md, 'Two "
+                        "studies on one machine')")
+
+
+def _go_background(args: argparse.Namespace, command: str) -> None:
+    """`ltrlib.processes.background` when ``--background`` was given, saying where the
+    sessions this command starts cannot be lowered."""
+    if args.background and not processes.background():
+        print(f"ltrlib {command}: --background: at nice 19, but the sessions it starts are not lowered here (no "
+              "writable /proc/self/autogroup): with autogroups on, nice alone may leave it half the cores",
+              file=sys.stderr)
+
+
 def _run(args: argparse.Namespace) -> int:
     from ltrlib.runner import run_all  # imports papermill; keep `ltrlib --help` fast
+
+    _go_background(args, "run")
 
     run_dir = run_all(
         **_data_options(args),
