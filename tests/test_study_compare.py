@@ -172,6 +172,8 @@ def test_two_studies_of_the_same_seeds_move_nothing(tmp_path, monkeypatch, capsy
     head = [line.split("|") for line in text.splitlines() if line.startswith("| ") and line.count("|") > 3]
     arm_rows = [cells[1].strip() for cells in head if cells[2].strip() == "4. B's seeds at A's protocol (T), v2"]
     assert arm_rows == ["FOLTR"]
+    # In the ladder's order, though the papers before FOLTR have no fourth reading.
+    assert [cells[2].strip()[:2] for cells in head if cells[1].strip() == "FOLTR"] == ["1.", "2.", "3.", "4.", "5."]
     # Arms that are not one are refused by name, before any seed's tables are read.
     wrong = tmp_path / "W"
     shutil.copytree(dirs["B"] / "seeds", wrong / "seeds")

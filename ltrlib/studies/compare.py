@@ -284,6 +284,9 @@ def _head_table(counts: pd.DataFrame) -> pd.DataFrame:
     their verdicts (`LEDGER_VERDICTS`)."""
     wide = (counts.pivot_table(index=["paper", "reading"], columns="verdict", values="checks", aggfunc="sum",
                                sort=False).reindex(columns=list(LEDGER_VERDICTS), fill_value=0).astype(int))
+    # In `_counts`' order: the pivot orders each paper's readings as they first appear in any
+    # paper, and the protocol arm's appears only for the papers whose protocol differs.
+    wide = wide.reindex(pd.MultiIndex.from_frame(counts[["paper", "reading"]].drop_duplicates()))
     return wide.assign(checks=wide.sum(axis=1))[["checks", *LEDGER_VERDICTS]].rename_axis(columns=None).reset_index()
 
 
