@@ -189,10 +189,10 @@ def study_changes(first_dir: str | os.PathLike, second_dir: str | os.PathLike, a
     designs = {name: StudyDesign.read(d) for name, d in (("first", first_dir), ("second", second_dir))}
     registered, rule = rule_version(designs["first"]), rule_version(designs["second"])
     recorded_first = _recorded_csv(first_dir)  # refused before any seed is read
-    seeds = {name: sorted(s for s in _recorded(d) if s in designs[name]["seeds"])
-             for name, d in (("first", first_dir), ("second", second_dir))}
-    records = {name: {s: _recorded(d)[s] for s in seeds[name]} for name, d in (("first", first_dir),
-                                                                               ("second", second_dir))}
+    # Each study's records, found once (a glob of its seeds folder, which warns of strays).
+    records = {name: {s: d for s, d in _recorded(folder).items() if s in designs[name]["seeds"]}
+               for name, folder in (("first", first_dir), ("second", second_dir))}
+    seeds = {name: sorted(records[name]) for name in records}
     protocol = protocol_changes(records["first"], records["second"])
     arm = None if arm_dir is None else _check_arm(Path(arm_dir), rule, protocol, records)  # refused as early
     readings_first = ledger_readings(first_dir, [registered, rule])

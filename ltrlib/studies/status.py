@@ -184,10 +184,10 @@ def _alive(run_dir: Path) -> bool:
     return True
 
 
-def _in_progress(seed: int, folder: Path, state: str, notebooks: tuple[str, ...]) -> SeedState:
-    """A seed's state from a run folder (or a checkpoint's mirror of one)."""
-    manifest = RunManifest.read(folder)
-    entries = manifest.notebooks if manifest else {}
+def _in_progress(seed: int, folder: Path, manifest: RunManifest, state: str, notebooks: tuple[str, ...]
+                 ) -> SeedState:
+    """A seed's state from a run folder (or a checkpoint's mirror of one) and its record."""
+    entries = manifest.notebooks
     finished = {nb: float(e.seconds or 0.0) for nb, e in entries.items() if e.completed and nb in notebooks}
     current = next((nb for nb in notebooks if nb in entries and not entries[nb].completed), None)
     runs = folder / FOLTR_RUNS
@@ -217,10 +217,11 @@ def study_status(study_dir: str | os.PathLike, reports: str | os.PathLike | None
             seconds = seconds if isinstance(seconds, dict) else {notebooks[0]: seconds}
             seeds.append(SeedState(seed, "recorded", {k: float(v) for k, v in seconds.items()},
                                    code=_seed_code(recorded[seed])))
-        elif RunManifest.read(run_dir) is not None:
-            seeds.append(_in_progress(seed, run_dir, "running" if _alive(run_dir) else "stopped", notebooks))
-        elif kept.is_dir() and RunManifest.read(kept) is not None:
-            seeds.append(_in_progress(seed, kept, "checkpointed", notebooks))
+        elif (manifest := RunManifest.read(run_dir)) is not None:
+            seeds.append(_in_progress(seed, run_dir, manifest, "running" if _alive(run_dir) else "stopped",
+                                      notebooks))
+        elif kept.is_dir() and (manifest := RunManifest.read(kept)) is not None:
+            seeds.append(_in_progress(seed, kept, manifest, "checkpointed", notebooks))
         elif kept.exists():  # a bilambdamart or neural seed's journal: its trials, not its notebooks
             seeds.append(SeedState(seed, "checkpointed", {}))
         else:
