@@ -153,7 +153,7 @@ kept = foltr.table2_jobs(jobs, jobs[0].seed, click="perfect")
 # resumes with the runs already done (`ltrlib.foltr.store`: a run made by other code or data is
 # computed again).
 offline, online, final_rankers = foltr.run_jobs(data, jobs, n_jobs=n_jobs, scheduler=scheduler, keep_rankers=kept,
-                                                store=report.run_dir / ".07_foltr_noniid.runs")
+                                                store=report.run_dir / foltr.RUNS_FOLDER)
 report.table(offline, "runs_offline")
 report.table(online, "runs_online")
 online.groupby(["setting", "data"]).agg(runs=("seed", "size"), interactions=("interactions", "sum"),

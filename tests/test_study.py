@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from ltrlib import cli, config, studies as study
+from ltrlib.foltr import RUNS_FOLDER
 from ltrlib.studies import cluster as study_cluster
 
 pytestmark = pytest.mark.slow
@@ -158,8 +159,8 @@ def test_checkpoint_mirrors_a_ledger_seeds_run_folder_and_a_fresh_checkout_carri
     (run / "run.json").write_text('{"notebooks": {"02_split_stats": {"status": "completed"}}}')
     (run / "tables" / "02_split_stats" / "merge_summary.csv").write_text("a,b\n1,2\n")
     (run / "optuna.journal").write_bytes(b'{"op": 1}\n{"op": 2, "half')
-    (run / ".07_foltr_noniid.runs").mkdir()
-    (run / ".07_foltr_noniid.runs" / "ab12.pickle").write_bytes(b"a finished FOLTR run")
+    (run / RUNS_FOLDER).mkdir()
+    (run / RUNS_FOLDER / "ab12.pickle").write_bytes(b"a finished FOLTR run")
     (run / "runs" / "02_split_stats").mkdir(parents=True)
     (run / "notebooks" / ".03_client_models.progress").mkdir(parents=True)
     for left_out in (".run.lock", ".03_client_models.kernel.log", "metrics.json.lock", "runs/02_split_stats/m.run.gz",
@@ -169,7 +170,7 @@ def test_checkpoint_mirrors_a_ledger_seeds_run_folder_and_a_fresh_checkout_carri
                      "--no-progress"]) == 0
     assert "checkpointed the run folders of seeds [3] in progress" in capsys.readouterr().out
     kept = study_dir / "progress" / "seed3"
-    expected = [".07_foltr_noniid.runs/ab12.pickle", "optuna.journal", "run.json", "tables/02_split_stats/merge_summary.csv"]
+    expected = [f"{RUNS_FOLDER}/ab12.pickle", "optuna.journal", "run.json", "tables/02_split_stats/merge_summary.csv"]
     assert sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*") if p.is_file()) == expected
     fresh = tmp_path / "elsewhere" / "L-seed3"
     fresh.parent.mkdir()

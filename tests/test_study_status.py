@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from ltrlib import cli, config
+from ltrlib.foltr import RUNS_FOLDER
 from ltrlib.manifest import NotebookRecord, RunManifest
 from ltrlib.runner import RUN_LOCK
 from ltrlib.studies import study_status
@@ -40,8 +41,8 @@ def _run(folder, finished, current=None, since=None, pid=None, runs=0):
     if pid is not None:
         (folder / RUN_LOCK).write_text(f"{pid}\n")
     for i in range(runs):
-        (folder / ".07_foltr_noniid.runs").mkdir(exist_ok=True)
-        (folder / ".07_foltr_noniid.runs" / f"{i:032x}.pickle").write_bytes(b"")
+        (folder / RUNS_FOLDER).mkdir(exist_ok=True)
+        (folder / RUNS_FOLDER / f"{i:032x}.pickle").write_bytes(b"")
 
 
 def _dead_pid():

@@ -11,7 +11,8 @@
 - ``simulate``: settings x seeds grids in parallel (joblib, or Dask given a scheduler) as frames,
   on one split or on each fold of a collection in folds (averaged over runs x folds, as the
   paper averages over dataset splits), and the final rankers of some runs as TREC run files
-  (``final_run_files``).
+  (``final_run_files``);
+- ``store``: finished runs kept on disk (``RUNS_FOLDER`` of a run folder), so that a grid resumes.
 """
 
 from ltrlib.foltr.clicks import PBM, SDBN, click_model, simulate_clicks
@@ -19,6 +20,7 @@ from ltrlib.foltr.federated import Federation, run_federated
 from ltrlib.foltr.intents import read_intent_collection
 from ltrlib.foltr.partition import N_INTENTS, online_training_queries, prepare_data
 from ltrlib.foltr.rankers import RankerSpec, make_ranker
+from ltrlib.foltr.store import RUNS_FOLDER
 from ltrlib.foltr.simulate import (
     Job,
     experiment_grid,
@@ -53,5 +55,5 @@ __all__ = [
     "read_intent_collection", "RankerSpec", "make_ranker", "Job", "grid", "experiment_grid", "run_jobs",
     "online_table", "summarise_offline", "gap_metrics", "noniid_gaps", "online_table_caption", "protocol_caption", "remedy_click_models", "remedy_table", "remedies_table",
     "rounds_and_seeds", "run_seeds", "runs_by_fold", "folds_of", "shared_query_count", "online_data_sizes",
-    "table2_layout", "table3_layout", "table2_jobs", "final_run_files",
+    "table2_layout", "table3_layout", "table2_jobs", "final_run_files", "RUNS_FOLDER",
 ]

@@ -35,6 +35,10 @@ from ltrlib.atomic import atomic_path
 #: Bumped when the stored result's layout changes.
 _FORMAT = 1
 
+#: The folder of a run folder in which notebook 07 keeps its finished runs: a study's
+#: checkpoint carries it, and ``ltrlib study --status`` counts what it holds (`kept_runs`).
+RUNS_FOLDER = ".07_foltr_noniid.runs"
+
 
 @cache
 def _code_digest() -> str:
@@ -83,6 +87,10 @@ class RunStore:
             return None
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
             return None  # unreadable: computed again, and the file replaced when saved
+
+    def __len__(self) -> int:
+        """How many finished runs the folder holds (0 before the first is saved)."""
+        return sum(1 for _ in self.folder.glob("*.pickle")) if self.folder.is_dir() else 0
 
     def save(self, data, job, keep_ranker: bool, result) -> None:
         """Write ``result`` for ``job`` on ``data``, whole or not at all."""

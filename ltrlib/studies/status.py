@@ -28,10 +28,6 @@ from ltrlib.studies.records import _recorded
 
 __all__ = ["SeedState", "StudyStatus", "study_status"]
 
-#: Where notebook 07 keeps its finished FOLTR runs in a run folder (`ltrlib.foltr.store`).
-FOLTR_RUNS = ".07_foltr_noniid.runs"
-
-
 @dataclass(frozen=True)
 class SeedState:
     """One seed of the design. ``state``: ``recorded``; ``running`` (its run's process is
@@ -190,9 +186,10 @@ def _in_progress(seed: int, folder: Path, manifest: RunManifest, state: str, not
     entries = manifest.notebooks
     finished = {nb: float(e.seconds or 0.0) for nb, e in entries.items() if e.completed and nb in notebooks}
     current = next((nb for nb in notebooks if nb in entries and not entries[nb].completed), None)
-    runs = folder / FOLTR_RUNS
+    from ltrlib.foltr.store import RUNS_FOLDER, RunStore  # the simulator's import, only for a seed in progress
+
     return SeedState(seed, state, finished, current, entries[current].started if current else None,
-                     sum(1 for _ in runs.glob("*.pickle")) if runs.is_dir() else 0, _seed_code(folder))
+                     len(RunStore(folder / RUNS_FOLDER)), _seed_code(folder))
 
 
 def study_status(study_dir: str | os.PathLike, reports: str | os.PathLike | None = None,

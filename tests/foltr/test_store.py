@@ -63,6 +63,7 @@ def test_an_interrupted_grid_keeps_its_finished_runs_and_resumes_with_the_rest(t
         S.run_jobs(toy, jobs, progress=False, store=tmp_path / "runs")
     files = sorted((tmp_path / "runs").iterdir())
     assert len(files) == 2 and all(f.suffix == ".pickle" for f in files)  # no half-written file
+    assert len(store_module.RunStore(tmp_path / "runs")) == 2 and len(store_module.RunStore(tmp_path / "none yet")) == 0
     monkeypatch.undo()
     calls = _counting(monkeypatch)
     resumed = S.run_jobs(toy, jobs, progress=False, store=tmp_path / "runs")
