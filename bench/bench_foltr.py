@@ -20,6 +20,12 @@ and as the ratio baseline / this checkout:
    besides its rounds (its partition and 11 offline evaluations; `measure`).
    From them, notebook 07's cost at ``-p profile paper`` is projected for both versions
    (`paper_protocol_seconds`).
+   ``--scales small,paper`` runs item 2 and its projection on each twin in turn, in the
+   same process, and prints each twin's cost a round and fixed cost as a ratio to the
+   first's: what the scale does to notebook 07, measured in one run (the twins' lists are
+   of a length, ~104 and ~106 documents, so a round should cost the same; the offline
+   evaluations over the training queries grow with them). Give it ``--baseline ''``: the
+   older code at ``paper`` adds nothing but time.
 3. With ``--paper``: paper-length runs of each ranker (T = 10,000, 5 IID clients, B = 5,
    evaluated every 1,000 rounds) on the ``small`` twin, this checkout only, beside what
    item 2 projects for them (`paper_runs`).
@@ -60,20 +66,20 @@ def _seconds(fn, repeats: int) -> float:
     return best
 
 
-def measure(rounds: int, neural_rounds: int, small_rounds: int) -> dict:
+def measure(rounds: int, neural_rounds: int, small_rounds: int, scales: tuple[str, ...] = ("small",)) -> dict:
     """The figures of items 1 and 2, run by whichever ``ltrlib`` this process imports.
 
     Item 2, per setting and ranker, on its federation (built once, and timed: the
     partition): a run of one round (its start, two offline evaluations and the round) and a
     run of ``small_rounds`` rounds evaluated at the start and the end; their difference is
     the cost of the rounds, half the first the cost of an evaluation. Each is the fastest
-    of repeated timings."""
+    of repeated timings. Item 2 runs on each of ``scales``' twins (its figures under
+    ``out["scales"][scale]``), one after the other, each twin freed before the next."""
     from ltrlib.data import load_dataset
     from ltrlib.foltr import partition as P
     from ltrlib.foltr.federated import run_federated
-    from ltrlib.foltr.simulate import Job, build_federation
 
-    out = {"rate": {}, "us_per_interaction": {}, "per_round": {}, "fixed": {}}
+    out = {"rate": {}, "scales": {}}
     s = load_dataset("lightgbm-rank", "", "small", 0)
     data = P.prepare_data(s.train, s.test)
     for ranker, n in (("linear", rounds), ("neural", neural_rounds)):
@@ -83,9 +89,25 @@ def measure(rounds: int, neural_rounds: int, small_rounds: int) -> dict:
             t0 = time.perf_counter()
             res = run_federated(fed, ranker, n, seed=1, eval_every=n)
             out["rate"][f"{ranker} {click}"] = res.interactions / (time.perf_counter() - t0)
-    s = load_dataset("synthetic", "", "small", 0)
-    data = P.prepare_data(P.online_training_queries(s), s.test)
-    T = small_rounds
+    for scale in scales:
+        out["scales"][scale] = _measure_settings(scale, small_rounds)
+    return out
+
+
+def _measure_settings(scale: str, T: int) -> dict:
+    """Item 2 on the ``scale`` twin (`measure`)."""
+    from ltrlib.data import load_dataset
+    from ltrlib.foltr import partition as P
+    from ltrlib.foltr.federated import run_federated
+    from ltrlib.foltr.simulate import Job, build_federation
+
+    out = {"us_per_interaction": {}, "per_round": {}, "fixed": {}}
+    s = load_dataset("synthetic", "", scale, 0)
+    train = P.online_training_queries(s)
+    data = P.prepare_data(train, s.test)
+    out["documents"] = int(train.offsets[-1])
+    out["queries"] = int(len(train.offsets) - 1)
+    del s, train
     for ranker in ("linear", "neural"):
         for setting in SETTINGS:
             job = Job(setting, True, ranker, seed=1)
@@ -202,7 +224,7 @@ def run_version(src: Path, args) -> dict:
     """``measure`` in a fresh process importing ``ltrlib`` from ``src``."""
     env = dict(os.environ, **ONE_THREAD, PYTHONPATH=str(src))
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", str(args.rounds), str(args.neural_rounds),
-           str(args.small_rounds)]
+           str(args.small_rounds), ",".join(args.scales)]
     done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"bench_foltr: the version at {src} failed:\n{done.stderr[-3000:]}")
@@ -237,15 +259,16 @@ def paper_runs(head: dict) -> None:
         t0 = time.perf_counter()
         res = run_federated(fed, ranker, 10_000, seed=0, eval_every=1000)
         dt = time.perf_counter() - t0
-        projected = head["fixed"][f"{ranker} iid"] + 10_000 * head["per_round"][f"{ranker} iid"]
+        small = head["scales"]["small"]
+        projected = small["fixed"][f"{ranker} iid"] + 10_000 * small["per_round"][f"{ranker} iid"]
         print(f"  {ranker}: {dt:.1f} s for {res.interactions:,} interactions ({dt / res.interactions * 1e6:.1f} us each; "
               f"item 2 projects {projected:.1f} s); offline NDCG@10 {res.offline.value.iloc[0]:.3f} -> "
               f"{res.offline.value.iloc[-1]:.3f}")
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--measure":
-        print(json.dumps(measure(*map(int, sys.argv[2:]))))
+    if len(sys.argv) == 6 and sys.argv[1] == "--measure":
+        print(json.dumps(measure(*map(int, sys.argv[2:5]), tuple(sys.argv[5].split(",")))))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--baseline", default="7d3748a", help="git ref of the code to compare with ('' for none)")
@@ -253,9 +276,14 @@ def main() -> None:
     ap.add_argument("--neural-rounds", type=int, default=500, help="rounds of the neural throughput runs")
     ap.add_argument("--small-rounds", type=int, default=200, help="T of the runs on the small twin")
     ap.add_argument("--paper", action="store_true", help="also time a paper-length run of each ranker")
+    ap.add_argument("--scales", default="small", type=lambda v: tuple(v.split(",")),
+                    help="twins of item 2 and its projection, comma-separated (small,paper: the ratio in one run; "
+                         "paper's twin takes about 6 GB)")
     ap.add_argument("--floor", nargs="?", const=ROOT / "reports" / "foltr-paper-protocol" / "paper", type=Path,
                     metavar="RUN", help="only the arithmetic floor of RUN's neural interactions (item 4)")
     args = ap.parse_args()
+    if args.paper and "small" not in args.scales:
+        ap.error("--paper compares with item 2's small-twin figures: give --scales with small in it")
     if args.floor:
         floor(args.floor)
         return
@@ -269,20 +297,38 @@ def main() -> None:
         was = f"{base['rate'][key]:10,.0f}/s -> " if base else ""
         ratio = f"  ({rate / base['rate'][key]:.1f}x)" if base else ""
         print(f"  {key:22s} {was}{rate:10,.0f}/s{ratio}")
-    print(f"2. us per interaction ({args.small_rounds} rounds) and a notebook 07 run's fixed seconds (partition "
-          "and 11 evaluations), a setting on the small twin (non-IID)")
-    for key, us in head["us_per_interaction"].items():
-        was = f"{base['us_per_interaction'][key]:8.1f} -> " if base else ""
-        ratio = f"  ({base['us_per_interaction'][key] / us:4.1f}x)" if base else ""
-        fixed = f"{base['fixed'][key]:6.2f} -> " if base else ""
-        print(f"  {key:22s} {was}{us:8.1f}{ratio}   fixed {fixed}{head['fixed'][key]:6.2f} s")
-    for name, figures in (("baseline", base), ("this checkout", head)):
-        if figures:
-            by_ranker, runs = paper_protocol_seconds(figures)
-            cpu = sum(by_ranker.values())
-            print(f"3. notebook 07 at -p profile paper on the small twin, {name} (projected, {runs} runs): "
-                  f"{cpu / 3600:.1f} CPU-hours ({', '.join(f'{r} {v / 3600:.1f}' for r, v in by_ranker.items())}), "
-                  f"{cpu / 2 / 3600:.1f} h on 2 cores, {cpu / 16 / 60:.0f} min on 16")
+    for scale in args.scales:
+        now, was = head["scales"][scale], base["scales"][scale] if base else None
+        print(f"2. us per interaction ({args.small_rounds} rounds) and a notebook 07 run's fixed seconds (partition "
+              f"and 11 evaluations), a setting on the {scale} twin (non-IID; {now['queries']:,} online training "
+              f"queries, {now['documents']:,} documents)")
+        for key, us in now["us_per_interaction"].items():
+            before = f"{was['us_per_interaction'][key]:8.1f} -> " if was else ""
+            ratio = f"  ({was['us_per_interaction'][key] / us:4.1f}x)" if was else ""
+            fixed = f"{was['fixed'][key]:6.2f} -> " if was else ""
+            print(f"  {key:22s} {before}{us:8.1f}{ratio}   fixed {fixed}{now['fixed'][key]:6.2f} s")
+        for name, figures in (("baseline", was), ("this checkout", now)):
+            if figures:
+                by_ranker, runs = paper_protocol_seconds(figures)
+                cpu = sum(by_ranker.values())
+                print(f"3. notebook 07 at -p profile paper on the {scale} twin, {name} (projected, {runs} runs): "
+                      f"{cpu / 3600:.1f} CPU-hours ({', '.join(f'{r} {v / 3600:.1f}' for r, v in by_ranker.items())}), "
+                      f"{cpu / 2 / 3600:.1f} h on 2 cores, {cpu / 16 / 60:.0f} min on 16")
+    if len(args.scales) > 1:
+        first = head["scales"][args.scales[0]]
+        for scale in args.scales[1:]:
+            now = head["scales"][scale]
+            for part in ("per_round", "fixed"):
+                ratios = sorted(now[part][k] / first[part][k] for k in first[part])
+                print(f"   {scale} against {args.scales[0]}, this checkout, {part.replace('_', ' ')}: "
+                      f"{ratios[0]:.2f}-{ratios[-1]:.2f}x over the {len(ratios)} settings and rankers")
+            # A round costs what its list costs, and the twins' lists are of a length: the scale's
+            # own cost is its fixed costs, projected here with the first twin's rounds.
+            same_rounds = paper_protocol_seconds({"per_round": first["per_round"], "fixed": now["fixed"]})[0]
+            base_cpu = sum(paper_protocol_seconds(first)[0].values())
+            extra = sum(same_rounds.values()) - base_cpu
+            print(f"   notebook 07 at -p profile paper with {args.scales[0]}'s rounds and {scale}'s fixed costs: "
+                  f"{sum(same_rounds.values()) / 3600:.1f} CPU-hours, {extra / 3600:+.1f} over {args.scales[0]}'s")
     if args.paper:
         print("4. paper-length runs on the small twin (T = 10,000, 5 IID clients, B = 5), this checkout")
         paper_runs(head)
