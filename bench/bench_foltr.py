@@ -117,6 +117,10 @@ def _measure_settings(scale: str, T: int) -> dict:
             one = _seconds(lambda: run_federated(fed, ranker, 1, seed=1, eval_every=1), 3)
             full = _seconds(lambda: run_federated(fed, ranker, T, seed=1, eval_every=T), 2)
             per_round = (full - one) / (T - 1)
+            if per_round <= 0:  # the machine's noise outweighed T rounds: no figure, not a wrong one
+                sys.exit(f"bench_foltr: {ranker} {setting} at {scale}: {T} rounds took no longer than one "
+                         f"({full:.3f} s against {one:.3f} s): the machine is too loaded for so few rounds; "
+                         "give --small-rounds more (1000 beside other work)")
             interactions = run_federated(fed, ranker, 1, seed=1, eval_every=1).interactions
             key = f"{ranker} {setting}"
             out["per_round"][key] = per_round
