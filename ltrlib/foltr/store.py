@@ -36,7 +36,7 @@ from ltrlib.atomic import atomic_path
 _FORMAT = 1
 
 #: The folder of a run folder in which notebook 07 keeps its finished runs: a study's
-#: checkpoint carries it, and ``ltrlib study --status`` counts what it holds (`kept_runs`).
+#: checkpoint carries it, and ``ltrlib study --status`` counts what it holds (`len` of a `RunStore`).
 RUNS_FOLDER = ".07_foltr_noniid.runs"
 
 

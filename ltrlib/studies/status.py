@@ -28,6 +28,7 @@ from ltrlib.studies.records import _recorded
 
 __all__ = ["SeedState", "StudyStatus", "study_status"]
 
+
 @dataclass(frozen=True)
 class SeedState:
     """One seed of the design. ``state``: ``recorded``; ``running`` (its run's process is
