@@ -278,7 +278,7 @@ def main() -> None:
     ap.add_argument("--baseline", default="7d3748a", help="git ref of the code to compare with ('' for none)")
     ap.add_argument("--rounds", type=int, default=2000, help="rounds of the linear throughput runs")
     ap.add_argument("--neural-rounds", type=int, default=500, help="rounds of the neural throughput runs")
-    ap.add_argument("--small-rounds", type=int, default=200, help="T of the runs on the small twin")
+    ap.add_argument("--small-rounds", type=int, default=200, help="T of item 2's runs on each twin of --scales")
     ap.add_argument("--paper", action="store_true", help="also time a paper-length run of each ranker")
     ap.add_argument("--scales", default="small", type=lambda v: tuple(v.split(",")),
                     help="twins of item 2 and its projection, comma-separated (small,paper: the ratio in one run; "
@@ -301,6 +301,7 @@ def main() -> None:
         was = f"{base['rate'][key]:10,.0f}/s -> " if base else ""
         ratio = f"  ({rate / base['rate'][key]:.1f}x)" if base else ""
         print(f"  {key:22s} {was}{rate:10,.0f}/s{ratio}")
+    projected = {}  # this checkout's notebook 07 at -p profile paper, CPU-seconds by twin
     for scale in args.scales:
         now, was = head["scales"][scale], base["scales"][scale] if base else None
         print(f"2. us per interaction ({args.small_rounds} rounds) and a notebook 07 run's fixed seconds (partition "
@@ -315,6 +316,8 @@ def main() -> None:
             if figures:
                 by_ranker, runs = paper_protocol_seconds(figures)
                 cpu = sum(by_ranker.values())
+                if figures is now:
+                    projected[scale] = cpu
                 print(f"3. notebook 07 at -p profile paper on the {scale} twin, {name} (projected, {runs} runs): "
                       f"{cpu / 3600:.1f} CPU-hours ({', '.join(f'{r} {v / 3600:.1f}' for r, v in by_ranker.items())}), "
                       f"{cpu / 2 / 3600:.1f} h on 2 cores, {cpu / 16 / 60:.0f} min on 16")
@@ -328,11 +331,11 @@ def main() -> None:
                       f"{ratios[0]:.2f}-{ratios[-1]:.2f}x over the {len(ratios)} settings and rankers")
             # A round costs what its list costs, and the twins' lists are of a length: the scale's
             # own cost is its fixed costs, projected here with the first twin's rounds.
-            same_rounds = paper_protocol_seconds({"per_round": first["per_round"], "fixed": now["fixed"]})[0]
-            base_cpu = sum(paper_protocol_seconds(first)[0].values())
-            extra = sum(same_rounds.values()) - base_cpu
+            mixed = {"per_round": first["per_round"], "fixed": now["fixed"]}
+            same_rounds = sum(paper_protocol_seconds(mixed)[0].values())
             print(f"   notebook 07 at -p profile paper with {args.scales[0]}'s rounds and {scale}'s fixed costs: "
-                  f"{sum(same_rounds.values()) / 3600:.1f} CPU-hours, {extra / 3600:+.1f} over {args.scales[0]}'s")
+                  f"{same_rounds / 3600:.1f} CPU-hours, {(same_rounds - projected[args.scales[0]]) / 3600:+.1f} "
+                  f"over {args.scales[0]}'s")
     if args.paper:
         print("4. paper-length runs on the small twin (T = 10,000, 5 IID clients, B = 5), this checkout")
         paper_runs(head)
