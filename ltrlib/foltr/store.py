@@ -38,6 +38,8 @@ _FORMAT = 1
 #: The folder of a run folder in which notebook 07 keeps its finished runs: a study's
 #: checkpoint carries it, and ``ltrlib study --status`` counts what it holds (`len` of a `RunStore`).
 RUNS_FOLDER = ".07_foltr_noniid.runs"
+#: A stored run's file name: its key, then this.
+_SUFFIX = ".pickle"
 
 
 @cache
@@ -75,7 +77,7 @@ class RunStore:
         return hashlib.blake2b(json.dumps(payload, sort_keys=True).encode(), digest_size=16).hexdigest()
 
     def _path(self, data, job, keep_ranker: bool) -> Path:
-        return self.folder / f"{self._key(data, job, keep_ranker)}.pickle"
+        return self.folder / f"{self._key(data, job, keep_ranker)}{_SUFFIX}"
 
     def load(self, data, job, keep_ranker: bool = False):
         """The stored result of ``job`` on ``data``, or None when there is none (or none that reads)."""
@@ -90,7 +92,7 @@ class RunStore:
 
     def __len__(self) -> int:
         """How many finished runs the folder holds (0 before the first is saved)."""
-        return sum(1 for _ in self.folder.glob("*.pickle")) if self.folder.is_dir() else 0
+        return sum(1 for _ in self.folder.glob(f"*{_SUFFIX}")) if self.folder.is_dir() else 0
 
     def save(self, data, job, keep_ranker: bool, result) -> None:
         """Write ``result`` for ``job`` on ``data``, whole or not at all."""
