@@ -4,8 +4,10 @@ pace, and nothing written or locked."""
 
 import datetime as dt
 import os
+import pickle
 import subprocess
 
+import pandas as pd
 import pytest
 
 from ltrlib import cli, config
@@ -26,14 +28,27 @@ def _design(reports, seeds=(1, 2, 3, 4, 5)):
     return study
 
 
-def _recorded(study, seed, seconds):
-    SeedRecord({"seed": seed, "wall_seconds": 1.0, "notebook_seconds": seconds, "metrics": {}}).write(
-        study / "seeds" / f"seed{seed}")
+#: Two kinds of FOLTR run, as notebook 07's runs table and kept runs name them.
+LINEAR = dict(setting="type1", data="IID", ranker="linear", click="perfect", remedy="none", n_rounds=100, B=5,
+              n_clients=3)
+NEURAL = {**LINEAR, "ranker": "neural"}
 
 
-def _run(folder, finished, current=None, since=None, pid=None, runs=0):
+def _recorded(study, seed, seconds, runs=()):
+    """A recorded seed with its notebooks' ``seconds``; ``runs``: its notebook 07 runs table's
+    rows (kind, seconds)."""
+    folder = study / "seeds" / f"seed{seed}"
+    SeedRecord({"seed": seed, "wall_seconds": 1.0, "notebook_seconds": seconds, "metrics": {}}).write(folder)
+    if runs:
+        (folder / "tables" / B).mkdir(parents=True)
+        pd.DataFrame([{**kind, "seed": i, "seconds": took} for i, (kind, took) in enumerate(runs)]).to_csv(
+            folder / "tables" / B / "runs_online.csv", index=False)
+
+
+def _run(folder, finished, current=None, since=None, pid=None, runs=0, kind=LINEAR):
     """A run folder (or a checkpoint's mirror of one): ``finished`` notebooks with their
-    seconds, ``current`` started at ``since`` and not finished, its lock naming ``pid``."""
+    seconds, ``current`` started at ``since`` and not finished, its lock naming ``pid``, and
+    ``runs`` kept FOLTR runs of ``kind``."""
     notebooks = {nb: NotebookRecord("completed", seconds=s, code="c" * 40) for nb, s in finished.items()}
     if current:
         notebooks[current] = NotebookRecord("running", started=since.isoformat(timespec="seconds"), code="d" * 40)
@@ -42,7 +57,14 @@ def _run(folder, finished, current=None, since=None, pid=None, runs=0):
         (folder / RUN_LOCK).write_text(f"{pid}\n")
     for i in range(runs):
         (folder / RUNS_FOLDER).mkdir(exist_ok=True)
-        (folder / RUNS_FOLDER / f"{i:032x}.pickle").write_bytes(b"")
+        (folder / RUNS_FOLDER / f"{i:032x}.pickle").write_bytes(  # run_job's result: offline, row, ranker
+            pickle.dumps((None, {**kind, "seed": i, "seconds": 1.0}, None)))
+
+
+def _date_runs(folder, when):
+    """Give the kept runs of ``folder`` these modification times, in their order."""
+    for path, moment in zip(sorted((folder / RUNS_FOLDER).iterdir()), when):
+        os.utime(path, (moment.timestamp(), moment.timestamp()))
 
 
 def _dead_pid():
@@ -93,6 +115,52 @@ def test_a_run_whose_process_has_gone_is_stopped_and_unmeasured_notebooks_make_t
     text = status.render()
     assert "seed 1: stopped, 1 of 2 notebooks finished; stopped in 07_foltr_noniid" in text and "since" not in text
     assert "left: at least 2 min of notebooks" in text and "not counted: 07_foltr_noniid" in text
+
+
+#: A recorded seed's 100 runs: 50 linear of 20 s, 50 neural of 60 s (4,000 s of weight).
+GRID = [(LINEAR, 20.0)] * 50 + [(NEURAL, 60.0)] * 50
+
+
+def test_notebook_07_is_timed_by_the_weight_of_its_runs_not_kept_at_the_recorded_pace_when_none_runs_it(tmp_path):
+    study = _design(tmp_path, seeds=(1, 2, 3, 4))
+    _recorded(study, 1, {A: 60.0, B: 4000.0}, runs=GRID)
+    _recorded(study, 2, {A: 100.0, B: 5000.0}, runs=GRID)
+    _run(study / "progress" / "seed3", {A: 90.0}, B, NOW - dt.timedelta(hours=5), runs=40, kind=NEURAL)
+
+    status = study_status(study, now=NOW)
+
+    assert (status.runs.runs, status.runs.seconds, status.run_pace()) == (100, 4000.0, None)
+    assert (status.seeds[2].runs_kept, status.seeds[2].work_kept) == (40, 40 * 60.0)
+    # 1.125 s of notebook a second of weight (4,500 s over 4,000): seed 3's 1,600 s of weight
+    # not kept (40 neural runs are 60% of it, though 40% of the runs); seed 4, 00 and all of 07
+    assert status.seconds_left() == pytest.approx(1600 * 1.125 + (80 + 4000 * 1.125))
+    assert ("07_foltr_noniid: timed by its FOLTR runs, 100 a seed (its recorded seeds' runs tables) less those "
+            "kept, each weighed by its kind's recorded seconds; 45.0 s a run on average (its recorded seeds' "
+            "notebook time)") in status.render()
+
+
+def test_a_seed_running_07_sets_the_pace_by_the_runs_it_saved_since_it_started_once_it_has_enough(tmp_path):
+    study = _design(tmp_path, seeds=(1, 2, 3))
+    _recorded(study, 1, {A: 60.0, B: 4000.0}, runs=GRID)
+    _recorded(study, 2, {A: 100.0, B: 5000.0}, runs=GRID)
+    since = NOW - dt.timedelta(minutes=30)
+    folder = tmp_path / "S-seed3"
+    _run(folder, {A: 90.0}, B, since, pid=os.getpid(), runs=50)
+    # 20 linear runs kept from an earlier stretch, 30 saved in this one (600 s of weight)
+    _date_runs(folder, [since - dt.timedelta(hours=1)] * 20 + [since + dt.timedelta(minutes=1)] * 30)
+
+    status = study_status(study, now=NOW)
+
+    seed3 = status.seeds[2]
+    assert (seed3.runs_kept, seed3.runs_since, seed3.work_kept, seed3.work_since) == (50, 30, 1000.0, 600.0)
+    assert status.run_pace() == (pytest.approx(3.0), (seed3,))  # its 1,800 s over 600 s of weight
+    assert status.seconds_left() == pytest.approx(3000 * 3.0)  # the 30 minutes are in the pace, not taken off
+    text = status.render()
+    assert "120.0 s a run on average, at the pace of seed 3's 30 runs since 11:30 UTC" in text
+    assert "at the pace of its recorded seeds, 07_foltr_noniid at its live pace above (divide" in text
+
+    _date_runs(folder, [since - dt.timedelta(hours=1)] * 31 + [since + dt.timedelta(minutes=1)] * 19)
+    assert study_status(study, now=NOW).run_pace() is None  # 19 runs since: too few to time the grid by
 
 
 def test_a_study_at_its_end_has_nothing_left_and_a_missing_one_names_the_studies_there(tmp_path):

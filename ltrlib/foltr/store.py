@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import pickle
+from collections.abc import Iterator
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
@@ -90,9 +91,29 @@ class RunStore:
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
             return None  # unreadable: computed again, and the file replaced when saved
 
+    def _files(self):
+        """The stored runs' files; not a save's temporary file (`ltrlib.atomic.atomic_path`'s
+        ``.<key>.<random>.tmp.pickle``), which may vanish the next instant."""
+        if self.folder.is_dir():
+            yield from (p for p in self.folder.glob(f"*{_SUFFIX}") if not p.name.startswith("."))
+
     def __len__(self) -> int:
         """How many finished runs the folder holds (0 before the first is saved)."""
-        return sum(1 for _ in self.folder.glob(f"*{_SUFFIX}")) if self.folder.is_dir() else 0
+        return sum(1 for _ in self._files())
+
+    def rows(self) -> Iterator[tuple[dict, float]]:
+        """Each kept run's row (`ltrlib.foltr.simulate.run_job`'s: its setting, data, ranker,
+        click model, remedy, ..., measures and seconds) and its file's modification time, which
+        dates the run only while the files are this machine's own (a copy that does not keep
+        file times, such as a git checkout, dates them all to the copy). A file that does not
+        read is left out, as `load` computes its run again."""
+        for path in self._files():
+            try:
+                with path.open("rb") as f:
+                    row = pickle.load(f)[1]
+                yield row, path.stat().st_mtime
+            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+                continue
 
     def save(self, data, job, keep_ranker: bool, result) -> None:
         """Write ``result`` for ``job`` on ``data``, whole or not at all."""

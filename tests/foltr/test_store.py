@@ -1,6 +1,8 @@
 """Finished FOLTR runs kept on disk (`ltrlib.foltr.store`): a grid interrupted or run again
 resumes with the runs it has, and gets the numbers it would have computed."""
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -70,6 +72,24 @@ def test_an_interrupted_grid_keeps_its_finished_runs_and_resumes_with_the_rest(t
     assert calls == jobs[2:]
     monkeypatch.undo()
     _same(S.run_jobs(toy, jobs, progress=False), resumed)
+
+
+def test_the_kept_runs_read_back_as_rows_dated_by_their_files_without_a_save_in_progress(toy, tmp_path):
+    jobs = _jobs()[:2]
+    S.run_jobs(toy, jobs, progress=False, store=tmp_path / "runs")
+    kept = store_module.RunStore(tmp_path / "runs")
+    for path, moment in zip(sorted((tmp_path / "runs").iterdir()), (1_000.0, 2_000.0)):
+        os.utime(path, (moment, moment))
+    (tmp_path / "runs" / ".0123abcd.x1y2.tmp.pickle").write_bytes(b"half")  # atomic_path's, mid-save
+    (tmp_path / "runs" / f"{'f' * 32}.pickle").write_bytes(b"not a pickle")  # computed again by load
+
+    rows = list(kept.rows())
+
+    assert len(kept) == 3 and len(rows) == 2  # the unreadable file is counted, not read
+    assert sorted(saved for _, saved in rows) == [1_000.0, 2_000.0]
+    names = {(r["setting"], r["ranker"], r["seed"]) for r, _ in rows}
+    assert names == {(j.setting, j.ranker, j.seed) for j in jobs} and all(r["seconds"] > 0 for r, _ in rows)
+    assert list(store_module.RunStore(tmp_path / "none yet").rows()) == []
 
 
 def test_runs_of_other_settings_data_or_code_are_computed_again(toy, tmp_path, monkeypatch):
