@@ -12,7 +12,8 @@ field is one edit here:
   when it started and finished, its seconds and the seconds inside model fitting, the
   kernel, the versions of the libraries that compute its numbers (`package_versions`),
   the commit of ``ltrlib``'s code (`code_commit`), what the progress bar said was left
-  when it started, and the error it stopped on.
+  when it started, the error it stopped on, and, for a notebook run again after an
+  interruption, the seconds of its earlier attempts (``earlier_seconds``).
 
 Every write is atomic (`ltrlib.atomic`), so an interrupted run leaves the previous record,
 never a torn one. ``schema_version`` says which layout a file has: records written before
@@ -37,9 +38,9 @@ __all__ = ["ARITHMETIC_FLAGS", "FILE", "NUMERIC_PACKAGES", "SCHEMA_VERSION", "ST
            "RunManifest", "code_commit", "machine_arithmetic", "now", "package_versions"]
 
 FILE = "run.json"
-#: 4: a notebook's ``machine`` added; 3: its ``code``; 2: its ``packages``; 1: the layout of
-#: 2026-11 with this field added; 0: the same layout without it.
-SCHEMA_VERSION = 4
+#: 5: a notebook's ``earlier_seconds`` added; 4: its ``machine``; 3: its ``code``; 2: its
+#: ``packages``; 1: the layout of 2026-11 with this field added; 0: the same layout without it.
+SCHEMA_VERSION = 5
 #: The libraries whose release can change a run's numbers, as pip names them. The project asks
 #: for lower bounds only, so two environments built on different days may hold different
 #: releases: the tiny batch's results differed between the venvs of two sessions
@@ -146,6 +147,11 @@ class NotebookRecord:
     machine: dict[str, str] | None = None
     eta_seconds_at_start: float | None = None
     error: str | None = None
+    #: Set when the notebook was run again after an interruption under the same parameters:
+    #: the seconds of the earlier attempts (at least: an attempt whose process was killed
+    #: left none). A notebook that keeps its work across attempts (07's runs, 06's trials)
+    #: resumes, so its ``seconds`` are its last stretch, not its cost.
+    earlier_seconds: float | None = None
 
     @property
     def completed(self) -> bool:

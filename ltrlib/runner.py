@@ -589,8 +589,8 @@ def _machine_pace(reports_dir: Path, to_run: dict[str, dict[str, Any]], progress
 
 def _measured_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dict[str, float]:
     """The notebooks of ``plan`` a comparable run recorded under ``reports_dir``, with its
-    seconds: the most recent ``run.json`` entry completed with the same parameters but the
-    run id and seed, failing that one on the same dataset and scale."""
+    seconds: the most recent ``run.json`` entry completed in one attempt with the same
+    parameters but the run id and seed, failing that one on the same dataset and scale."""
     def varying(params: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in params.items() if k not in ("run_id", "seed")}
 
@@ -601,7 +601,8 @@ def _measured_seconds(reports_dir: Path, plan: dict[str, dict[str, Any]]) -> dic
         except (OSError, ValueError, TypeError):  # unreadable, or not a run record: no timings
             continue
         for name, entry in manifest.notebooks.items():
-            if name not in plan or not entry.completed or not entry.seconds:
+            # A notebook resumed after an interruption timed its last stretch, not itself.
+            if name not in plan or not entry.completed or not entry.seconds or entry.earlier_seconds is not None:
                 continue
             params = entry.parameters
             if varying(params) == varying(plan[name]):
@@ -910,8 +911,11 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
     (out_dir / f"{notebook}.ipynb").unlink(missing_ok=True)
     (out_dir / f"{notebook}.html").unlink(missing_ok=True)
     clear_notebook_outputs(run_dir, notebook)
+    before = manifest.notebooks.get(notebook)
+    resumed = before is not None and before.status in ("running", "interrupted") and before.parameters == params
     entry = NotebookRecord(
         status="running", parameters=params, started=now(), ltrlib_version=__version__,
+        earlier_seconds=(before.seconds or 0.0) + (before.earlier_seconds or 0.0) if resumed else None,
         kernel=kernel_name or f"ipykernel on {sys.executable}",
         # What the bar said was left when this notebook started: checkable against the
         # seconds the rest of the run then took.

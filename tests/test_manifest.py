@@ -73,7 +73,7 @@ def test_a_record_of_schema_3_reads_without_the_machine_it_did_not_keep(tmp_path
     m.notebooks["00_a"].machine = manifest.machine_arithmetic()
     m.write(tmp_path)
     written = json.loads((tmp_path / FILE).read_text())
-    assert written["schema_version"] == SCHEMA_VERSION == 4 and written["notebooks"]["00_a"]["machine"]["cpu"]
+    assert written["schema_version"] == SCHEMA_VERSION == 5 and written["notebooks"]["00_a"]["machine"]["cpu"]
     assert set(written["notebooks"]["00_a"]["machine"]["flags"].split()) <= set(manifest.ARITHMETIC_FLAGS)
 
 

@@ -242,6 +242,22 @@ def test_resume_skips_completed_and_force_reruns(project):
     assert {e["status"] for e in manifest["notebooks"].values()} == {"completed"}
 
 
+def test_a_notebook_run_again_after_an_interruption_keeps_the_seconds_of_its_earlier_attempts(project):
+    path = project["run_dir"] / "run.json"
+    manifest = json.loads(path.read_text())
+    name = next(n for n in manifest["notebooks"] if n.startswith("01"))
+    manifest["notebooks"][name].update(status="interrupted", seconds=12.0, earlier_seconds=30.0)
+    path.write_text(json.dumps(manifest))
+    run_all(**project["kwargs"])  # resumes with 01 alone
+    assert _lines(project["counter"]) == ["00", "01", "01"]
+    entries = json.loads(path.read_text())["notebooks"]
+    assert entries[name]["status"] == "completed" and entries[name]["earlier_seconds"] == 42.0
+    assert "earlier_seconds" not in entries[next(n for n in entries if n.startswith("00"))]
+    only_01 = dict(project["kwargs"], parameters={"counter": str(project["counter"])})
+    run_all(**only_01, only="01", force=True)  # a rerun of a completed notebook is no resume
+    assert "earlier_seconds" not in json.loads(path.read_text())["notebooks"][name]
+
+
 def test_existing_run_id_with_other_parameters_is_refused(project):
     kwargs = dict(project["kwargs"], run_id="synthetic-tiny-seed0", seed=1)
     with pytest.raises(ValueError, match=r"different parameters \(seed: 0 -> 1\).*--force.*--run-id"):
@@ -537,9 +553,11 @@ def test_the_eta_expects_each_notebook_to_take_what_it_took_in_a_comparable_run(
     plan = {"03_client_models": {"dataset": "synthetic", "scale": "small", "seed": 1, "run_id": "new", "n_trials": 6},
             "42_mine": {"dataset": "synthetic", "scale": "small", "seed": 1, "run_id": "new"}}
 
-    def record(run_id, finished, seconds, **changes):
+    def record(run_id, finished, seconds, earlier_seconds=None, **changes):
         params = {**plan["03_client_models"], "run_id": run_id, "seed": 0, **changes}
         entry = {"status": "completed", "seconds": seconds, "finished": finished, "parameters": params}
+        if earlier_seconds is not None:
+            entry["earlier_seconds"] = earlier_seconds
         (tmp_path / run_id).mkdir()
         (tmp_path / run_id / "run.json").write_text(json.dumps({"notebooks": {"03_client_models": entry}}))
 
@@ -553,6 +571,8 @@ def test_the_eta_expects_each_notebook_to_take_what_it_took_in_a_comparable_run(
     record("same-data", "2026-01-02", 700.0, n_trials=20)  # same dataset and scale, other parameters
     assert runner._expected_seconds(tmp_path, plan)["03_client_models"] == 700.0
     record("same-parameters", "2026-01-01", 800.0)  # older, but the same parameters: preferred
+    assert runner._expected_seconds(tmp_path, plan)["03_client_models"] == 800.0
+    record("resumed", "2026-01-04", 90.0, earlier_seconds=600.0)  # its last stretch: not the notebook's time
     assert runner._expected_seconds(tmp_path, plan)["03_client_models"] == 800.0
     # This machine's probed pace scales nothing: it only widens the ETA's range (ltrlib.timing.slow_factor).
     assert runner._expected_seconds(tmp_path, plan) == {"03_client_models": 800.0, "42_mine": median}
