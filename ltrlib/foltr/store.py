@@ -106,14 +106,16 @@ class RunStore:
         click model, remedy, ..., measures and seconds) and its file's modification time, which
         dates the run only while the files are this machine's own (a copy that does not keep
         file times, such as a git checkout, dates them all to the copy). A file that does not
-        read is left out, as `load` computes its run again."""
+        read, or holds no such result, is left out: `load` would compute its run again."""
         for path in self._files():
             try:
                 with path.open("rb") as f:
-                    row = pickle.load(f)[1]
-                yield row, path.stat().st_mtime
+                    result = pickle.load(f)
+                saved = path.stat().st_mtime
             except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
                 continue
+            if isinstance(result, tuple) and len(result) == 3 and isinstance(result[1], dict):
+                yield result[1], saved
 
     def save(self, data, job, keep_ranker: bool, result) -> None:
         """Write ``result`` for ``job`` on ``data``, whole or not at all."""
