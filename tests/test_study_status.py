@@ -131,6 +131,8 @@ def test_notebook_07_is_timed_by_the_weight_of_its_runs_not_kept_at_the_recorded
 
     assert (status.runs.runs, status.runs.seconds, status.run_pace()) == (100, 4000.0, None)
     assert status.runs.of(NEURAL) == 60.0 and status.runs.of({**NEURAL, "B": 10}) == 40.0  # a kind not run: the mean
+    assert "seed 3: checkpointed, 1 of 2 notebooks finished; stopped in 07_foltr_noniid; 40 of 100 FOLTR runs kept" \
+        in status.render()
     assert (status.seeds[2].runs_kept, status.seeds[2].work_kept) == (40, 40 * 60.0)
     # 1.125 s of notebook a second of weight (4,500 s over 4,000): seed 3's 1,600 s of weight
     # not kept (40 neural runs are 60% of it, though 40% of the runs); seed 4, 00 and all of 07

@@ -169,7 +169,7 @@ class StudyStatus:
             if s.since and s.state == "running":
                 words += f" since {s.since[11:16]} UTC ({_hours(_elapsed(s.since, self.now))})"
         if s.runs_kept:
-            words += f"; {s.runs_kept} FOLTR runs kept"
+            words += f"; {s.runs_kept}{f' of {self.runs.runs}' if self.runs else ''} FOLTR runs kept"
         return words + (f" (code {_commits(s.code)})" if s.code else "")
 
     def _runs_words(self) -> str:
