@@ -165,6 +165,14 @@ def test_a_seed_running_07_sets_the_pace_by_the_runs_it_saved_since_it_started_o
     _date_runs(folder, [since - dt.timedelta(hours=1)] * 31 + [since + dt.timedelta(minutes=1)] * 19)
     assert study_status(study, now=NOW).run_pace() is None  # 19 runs since: too few to time the grid by
 
+    # 07 started 3 hours ago: the pace is the last hour's, 25 runs of its 60 since (500 s of weight)
+    _run(folder, {A: 90.0}, B, NOW - dt.timedelta(hours=3), pid=os.getpid(), runs=60)
+    _date_runs(folder, [NOW - dt.timedelta(hours=2)] * 35 + [NOW - dt.timedelta(minutes=30)] * 25)
+    status = study_status(study, now=NOW)
+    assert (status.seeds[2].runs_since, status.seeds[2].paced_from) == (25, "2026-11-30T11:00:00+00:00")
+    assert status.run_pace()[0] == pytest.approx(3600 / 500)
+    assert "seed 3's 25 runs since 11:00 UTC" in status.render()
+
 
 def test_a_study_at_its_end_has_nothing_left_and_a_missing_one_names_the_studies_there(tmp_path):
     study = _design(tmp_path, seeds=(1,))

@@ -10,7 +10,9 @@ tables list them, less those it has kept, each weighed by the recorded seconds o
 (a neural run costs several linear ones). The weight becomes time at the pace of a seed
 running 07 here (its time since 07 started over the weight of the runs saved since), or,
 with none, at the recorded seeds' 07 time over their runs' weight. The live pace is the
-truer: a recorded seed that resumed 07 recorded its last stretch only.
+truer: a recorded seed that resumed 07 recorded its last stretch only. It is the pace of the
+seed's last hour (`PACE_WINDOW`), so that it follows the machine as it is now, not as it was
+when the stretch began (a background study's share of the cores changes with what else runs).
 
 A background study runs for days across many sessions; its log says little with
 ``--no-progress``, and the question each session starts with is how far it got and how long
@@ -39,6 +41,10 @@ __all__ = ["SeedState", "StudyStatus", "study_status"]
 #: A seed running notebook 07 sets the pace once it has saved this many runs since its notebook
 #: started (ours: fewer would time a handful of runs and the kernel's start).
 MIN_RUNS_FOR_PACE = 20
+#: ... by the runs it saved in this last stretch of time (or since 07 started, if later) over
+#: their weight (ours: long enough that the bursts in which runs are saved, joblib handing
+#: back results in the grid's order, are a small part of it).
+PACE_WINDOW = _dt.timedelta(hours=1)
 #: What sets a FOLTR run's cost, of notebook 07's runs table's columns (ours): all that
 #: names the run but its seed.
 RUN_KIND = ("setting", "data", "ranker", "click", "remedy", "n_rounds", "B", "n_clients")
@@ -67,9 +73,10 @@ class SeedState:
     checkpoint under ``<study>/progress/``, which the next start puts back); ``not started``.
     ``finished``: its notebooks finished, with their seconds; ``current``: the notebook
     running or stopped mid-way, and ``since`` when it started (UTC, ISO); ``runs_kept``:
-    notebook 07's finished FOLTR runs, ``runs_since`` those saved since ``since`` (counted
-    for a seed running 07 only), and ``work_kept`` and ``work_since`` their weights
-    (`RunCosts.of`; 0 before a seed is recorded); ``code``: the commits its notebooks ran."""
+    notebook 07's finished FOLTR runs, ``runs_since`` those saved since ``paced_from`` (the
+    later of ``since`` and `PACE_WINDOW` ago; counted for a seed running 07 only), and
+    ``work_kept`` and ``work_since`` their weights (`RunCosts.of`; 0 before a seed is
+    recorded); ``code``: the commits its notebooks ran."""
 
     seed: int
     state: str
@@ -81,6 +88,7 @@ class SeedState:
     work_kept: float = 0.0
     work_since: float = 0.0
     code: str = ""
+    paced_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,12 +115,13 @@ class StudyStatus:
     def run_pace(self) -> tuple[float, tuple[SeedState, ...]] | None:
         """Seconds of notebook 07 a second of run weight (`RunCosts`), and the seeds it is
         read from: the median over the seeds running 07 here that have saved
-        `MIN_RUNS_FOR_PACE` runs since it started, of their time since over those runs'
-        weight; None when there is no such seed, or no recorded seed to weigh by."""
+        `MIN_RUNS_FOR_PACE` runs since it started, of the time since ``paced_from`` over the
+        weight of the runs saved since; None when there is no such seed, or no recorded
+        seed to weigh by."""
         timed = tuple(s for s in self.seeds if s.runs_since >= MIN_RUNS_FOR_PACE and s.work_since > 0)
         if not timed or self.runs is None:
             return None
-        return statistics.median(_elapsed(s.since, self.now) / s.work_since for s in timed), timed
+        return statistics.median(_elapsed(s.paced_from, self.now) / s.work_since for s in timed), timed
 
     def seconds_left(self) -> float:
         """Seconds of notebooks left, one seed after another, at the study's pace: every
@@ -181,7 +190,7 @@ class StudyStatus:
                             "seeds' notebook time)")
         rate, timed = pace
         return words + f"{rate * runs.seconds / runs.runs:.1f} s a run on average, at the pace of " + ", ".join(
-            f"seed {s.seed}'s {s.runs_since} runs since {s.since[11:16]} UTC" for s in timed)
+            f"seed {s.seed}'s {s.runs_since} runs since {s.paced_from[11:16]} UTC" for s in timed)
 
     def _left_words(self) -> str:
         if all(s.state == "recorded" for s in self.seeds):
@@ -279,9 +288,9 @@ def _alive(run_dir: Path) -> bool:
 
 
 def _in_progress(seed: int, folder: Path, manifest: RunManifest, state: str, notebooks: tuple[str, ...],
-                 costs: RunCosts | None) -> SeedState:
+                 costs: RunCosts | None, now: _dt.datetime) -> SeedState:
     """A seed's state from a run folder (or a checkpoint's mirror of one) and its record, its
-    kept FOLTR runs weighed by ``costs``."""
+    kept FOLTR runs weighed by ``costs``, at ``now``."""
     entries = manifest.notebooks
     finished = {nb: float(e.seconds or 0.0) for nb, e in entries.items() if e.completed and nb in notebooks}
     current = next((nb for nb in notebooks if nb in entries and not entries[nb].completed), None)
@@ -290,12 +299,13 @@ def _in_progress(seed: int, folder: Path, manifest: RunManifest, state: str, not
     since = entries[current].started if current else None
     kept = list(RunStore(folder / RUNS_FOLDER).rows())
     # Only a live run's own files date its stretch: a checkpoint's copy may not keep file times.
-    start = _dt.datetime.fromisoformat(since).timestamp() if since else None
-    live = state == "running" and current == _foltr_notebook() and start is not None
-    fresh = [row for row, saved in kept if live and saved >= start]
+    live = state == "running" and current == _foltr_notebook() and since is not None
+    paced_from = max(_dt.datetime.fromisoformat(since), now - PACE_WINDOW) if live else None
+    latest = [row for row, saved in kept if live and saved >= paced_from.timestamp()]
     weigh = costs.of if costs is not None else (lambda row: 0.0)
-    return SeedState(seed, state, finished, current, since, len(kept), len(fresh),
-                     sum(weigh(row) for row, _ in kept), sum(map(weigh, fresh)), _seed_code(folder))
+    return SeedState(seed, state, finished, current, since, len(kept), len(latest),
+                     sum(weigh(row) for row, _ in kept), sum(map(weigh, latest)), _seed_code(folder),
+                     paced_from.isoformat(timespec="seconds") if live else None)
 
 
 def study_status(study_dir: str | os.PathLike, reports: str | os.PathLike | None = None,
@@ -310,6 +320,7 @@ def study_status(study_dir: str | os.PathLike, reports: str | os.PathLike | None
                          f"{study_dir.parent}: {', '.join(known) or 'none'}")
     design = StudyDesign.read(study_dir)
     notebooks = _design_notebooks(design)
+    now = now or _dt.datetime.now(_dt.timezone.utc)
     recorded = _recorded(study_dir)
     costs = _run_costs(list(recorded.values())) if _foltr_notebook() in notebooks else None
     seeds = []
@@ -323,9 +334,9 @@ def study_status(study_dir: str | os.PathLike, reports: str | os.PathLike | None
                                    code=_seed_code(recorded[seed])))
         elif (manifest := RunManifest.read(run_dir)) is not None:
             seeds.append(_in_progress(seed, run_dir, manifest, "running" if _alive(run_dir) else "stopped",
-                                      notebooks, costs))
+                                      notebooks, costs, now))
         elif kept.is_dir() and (manifest := RunManifest.read(kept)) is not None:
-            seeds.append(_in_progress(seed, kept, manifest, "checkpointed", notebooks, costs))
+            seeds.append(_in_progress(seed, kept, manifest, "checkpointed", notebooks, costs, now))
         elif kept.exists():  # a bilambdamart or neural seed's journal: its trials, not its notebooks
             seeds.append(SeedState(seed, "checkpointed", {}))
         else:
@@ -333,5 +344,4 @@ def study_status(study_dir: str | os.PathLike, reports: str | os.PathLike | None
     source = [s for s in seeds if s.state == "recorded"] or seeds
     expected = {nb: statistics.median(times) for nb in notebooks
                 if (times := [s.finished[nb] for s in source if nb in s.finished])}
-    return StudyStatus(design.study, design, notebooks, tuple(seeds), expected,
-                       now or _dt.datetime.now(_dt.timezone.utc), costs)
+    return StudyStatus(design.study, design, notebooks, tuple(seeds), expected, now, costs)
