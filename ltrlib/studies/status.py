@@ -115,9 +115,9 @@ class StudyStatus:
     def run_pace(self) -> tuple[float, tuple[SeedState, ...]] | None:
         """Seconds of notebook 07 a second of run weight (`RunCosts`), and the seeds it is
         read from: the median over the seeds running 07 here that have saved
-        `MIN_RUNS_FOR_PACE` runs since it started, of the time since ``paced_from`` over the
-        weight of the runs saved since; None when there is no such seed, or no recorded
-        seed to weigh by."""
+        `MIN_RUNS_FOR_PACE` runs since their ``paced_from`` (`PACE_WINDOW` ago, or 07's start
+        if later), of that time over those runs' weight; None when there is no such seed, or
+        no recorded seed to weigh by."""
         timed = tuple(s for s in self.seeds if s.runs_since >= MIN_RUNS_FOR_PACE and s.work_since > 0)
         if not timed or self.runs is None:
             return None
