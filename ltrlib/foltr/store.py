@@ -91,7 +91,7 @@ class RunStore:
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
             return None  # unreadable: computed again, and the file replaced when saved
 
-    def _files(self):
+    def _files(self) -> Iterator[Path]:
         """The stored runs' files; not a save's temporary file (`ltrlib.atomic.atomic_path`'s
         ``.<key>.<random>.tmp.pickle``), which may vanish the next instant."""
         if self.folder.is_dir():
