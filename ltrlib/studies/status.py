@@ -221,9 +221,9 @@ def _run_costs(seed_folders: list[Path]) -> RunCosts | None:
     import pandas as pd
 
     from ltrlib.fidelity.foltr import RUNS
+    from ltrlib.fidelity.sources import read_table
 
-    tables = [pd.read_csv(path) for folder in seed_folders
-              if (path := folder / "tables" / RUNS[0] / f"{RUNS[1]}.csv").is_file()]
+    tables = [t for folder in seed_folders if (t := read_table(folder, *RUNS, missing=[])) is not None]
     tables = [t for t in tables if {*RUN_KIND, "seconds"} <= set(t.columns) and t.seconds.sum() > 0]
     if not tables:
         return None
