@@ -41,6 +41,9 @@ _FORMAT = 1
 RUNS_FOLDER = ".07_foltr_noniid.runs"
 #: A stored run's file name: its key, then this.
 _SUFFIX = ".pickle"
+#: What reading a stored run raises when its file cannot serve (a disk that filled up, a
+#: file from another pickle protocol or code): its run is computed again.
+_UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError)
 
 
 @cache
@@ -88,7 +91,7 @@ class RunStore:
                 return pickle.load(f)
         except FileNotFoundError:
             return None
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+        except _UNREADABLE:
             return None  # unreadable: computed again, and the file replaced when saved
 
     def _files(self) -> Iterator[Path]:
@@ -112,7 +115,7 @@ class RunStore:
                 with path.open("rb") as f:
                     result = pickle.load(f)
                 saved = path.stat().st_mtime
-            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            except _UNREADABLE:
                 continue
             if isinstance(result, tuple) and len(result) == 3 and isinstance(result[1], dict):
                 yield result[1], saved
