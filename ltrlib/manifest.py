@@ -157,6 +157,12 @@ class NotebookRecord:
     def completed(self) -> bool:
         return self.status == "completed"
 
+    @property
+    def attempts_seconds(self) -> float | None:
+        """Its seconds with those of its earlier attempts (`earlier_seconds`): what it cost,
+        at least, where ``seconds`` is a resumed notebook's last stretch."""
+        return None if self.seconds is None else self.seconds + (self.earlier_seconds or 0.0)
+
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
 

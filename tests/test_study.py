@@ -90,7 +90,7 @@ def test_study_runs_records_resumes_and_summarises(tmp_path, monkeypatch, capsys
     trials = pd.read_csv(record / "06_neural_competitors" / "neural_tuning_trials.csv")
     text = (neural / "study.md").read_text()
     assert re.search(r"notebook_minutes \|\s+trial_minutes \| device", text)
-    assert "count a resumed seed's last session only" in text
+    assert "`wall_minutes` counts a resumed seed's last session only" in text
     kept = re.search(r"## Kept fits across seeds\n\n(.*?)\n\n", text, re.S).group(1).splitlines()[2:]
     assert len(kept) == 11  # a row a network, its one seed's kept fit counted once by how it stopped
     for row, (_, fit) in zip(kept, spent.iterrows()):

@@ -70,3 +70,20 @@ def test_every_committed_neural_design_is_what_its_profile_builds_today():
     versions = {d.name: neural_rule_version(StudyDesign.read(d)["rule"]) for d in neural}
     assert versions["bilambdamart-followup-neural"] == "v1" and versions["bilambdamart-followup-neural-v2"] == "v2"
     assert NEURAL_SEEDS_RULE == NEURAL_SEEDS_RULES["v2"]
+
+
+def test_a_seed_record_counts_a_resumed_notebooks_earlier_attempts(tmp_path):
+    from ltrlib.manifest import NotebookRecord, RunManifest
+    from ltrlib.studies.loop import _seed_minutes
+    from ltrlib.studies.records import _record
+
+    run_dir = tmp_path / "s-seed3"
+    run_dir.mkdir()
+    RunManifest("s-seed3", notebooks={
+        "00_a": NotebookRecord(status="completed", seconds=60.0),
+        "01_b": NotebookRecord(status="completed", seconds=120.0, earlier_seconds=480.0),  # resumed
+    }).write(run_dir)
+    (run_dir / "metrics.json").write_text("{}")
+    seed = SeedRecord.read(_record(run_dir, tmp_path / "s", 3, 200.0, ["00_a", "01_b"], {}))
+    assert seed["notebook_seconds"] == {"00_a": 60.0, "01_b": 600.0}
+    assert _seed_minutes(seed) == {"wall_minutes": 3.3, "notebook_minutes": 11.0}

@@ -94,7 +94,8 @@ def _seed_minutes(meta: dict) -> dict[str, float]:
     of the process that finished it (a seed resumed in a later session counts only that
     session's part, and a seed whose notebooks had all finished counts almost nothing), and
     ``notebook_minutes``, its notebooks' own run times summed over every session it ran in
-    (a notebook resumed mid-way counts its last run only)."""
+    (a notebook resumed mid-way counts its earlier attempts as its run.json records them, a
+    floor, from run.json schema 5 on; before that, its last run only)."""
     notebooks = meta.get("notebook_seconds", math.nan)
     notebooks = sum(notebooks.values()) if isinstance(notebooks, dict) else notebooks
     return {"wall_minutes": round(meta["wall_seconds"] / 60, 1), "notebook_minutes": round(notebooks / 60, 1)}

@@ -118,9 +118,10 @@ def _trees_of(source_dir: Path, seed: int, run_dir: Path) -> None:
 def _trial_minutes(seed_dir: Path) -> dict[str, float]:
     """``trial_minutes``: the networks' Optuna trials' own times summed, in minutes, from a
     recorded neural seed's ``neural_tuning_trials.csv``. It counts every session the seed
-    ran in, where ``wall_minutes`` and ``notebook_minutes`` count only the last one when the
-    notebook itself was resumed mid-way (its trials read back from the journal), as a
-    neural seed of one to two hours often is. It is the seed's training time, slowed by
+    ran in, where ``wall_minutes`` counts only the last one when the notebook itself was
+    resumed mid-way (its trials read back from the journal), as a neural seed of one to two
+    hours often is, and ``notebook_minutes`` the earlier ones as far as its run.json recorded
+    them (a floor; none before run.json schema 5). It is the seed's training time, slowed by
     whatever else shared the machine; where networks train side by side (notebook 06n's
     ``n_jobs``, two from the v2 study on), it is that many times the training's wall time."""
     trials = seed_dir / "tables" / NEURAL_NOTEBOOK / "neural_tuning_trials.csv"
@@ -267,9 +268,10 @@ def write_neural_summary(study_dir: Path, command: str) -> pd.DataFrame:
                   "## The networks' budget and convergence", "", table_to_markdown(budget), ""]
     if walls:
         lines += ["## Time per seed", "", table_to_markdown(pd.DataFrame(walls)), "",
-                  "`wall_minutes` and `notebook_minutes` count a resumed seed's last session only; "
-                  "`trial_minutes` sums its trials over every session, and over the networks that "
-                  "trained side by side.", ""]
+                  "`wall_minutes` counts a resumed seed's last session only, and `notebook_minutes` "
+                  "its notebook's earlier attempts as far as its run.json recorded them (its last "
+                  "session only before run.json schema 5); `trial_minutes` sums its trials over every "
+                  "session, and over the networks that trained side by side.", ""]
     atomic_write_text(study_dir / "study.md", "\n".join(lines))
     table = pd.concat([across.assign(table="across_seeds"), per_seed.assign(table="per_seed")], ignore_index=True)
     atomic_write_text(study_dir / "study.csv", table.to_csv(index=False))

@@ -45,7 +45,7 @@ def _record(run_dir: Path, study_dir: Path, seed: int, wall_seconds: float, note
         shutil.copy2(run_dir / MANIFEST_FILE, tmp / MANIFEST_FILE)
         metrics = read_json(run_dir / "metrics.json")
         metrics = metrics.get(notebooks[0], {}) if len(notebooks) == 1 else {nb: metrics.get(nb, {}) for nb in notebooks}
-        seconds = [e.seconds for e in entries]
+        seconds = [e.attempts_seconds for e in entries]  # a resumed notebook's earlier attempts too
         fits = [e.fit_seconds for e in entries]
         record = {"seed": seed, "run": run_dir.name, "wall_seconds": round(wall_seconds, 1),
                   "notebook_seconds": seconds[0] if len(notebooks) == 1 else dict(zip(notebooks, seconds)),
