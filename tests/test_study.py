@@ -367,7 +367,10 @@ def test_the_study_cluster_keeps_a_worker_that_went_silent():
 #: the test process's own state, which it inherits otherwise. Twice in a full suite (never
 #: alone) the study under test ran its seed to the end through the group's SIGINT and exited
 #: 0 with nothing on stderr, as a study that inherited SIGINT blocked or ignored does (a
-#: study started in the background by a script ignores it by design, docs/studies.md). It
+#: study started in the background by a script ignores it by design, docs/studies.md). The
+#: cause was how those suites were started: a non-interactive shell's ``cmd &`` gives the
+#: command SIGINT and SIGQUIT ignored (POSIX, "Signals and Error Handling"), inherited down
+#: to pytest's workers (``bash -c 'sleep 9 & grep SigIgn /proc/$!/status'`` shows 0x6). It
 #: says on stderr what it inherited, so that a failure shows it.
 AS_FROM_A_TERMINAL = (
     "import runpy, signal, sys\n"
