@@ -160,8 +160,11 @@ class NotebookRecord:
     @property
     def attempts_seconds(self) -> float | None:
         """Its seconds with those of its earlier attempts (`earlier_seconds`): what it cost,
-        at least, where ``seconds`` is a resumed notebook's last stretch."""
-        return None if self.seconds is None else self.seconds + (self.earlier_seconds or 0.0)
+        at least, where ``seconds`` is a resumed notebook's last stretch. An attempt killed
+        outright recorded none and counts none; None when no attempt recorded any."""
+        if self.seconds is None and self.earlier_seconds is None:
+            return None
+        return (self.seconds or 0.0) + (self.earlier_seconds or 0.0)
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}

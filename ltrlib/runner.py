@@ -915,7 +915,7 @@ def _run_one(nb, notebook, params, run_dir, manifest, kernel_name, log_output, b
     resumed = before is not None and before.status in ("running", "interrupted") and before.parameters == params
     entry = NotebookRecord(
         status="running", parameters=params, started=now(), ltrlib_version=__version__,
-        earlier_seconds=(before.seconds or 0.0) + (before.earlier_seconds or 0.0) if resumed else None,
+        earlier_seconds=(before.attempts_seconds or 0.0) if resumed else None,
         kernel=kernel_name or f"ipykernel on {sys.executable}",
         # What the bar said was left when this notebook started: checkable against the
         # seconds the rest of the run then took.

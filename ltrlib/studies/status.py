@@ -11,9 +11,10 @@ tables list them, less those it has kept, each weighed by the recorded seconds o
 running 07 here (its time since 07 started over the weight of the runs saved since), or,
 with none, at the recorded seeds' 07 time over their runs' weight. The live pace is the
 truer: a recorded seed that resumed 07 recorded its last stretch only before run.json
-schema 5, and its earlier attempts at least (`NotebookRecord.attempts_seconds`) since. It is the pace of the
-seed's last hour (`PACE_WINDOW`), so that it follows the machine as it is now, not as it was
-when the stretch began (a background study's share of the cores changes with what else runs).
+schema 5, and since then its earlier attempts as far as they recorded them
+(`NotebookRecord.attempts_seconds`, a floor). It is the pace of the seed's last hour
+(`PACE_WINDOW`), so that it follows the machine as it is now, not as it was when the
+stretch began (a background study's share of the cores changes with what else runs).
 
 A background study runs for days across many sessions; its log says little with
 ``--no-progress``, and the question each session starts with is how far it got and how long
